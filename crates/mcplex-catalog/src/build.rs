@@ -1,0 +1,152 @@
+//! `build_snapshot`: config + upstream tool lists → ([`Snapshot`], diagnostics).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use mcplex_config::Config;
+use mcplex_names::{RegistrationTable, ToolId};
+use serde_json::{Map, Value};
+
+use crate::snapshot::{CatalogTool, ServerView, Snapshot};
+
+/// Where an upstream stands, as far as the catalog cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// `enabled: false` in the config.
+    Disabled,
+    /// Starting, initializing or listing for the first time.
+    Connecting,
+    /// Connected; its tool list is current.
+    Ready,
+    /// Lost or failed; the supervisor is retrying. The reason is for people, not for matching.
+    Unhealthy { reason: String },
+}
+
+impl fmt::Display for ServerStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerStatus::Disabled => f.write_str("disabled"),
+            ServerStatus::Connecting => f.write_str("connecting"),
+            ServerStatus::Ready => f.write_str("ready"),
+            ServerStatus::Unhealthy { reason } => write!(f, "unhealthy: {reason}"),
+        }
+    }
+}
+
+/// The latest word from one upstream: its status and the raw tool objects of its last listing.
+/// An unhealthy server keeps its last tools so that a short outage does not churn listings.
+#[derive(Debug, Clone)]
+pub struct UpstreamTools {
+    pub status: ServerStatus,
+    pub tools: Arc<Vec<Value>>,
+}
+
+/// Something in an upstream's answer that the catalog had to skip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub server: String,
+    pub message: String,
+}
+
+/// Builds a snapshot from the config and whatever the upstreams have said so far. Servers in the
+/// config with no entry in `upstreams` count as connecting; entries for servers no longer in the
+/// config are ignored.
+pub fn build_snapshot(
+    config: &Config,
+    upstreams: &BTreeMap<String, UpstreamTools>,
+    generation: u64,
+) -> (Snapshot, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let mut servers = BTreeMap::new();
+    let mut accepted: Vec<(ToolId, Arc<Map<String, Value>>)> = Vec::new();
+
+    for server in &config.servers {
+        let (status, tools) = match (server.enabled, upstreams.get(&server.name)) {
+            (false, _) => (ServerStatus::Disabled, None),
+            (true, None) => (ServerStatus::Connecting, None),
+            (true, Some(up)) => (up.status.clone(), Some(&up.tools)),
+        };
+        let before = accepted.len();
+        if let Some(tools) = tools {
+            accept_tools(&server.name, tools, &mut accepted, &mut diagnostics);
+        }
+        servers.insert(server.name.clone(), ServerView { status, tool_count: accepted.len() - before });
+    }
+
+    let table = RegistrationTable::build(accepted.iter().map(|(id, _)| id.clone()));
+    let mut tools: Vec<CatalogTool> = accepted
+        .into_iter()
+        .filter_map(|(id, raw)| {
+            let display_name = table.name_of(&id)?.to_owned();
+            Some(CatalogTool { id, display_name, raw })
+        })
+        .collect();
+    tools.sort_by(|a, b| a.display_name.cmp(&b.display_name));
+    let index_by_id: HashMap<ToolId, usize> =
+        tools.iter().enumerate().map(|(index, tool)| (tool.id.clone(), index)).collect();
+    let direct_listing = Arc::new(tools.iter().map(direct_full_entry).collect());
+    let snapshot = Snapshot { generation, tools, index_by_id, table, servers, direct_listing };
+    (snapshot, diagnostics)
+}
+
+fn accept_tools(
+    server: &str,
+    tools: &[Value],
+    accepted: &mut Vec<(ToolId, Arc<Map<String, Value>>)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let mut seen = HashSet::new();
+    let mut skip = |message: String| diagnostics.push(Diagnostic { server: server.to_owned(), message });
+    for (index, tool) in tools.iter().enumerate() {
+        let Value::Object(object) = tool else {
+            skip(format!("tools[{index}] is not an object; skipped"));
+            continue;
+        };
+        let Some(name) = object.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) else {
+            skip(format!("tools[{index}] has no name; skipped"));
+            continue;
+        };
+        if !object.get("inputSchema").is_some_and(Value::is_object) {
+            skip(format!("tool {name:?}: inputSchema is missing or not an object; skipped"));
+            continue;
+        }
+        if !seen.insert(name.to_owned()) {
+            skip(format!("tool {name:?} is listed twice; the first definition is kept"));
+            continue;
+        }
+        accepted.push((ToolId::new(server, name), Arc::new(object.clone())));
+    }
+}
+
+/// The direct surface's `full` entry: the upstream object as it is, renamed, with the
+/// description prefixed `[server] `. Every other field (schemas, annotations, title, icons,
+/// `_meta`, fields newer than us) passes through untouched.
+fn direct_full_entry(tool: &CatalogTool) -> Value {
+    let mut entry = Map::with_capacity(tool.raw.len() + 1);
+    for (key, value) in tool.raw.iter() {
+        match key.as_str() {
+            "name" => {
+                entry.insert(key.clone(), Value::String(tool.display_name.clone()));
+            }
+            "description" => {}
+            _ => {
+                entry.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    let description = match tool.raw.get("description").and_then(Value::as_str) {
+        Some(text) if !text.is_empty() => format!("[{}] {text}", tool.id.server),
+        _ => format!("[{}]", tool.id.server),
+    };
+    // Keep `description` right after `name`, where upstreams put it, for readable listings.
+    let mut ordered = Map::with_capacity(entry.len() + 1);
+    for (key, value) in entry {
+        let is_name = key == "name";
+        ordered.insert(key, value);
+        if is_name {
+            ordered.insert("description".to_owned(), Value::String(description.clone()));
+        }
+    }
+    Value::Object(ordered)
+}

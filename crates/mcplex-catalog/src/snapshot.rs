@@ -1,0 +1,82 @@
+//! The snapshot type and its read-only queries. Requests only ever read a snapshot.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use mcplex_names::{RegistrationTable, ToolId};
+use serde_json::{Map, Value};
+
+use crate::ServerStatus;
+
+/// One upstream tool as the catalog knows it.
+#[derive(Debug, Clone)]
+pub struct CatalogTool {
+    pub id: ToolId,
+    /// The direct-surface name (`server__tool`, sanitized, maybe hashed).
+    pub display_name: String,
+    /// The tool object exactly as the upstream sent it.
+    pub raw: Arc<Map<String, Value>>,
+}
+
+/// What the catalog knows about one configured server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerView {
+    pub status: ServerStatus,
+    /// Number of tools the server offers in this snapshot.
+    pub tool_count: usize,
+}
+
+/// An immutable view of every tool the gateway can route to.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub(crate) generation: u64,
+    /// Sorted by display name: listings are deterministic so prefix caches hold.
+    pub(crate) tools: Vec<CatalogTool>,
+    pub(crate) index_by_id: HashMap<ToolId, usize>,
+    pub(crate) table: RegistrationTable,
+    pub(crate) servers: BTreeMap<String, ServerView>,
+    /// The `tools` array of the direct surface in `full` form, computed once per snapshot.
+    pub(crate) direct_listing: Arc<Vec<Value>>,
+}
+
+impl Snapshot {
+    /// A snapshot with no tools, for before anything connected.
+    pub fn empty() -> Snapshot {
+        Snapshot::default()
+    }
+
+    /// Increases by one with every rebuild; useful in logs and tests.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// All tools, sorted by display name.
+    pub fn tools(&self) -> &[CatalogTool] {
+        &self.tools
+    }
+
+    /// Resolves a name as a client may send it: the direct display name, or the canonical
+    /// `server:tool`. Always through the registration table, never by splitting on `__`.
+    pub fn resolve(&self, name: &str) -> Option<&CatalogTool> {
+        let id = match self.table.resolve(name) {
+            Some(id) => id.clone(),
+            None => ToolId::parse(name)?,
+        };
+        self.tool(&id)
+    }
+
+    /// The tool with this canonical id.
+    pub fn tool(&self, id: &ToolId) -> Option<&CatalogTool> {
+        self.index_by_id.get(id).map(|&index| &self.tools[index])
+    }
+
+    /// Status of every configured server, by name.
+    pub fn servers(&self) -> &BTreeMap<String, ServerView> {
+        &self.servers
+    }
+
+    /// The direct surface's `tools` array in `full` form.
+    pub fn direct_listing(&self) -> &Arc<Vec<Value>> {
+        &self.direct_listing
+    }
+}

@@ -1,0 +1,25 @@
+//! Turns the user's JSON config file into a validated, immutable [`Config`].
+//!
+//! Owns: the file format (`mcpServers` as an array or as the Claude Desktop / Cursor map), defaults,
+//! precedence (flag > env > file > default, applied through [`Overrides`]), unknown-key warnings and
+//! refusals that name the key, the file and the reason. Pure: it never reads the disk or the
+//! environment itself; the binary hands it text and overrides.
+//! Must not: spawn, connect, log, or know any MCP type.
+
+mod duration;
+mod error;
+mod model;
+mod parse;
+mod redact;
+
+pub use duration::parse_duration;
+pub use error::ConfigError;
+pub use model::{
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, Lifecycle, Overrides,
+    RoutingMode, ServerConfig, Transport,
+};
+pub use parse::parse_config;
+pub use redact::Redactor;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,153 @@
+//! The validated config: what the rest of the gateway sees. Built only by [`crate::parse_config`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the gateway listens when nothing says otherwise: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// How long a `tools/call` may take when neither the server nor the file says.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long connecting and initializing one upstream may take.
+pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The whole gateway config, validated. Immutable once built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `host:port` of the HTTP listener.
+    pub listen: String,
+    /// Default per-call timeout for servers that set none.
+    pub call_timeout: Duration,
+    /// What `/mcp` serves.
+    pub routing_mode: RoutingMode,
+    /// Upstream servers in file order, names unique.
+    pub servers: Vec<ServerConfig>,
+    /// Things that are not errors but that the user should see (unknown keys, ignored values).
+    pub warnings: Vec<String>,
+}
+
+/// The surface served on `/mcp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoutingMode {
+    /// Every visible tool listed directly.
+    Direct,
+}
+
+impl RoutingMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoutingMode::Direct => "direct",
+        }
+    }
+}
+
+/// How the gateway opens the MCP lifecycle with an upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// 2024-11-05 .. 2025-11-25: `initialize` then `notifications/initialized`, session-scoped.
+    Initialize,
+    /// 2026-07-28: `server/discover`, then stateless requests with per-request `_meta`.
+    Discover,
+}
+
+/// How to reach one upstream.
+#[derive(Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        working_dir: Option<PathBuf>,
+    },
+    /// Streamable HTTP (`protocol: "http"`), or with `fallback_to_sse` the `auto` behaviour.
+    Http { url: String, headers: BTreeMap<String, String>, fallback_to_sse: bool },
+    /// Legacy HTTP+SSE (2024-11-05): a GET event stream plus POSTs to the announced endpoint.
+    Sse { url: String, headers: BTreeMap<String, String> },
+    /// A server compiled into the gateway (the `--demo` fleet); never read from a file.
+    Builtin { kind: String },
+}
+
+/// One upstream server.
+#[derive(Clone, PartialEq)]
+pub struct ServerConfig {
+    /// Unique name; never contains `:` (the canonical tool id is `server:tool`).
+    pub name: String,
+    pub transport: Transport,
+    /// Disabled servers are kept in the config but never started.
+    pub enabled: bool,
+    /// Per-call timeout; `None` means the global one.
+    pub call_timeout: Option<Duration>,
+    /// Connect + initialize + first listing must finish within this.
+    pub init_timeout: Duration,
+    pub lifecycle: Lifecycle,
+}
+
+impl ServerConfig {
+    /// Values that must never be logged: env values and header values.
+    pub fn secret_values(&self) -> impl Iterator<Item = &str> {
+        let values: Vec<&str> = match &self.transport {
+            Transport::Stdio { env, .. } => env.values().map(String::as_str).collect(),
+            Transport::Http { headers, .. } | Transport::Sse { headers, .. } => {
+                headers.values().map(String::as_str).collect()
+            }
+            Transport::Builtin { .. } => Vec::new(),
+        };
+        values.into_iter()
+    }
+
+    /// The timeout for one call to this server under `config`.
+    pub fn effective_call_timeout(&self, global: Duration) -> Duration {
+        self.call_timeout.unwrap_or(global)
+    }
+}
+
+/// Values given on the command line or in `MCPLEX_*` variables; they win over the file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub listen: Option<String>,
+    pub call_timeout: Option<String>,
+    pub routing_mode: Option<String>,
+}
+
+fn redacted_map(map: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {
+    map.keys().map(|k| (k.as_str(), "[redacted]")).collect()
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transport::Stdio { command, args, env, working_dir } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &redacted_map(env))
+                .field("working_dir", working_dir)
+                .finish(),
+            Transport::Http { url, headers, fallback_to_sse } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &redacted_map(headers))
+                .field("fallback_to_sse", fallback_to_sse)
+                .finish(),
+            Transport::Sse { url, headers } => {
+                f.debug_struct("Sse").field("url", url).field("headers", &redacted_map(headers)).finish()
+            }
+            Transport::Builtin { kind } => f.debug_struct("Builtin").field("kind", kind).finish(),
+        }
+    }
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("name", &self.name)
+            .field("transport", &self.transport)
+            .field("enabled", &self.enabled)
+            .field("call_timeout", &self.call_timeout)
+            .field("init_timeout", &self.init_timeout)
+            .field("lifecycle", &self.lifecycle)
+            .finish()
+    }
+}

@@ -1,0 +1,285 @@
+//! JSON text → [`Config`]. Walks the document by hand so every refusal names its exact key path
+//! (`mcpServers.github.command`) and every unknown key becomes a warning instead of a crash.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::duration::parse_duration;
+use crate::model::{
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, Lifecycle, Overrides,
+    RoutingMode, ServerConfig, Transport,
+};
+use crate::ConfigError;
+
+const GLOBAL_KEYS: &[&str] = &["listen", "call_timeout", "routing_mode", "mcpServers"];
+const SERVER_KEYS: &[&str] = &[
+    "name", "command", "args", "env", "working_dir", "cwd", "url", "headers", "protocol", "type",
+    "enabled", "disabled", "call_timeout", "init_timeout", "lifecycle",
+];
+
+/// Parses and validates `text` (the content of `file`, used in messages), then applies `overrides`.
+pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Config, ConfigError> {
+    let document: Value = serde_json::from_str(text)
+        .map_err(|e| ConfigError::Syntax { file: file.to_owned(), reason: e.to_string() })?;
+    let Value::Object(root) = document else {
+        return Err(ConfigError::invalid(file, "(root)", "must be a JSON object"));
+    };
+    let mut warnings = Vec::new();
+    warn_unknown(&root, GLOBAL_KEYS, "", file, &mut warnings);
+
+    let cx = Cx { file };
+    let listen = match &overrides.listen {
+        Some(value) => cx.listen(value, "--listen / MCPLEX_LISTEN")?,
+        None => match root.get("listen") {
+            Some(value) => cx.listen(cx.string(value, "listen")?, "listen")?,
+            None => DEFAULT_LISTEN.to_owned(),
+        },
+    };
+    let call_timeout = match &overrides.call_timeout {
+        Some(value) => cx.duration(value, "--call-timeout / MCPLEX_CALL_TIMEOUT")?,
+        None => match root.get("call_timeout") {
+            Some(value) => cx.duration(cx.string(value, "call_timeout")?, "call_timeout")?,
+            None => DEFAULT_CALL_TIMEOUT,
+        },
+    };
+    let routing_mode = match &overrides.routing_mode {
+        Some(value) => cx.routing_mode(value, "--routing-mode / MCPLEX_ROUTING_MODE")?,
+        None => match root.get("routing_mode") {
+            Some(value) => cx.routing_mode(cx.string(value, "routing_mode")?, "routing_mode")?,
+            None => RoutingMode::Direct,
+        },
+    };
+    let servers = match root.get("mcpServers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(value) => cx.servers(value, &mut warnings)?,
+    };
+    Ok(Config { listen, call_timeout, routing_mode, servers, warnings })
+}
+
+fn warn_unknown(object: &Map<String, Value>, known: &[&str], prefix: &str, file: &str, warnings: &mut Vec<String>) {
+    for key in object.keys() {
+        if !known.contains(&key.as_str()) {
+            warnings.push(format!("{file}: {prefix}{key}: unknown key, ignored"));
+        }
+    }
+}
+
+/// Context for one parse: the file name that every error carries.
+struct Cx<'a> {
+    file: &'a str,
+}
+
+impl Cx<'_> {
+    fn err(&self, key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
+        ConfigError::invalid(self.file, key, reason)
+    }
+
+    fn string<'v>(&self, value: &'v Value, key: &str) -> Result<&'v str, ConfigError> {
+        value.as_str().ok_or_else(|| self.err(key, format!("must be a string, found {}", kind(value))))
+    }
+
+    fn bool(&self, value: &Value, key: &str) -> Result<bool, ConfigError> {
+        value.as_bool().ok_or_else(|| self.err(key, format!("must be true or false, found {}", kind(value))))
+    }
+
+    fn duration(&self, text: &str, key: &str) -> Result<Duration, ConfigError> {
+        parse_duration(text).map_err(|reason| self.err(key, format!("invalid duration {text:?}: {reason}")))
+    }
+
+    fn listen(&self, text: &str, key: &str) -> Result<String, ConfigError> {
+        let valid = text
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+        if valid {
+            Ok(text.to_owned())
+        } else {
+            Err(self.err(key, format!("{text:?} is not host:port (e.g. \"127.0.0.1:8080\")")))
+        }
+    }
+
+    fn routing_mode(&self, text: &str, key: &str) -> Result<RoutingMode, ConfigError> {
+        match text {
+            "direct" => Ok(RoutingMode::Direct),
+            "retrieve_tools" | "code_execution" => Err(self.err(
+                key,
+                format!("{text:?} is a planned routing mode that this build does not serve yet; use \"direct\""),
+            )),
+            "schema_deferred" => Err(self.err(
+                key,
+                "\"schema_deferred\" is not a routing mode; write routing_mode: \"direct\" with direct_tool_response_mode: \"deferred\"",
+            )),
+            other => Err(self.err(key, format!("unknown routing mode {other:?}; expected \"direct\", \"retrieve_tools\" or \"code_execution\""))),
+        }
+    }
+
+    fn string_map(&self, value: &Value, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+        let Value::Object(object) = value else {
+            return Err(self.err(key, format!("must be an object of strings, found {}", kind(value))));
+        };
+        object
+            .iter()
+            .map(|(name, v)| match v {
+                Value::String(s) => Ok((name.clone(), s.clone())),
+                // Numbers and booleans are common in hand-written env blocks; take their JSON text.
+                Value::Number(_) | Value::Bool(_) => Ok((name.clone(), v.to_string())),
+                other => Err(self.err(format!("{key}.{name}"), format!("must be a string, found {}", kind(other)))),
+            })
+            .collect()
+    }
+
+    fn servers(&self, value: &Value, warnings: &mut Vec<String>) -> Result<Vec<ServerConfig>, ConfigError> {
+        let entries: Vec<(String, String, &Map<String, Value>)> = match value {
+            // Array form: [{"name": "github", ...}]
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| {
+                    let key = format!("mcpServers[{index}]");
+                    let Value::Object(object) = item else {
+                        return Err(self.err(key, format!("must be an object, found {}", kind(item))));
+                    };
+                    let name = match object.get("name") {
+                        Some(name) => self.string(name, &format!("{key}.name"))?.to_owned(),
+                        None => return Err(self.err(key, "missing \"name\"")),
+                    };
+                    Ok((key, name, object))
+                })
+                .collect::<Result<_, _>>()?,
+            // Map form (Claude Desktop, Cursor, VS Code): {"github": {"command": ...}}
+            Value::Object(map) => map
+                .iter()
+                .map(|(name, item)| {
+                    let key = format!("mcpServers.{name}");
+                    let Value::Object(object) = item else {
+                        return Err(self.err(key, format!("must be an object, found {}", kind(item))));
+                    };
+                    if let Some(inner) = object.get("name") {
+                        let inner = self.string(inner, &format!("{key}.name"))?;
+                        if inner != name {
+                            return Err(self.err(format!("{key}.name"), format!("{inner:?} differs from the map key {name:?}")));
+                        }
+                    }
+                    Ok((key, name.clone(), object))
+                })
+                .collect::<Result<_, _>>()?,
+            other => return Err(self.err("mcpServers", format!("must be an array or an object, found {}", kind(other)))),
+        };
+        let mut seen = BTreeSet::new();
+        let mut servers = Vec::with_capacity(entries.len());
+        for (key, name, object) in entries {
+            if !seen.insert(name.clone()) {
+                return Err(self.err(format!("{key}.name"), format!("duplicate server name {name:?}")));
+            }
+            warn_unknown(object, SERVER_KEYS, &format!("{key}."), self.file, warnings);
+            servers.push(self.server(&key, name, object)?);
+        }
+        Ok(servers)
+    }
+
+    fn server(&self, key: &str, name: String, object: &Map<String, Value>) -> Result<ServerConfig, ConfigError> {
+        if name.trim().is_empty() {
+            return Err(self.err(format!("{key}.name"), "must not be empty"));
+        }
+        if name.contains(':') {
+            return Err(self.err(format!("{key}.name"), format!("{name:?} contains ':', which separates server and tool in tool ids")));
+        }
+        let field = |field: &str| object.get(field).filter(|v| !v.is_null());
+        let path = |field: &str| format!("{key}.{field}");
+
+        let command = field("command").map(|v| self.string(v, &path("command"))).transpose()?;
+        let url = field("url").map(|v| self.string(v, &path("url"))).transpose()?;
+        let headers = field("headers").map(|v| self.string_map(v, &path("headers"))).transpose()?.unwrap_or_default();
+        let (protocol_key, protocol) = match (field("protocol"), field("type")) {
+            (Some(v), _) => ("protocol", Some(self.string(v, &path("protocol"))?)),
+            (None, Some(v)) => ("type", Some(self.string(v, &path("type"))?)),
+            (None, None) => ("protocol", None),
+        };
+        let protocol = protocol.unwrap_or("auto");
+        let transport = match (protocol, command, url) {
+            (_, Some(_), Some(_)) => {
+                return Err(self.err(key, "has both \"command\" and \"url\"; a server is either a process or a URL"));
+            }
+            ("stdio" | "auto", Some(command), None) => {
+                if command.trim().is_empty() {
+                    return Err(self.err(path("command"), "must not be empty"));
+                }
+                let args = match field("args") {
+                    None => Vec::new(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| self.string(v, &format!("{key}.args[{i}]")).map(str::to_owned))
+                        .collect::<Result<_, _>>()?,
+                    Some(other) => return Err(self.err(path("args"), format!("must be an array of strings, found {}", kind(other)))),
+                };
+                let env = field("env").map(|v| self.string_map(v, &path("env"))).transpose()?.unwrap_or_default();
+                let working_dir = match (field("working_dir"), field("cwd")) {
+                    (Some(v), _) => Some(PathBuf::from(self.string(v, &path("working_dir"))?)),
+                    (None, Some(v)) => Some(PathBuf::from(self.string(v, &path("cwd"))?)),
+                    (None, None) => None,
+                };
+                Transport::Stdio { command: command.to_owned(), args, env, working_dir }
+            }
+            ("http" | "streamable-http" | "streamableHttp" | "auto", None, Some(url)) => {
+                self.url(url, &path("url"))?;
+                Transport::Http { url: url.to_owned(), headers, fallback_to_sse: protocol == "auto" }
+            }
+            ("sse", None, Some(url)) => {
+                self.url(url, &path("url"))?;
+                Transport::Sse { url: url.to_owned(), headers }
+            }
+            ("stdio", None, _) => return Err(self.err(path("command"), "required for protocol \"stdio\"")),
+            ("http" | "streamable-http" | "streamableHttp" | "sse", _, None) => {
+                return Err(self.err(path("url"), format!("required for protocol {protocol:?}")));
+            }
+            ("auto", None, None) => return Err(self.err(key, "needs \"command\" (stdio) or \"url\" (HTTP)")),
+            (other, _, _) => {
+                return Err(self.err(path(protocol_key), format!("unknown protocol {other:?}; expected \"stdio\", \"http\", \"sse\" or \"auto\"")));
+            }
+        };
+        let mut enabled = field("enabled").map(|v| self.bool(v, &path("enabled"))).transpose()?.unwrap_or(true);
+        if let Some(disabled) = field("disabled") {
+            enabled &= !self.bool(disabled, &path("disabled"))?;
+        }
+        let call_timeout = field("call_timeout")
+            .map(|v| self.string(v, &path("call_timeout")).and_then(|s| self.duration(s, &path("call_timeout"))))
+            .transpose()?;
+        let init_timeout = field("init_timeout")
+            .map(|v| self.string(v, &path("init_timeout")).and_then(|s| self.duration(s, &path("init_timeout"))))
+            .transpose()?
+            .unwrap_or(DEFAULT_INIT_TIMEOUT);
+        let lifecycle = match field("lifecycle") {
+            None => Lifecycle::Initialize,
+            Some(v) => match self.string(v, &path("lifecycle"))? {
+                "initialize" => Lifecycle::Initialize,
+                "discover" => Lifecycle::Discover,
+                other => {
+                    return Err(self.err(path("lifecycle"), format!("unknown lifecycle {other:?}; expected \"initialize\" (2025 era) or \"discover\" (2026-07-28)")));
+                }
+            },
+        };
+        Ok(ServerConfig { name, transport, enabled, call_timeout, init_timeout, lifecycle })
+    }
+
+    fn url(&self, url: &str, key: &str) -> Result<(), ConfigError> {
+        if url.starts_with("http://") || url.starts_with("https://") {
+            Ok(())
+        } else {
+            Err(self.err(key, format!("{url:?} is not an http:// or https:// URL")))
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

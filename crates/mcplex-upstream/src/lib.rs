@@ -1,0 +1,21 @@
+//! Connections to upstream MCP servers and the supervisor that keeps them alive.
+//!
+//! Owns: the JSON-RPC client ([`RpcConnection`]) over three wires (stdio child processes in their
+//! own process group, streamable HTTP, legacy HTTP+SSE, plus in-process byte streams for built-in
+//! servers), both lifecycles (2025 `initialize`, 2026-07-28 `server/discover`), paginated
+//! `tools/list`, reacting to `notifications/tools/list_changed`, reconnecting with backoff, and
+//! terminating whole process groups on shutdown. Upstream messages stay raw `serde_json::Value`:
+//! nothing here re-models a tool or a result, so nothing an upstream sends is dropped.
+//! Must not: know about the catalog, names or surfaces; it reports [`UpstreamEvent`]s and answers
+//! calls by canonical server and tool name.
+
+mod error;
+mod lifecycle;
+mod rpc;
+mod supervisor;
+mod wire;
+
+pub use error::UpstreamError;
+pub use lifecycle::{LATEST_LEGACY_VERSION, STATELESS_VERSION};
+pub use rpc::{CallOptions, RpcConnection};
+pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamState, Upstreams};

@@ -1,0 +1,288 @@
+//! A JSON-RPC client over one wire. Matches answers to requests by id, routes upstream progress
+//! to the caller that asked for it (our request id doubles as the upstream progress token, so
+//! tokens never collide between callers), sends `notifications/cancelled` upstream when a call
+//! times out or its caller goes away, and hands every other notification to the supervisor.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::UpstreamError;
+use crate::wire::{Wire, WireSend};
+
+/// What a caller attaches to one request.
+#[derive(Default)]
+pub struct CallOptions {
+    /// Give up (and cancel upstream) after this long.
+    pub timeout: Option<Duration>,
+    /// Cancelled when the caller no longer wants the answer.
+    pub cancel: Option<CancellationToken>,
+    /// Receives the `params` of every upstream `notifications/progress` for this request.
+    pub progress: Option<mpsc::UnboundedSender<Value>>,
+}
+
+struct Pending {
+    reply: oneshot::Sender<Result<Value, UpstreamError>>,
+    progress: Option<mpsc::UnboundedSender<Value>>,
+}
+
+/// A live JSON-RPC session with one upstream.
+pub struct RpcConnection {
+    server: Arc<str>,
+    sender: Arc<dyn WireSend>,
+    next_id: AtomicI64,
+    pending: Arc<Mutex<HashMap<i64, Pending>>>,
+    closed: CancellationToken,
+    /// `_meta` merged into every request (2026-07-28: protocol version and client capabilities).
+    request_meta: Mutex<Option<Map<String, Value>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl RpcConnection {
+    /// Starts reading `wire`. Notifications other than progress go to `notifications`.
+    pub(crate) fn start(server: Arc<str>, wire: Wire, notifications: mpsc::UnboundedSender<Value>) -> Arc<RpcConnection> {
+        let Wire { sender, mut incoming, closed } = wire;
+        let connection = Arc::new(RpcConnection {
+            server: server.clone(),
+            sender: sender.clone(),
+            next_id: AtomicI64::new(1),
+            pending: Arc::new(Mutex::new(HashMap::new())),
+            closed: closed.clone(),
+            request_meta: Mutex::new(None),
+        });
+        let pending = connection.pending.clone();
+        tokio::spawn(async move {
+            loop {
+                let message = tokio::select! {
+                    message = incoming.recv() => message,
+                    () = closed.cancelled() => None,
+                };
+                let Some(message) = message else { break };
+                route(&server, &sender, &pending, &notifications, message);
+            }
+            closed.cancel();
+            let orphans: Vec<Pending> = lock(&pending).drain().map(|(_, p)| p).collect();
+            for orphan in orphans {
+                let _ = orphan.reply.send(Err(UpstreamError::Closed {
+                    server: server.to_string(),
+                    reason: "the connection closed before the answer arrived".to_owned(),
+                }));
+            }
+        });
+        connection
+    }
+
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Whether the wire is gone.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// Resolves when the wire is gone.
+    pub async fn closed(&self) {
+        self.closed.cancelled().await
+    }
+
+    pub(crate) fn set_protocol_version(&self, version: &str) {
+        self.sender.set_protocol_version(version);
+    }
+
+    pub(crate) fn set_request_meta(&self, meta: Map<String, Value>) {
+        *lock(&self.request_meta) = Some(meta);
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), UpstreamError> {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.sender.send(message).await.map_err(|reason| self.transport(reason))
+    }
+
+    /// Sends a request and waits for its raw `result`.
+    pub async fn request(&self, method: &str, params: Option<Value>, options: CallOptions) -> Result<Value, UpstreamError> {
+        if self.is_closed() {
+            return Err(UpstreamError::Closed { server: self.server.to_string(), reason: "connection closed".to_owned() });
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut params = match params {
+            Some(Value::Object(map)) => map,
+            Some(Value::Null) | None => Map::new(),
+            Some(other) => {
+                return Err(self.transport(format!("params of {method} must be an object, not {other}")));
+            }
+        };
+        let extra_meta = lock(&self.request_meta).clone();
+        if extra_meta.is_some() || options.progress.is_some() {
+            let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(meta) = meta {
+                for (key, value) in extra_meta.into_iter().flatten() {
+                    meta.insert(key, value);
+                }
+                if options.progress.is_some() {
+                    meta.insert("progressToken".to_owned(), json!(id));
+                }
+            }
+        }
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_empty() {
+            message["params"] = Value::Object(params);
+        }
+        let (reply_tx, reply_rx) = oneshot::channel();
+        lock(&self.pending).insert(id, Pending { reply: reply_tx, progress: options.progress });
+        let mut guard = PendingGuard { connection: self, id, armed: true };
+
+        if let Err(reason) = self.sender.send(message).await {
+            guard.disarm();
+            lock(&self.pending).remove(&id);
+            return Err(self.transport(reason));
+        }
+        let cancel = options.cancel.unwrap_or_default();
+        let timeout = async {
+            match options.timeout {
+                Some(after) => tokio::time::sleep(after).await,
+                None => std::future::pending().await,
+            }
+        };
+        let outcome = tokio::select! {
+            reply = reply_rx => Some(reply),
+            () = cancel.cancelled() => None,
+            () = timeout => {
+                guard.disarm();
+                self.abandon(id, "timeout").await;
+                return Err(UpstreamError::Timeout {
+                    server: self.server.to_string(),
+                    method: method.to_owned(),
+                    after: options.timeout.unwrap_or_default(),
+                });
+            }
+        };
+        guard.disarm();
+        match outcome {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(UpstreamError::Closed { server: self.server.to_string(), reason: "connection closed".to_owned() }),
+            None => {
+                self.abandon(id, "the client cancelled the request").await;
+                Err(UpstreamError::Cancelled { server: self.server.to_string() })
+            }
+        }
+    }
+
+    /// Forgets request `id` and tells the upstream to stop working on it.
+    async fn abandon(&self, id: i64, reason: &str) {
+        lock(&self.pending).remove(&id);
+        let _ = self.notify("notifications/cancelled", Some(json!({"requestId": id, "reason": reason}))).await;
+    }
+
+    /// Ends the connection and whatever runs behind it.
+    pub async fn shutdown(&self) {
+        self.sender.shutdown().await;
+        self.closed.cancel();
+    }
+
+    fn transport(&self, reason: String) -> UpstreamError {
+        UpstreamError::Transport { server: self.server.to_string(), reason }
+    }
+}
+
+/// Cancels a request upstream when the future awaiting it is dropped (the downstream client went
+/// away mid-call and its handler was aborted).
+struct PendingGuard<'a> {
+    connection: &'a RpcConnection,
+    id: i64,
+    armed: bool,
+}
+
+impl PendingGuard<'_> {
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if !self.armed || lock(&self.connection.pending).remove(&self.id).is_none() {
+            return;
+        }
+        let sender = self.connection.sender.clone();
+        let id = self.id;
+        tokio::spawn(async move {
+            let message = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": "the client went away"}});
+            let _ = sender.send(message).await;
+        });
+    }
+}
+
+fn route(
+    server: &str,
+    sender: &Arc<dyn WireSend>,
+    pending: &Mutex<HashMap<i64, Pending>>,
+    notifications: &mpsc::UnboundedSender<Value>,
+    message: Value,
+) {
+    let method = message.get("method").and_then(Value::as_str);
+    let id = message.get("id").filter(|id| !id.is_null());
+    match (method, id) {
+        // An answer to one of our requests.
+        (None, Some(id)) => {
+            let Some(id) = id.as_i64() else {
+                tracing::warn!(server, "ignored an answer with an id we never sent: {id}");
+                return;
+            };
+            let Some(waiter) = lock(pending).remove(&id) else {
+                tracing::debug!(server, "ignored a late answer to request {id}");
+                return;
+            };
+            let outcome = if let Some(error) = message.get("error") {
+                Err(UpstreamError::Rpc {
+                    server: server.to_owned(),
+                    code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+                    message: error.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_owned(),
+                    data: error.get("data").cloned(),
+                })
+            } else {
+                Ok(message.get("result").cloned().unwrap_or(Value::Null))
+            };
+            let _ = waiter.reply.send(outcome);
+        }
+        // Progress for one of our requests: our id is the token.
+        (Some("notifications/progress"), None) => {
+            let params = message.get("params").cloned().unwrap_or(Value::Null);
+            let token = params.get("progressToken").and_then(Value::as_i64);
+            let sink = token.and_then(|t| lock(pending).get(&t).and_then(|p| p.progress.clone()));
+            if let Some(sink) = sink {
+                let _ = sink.send(params);
+            }
+        }
+        (Some(_), None) => {
+            let _ = notifications.send(message);
+        }
+        // A request from the server to us.
+        (Some(method), Some(id)) => {
+            let answer = match method {
+                "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                _ => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("mcplex does not forward {method} yet")}}),
+            };
+            // Answered off the reader task: an HTTP answer may itself produce incoming messages.
+            let (sender, server, method) = (sender.clone(), server.to_owned(), method.to_owned());
+            tokio::spawn(async move {
+                if let Err(e) = sender.send(answer).await {
+                    tracing::debug!(server, "cannot answer the server's {method}: {e}");
+                }
+            });
+        }
+        (None, None) => tracing::warn!(server, "ignored a message that is neither request, answer nor notification"),
+    }
+}

@@ -1,0 +1,286 @@
+//! The supervisor: one task per enabled server that connects, opens the lifecycle, lists tools,
+//! re-lists on `notifications/tools/list_changed` (coalescing bursts), and reconnects with
+//! exponential backoff after a crash or disconnect. It reports every change as an
+//! [`UpstreamEvent`] and never blocks on one server to serve another: each server has its own
+//! task, and the gateway serves from the first moment with whatever has connected.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use mcplex_config::{Config, Redactor, ServerConfig, Transport};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::lifecycle;
+use crate::rpc::{CallOptions, RpcConnection};
+use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
+use crate::UpstreamError;
+
+/// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
+pub type BuiltinConnector = Arc<
+    dyn Fn(&str) -> Option<(Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>)> + Send + Sync,
+>;
+
+/// Where one upstream stands.
+#[derive(Debug, Clone)]
+pub enum UpstreamState {
+    /// First connection attempt under way.
+    Connecting,
+    /// Connected; these are its tools as raw JSON objects, all pages.
+    Ready { tools: Arc<Vec<Value>> },
+    /// Not connected; the supervisor retries after a backoff.
+    Failed { reason: String },
+}
+
+/// A change of one upstream's state.
+#[derive(Debug, Clone)]
+pub struct UpstreamEvent {
+    pub server: String,
+    pub state: UpstreamState,
+}
+
+const BACKOFF_FIRST: Duration = Duration::from_millis(250);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+struct ServerSlot {
+    config: ServerConfig,
+    connection: RwLock<Option<Arc<RpcConnection>>>,
+    /// For "not connected" errors: what the supervisor last knew.
+    state: Mutex<String>,
+}
+
+/// All upstream connections of a gateway.
+pub struct Upstreams {
+    servers: HashMap<String, Arc<ServerSlot>>,
+    call_timeout: Duration,
+    shutdown: CancellationToken,
+    tasks: TaskTracker,
+}
+
+impl Upstreams {
+    /// Starts one supervisor task per enabled server in `config`. Returns at once.
+    pub fn start(config: &Config, builtin: Option<BuiltinConnector>, events: mpsc::UnboundedSender<UpstreamEvent>) -> Upstreams {
+        let shutdown = CancellationToken::new();
+        let tasks = TaskTracker::new();
+        let mut servers = HashMap::new();
+        for server in config.servers.iter().filter(|s| s.enabled) {
+            let slot = Arc::new(ServerSlot {
+                config: server.clone(),
+                connection: RwLock::new(None),
+                state: Mutex::new("connecting".to_owned()),
+            });
+            servers.insert(server.name.clone(), slot.clone());
+            tasks.spawn(supervise(slot, builtin.clone(), events.clone(), shutdown.clone()));
+        }
+        tasks.close();
+        Upstreams { servers, call_timeout: config.call_timeout, shutdown, tasks }
+    }
+
+    /// The call timeout that applies to `server`.
+    pub fn call_timeout(&self, server: &str) -> Duration {
+        self.servers.get(server).map_or(self.call_timeout, |slot| slot.config.effective_call_timeout(self.call_timeout))
+    }
+
+    /// Sends `tools/call` with `params` (`name`, `arguments`) to `server` and returns the raw result.
+    pub async fn call_tool(&self, server: &str, params: Value, options: CallOptions) -> Result<Value, UpstreamError> {
+        let connection = self.connection(server)?;
+        connection.request("tools/call", Some(params), options).await
+    }
+
+    fn connection(&self, server: &str) -> Result<Arc<RpcConnection>, UpstreamError> {
+        let slot = self.servers.get(server).ok_or_else(|| UpstreamError::Unavailable {
+            server: server.to_owned(),
+            state: "not configured or disabled".to_owned(),
+        })?;
+        let connection = slot.connection.read().unwrap_or_else(PoisonError::into_inner).clone();
+        connection.filter(|c| !c.is_closed()).ok_or_else(|| UpstreamError::Unavailable {
+            server: server.to_owned(),
+            state: slot.state.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+        })
+    }
+
+    /// Stops every supervisor and terminates every upstream (whole process groups), then returns.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        self.tasks.wait().await;
+    }
+}
+
+fn set_state(slot: &ServerSlot, state: &str) {
+    *slot.state.lock().unwrap_or_else(PoisonError::into_inner) = state.to_owned();
+}
+
+fn set_connection(slot: &ServerSlot, connection: Option<Arc<RpcConnection>>) {
+    *slot.connection.write().unwrap_or_else(PoisonError::into_inner) = connection;
+}
+
+async fn supervise(
+    slot: Arc<ServerSlot>,
+    builtin: Option<BuiltinConnector>,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+    shutdown: CancellationToken,
+) {
+    let name = slot.config.name.clone();
+    let emit = |state: UpstreamState| {
+        let _ = events.send(UpstreamEvent { server: name.clone(), state });
+    };
+    emit(UpstreamState::Connecting);
+    let mut failures: u32 = 0;
+    loop {
+        let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
+        let init_timeout = slot.config.init_timeout;
+        let opened = tokio::select! {
+            opened = tokio::time::timeout(init_timeout, connect(&slot.config, builtin.as_ref(), notifications_tx)) => opened,
+            () = shutdown.cancelled() => return,
+        };
+        let reason = match opened {
+            Ok(Ok((connection, handshake, tools))) => {
+                failures = 0;
+                tracing::info!(
+                    server = %name,
+                    tools = tools.len(),
+                    protocol = %handshake.protocol_version,
+                    upstream = %handshake.server_info,
+                    "upstream ready"
+                );
+                set_connection(&slot, Some(connection.clone()));
+                set_state(&slot, "ready");
+                emit(UpstreamState::Ready { tools: Arc::new(tools) });
+                let reason = serve(&slot, &connection, &mut notifications, &emit, &shutdown).await;
+                set_connection(&slot, None);
+                connection.shutdown().await;
+                match reason {
+                    Some(reason) => reason,
+                    None => return, // shutting down
+                }
+            }
+            Ok(Err(reason)) => reason,
+            Err(_) => format!("not ready within init_timeout ({}s)", init_timeout.as_secs_f32()),
+        };
+        failures = failures.saturating_add(1);
+        let backoff = BACKOFF_FIRST.saturating_mul(2u32.saturating_pow(failures.min(16) - 1)).min(BACKOFF_MAX);
+        tracing::warn!(server = %name, "upstream unavailable: {reason}; retrying in {}ms", backoff.as_millis());
+        set_state(&slot, &format!("reconnecting after: {reason}"));
+        emit(UpstreamState::Failed { reason });
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = shutdown.cancelled() => return,
+        }
+    }
+}
+
+/// Serves one live connection until it dies (`Some(reason)`) or the gateway shuts down (`None`).
+async fn serve(
+    slot: &ServerSlot,
+    connection: &Arc<RpcConnection>,
+    notifications: &mut mpsc::UnboundedReceiver<Value>,
+    emit: &impl Fn(UpstreamState),
+    shutdown: &CancellationToken,
+) -> Option<String> {
+    let name = slot.config.name.as_str();
+    loop {
+        tokio::select! {
+            notification = notifications.recv() => {
+                let Some(notification) = notification else { return Some("connection lost".to_owned()) };
+                if !is_tools_list_changed(&notification) {
+                    tracing::debug!(server = name, "notification from upstream: {notification}");
+                    continue;
+                }
+                // A burst of list_changed costs one re-list.
+                while let Ok(more) = notifications.try_recv() {
+                    if !is_tools_list_changed(&more) {
+                        tracing::debug!(server = name, "notification from upstream: {more}");
+                    }
+                }
+                match lifecycle::list_tools(connection).await {
+                    Ok(tools) => {
+                        tracing::info!(server = name, tools = tools.len(), "upstream tool list changed");
+                        emit(UpstreamState::Ready { tools: Arc::new(tools) });
+                    }
+                    Err(e) => tracing::warn!(server = name, "re-listing tools failed: {e}"),
+                }
+            }
+            () = connection.closed() => return Some("connection lost".to_owned()),
+            () = shutdown.cancelled() => return None,
+        }
+    }
+}
+
+fn is_tools_list_changed(notification: &Value) -> bool {
+    notification.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed")
+}
+
+/// Shuts a half-opened connection down if the opener fails, times out or is dropped.
+struct ShutdownOnDrop(Option<Arc<RpcConnection>>);
+
+impl ShutdownOnDrop {
+    fn defuse(mut self) -> Arc<RpcConnection> {
+        self.0.take().expect("defused once")
+    }
+}
+
+impl Drop for ShutdownOnDrop {
+    fn drop(&mut self) {
+        if let Some(connection) = self.0.take() {
+            tokio::spawn(async move { connection.shutdown().await });
+        }
+    }
+}
+
+type Opened = (Arc<RpcConnection>, lifecycle::Handshake, Vec<Value>);
+
+async fn connect(
+    config: &ServerConfig,
+    builtin: Option<&BuiltinConnector>,
+    notifications: mpsc::UnboundedSender<Value>,
+) -> Result<Opened, String> {
+    let server: Arc<str> = config.name.as_str().into();
+    match &config.transport {
+        Transport::Stdio { command, args, env, working_dir } => {
+            let spec = stdio::StdioSpec { command, args, env, working_dir: working_dir.as_ref() };
+            let wire = stdio::spawn(server.clone(), &spec, Redactor::for_server(config))?;
+            open_on(server, wire, config, notifications).await
+        }
+        Transport::Http { url, headers, fallback_to_sse } => {
+            let wire = http::open(server.clone(), url, headers)?;
+            match open_on(server.clone(), wire, config, notifications.clone()).await {
+                Ok(opened) => Ok(opened),
+                Err(streamable) if *fallback_to_sse => match sse::connect(server.clone(), url, headers).await {
+                    Ok(wire) => open_on(server, wire, config, notifications).await,
+                    Err(legacy) => Err(format!("streamable HTTP failed ({streamable}); legacy SSE failed too ({legacy})")),
+                },
+                Err(e) => Err(e),
+            }
+        }
+        Transport::Sse { url, headers } => {
+            let wire = sse::connect(server.clone(), url, headers).await?;
+            open_on(server, wire, config, notifications).await
+        }
+        Transport::Builtin { kind } => {
+            let (reader, writer) = builtin
+                .and_then(|connect| connect(kind))
+                .ok_or_else(|| format!("no built-in server {kind:?}"))?;
+            let closed = CancellationToken::new();
+            let (sender, incoming) = lines_wire(server.clone(), reader, writer, closed.clone());
+            open_on(server, Wire { sender, incoming, closed }, config, notifications).await
+        }
+    }
+}
+
+async fn open_on(
+    server: Arc<str>,
+    wire: Wire,
+    config: &ServerConfig,
+    notifications: mpsc::UnboundedSender<Value>,
+) -> Result<Opened, String> {
+    let connection = RpcConnection::start(server, wire, notifications);
+    let guard = ShutdownOnDrop(Some(connection.clone()));
+    let handshake = lifecycle::open(&connection, config.lifecycle).await.map_err(|e| e.to_string())?;
+    let tools = lifecycle::list_tools(&connection).await.map_err(|e| e.to_string())?;
+    Ok((guard.defuse(), handshake, tools))
+}
+

@@ -1,0 +1,237 @@
+//! Streamable HTTP upstreams. Every message is a POST; the answer is a JSON body or an SSE stream
+//! whose events are fed to `incoming`. Legacy sessions (`Mcp-Session-Id`) are kept and ended
+//! with DELETE; a 404 on a session means it expired and the wire is closed (the supervisor then
+//! reconnects). For 2026-07-28 requests the `Mcp-Method` / `Mcp-Name` headers mirror the body.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use sse_stream::SseStream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{BoxFuture, INCOMING_BUFFER, Wire, WireSend, push_messages, snippet};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// Why a POST failed.
+#[derive(Debug)]
+enum HttpFailure {
+    /// The server answered with this (non-success) status and body.
+    Status(u16, String),
+    Other(String),
+}
+
+impl std::fmt::Display for HttpFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpFailure::Status(status, body) => write!(f, "HTTP {status}: {body}"),
+            HttpFailure::Other(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// Builds the configured headers; a header that is not valid HTTP is an error naming it.
+pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("invalid header name {name:?}"))?;
+        // The value is secret: never echo it.
+        let value = HeaderValue::from_str(value).map_err(|_| format!("header {name:?} has an invalid value"))?;
+        map.insert(header, value);
+    }
+    Ok(map)
+}
+
+pub(crate) fn client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder().build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+struct HttpSender {
+    server: Arc<str>,
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    session: Mutex<Option<HeaderValue>>,
+    protocol_version: Mutex<Option<HeaderValue>>,
+    incoming: mpsc::Sender<Value>,
+    closed: CancellationToken,
+    /// Whether the GET stream for server-initiated messages was tried already.
+    listening: Mutex<bool>,
+}
+
+/// Opens a streamable HTTP wire. Nothing is sent until the first message.
+pub(crate) fn open(server: Arc<str>, url: &str, headers: &BTreeMap<String, String>) -> Result<Wire, String> {
+    let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
+    let closed = CancellationToken::new();
+    let sender = Arc::new(HttpSender {
+        server,
+        client: client()?,
+        url: url.to_owned(),
+        headers: header_map(headers)?,
+        session: Mutex::new(None),
+        protocol_version: Mutex::new(None),
+        incoming: incoming_tx,
+        closed: closed.clone(),
+        listening: Mutex::new(false),
+    });
+    // The GET stream needs an owned handle to the sender, hence the Arc inside the trait object.
+    Ok(Wire { sender: Arc::new(sender), incoming, closed })
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl HttpSender {
+    fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
+        let mut request = self.client.request(method, &self.url).headers(self.headers.clone());
+        if let Some(session) = lock(&self.session).clone() {
+            request = request.header(SESSION_HEADER, session);
+        }
+        if let Some(version) = lock(&self.protocol_version).clone() {
+            request = request.header(VERSION_HEADER, version);
+        }
+        request
+    }
+
+    async fn post(&self, message: Value) -> Result<(), HttpFailure> {
+        let mut request = self
+            .request(reqwest::Method::POST)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
+        if let Some(method) = message.get("method").and_then(Value::as_str) {
+            if let Ok(value) = HeaderValue::from_str(method) {
+                request = request.header("mcp-method", value);
+            }
+            let params = message.get("params");
+            let name = params.and_then(|p| p.get("name").or_else(|| p.get("uri"))).and_then(Value::as_str);
+            if let Some(value) = name.and_then(|n| HeaderValue::from_str(n).ok()) {
+                request = request.header("mcp-name", value);
+            }
+        }
+        let had_session = lock(&self.session).is_some();
+        let response = request
+            .body(serde_json::to_vec(&message).map_err(|e| HttpFailure::Other(e.to_string()))?)
+            .send()
+            .await
+            .map_err(|e| HttpFailure::Other(format!("POST {}: {e}", self.url)))?;
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND && had_session {
+            self.closed.cancel();
+            return Err(HttpFailure::Other("the server ended the session (HTTP 404)".to_owned()));
+        }
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            return Err(HttpFailure::Status(status.as_u16(), snippet(&body, 300)));
+        }
+        if let Some(session) = response.headers().get(SESSION_HEADER) {
+            *lock(&self.session) = Some(session.clone());
+        }
+        if status == reqwest::StatusCode::ACCEPTED {
+            return Ok(());
+        }
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/event-stream") {
+            let (server, incoming, closed) = (self.server.clone(), self.incoming.clone(), self.closed.clone());
+            tokio::spawn(read_event_stream(server, response, incoming, closed));
+        } else {
+            let body = response.bytes().await.map_err(|e| HttpFailure::Other(format!("reading the answer: {e}")))?;
+            if body.is_empty() {
+                return Ok(());
+            }
+            let value: Value = serde_json::from_slice(&body).map_err(|e| {
+                HttpFailure::Other(format!("answer is not JSON ({e}): {}", snippet(&String::from_utf8_lossy(&body), 200)))
+            })?;
+            push_messages(&self.incoming, value).await;
+        }
+        Ok(())
+    }
+
+    /// After the first successful exchange of a legacy session, opens the optional GET stream on
+    /// which the server sends notifications such as `tools/list_changed`.
+    fn listen_once(self: &Arc<Self>) {
+        let mut listening = lock(&self.listening);
+        if *listening || lock(&self.session).is_none() {
+            return;
+        }
+        *listening = true;
+        let this = self.clone();
+        tokio::spawn(async move {
+            let response = this.request(reqwest::Method::GET).header(ACCEPT, "text/event-stream").send().await;
+            match response {
+                Ok(response) if response.status().is_success() => {
+                    let (server, incoming, closed) = (this.server.clone(), this.incoming.clone(), this.closed.clone());
+                    read_event_stream(server, response, incoming, closed).await;
+                }
+                Ok(response) => tracing::debug!(server = %this.server, "no GET stream for notifications (HTTP {})", response.status()),
+                Err(e) => tracing::debug!(server = %this.server, "no GET stream for notifications: {e}"),
+            }
+        });
+    }
+}
+
+/// Feeds every `data:` of an SSE response into `incoming` until the stream ends.
+pub(crate) async fn read_event_stream(
+    server: Arc<str>,
+    response: reqwest::Response,
+    incoming: mpsc::Sender<Value>,
+    closed: CancellationToken,
+) {
+    let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            () = closed.cancelled() => return,
+        };
+        match event {
+            Some(Ok(event)) => {
+                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else { continue };
+                match serde_json::from_str::<Value>(&data) {
+                    Ok(value) => push_messages(&incoming, value).await,
+                    Err(e) => tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200)),
+                }
+            }
+            Some(Err(e)) => {
+                tracing::debug!(server = %server, "event stream broke: {e:?}");
+                return;
+            }
+            None => return,
+        }
+    }
+}
+
+impl WireSend for Arc<HttpSender> {
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let is_initialized = message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
+            self.post(message).await.map_err(|e| e.to_string())?;
+            if is_initialized {
+                self.listen_once();
+            }
+            Ok(())
+        })
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        *lock(&self.protocol_version) = HeaderValue::from_str(version).ok();
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if lock(&self.session).is_some() {
+                let _ = self.request(reqwest::Method::DELETE).send().await;
+            }
+            self.closed.cancel();
+        })
+    }
+}

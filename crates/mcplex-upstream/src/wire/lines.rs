@@ -1,0 +1,95 @@
+//! Newline-delimited JSON-RPC over any byte stream pair: a child's stdin/stdout, or an in-process
+//! duplex to a built-in server.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Mutex, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::{BoxFuture, INCOMING_BUFFER, WireSend, snippet};
+
+/// The writing half: one message per line, flushed at once.
+pub(crate) struct LinesSender {
+    writer: Mutex<Box<dyn AsyncWrite + Send + Unpin>>,
+    closed: CancellationToken,
+}
+
+impl LinesSender {
+    pub(crate) async fn write(&self, message: &Value) -> Result<(), String> {
+        let mut line = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+        line.push(b'\n');
+        let mut writer = self.writer.lock().await;
+        let result = async {
+            writer.write_all(&line).await?;
+            writer.flush().await
+        }
+        .await;
+        result.map_err(|e| {
+            self.closed.cancel();
+            format!("cannot write to the server: {e}")
+        })
+    }
+}
+
+impl WireSend for LinesSender {
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move { self.write(&message).await })
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let mut writer = self.writer.lock().await;
+            let _ = writer.shutdown().await;
+            self.closed.cancel();
+        })
+    }
+}
+
+/// Starts reading `reader` line by line. Lines that are not JSON are reported and skipped; the
+/// end of the stream cancels `closed`.
+pub(crate) fn lines_wire(
+    server: Arc<str>,
+    reader: impl AsyncRead + Send + Unpin + 'static,
+    writer: impl AsyncWrite + Send + Unpin + 'static,
+    closed: CancellationToken,
+) -> (Arc<LinesSender>, mpsc::Receiver<Value>) {
+    let (incoming_tx, incoming_rx) = mpsc::channel(INCOMING_BUFFER);
+    let sender = Arc::new(LinesSender { writer: Mutex::new(Box::new(writer)), closed: closed.clone() });
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(reader).lines();
+        loop {
+            let line = tokio::select! {
+                line = lines.next_line() => line,
+                () = closed.cancelled() => break,
+            };
+            match line {
+                Ok(Some(line)) => {
+                    let trimmed = line.trim();
+                    if trimmed.is_empty() {
+                        continue;
+                    }
+                    match serde_json::from_str::<Value>(trimmed) {
+                        Ok(message) => {
+                            if incoming_tx.send(message).await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({e}): {}", snippet(trimmed, 200)),
+                    }
+                }
+                Ok(None) => {
+                    tracing::debug!(server = %server, "server closed its output");
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(server = %server, "cannot read the server's output: {e}");
+                    break;
+                }
+            }
+        }
+        closed.cancel();
+    });
+    (sender, incoming_rx)
+}

@@ -1,0 +1,62 @@
+//! Wires: how JSON-RPC messages get to and from one upstream. Every wire has the same shape: a
+//! sender, a channel of incoming messages (raw JSON), and a token cancelled when the wire dies.
+
+pub(crate) mod http;
+pub(crate) mod lines;
+pub(crate) mod sse;
+pub(crate) mod stdio;
+mod sys;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How many incoming messages may wait for the connection's reader before a wire blocks.
+pub(crate) const INCOMING_BUFFER: usize = 1024;
+
+/// The outgoing half of a wire.
+pub(crate) trait WireSend: Send + Sync {
+    /// Sends one message. For HTTP wires the answer arrives later through `incoming`.
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>>;
+    /// Remembers the negotiated protocol version (HTTP wires send it as a header).
+    fn set_protocol_version(&self, _version: &str) {}
+    /// Ends the wire for good: kills the process group, deletes the HTTP session.
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+/// A live wire to one upstream.
+pub(crate) struct Wire {
+    pub sender: Arc<dyn WireSend>,
+    pub incoming: mpsc::Receiver<Value>,
+    /// Cancelled by the wire itself when it can carry no more messages.
+    pub closed: CancellationToken,
+}
+
+/// Pushes one parsed HTTP body or SSE data field (a message or a batch) into `incoming`.
+pub(crate) async fn push_messages(incoming: &mpsc::Sender<Value>, value: Value) {
+    match value {
+        Value::Array(batch) => {
+            for message in batch {
+                let _ = incoming.send(message).await;
+            }
+        }
+        message => {
+            let _ = incoming.send(message).await;
+        }
+    }
+}
+
+/// At most `max` characters of `text`, for error messages about bodies.
+pub(crate) fn snippet(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if text.chars().count() > max {
+        out.push('…');
+    }
+    out
+}

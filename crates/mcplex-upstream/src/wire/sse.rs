@@ -1,0 +1,118 @@
+//! Legacy HTTP+SSE upstreams (protocol 2024-11-05): a GET event stream whose first `endpoint`
+//! event names the URL to POST messages to; every answer arrives on the event stream.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde_json::Value;
+use sse_stream::SseStream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::http::{client, header_map};
+use super::{BoxFuture, INCOMING_BUFFER, Wire, WireSend, push_messages, snippet};
+
+/// How long the server may take to announce its POST endpoint.
+const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
+
+struct SseSender {
+    client: reqwest::Client,
+    endpoint: reqwest::Url,
+    headers: HeaderMap,
+    closed: CancellationToken,
+}
+
+/// Connects the event stream and waits for the `endpoint` event.
+pub(crate) async fn connect(server: Arc<str>, url: &str, headers: &BTreeMap<String, String>) -> Result<Wire, String> {
+    let client = client()?;
+    let headers = header_map(headers)?;
+    let base = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    let response = client
+        .get(base.clone())
+        .headers(headers.clone())
+        .header(ACCEPT, "text/event-stream")
+        .send()
+        .await
+        .map_err(|e| format!("GET {url}: {e}"))?;
+    if !response.status().is_success() {
+        let status = response.status();
+        let body = response.text().await.unwrap_or_default();
+        return Err(format!("GET {url}: HTTP {status}: {}", snippet(&body, 300)));
+    }
+    let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+    let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, async {
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| format!("event stream broke: {e:?}"))?;
+            if event.event.as_deref() == Some("endpoint") {
+                let data = event.data.unwrap_or_default();
+                return base.join(data.trim()).map_err(|e| format!("bad endpoint {data:?}: {e}"));
+            }
+        }
+        Err("the event stream ended before announcing an endpoint".to_owned())
+    })
+    .await
+    .map_err(|_| format!("no endpoint event within {}s", ENDPOINT_TIMEOUT.as_secs()))??;
+
+    let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
+    let closed = CancellationToken::new();
+    {
+        let closed = closed.clone();
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    event = events.next() => event,
+                    () = closed.cancelled() => break,
+                };
+                match event {
+                    Some(Ok(event)) if matches!(event.event.as_deref(), None | Some("message")) => {
+                        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else { continue };
+                        match serde_json::from_str::<Value>(&data) {
+                            Ok(value) => push_messages(&incoming_tx, value).await,
+                            Err(e) => tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200)),
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        tracing::warn!(server = %server, "event stream broke: {e:?}");
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            closed.cancel();
+        });
+    }
+    let sender = Arc::new(SseSender { client, endpoint, headers, closed: closed.clone() });
+    Ok(Wire { sender, incoming, closed })
+}
+
+impl WireSend for SseSender {
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let body = serde_json::to_vec(&message).map_err(|e| e.to_string())?;
+            let response = self
+                .client
+                .post(self.endpoint.clone())
+                .headers(self.headers.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| format!("POST {}: {e}", self.endpoint))?;
+            if response.status().is_success() {
+                Ok(())
+            } else {
+                let status = response.status();
+                let body = response.text().await.unwrap_or_default();
+                Err(format!("POST {}: HTTP {status}: {}", self.endpoint, snippet(&body, 300)))
+            }
+        })
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move { self.closed.cancel() })
+    }
+}

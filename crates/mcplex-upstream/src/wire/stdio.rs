@@ -1,0 +1,119 @@
+//! Upstreams that are child processes. Each child runs in its own process group (npx and uvx
+//! fork grandchildren that a plain kill of the child would orphan); shutdown sends SIGTERM to the
+//! whole group, waits briefly, then SIGKILLs what is left. The child's stderr becomes log lines
+//! with configured secrets redacted. Stdout carries only JSON-RPC.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use mcplex_config::Redactor;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+use super::lines::{LinesSender, lines_wire};
+use super::sys::{SIGKILL, SIGTERM, kill_child_with_parent, signal_group};
+use super::{BoxFuture, Wire, WireSend};
+
+/// How long a process group gets between SIGTERM and SIGKILL.
+const TERMINATE_GRACE: Duration = Duration::from_secs(2);
+
+/// What to run.
+pub(crate) struct StdioSpec<'a> {
+    pub command: &'a str,
+    pub args: &'a [String],
+    pub env: &'a BTreeMap<String, String>,
+    pub working_dir: Option<&'a PathBuf>,
+}
+
+/// Spawns the server and returns its wire.
+pub(crate) fn spawn(server: Arc<str>, spec: &StdioSpec<'_>, redactor: Redactor) -> Result<Wire, String> {
+    let mut command = tokio::process::Command::new(spec.command);
+    command
+        .args(spec.args)
+        .envs(spec.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if let Some(dir) = spec.working_dir {
+        command.current_dir(dir);
+    }
+    kill_child_with_parent(&mut command);
+    let mut child = command.spawn().map_err(|e| format!("cannot start {:?}: {e}", spec.command))?;
+    let pid = child.id().ok_or("the process exited at once")?;
+    let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
+        return Err("the process has no stdio pipes".to_owned());
+    };
+
+    let closed = CancellationToken::new();
+    let exited = CancellationToken::new();
+    {
+        let server = server.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "mcplex::upstream::stderr", server = %server, "{}", redactor.redact(&line));
+            }
+        });
+    }
+    {
+        let (server, closed, exited) = (server.clone(), closed.clone(), exited.clone());
+        tokio::spawn(async move {
+            match child.wait().await {
+                Ok(status) => tracing::info!(server = %server, "process {pid} exited: {status}"),
+                Err(e) => tracing::warn!(server = %server, "cannot wait for process {pid}: {e}"),
+            }
+            exited.cancel();
+            closed.cancel();
+        });
+    }
+    let (lines, incoming) = lines_wire(server, stdout, stdin, closed.clone());
+    let sender = Arc::new(StdioSender { lines, group: ProcessGroup { pgid: pid, terminated: AtomicBool::new(false) }, exited });
+    Ok(Wire { sender, incoming, closed })
+}
+
+/// The process group of one child. Dropping it without `terminate` still SIGKILLs the group.
+struct ProcessGroup {
+    pgid: u32,
+    terminated: AtomicBool,
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        if !self.terminated.load(Ordering::SeqCst) {
+            signal_group(self.pgid, SIGKILL);
+        }
+    }
+}
+
+struct StdioSender {
+    lines: Arc<LinesSender>,
+    group: ProcessGroup,
+    exited: CancellationToken,
+}
+
+impl WireSend for StdioSender {
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move { self.lines.write(&message).await })
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.group.terminated.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            // Closing stdin is the polite request (the MCP stdio spec's first step).
+            let _ = self.lines.shutdown().await;
+            signal_group(self.group.pgid, SIGTERM);
+            let _ = tokio::time::timeout(TERMINATE_GRACE, self.exited.cancelled()).await;
+            // Grandchildren may outlive the child or ignore SIGTERM: kill whatever is left.
+            signal_group(self.group.pgid, SIGKILL);
+        })
+    }
+}

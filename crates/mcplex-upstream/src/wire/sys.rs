@@ -1,0 +1,38 @@
+//! The few process-control system calls std does not offer: signalling a whole process group and
+//! asking the kernel to kill a child when the gateway dies. The only `unsafe` in the crate.
+#![allow(unsafe_code)]
+
+/// Sends `signal` to every process in group `pgid`. Errors (the group is already gone) are ignored.
+pub(crate) fn signal_group(pgid: u32, signal: i32) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else { return };
+    if pgid <= 1 {
+        return; // never signal "every process" or init
+    }
+    // SAFETY: killpg has no memory-safety preconditions; a stale pgid only yields ESRCH.
+    unsafe {
+        libc::killpg(pgid, signal);
+    }
+}
+
+pub(crate) const SIGTERM: i32 = libc::SIGTERM;
+pub(crate) const SIGKILL: i32 = libc::SIGKILL;
+
+/// Makes the child receive SIGKILL when the thread that spawned it dies (the gateway's runtime
+/// worker threads live as long as the gateway), so a SIGKILLed gateway leaves no direct children.
+pub(crate) fn kill_child_with_parent(command: &mut tokio::process::Command) {
+    let gateway = std::process::id();
+    // SAFETY: the closure runs between fork and exec and only calls prctl and getppid, both
+    // async-signal-safe; it allocates nothing and touches no locks.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if u32::try_from(libc::getppid()).ok() != Some(gateway) {
+                return Err(std::io::Error::other("parent exited during spawn"));
+            }
+            Ok(())
+        });
+    }
+}
