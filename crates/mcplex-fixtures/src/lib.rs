@@ -1,1 +1,19 @@
-//! mcplex-fixtures
+//! MCP servers for tests, benchmarks and `mcplex serve --demo`, speaking raw JSON-RPC.
+//!
+//! Owns: a small server whose tools misbehave on demand (slow with progress, crash, change
+//! their list, fail, answer protocol errors, fork a grandchild), and corpus servers that serve
+//! any tool file of `shared/corpora` and validate-and-echo their calls. Reachable in-process
+//! (a byte stream, for the demo), on stdio (the `mcplex-fixture` binary) and over stateless
+//! streamable HTTP (for benchmarks). Must not: depend on any gateway crate; it plays the
+//! upstream, so it must not share the gateway's code paths it is used to test.
+
+mod corpus;
+mod http;
+mod lines;
+mod server;
+mod tools;
+
+pub use corpus::{CorpusTool, load_corpus, ref45};
+pub use http::serve_http;
+pub use lines::serve_lines;
+pub use server::{Fixture, FixtureOptions};

@@ -1,1 +1,21 @@
-//! mcplex-surface
+//! The surfaces agents connect to, over streamable HTTP and stdio, in both protocol eras.
+//!
+//! Owns: the MCP server side (built on rmcp, which speaks 2024-11-05 .. 2026-07-28: the
+//! `initialize` handshake with sessions and a GET stream, and the stateless `server/discover`
+//! era with per-request `_meta` and `subscriptions/listen`), rendering listings from the
+//! snapshot, mapping [`mcplex_dispatch::DispatchError`] to wire errors in one place, and
+//! forwarding progress, cancellation and `list_changed`. The catalog keeps raw upstream JSON;
+//! this crate converts it to rmcp's model once per snapshot (listings) or once per call
+//! (results), which keeps every field the MCP schema defines (see `typed.rs` for the limit).
+//! Must not: resolve names, validate, or talk to upstreams except through `Gateway::call`.
+
+mod direct;
+mod errors;
+mod http;
+mod listen;
+mod typed;
+mod stdio;
+
+pub use direct::DirectSurface;
+pub use http::router;
+pub use stdio::serve_stdio;

@@ -1,1 +1,38 @@
-fn main() {}
+//! `mcplex`: the gateway binary. Parses flags, sets up logging (always stderr: stdout may be a
+//! JSON-RPC channel), wires config → upstreams → catalog → surfaces, and maps failures to exit
+//! codes. Everything with logic of its own lives in the library crates.
+
+mod bench;
+mod cli;
+mod commands;
+mod demo;
+mod live;
+mod load;
+mod logging;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    // The gateway narrates its work; one-shot commands only speak up when something is wrong.
+    let default_level = if matches!(cli.command, cli::Command::Serve(_)) { "info" } else { "warn" };
+    logging::init(&cli.log_format, default_level);
+    // reqwest is built without a bundled TLS provider; ring is the small one.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcplex: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("mcplex: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! [`Gateway`]: the snapshot, the upstreams, and the single dispatch path.
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use mcplex_catalog::{CatalogTool, Snapshot};
+use mcplex_upstream::{CallOptions, Upstreams};
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::DispatchError;
+
+/// A tool call as a surface received it.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The name as the client sent it: a display name or a canonical `server:tool`.
+    pub name: String,
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// Per-call facts that are not part of the call itself.
+#[derive(Default)]
+pub struct CallContext {
+    /// Cancelled when the client cancels the request or goes away.
+    pub cancel: CancellationToken,
+    /// Receives the `params` of each upstream progress notification, when the client asked for
+    /// progress. The surface rewrites the token back to the client's own.
+    pub progress: Option<mpsc::UnboundedSender<Value>>,
+}
+
+/// The live gateway: what every surface reads and calls through.
+pub struct Gateway {
+    snapshot: ArcSwap<Snapshot>,
+    upstreams: Upstreams,
+    listing_version: watch::Sender<u64>,
+    published: watch::Sender<u64>,
+}
+
+impl Gateway {
+    pub fn new(upstreams: Upstreams) -> Gateway {
+        Gateway {
+            snapshot: ArcSwap::from_pointee(Snapshot::empty()),
+            upstreams,
+            listing_version: watch::Sender::new(0),
+            published: watch::Sender::new(0),
+        }
+    }
+
+    /// The current snapshot. Cheap; hold it for the length of one request.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.load_full()
+    }
+
+    /// Swaps in a new snapshot. Ticks [`Gateway::listing_changes`] only when the direct listing
+    /// differs, so a rebuild that changes nothing visible sends no `list_changed`.
+    pub fn publish(&self, snapshot: Snapshot) {
+        let previous = self.snapshot.swap(Arc::new(snapshot));
+        let current = self.snapshot.load();
+        if previous.direct_listing() != current.direct_listing() {
+            self.listing_version.send_modify(|version| *version += 1);
+        }
+        self.published.send_modify(|count| *count += 1);
+    }
+
+    /// A receiver that changes with every published snapshot (server status changes included).
+    pub fn snapshot_changes(&self) -> watch::Receiver<u64> {
+        self.published.subscribe()
+    }
+
+    /// A receiver that changes whenever the direct listing changes.
+    pub fn listing_changes(&self) -> watch::Receiver<u64> {
+        self.listing_version.subscribe()
+    }
+
+    pub fn upstreams(&self) -> &Upstreams {
+        &self.upstreams
+    }
+
+    /// The one dispatch path: resolve → policy → call → raw result.
+    pub async fn call(&self, call: ToolCall, cx: CallContext) -> Result<Value, DispatchError> {
+        let snapshot = self.snapshot();
+        let tool = snapshot.resolve(&call.name).ok_or_else(|| DispatchError::UnknownTool { name: call.name.clone() })?;
+        policy(&snapshot, tool)?;
+        let mut params = Map::with_capacity(2);
+        params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));
+        if let Some(arguments) = call.arguments {
+            params.insert("arguments".to_owned(), Value::Object(arguments));
+        }
+        let server = tool.id.server.clone();
+        let options = CallOptions {
+            timeout: Some(self.upstreams.call_timeout(&server)),
+            cancel: Some(cx.cancel),
+            progress: cx.progress,
+        };
+        // The snapshot is not held across the upstream call: a rebuild may swap it meanwhile.
+        drop(snapshot);
+        Ok(self.upstreams.call_tool(&server, Value::Object(params), options).await?)
+    }
+
+    /// Terminates every upstream.
+    pub async fn shutdown(&self) {
+        self.upstreams.shutdown().await;
+    }
+}
+
+/// Visibility and access checks. Empty for now: quarantine, approvals and token scopes plug in
+/// here so that every surface gets them.
+fn policy(_snapshot: &Snapshot, _tool: &CatalogTool) -> Result<(), DispatchError> {
+    Ok(())
+}

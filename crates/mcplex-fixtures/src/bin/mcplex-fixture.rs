@@ -1,0 +1,78 @@
+//! `mcplex-fixture`: a fixture MCP server on stdio (default) or HTTP, for tests and benchmarks.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use mcplex_fixtures::{Fixture, FixtureOptions, load_corpus, serve_http, serve_lines};
+
+#[derive(Parser)]
+#[command(about = "An MCP server that misbehaves on demand (tests and benchmarks of mcplex)")]
+struct Args {
+    /// serverInfo.name
+    #[arg(long, default_value = "fixture")]
+    name: String,
+    /// Serve the tools of this corpus file (shared/corpora/*.tools.json), validating and echoing calls.
+    #[arg(long)]
+    corpus: Option<std::path::PathBuf>,
+    /// With --corpus: only the rows of this server.
+    #[arg(long)]
+    corpus_server: Option<String>,
+    /// Leave out the kit tools (echo, add, slow, crash, ...).
+    #[arg(long)]
+    no_kit: bool,
+    /// Serve tools/list in pages of this size.
+    #[arg(long)]
+    page_size: Option<usize>,
+    /// Repeat the same nextCursor forever (a broken server).
+    #[arg(long)]
+    stuck_cursor: bool,
+    /// Serve stateless streamable HTTP on this address instead of stdio.
+    #[arg(long)]
+    http: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let corpus = match &args.corpus {
+        None => Vec::new(),
+        Some(path) => match std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| load_corpus(&t)) {
+            Ok(tools) => tools.into_iter().filter(|t| args.corpus_server.as_ref().is_none_or(|s| &t.server == s)).collect(),
+            Err(e) => {
+                eprintln!("mcplex-fixture: {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let fixture = Fixture::new(FixtureOptions {
+        name: args.name,
+        kit: !args.no_kit,
+        corpus,
+        page_size: args.page_size,
+        stuck_cursor: args.stuck_cursor,
+    });
+    if let Some(address) = args.http {
+        let listener = match tokio::net::TcpListener::bind(&address).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                eprintln!("mcplex-fixture: cannot listen on {address}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Ok(local) = listener.local_addr() {
+            eprintln!("mcplex-fixture: listening on http://{local}/mcp");
+        }
+        return match serve_http(fixture, listener).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("mcplex-fixture: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    serve_lines(fixture.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
+    if fixture.crash.is_cancelled() {
+        std::process::exit(3);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,34 @@
+//! The fixture over stateless streamable HTTP: each POST is answered with one JSON body.
+//! Notifications the fixture would send are dropped (there is no stream to carry them).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use crate::Fixture;
+
+/// Serves `fixture` at `/mcp` on `listener` until the process ends.
+pub async fn serve_http(fixture: Arc<Fixture>, listener: TcpListener) -> std::io::Result<()> {
+    let app = Router::new().route("/mcp", post(handle)).with_state(fixture);
+    axum::serve(listener, app).await
+}
+
+async fn handle(State(fixture): State<Arc<Fixture>>, body: axum::body::Bytes) -> Response {
+    let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+        return (StatusCode::BAD_REQUEST, "not JSON").into_response();
+    };
+    if message.get("id").is_none_or(Value::is_null) {
+        fixture.notification(&message);
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let (out, _dropped) = mpsc::unbounded_channel();
+    let response = fixture.request(message, &out).await;
+    axum::Json(response).into_response()
+}

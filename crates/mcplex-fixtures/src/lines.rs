@@ -1,0 +1,50 @@
+//! The fixture on a byte stream pair (stdio, or an in-process duplex for the demo).
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::Fixture;
+
+/// Serves until the input ends or the `crash` tool is called. Requests run concurrently.
+pub async fn serve_lines(fixture: Arc<Fixture>, reader: impl AsyncRead + Unpin, writer: impl AsyncWrite + Send + Unpin + 'static) {
+    let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
+    let writer_task = tokio::spawn(async move {
+        let mut writer = writer;
+        while let Some(message) = outgoing.recv().await {
+            let mut line = message.to_string();
+            line.push('\n');
+            if writer.write_all(line.as_bytes()).await.is_err() || writer.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = BufReader::new(reader).lines();
+    loop {
+        let line = tokio::select! {
+            line = lines.next_line() => line,
+            () = fixture.crash.cancelled() => break,
+        };
+        let Ok(Some(line)) = line else { break };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            let _ = out.send(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error"}}));
+            continue;
+        };
+        let is_request = message.get("method").is_some() && message.get("id").is_some_and(|id| !id.is_null());
+        if is_request {
+            let (fixture, out) = (fixture.clone(), out.clone());
+            tokio::spawn(async move {
+                let response = fixture.request(message, &out).await;
+                let _ = out.send(response);
+            });
+        } else {
+            fixture.notification(&message);
+        }
+    }
+    drop(out);
+    if !fixture.crash.is_cancelled() {
+        let _ = writer_task.await;
+    }
+}

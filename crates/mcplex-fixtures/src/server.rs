@@ -1,0 +1,131 @@
+//! The fixture server's JSON-RPC handling: lifecycle, paginated `tools/list`, `tools/call`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::CorpusTool;
+use crate::tools;
+
+/// What a fixture server offers and how it misbehaves.
+pub struct FixtureOptions {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// Offer the misbehaving kit (`echo`, `add`, `slow`, `crash`, `add_tool`, `fail`, ...).
+    pub kit: bool,
+    /// Corpus tools to serve (validated, echoing).
+    pub corpus: Vec<CorpusTool>,
+    /// Serve `tools/list` in pages of this many tools.
+    pub page_size: Option<usize>,
+    /// Answer every page with the same `nextCursor` (a broken server).
+    pub stuck_cursor: bool,
+}
+
+/// A running fixture server's state, shared by all requests.
+pub struct Fixture {
+    pub(crate) options: FixtureOptions,
+    /// Tools added at run time by `add_tool`.
+    pub(crate) added: Mutex<Vec<Value>>,
+    running: Mutex<HashMap<String, CancellationToken>>,
+    /// Cancelled by the `crash` tool; the transport loop then ends the process or stream.
+    pub crash: CancellationToken,
+}
+
+/// Where a fixture writes messages it sends on its own (notifications).
+pub type Outbox = mpsc::UnboundedSender<Value>;
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Fixture {
+    pub fn new(options: FixtureOptions) -> Arc<Fixture> {
+        Arc::new(Fixture {
+            options,
+            added: Mutex::new(Vec::new()),
+            running: Mutex::new(HashMap::new()),
+            crash: CancellationToken::new(),
+        })
+    }
+
+    /// Every tool definition currently offered, in a stable order.
+    pub fn tool_definitions(&self) -> Vec<Value> {
+        let mut all = Vec::new();
+        if self.options.kit {
+            all.extend(tools::kit_definitions());
+        }
+        all.extend(self.options.corpus.iter().map(|t| t.definition.clone()));
+        all.extend(lock(&self.added).iter().cloned());
+        all
+    }
+
+    /// Handles a notification from the client.
+    pub fn notification(&self, message: &Value) {
+        if message.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
+            let id = message.pointer("/params/requestId").map(Value::to_string).unwrap_or_default();
+            if let Some(token) = lock(&self.running).remove(&id) {
+                token.cancel();
+            }
+        }
+    }
+
+    /// Handles a request and returns the response message.
+    pub async fn request(self: &Arc<Self>, message: Value, out: &Outbox) -> Value {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let outcome = match method {
+            "initialize" => Ok(self.initialize(&params)),
+            "server/discover" => Ok(json!({
+                "supportedVersions": ["2025-06-18", "2025-11-25", "2026-07-28"],
+                "capabilities": {"tools": {"listChanged": true}},
+                "serverInfo": {"name": self.options.name, "version": "0.0.0"},
+            })),
+            "ping" => Ok(json!({})),
+            "tools/list" => Ok(self.list(&params)),
+            "tools/call" => {
+                let cancel = CancellationToken::new();
+                let key = id.to_string();
+                lock(&self.running).insert(key.clone(), cancel.clone());
+                let outcome = tools::call(self, &params, out, cancel).await;
+                lock(&self.running).remove(&key);
+                outcome
+            }
+            other => Err((-32601, format!("method not found: {other}"))),
+        };
+        match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, message)) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        }
+    }
+
+    fn initialize(&self, params: &Value) -> Value {
+        let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("2025-06-18");
+        let version = if ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"].contains(&requested) { requested } else { "2025-11-25" };
+        json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": true}},
+            "serverInfo": {"name": self.options.name, "version": "0.0.0"},
+        })
+    }
+
+    fn list(&self, params: &Value) -> Value {
+        let all = self.tool_definitions();
+        let Some(page_size) = self.options.page_size.filter(|n| *n > 0) else {
+            return json!({"tools": all});
+        };
+        let start: usize = params.get("cursor").and_then(Value::as_str).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let page: Vec<Value> = all.iter().skip(start).take(page_size).cloned().collect();
+        let next = start + page.len();
+        let mut result = json!({"tools": page});
+        if self.options.stuck_cursor {
+            result["nextCursor"] = json!("0");
+        } else if next < all.len() {
+            result["nextCursor"] = json!(next.to_string());
+        }
+        result
+    }
+}

@@ -1,0 +1,40 @@
+//! `DispatchError` → JSON-RPC error: the one place that decides what a caller sees.
+
+use mcplex_dispatch::DispatchError;
+use mcplex_upstream::UpstreamError;
+use rmcp::ErrorData;
+use rmcp::model::ErrorCode;
+use serde_json::json;
+
+/// The code the TypeScript SDK and most clients use for "request timed out".
+const REQUEST_TIMEOUT: i32 = -32001;
+/// Implementation-defined server error: the upstream is unreachable or broke.
+const UPSTREAM_UNAVAILABLE: i32 = -32002;
+
+pub(crate) fn to_wire(error: DispatchError) -> ErrorData {
+    match error {
+        DispatchError::UnknownTool { name } => {
+            ErrorData::invalid_params(format!("unknown tool: {name}"), Some(json!({"tool": name})))
+        }
+        DispatchError::Upstream(upstream) => {
+            let message = upstream.to_string();
+            let server = upstream.server().to_owned();
+            match upstream {
+                // The upstream's own error: its code and message reach the client.
+                UpstreamError::Rpc { code, data, .. } => {
+                    let code = i32::try_from(code).unwrap_or(ErrorCode::INTERNAL_ERROR.0);
+                    ErrorData::new(ErrorCode(code), message, Some(json!({"server": server, "upstream_data": data})))
+                }
+                UpstreamError::Timeout { after, .. } => ErrorData::new(
+                    ErrorCode(REQUEST_TIMEOUT),
+                    message,
+                    Some(json!({"server": server, "timeout_ms": after.as_millis()})),
+                ),
+                UpstreamError::Cancelled { .. } => ErrorData::new(ErrorCode(REQUEST_TIMEOUT), message, Some(json!({"server": server}))),
+                UpstreamError::Closed { .. } | UpstreamError::Unavailable { .. } | UpstreamError::Transport { .. } => {
+                    ErrorData::new(ErrorCode(UPSTREAM_UNAVAILABLE), message, Some(json!({"server": server})))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! `mcplex call server:tool --args '{...}'`: one call through the dispatch path, no gateway.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use mcplex_config::Overrides;
+use mcplex_dispatch::{CallContext, ToolCall};
+use mcplex_names::ToolId;
+use serde_json::{Map, Value};
+
+use super::start::{Core, settle, settle_limit};
+use crate::cli::CallArgs;
+
+pub async fn run(args: CallArgs) -> Result<ExitCode> {
+    let id = ToolId::parse(&args.tool).with_context(|| format!("{:?} is not a tool id; write server:tool", args.tool))?;
+    let arguments: Map<String, Value> = serde_json::from_str(&args.args).context("--args must be a JSON object")?;
+    let (mut config, builtin) = if args.demo {
+        (crate::demo::config(None), Some(crate::demo::connector()))
+    } else {
+        (crate::load::load(&args.config, Overrides::default())?, None)
+    };
+    if !config.servers.iter().any(|s| *s.name == *id.server) {
+        bail!("no server named {:?} in the config", id.server);
+    }
+    // Only the server that is called is started.
+    config.servers.retain(|s| *s.name == *id.server);
+    let limit = settle_limit(&config);
+    let core = Core::start(config, builtin);
+    settle(&core.gateway, limit).await;
+    let outcome = core.gateway.call(ToolCall { name: args.tool.clone(), arguments: Some(arguments) }, CallContext::default()).await;
+    core.shutdown().await;
+    let result = outcome?;
+    println!("{}", serde_json::to_string_pretty(&result)?);
+    let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    Ok(if is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

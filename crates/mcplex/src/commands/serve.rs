@@ -1,0 +1,72 @@
+//! `mcplex serve`: HTTP (default) or stdio, until SIGINT/SIGTERM or the stdio client leaves.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use mcplex_config::Overrides;
+use mcplex_surface::{DirectSurface, router, serve_stdio};
+use tokio_util::sync::CancellationToken;
+
+use super::start::{Core, settle, settle_limit};
+use crate::cli::ServeArgs;
+
+pub async fn run(args: ServeArgs) -> Result<ExitCode> {
+    let overrides = Overrides { listen: args.listen.clone(), call_timeout: None, routing_mode: args.routing_mode.clone() };
+    let (config, builtin) = if args.demo {
+        (crate::demo::config(args.listen.clone()), Some(crate::demo::connector()))
+    } else {
+        (crate::load::load(&args.config, overrides)?, None)
+    };
+    let listen = config.listen.clone();
+    let limit = settle_limit(&config);
+    let servers = config.servers.len();
+    let core = Core::start(config, builtin);
+    let surface = DirectSurface::new(core.gateway.clone());
+
+    if args.stdio {
+        let result = serve_stdio(surface).await;
+        core.shutdown().await;
+        result.map_err(anyhow::Error::msg)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let shutdown = CancellationToken::new();
+    let listener = tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    let address = listener.local_addr().context("listener has no address")?;
+    let app = router(surface, shutdown.clone());
+    // The URL goes to stdout so scripts can read it; everything else is logged on stderr.
+    println!("mcplex: serving {servers} server(s) at http://{address}/mcp (direct surface also at /mcp/all)");
+    tracing::info!("listening on http://{address}/mcp");
+    if std::io::stderr().is_terminal() {
+        let gateway = Arc::clone(&core.gateway);
+        tokio::spawn(async move { settle(&gateway, limit).await });
+    }
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        stop.cancel();
+    });
+    let served = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned()).await;
+    tracing::info!("shutting down: terminating upstream servers");
+    core.shutdown().await;
+    served.context("HTTP server failed")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn wait_for_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(signal) => signal,
+        Err(e) => {
+            tracing::warn!("cannot listen for SIGTERM: {e}");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

@@ -1,0 +1,71 @@
+//! Starting the gateway core (upstreams + live catalog) for any command that needs tools.
+
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcplex_catalog::ServerStatus;
+use mcplex_config::Config;
+use mcplex_dispatch::Gateway;
+use mcplex_upstream::{BuiltinConnector, Upstreams};
+use tokio::sync::mpsc;
+
+/// A started core: the gateway and the task that keeps its catalog current.
+pub struct Core {
+    pub gateway: Arc<Gateway>,
+    live: tokio::task::JoinHandle<()>,
+}
+
+impl Core {
+    /// Starts every enabled server and returns at once; servers join as they connect.
+    pub fn start(config: Config, builtin: Option<BuiltinConnector>) -> Core {
+        let config = Arc::new(config);
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let upstreams = Upstreams::start(&config, builtin, events_tx);
+        let gateway = Arc::new(Gateway::new(upstreams));
+        let live = crate::live::start(gateway.clone(), config, events);
+        Core { gateway, live }
+    }
+
+    /// Terminates every upstream (process groups included) and stops the catalog task.
+    pub async fn shutdown(self) {
+        self.gateway.shutdown().await;
+        self.live.abort();
+    }
+}
+
+/// Waits until no server is still connecting for the first time, or `limit` passes. On a
+/// terminal, shows which servers are still connecting.
+pub async fn settle(gateway: &Gateway, limit: Duration) {
+        let show = std::io::stderr().is_terminal();
+        let mut changes = gateway.snapshot_changes();
+        let mut shown = BTreeSet::new();
+        let _ = tokio::time::timeout(limit, async {
+            loop {
+                let pending: BTreeSet<String> = gateway
+                    .snapshot()
+                    .servers()
+                    .iter()
+                    .filter(|(_, view)| view.status == ServerStatus::Connecting)
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                if pending.is_empty() {
+                    return;
+                }
+                if show && pending != shown {
+                    eprintln!("connecting: {}", pending.iter().cloned().collect::<Vec<_>>().join(", "));
+                    shown = pending;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+}
+
+/// The longest init timeout of the enabled servers, plus a margin: how long `settle` may wait.
+pub fn settle_limit(config: &Config) -> Duration {
+    config.servers.iter().filter(|s| s.enabled).map(|s| s.init_timeout).max().unwrap_or_default() + Duration::from_secs(1)
+}

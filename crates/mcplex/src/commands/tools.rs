@@ -1,0 +1,56 @@
+//! `mcplex tools list`: connect to the configured servers, print their tools, disconnect.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use mcplex_catalog::ServerStatus;
+use mcplex_config::Overrides;
+use serde_json::{Value, json};
+
+use super::start::{Core, settle, settle_limit};
+use crate::cli::ConfigArgs;
+
+pub async fn list(args: &ConfigArgs, server: Option<&str>, as_json: bool, demo: bool) -> Result<ExitCode> {
+    let (mut config, builtin) = if demo {
+        (crate::demo::config(None), Some(crate::demo::connector()))
+    } else {
+        (crate::load::load(args, Overrides::default())?, None)
+    };
+    if let Some(server) = server {
+        if !config.servers.iter().any(|s| s.name == server) {
+            bail!("no server named {server:?} in the config");
+        }
+        config.servers.retain(|s| s.name == server);
+    }
+    let limit = settle_limit(&config);
+    let core = Core::start(config, builtin);
+    settle(&core.gateway, limit).await;
+    let snapshot = core.gateway.snapshot();
+    let mut failed = false;
+    for (name, view) in snapshot.servers() {
+        if !matches!(view.status, ServerStatus::Ready | ServerStatus::Disabled) {
+            eprintln!("server {name}: {}", view.status);
+            failed = true;
+        }
+    }
+    if as_json {
+        let tools: Vec<Value> = snapshot
+            .tools()
+            .iter()
+            .zip(snapshot.direct_listing().iter())
+            .map(|(tool, entry)| json!({"id": tool.id.to_string(), "server": tool.id.server.as_ref(), "tool": entry}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&tools)?);
+    } else {
+        let width = snapshot.tools().iter().map(|t| t.id.to_string().len()).max().unwrap_or(2).max(2);
+        println!("{:width$}  DESCRIPTION", "ID");
+        for tool in snapshot.tools() {
+            let description = tool.raw.get("description").and_then(Value::as_str).unwrap_or_default();
+            let first_line: String = description.lines().next().unwrap_or_default().chars().take(80).collect();
+            println!("{:width$}  {first_line}", tool.id.to_string());
+        }
+        eprintln!("{} tool(s) from {} server(s)", snapshot.tools().len(), snapshot.servers().len());
+    }
+    core.shutdown().await;
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,36 @@
+//! Reading the config file: the one place that touches the disk and the environment for config.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use mcplex_config::{Config, Overrides, parse_config};
+
+use crate::cli::ConfigArgs;
+
+/// `~/.mcplex/mcp_config.json`.
+pub fn default_path() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".mcplex").join("mcp_config.json"))
+}
+
+/// Loads and validates the config. A missing default file is an empty config (with a warning);
+/// a missing explicit file is an error.
+pub fn load(args: &ConfigArgs, mut overrides: Overrides) -> Result<Config> {
+    overrides.call_timeout = args.call_timeout.clone();
+    let (path, explicit) = match &args.config {
+        Some(path) => (path.clone(), true),
+        None => (default_path().context("no --config given and $HOME is not set")?, false),
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+            tracing::warn!("no config at {}; starting with no servers (see --config, --demo)", path.display());
+            "{}".to_owned()
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
+    };
+    let config = parse_config(&text, &path.display().to_string(), &overrides)?;
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
+    Ok(config)
+}
