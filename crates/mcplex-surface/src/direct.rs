@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use mcplex_dispatch::{CallContext, Gateway, ToolCall};
+use mcplex_upstream::STATELESS_VERSION;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, SubscriptionFilter,
@@ -102,9 +103,14 @@ impl ServerHandler for DirectSurface {
             });
             sender
         });
+        let stateless_caller = context.protocol_version().is_some_and(|v| v.as_str() >= STATELESS_VERSION);
         let call = ToolCall { name: request.name.into_owned(), arguments: request.arguments };
         let cx = CallContext { cancel: context.ct.clone(), progress };
-        let raw = self.gateway.call(call, cx).await.map_err(to_wire)?;
+        let mut raw = self.gateway.call(call, cx).await.map_err(to_wire)?;
+        // 2026-07-28 results state their type; an older upstream's result does not.
+        if stateless_caller && let Some(result) = raw.as_object_mut() {
+            result.entry("resultType").or_insert_with(|| Value::from("complete"));
+        }
         call_response(raw)
     }
 }

@@ -1,0 +1,120 @@
+"""Drives mcplex with the official MCP Python SDK (mcp==2.3.0) for the Rust integration tests.
+
+Usage: mcp_client.py (--url URL | --stdio JSON_ARGV) --mode (legacy|2026-07-28) SCENARIO [ARGS...]
+Prints one JSON object on stdout; the Rust test asserts on it.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+
+def dump(model):
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def error_of(exc):
+    err = getattr(exc, "error", None)
+    if err is not None:
+        return {"code": err.code, "message": err.message, "data": err.data}
+    return {"code": None, "message": str(exc)}
+
+
+async def scenario_list(client, _args):
+    result = await client.list_tools()
+    return {"tools": [dump(t) for t in result.tools]}
+
+
+async def scenario_call(client, args):
+    try:
+        result = await client.call_tool(args[0], json.loads(args[1]) if len(args) > 1 else {})
+        return {"result": dump(result)}
+    except MCPError as exc:
+        return {"error": error_of(exc)}
+
+
+async def scenario_progress(client, args):
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append({"progress": progress, "total": total, "message": message})
+
+    result = await client.call_tool(args[0], json.loads(args[1]), progress_callback=on_progress)
+    return {"progress": seen, "result": dump(result)}
+
+
+async def scenario_cancel(client, args):
+    started = time.monotonic()
+    with anyio.move_on_after(float(args[2])) as scope:
+        await client.call_tool(args[0], json.loads(args[1]))
+    # Give the cancellation notification time to leave before the session closes.
+    await anyio.sleep(0.5)
+    return {"cancelled": scope.cancelled_caught, "elapsed": time.monotonic() - started}
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url")
+    parser.add_argument("--stdio")
+    parser.add_argument("--mode", default="legacy")
+    parser.add_argument("scenario")
+    parser.add_argument("args", nargs="*")
+    opts = parser.parse_args()
+
+    holder = {}
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/tools/list_changed":
+            event = holder.get("event")
+            if event is not None:
+                event.set()
+
+    target = opts.url
+    if opts.stdio:
+        argv = json.loads(opts.stdio)
+        target = StdioServerParameters(command=argv[0], args=argv[1:])
+    kwargs = {"mode": opts.mode, "message_handler": on_message}
+    async with Client(target, **kwargs) as client:
+        if opts.scenario == "list":
+            out = await scenario_list(client, opts.args)
+        elif opts.scenario == "call":
+            out = await scenario_call(client, opts.args)
+        elif opts.scenario == "progress":
+            out = await scenario_progress(client, opts.args)
+        elif opts.scenario == "cancel":
+            out = await scenario_cancel(client, opts.args)
+        elif opts.scenario == "list_changed":
+            event = anyio.Event()
+            holder["event"] = event
+            out = await list_changed(client, opts.args, opts.mode, event)
+        else:
+            raise SystemExit(f"unknown scenario {opts.scenario}")
+    print(json.dumps(out))
+
+
+async def list_changed(client, args, mode, event):
+    if mode == "legacy":
+        await client.call_tool(args[0], json.loads(args[1]))
+        with anyio.move_on_after(15):
+            await event.wait()
+        notified = event.is_set()
+    else:
+        notified = False
+        async with client.listen(tools_list_changed=True) as sub:
+            await client.call_tool(args[0], json.loads(args[1]))
+            with anyio.move_on_after(15):
+                async for _event in sub:
+                    notified = True
+                    break
+    tools = await client.list_tools(cache_mode="refresh")
+    return {"notified": notified, "tools": [t.name for t in tools.tools]}
+
+
+if __name__ == "__main__":
+    anyio.run(main)
