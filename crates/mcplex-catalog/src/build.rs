@@ -71,7 +71,13 @@ pub fn build_snapshot(
         if let Some(tools) = tools {
             accept_tools(&server.name, tools, &mut accepted, &mut diagnostics);
         }
-        servers.insert(server.name.clone(), ServerView { status, tool_count: accepted.len() - before });
+        servers.insert(
+            server.name.clone(),
+            ServerView {
+                status,
+                tool_count: accepted.len() - before,
+            },
+        );
     }
 
     let table = RegistrationTable::build(accepted.iter().map(|(id, _)| id.clone()));
@@ -79,14 +85,28 @@ pub fn build_snapshot(
         .into_iter()
         .filter_map(|(id, raw)| {
             let display_name = table.name_of(&id)?.to_owned();
-            Some(CatalogTool { id, display_name, raw })
+            Some(CatalogTool {
+                id,
+                display_name,
+                raw,
+            })
         })
         .collect();
     tools.sort_by(|a, b| a.display_name.cmp(&b.display_name));
-    let index_by_id: HashMap<ToolId, usize> =
-        tools.iter().enumerate().map(|(index, tool)| (tool.id.clone(), index)).collect();
+    let index_by_id: HashMap<ToolId, usize> = tools
+        .iter()
+        .enumerate()
+        .map(|(index, tool)| (tool.id.clone(), index))
+        .collect();
     let direct_listing = Arc::new(tools.iter().map(direct_full_entry).collect());
-    let snapshot = Snapshot { generation, tools, index_by_id, table, servers, direct_listing };
+    let snapshot = Snapshot {
+        generation,
+        tools,
+        index_by_id,
+        table,
+        servers,
+        direct_listing,
+    };
     (snapshot, diagnostics)
 }
 
@@ -97,22 +117,35 @@ fn accept_tools(
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let mut seen = HashSet::new();
-    let mut skip = |message: String| diagnostics.push(Diagnostic { server: server.to_owned(), message });
+    let mut skip = |message: String| {
+        diagnostics.push(Diagnostic {
+            server: server.to_owned(),
+            message,
+        })
+    };
     for (index, tool) in tools.iter().enumerate() {
         let Value::Object(object) = tool else {
             skip(format!("tools[{index}] is not an object; skipped"));
             continue;
         };
-        let Some(name) = object.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) else {
+        let Some(name) = object
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        else {
             skip(format!("tools[{index}] has no name; skipped"));
             continue;
         };
         if !object.get("inputSchema").is_some_and(Value::is_object) {
-            skip(format!("tool {name:?}: inputSchema is missing or not an object; skipped"));
+            skip(format!(
+                "tool {name:?}: inputSchema is missing or not an object; skipped"
+            ));
             continue;
         }
         if !seen.insert(name.to_owned()) {
-            skip(format!("tool {name:?} is listed twice; the first definition is kept"));
+            skip(format!(
+                "tool {name:?} is listed twice; the first definition is kept"
+            ));
             continue;
         }
         accepted.push((ToolId::new(server, name), Arc::new(object.clone())));

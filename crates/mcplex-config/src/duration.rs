@@ -8,7 +8,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if let Ok(seconds) = trimmed.parse::<u64>() {
         return Ok(Duration::from_secs(seconds));
     }
-    let duration = humantime::parse_duration(trimmed).map_err(|e| format!("{e} (write e.g. \"30s\", \"2m\", \"1500ms\")"))?;
+    let duration = humantime::parse_duration(trimmed)
+        .map_err(|e| format!("{e} (write e.g. \"30s\", \"2m\", \"1500ms\")"))?;
     if duration.is_zero() {
         return Err("must be greater than zero".to_owned());
     }

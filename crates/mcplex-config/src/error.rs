@@ -8,12 +8,20 @@ pub enum ConfigError {
     Syntax { file: String, reason: String },
     /// A key has a value of the wrong type or an unacceptable value.
     #[error("{file}: {key}: {reason}")]
-    Invalid { file: String, key: String, reason: String },
+    Invalid {
+        file: String,
+        key: String,
+        reason: String,
+    },
 }
 
 impl ConfigError {
     pub(crate) fn invalid(file: &str, key: impl Into<String>, reason: impl Into<String>) -> Self {
-        ConfigError::Invalid { file: file.to_owned(), key: key.into(), reason: reason.into() }
+        ConfigError::Invalid {
+            file: file.to_owned(),
+            key: key.into(),
+            reason: reason.into(),
+        }
     }
 
     /// The dotted path of the offending key, when there is one.

@@ -62,9 +62,16 @@ pub enum Transport {
         working_dir: Option<PathBuf>,
     },
     /// Streamable HTTP (`protocol: "http"`), or with `fallback_to_sse` the `auto` behaviour.
-    Http { url: String, headers: BTreeMap<String, String>, fallback_to_sse: bool },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        fallback_to_sse: bool,
+    },
     /// Legacy HTTP+SSE (2024-11-05): a GET event stream plus POSTs to the announced endpoint.
-    Sse { url: String, headers: BTreeMap<String, String> },
+    Sse {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
     /// A server compiled into the gateway (the `--demo` fleet); never read from a file.
     Builtin { kind: String },
 }
@@ -118,22 +125,33 @@ fn redacted_map(map: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {
 impl fmt::Debug for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Transport::Stdio { command, args, env, working_dir } => f
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                working_dir,
+            } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env", &redacted_map(env))
                 .field("working_dir", working_dir)
                 .finish(),
-            Transport::Http { url, headers, fallback_to_sse } => f
+            Transport::Http {
+                url,
+                headers,
+                fallback_to_sse,
+            } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("headers", &redacted_map(headers))
                 .field("fallback_to_sse", fallback_to_sse)
                 .finish(),
-            Transport::Sse { url, headers } => {
-                f.debug_struct("Sse").field("url", url).field("headers", &redacted_map(headers)).finish()
-            }
+            Transport::Sse { url, headers } => f
+                .debug_struct("Sse")
+                .field("url", url)
+                .field("headers", &redacted_map(headers))
+                .finish(),
             Transport::Builtin { kind } => f.debug_struct("Builtin").field("kind", kind).finish(),
         }
     }

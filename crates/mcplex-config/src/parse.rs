@@ -7,25 +7,44 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::ConfigError;
 use crate::duration::parse_duration;
 use crate::model::{
     Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, Lifecycle, Overrides,
     RoutingMode, ServerConfig, Transport,
 };
-use crate::ConfigError;
 
 const GLOBAL_KEYS: &[&str] = &["listen", "call_timeout", "routing_mode", "mcpServers"];
 const SERVER_KEYS: &[&str] = &[
-    "name", "command", "args", "env", "working_dir", "cwd", "url", "headers", "protocol", "type",
-    "enabled", "disabled", "call_timeout", "init_timeout", "lifecycle",
+    "name",
+    "command",
+    "args",
+    "env",
+    "working_dir",
+    "cwd",
+    "url",
+    "headers",
+    "protocol",
+    "type",
+    "enabled",
+    "disabled",
+    "call_timeout",
+    "init_timeout",
+    "lifecycle",
 ];
 
 /// Parses and validates `text` (the content of `file`, used in messages), then applies `overrides`.
 pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Config, ConfigError> {
-    let document: Value = serde_json::from_str(text)
-        .map_err(|e| ConfigError::Syntax { file: file.to_owned(), reason: e.to_string() })?;
+    let document: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+        file: file.to_owned(),
+        reason: e.to_string(),
+    })?;
     let Value::Object(root) = document else {
-        return Err(ConfigError::invalid(file, "(root)", "must be a JSON object"));
+        return Err(ConfigError::invalid(
+            file,
+            "(root)",
+            "must be a JSON object",
+        ));
     };
     let mut warnings = Vec::new();
     warn_unknown(&root, GLOBAL_KEYS, "", file, &mut warnings);
@@ -56,10 +75,22 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         None | Some(Value::Null) => Vec::new(),
         Some(value) => cx.servers(value, &mut warnings)?,
     };
-    Ok(Config { listen, call_timeout, routing_mode, servers, warnings })
+    Ok(Config {
+        listen,
+        call_timeout,
+        routing_mode,
+        servers,
+        warnings,
+    })
 }
 
-fn warn_unknown(object: &Map<String, Value>, known: &[&str], prefix: &str, file: &str, warnings: &mut Vec<String>) {
+fn warn_unknown(
+    object: &Map<String, Value>,
+    known: &[&str],
+    prefix: &str,
+    file: &str,
+    warnings: &mut Vec<String>,
+) {
     for key in object.keys() {
         if !known.contains(&key.as_str()) {
             warnings.push(format!("{file}: {prefix}{key}: unknown key, ignored"));
@@ -78,15 +109,20 @@ impl Cx<'_> {
     }
 
     fn string<'v>(&self, value: &'v Value, key: &str) -> Result<&'v str, ConfigError> {
-        value.as_str().ok_or_else(|| self.err(key, format!("must be a string, found {}", kind(value))))
+        value
+            .as_str()
+            .ok_or_else(|| self.err(key, format!("must be a string, found {}", kind(value))))
     }
 
     fn bool(&self, value: &Value, key: &str) -> Result<bool, ConfigError> {
-        value.as_bool().ok_or_else(|| self.err(key, format!("must be true or false, found {}", kind(value))))
+        value
+            .as_bool()
+            .ok_or_else(|| self.err(key, format!("must be true or false, found {}", kind(value))))
     }
 
     fn duration(&self, text: &str, key: &str) -> Result<Duration, ConfigError> {
-        parse_duration(text).map_err(|reason| self.err(key, format!("invalid duration {text:?}: {reason}")))
+        parse_duration(text)
+            .map_err(|reason| self.err(key, format!("invalid duration {text:?}: {reason}")))
     }
 
     fn listen(&self, text: &str, key: &str) -> Result<String, ConfigError> {
@@ -96,7 +132,10 @@ impl Cx<'_> {
         if valid {
             Ok(text.to_owned())
         } else {
-            Err(self.err(key, format!("{text:?} is not host:port (e.g. \"127.0.0.1:8080\")")))
+            Err(self.err(
+                key,
+                format!("{text:?} is not host:port (e.g. \"127.0.0.1:8080\")"),
+            ))
         }
     }
 
@@ -115,9 +154,16 @@ impl Cx<'_> {
         }
     }
 
-    fn string_map(&self, value: &Value, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    fn string_map(
+        &self,
+        value: &Value,
+        key: &str,
+    ) -> Result<BTreeMap<String, String>, ConfigError> {
         let Value::Object(object) = value else {
-            return Err(self.err(key, format!("must be an object of strings, found {}", kind(value))));
+            return Err(self.err(
+                key,
+                format!("must be an object of strings, found {}", kind(value)),
+            ));
         };
         object
             .iter()
@@ -125,12 +171,19 @@ impl Cx<'_> {
                 Value::String(s) => Ok((name.clone(), s.clone())),
                 // Numbers and booleans are common in hand-written env blocks; take their JSON text.
                 Value::Number(_) | Value::Bool(_) => Ok((name.clone(), v.to_string())),
-                other => Err(self.err(format!("{key}.{name}"), format!("must be a string, found {}", kind(other)))),
+                other => Err(self.err(
+                    format!("{key}.{name}"),
+                    format!("must be a string, found {}", kind(other)),
+                )),
             })
             .collect()
     }
 
-    fn servers(&self, value: &Value, warnings: &mut Vec<String>) -> Result<Vec<ServerConfig>, ConfigError> {
+    fn servers(
+        &self,
+        value: &Value,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<ServerConfig>, ConfigError> {
         let entries: Vec<(String, String, &Map<String, Value>)> = match value {
             // Array form: [{"name": "github", ...}]
             Value::Array(items) => items
@@ -139,7 +192,9 @@ impl Cx<'_> {
                 .map(|(index, item)| {
                     let key = format!("mcpServers[{index}]");
                     let Value::Object(object) = item else {
-                        return Err(self.err(key, format!("must be an object, found {}", kind(item))));
+                        return Err(
+                            self.err(key, format!("must be an object, found {}", kind(item)))
+                        );
                     };
                     let name = match object.get("name") {
                         Some(name) => self.string(name, &format!("{key}.name"))?.to_owned(),
@@ -154,24 +209,37 @@ impl Cx<'_> {
                 .map(|(name, item)| {
                     let key = format!("mcpServers.{name}");
                     let Value::Object(object) = item else {
-                        return Err(self.err(key, format!("must be an object, found {}", kind(item))));
+                        return Err(
+                            self.err(key, format!("must be an object, found {}", kind(item)))
+                        );
                     };
                     if let Some(inner) = object.get("name") {
                         let inner = self.string(inner, &format!("{key}.name"))?;
                         if inner != name {
-                            return Err(self.err(format!("{key}.name"), format!("{inner:?} differs from the map key {name:?}")));
+                            return Err(self.err(
+                                format!("{key}.name"),
+                                format!("{inner:?} differs from the map key {name:?}"),
+                            ));
                         }
                     }
                     Ok((key, name.clone(), object))
                 })
                 .collect::<Result<_, _>>()?,
-            other => return Err(self.err("mcpServers", format!("must be an array or an object, found {}", kind(other)))),
+            other => {
+                return Err(self.err(
+                    "mcpServers",
+                    format!("must be an array or an object, found {}", kind(other)),
+                ));
+            }
         };
         let mut seen = BTreeSet::new();
         let mut servers = Vec::with_capacity(entries.len());
         for (key, name, object) in entries {
             if !seen.insert(name.clone()) {
-                return Err(self.err(format!("{key}.name"), format!("duplicate server name {name:?}")));
+                return Err(self.err(
+                    format!("{key}.name"),
+                    format!("duplicate server name {name:?}"),
+                ));
             }
             warn_unknown(object, SERVER_KEYS, &format!("{key}."), self.file, warnings);
             servers.push(self.server(&key, name, object)?);
@@ -179,19 +247,34 @@ impl Cx<'_> {
         Ok(servers)
     }
 
-    fn server(&self, key: &str, name: String, object: &Map<String, Value>) -> Result<ServerConfig, ConfigError> {
+    fn server(
+        &self,
+        key: &str,
+        name: String,
+        object: &Map<String, Value>,
+    ) -> Result<ServerConfig, ConfigError> {
         if name.trim().is_empty() {
             return Err(self.err(format!("{key}.name"), "must not be empty"));
         }
         if name.contains(':') {
-            return Err(self.err(format!("{key}.name"), format!("{name:?} contains ':', which separates server and tool in tool ids")));
+            return Err(self.err(
+                format!("{key}.name"),
+                format!("{name:?} contains ':', which separates server and tool in tool ids"),
+            ));
         }
         let field = |field: &str| object.get(field).filter(|v| !v.is_null());
         let path = |field: &str| format!("{key}.{field}");
 
-        let command = field("command").map(|v| self.string(v, &path("command"))).transpose()?;
-        let url = field("url").map(|v| self.string(v, &path("url"))).transpose()?;
-        let headers = field("headers").map(|v| self.string_map(v, &path("headers"))).transpose()?.unwrap_or_default();
+        let command = field("command")
+            .map(|v| self.string(v, &path("command")))
+            .transpose()?;
+        let url = field("url")
+            .map(|v| self.string(v, &path("url")))
+            .transpose()?;
+        let headers = field("headers")
+            .map(|v| self.string_map(v, &path("headers")))
+            .transpose()?
+            .unwrap_or_default();
         let (protocol_key, protocol) = match (field("protocol"), field("type")) {
             (Some(v), _) => ("protocol", Some(self.string(v, &path("protocol"))?)),
             (None, Some(v)) => ("type", Some(self.string(v, &path("type"))?)),
@@ -200,7 +283,10 @@ impl Cx<'_> {
         let protocol = protocol.unwrap_or("auto");
         let transport = match (protocol, command, url) {
             (_, Some(_), Some(_)) => {
-                return Err(self.err(key, "has both \"command\" and \"url\"; a server is either a process or a URL"));
+                return Err(self.err(
+                    key,
+                    "has both \"command\" and \"url\"; a server is either a process or a URL",
+                ));
             }
             ("stdio" | "auto", Some(command), None) => {
                 if command.trim().is_empty() {
@@ -211,44 +297,80 @@ impl Cx<'_> {
                     Some(Value::Array(items)) => items
                         .iter()
                         .enumerate()
-                        .map(|(i, v)| self.string(v, &format!("{key}.args[{i}]")).map(str::to_owned))
+                        .map(|(i, v)| {
+                            self.string(v, &format!("{key}.args[{i}]"))
+                                .map(str::to_owned)
+                        })
                         .collect::<Result<_, _>>()?,
-                    Some(other) => return Err(self.err(path("args"), format!("must be an array of strings, found {}", kind(other)))),
+                    Some(other) => {
+                        return Err(self.err(
+                            path("args"),
+                            format!("must be an array of strings, found {}", kind(other)),
+                        ));
+                    }
                 };
-                let env = field("env").map(|v| self.string_map(v, &path("env"))).transpose()?.unwrap_or_default();
+                let env = field("env")
+                    .map(|v| self.string_map(v, &path("env")))
+                    .transpose()?
+                    .unwrap_or_default();
                 let working_dir = match (field("working_dir"), field("cwd")) {
                     (Some(v), _) => Some(PathBuf::from(self.string(v, &path("working_dir"))?)),
                     (None, Some(v)) => Some(PathBuf::from(self.string(v, &path("cwd"))?)),
                     (None, None) => None,
                 };
-                Transport::Stdio { command: command.to_owned(), args, env, working_dir }
+                Transport::Stdio {
+                    command: command.to_owned(),
+                    args,
+                    env,
+                    working_dir,
+                }
             }
             ("http" | "streamable-http" | "streamableHttp" | "auto", None, Some(url)) => {
                 self.url(url, &path("url"))?;
-                Transport::Http { url: url.to_owned(), headers, fallback_to_sse: protocol == "auto" }
+                Transport::Http {
+                    url: url.to_owned(),
+                    headers,
+                    fallback_to_sse: protocol == "auto",
+                }
             }
             ("sse", None, Some(url)) => {
                 self.url(url, &path("url"))?;
-                Transport::Sse { url: url.to_owned(), headers }
+                Transport::Sse {
+                    url: url.to_owned(),
+                    headers,
+                }
             }
-            ("stdio", None, _) => return Err(self.err(path("command"), "required for protocol \"stdio\"")),
+            ("stdio", None, _) => {
+                return Err(self.err(path("command"), "required for protocol \"stdio\""));
+            }
             ("http" | "streamable-http" | "streamableHttp" | "sse", _, None) => {
                 return Err(self.err(path("url"), format!("required for protocol {protocol:?}")));
             }
-            ("auto", None, None) => return Err(self.err(key, "needs \"command\" (stdio) or \"url\" (HTTP)")),
+            ("auto", None, None) => {
+                return Err(self.err(key, "needs \"command\" (stdio) or \"url\" (HTTP)"));
+            }
             (other, _, _) => {
                 return Err(self.err(path(protocol_key), format!("unknown protocol {other:?}; expected \"stdio\", \"http\", \"sse\" or \"auto\"")));
             }
         };
-        let mut enabled = field("enabled").map(|v| self.bool(v, &path("enabled"))).transpose()?.unwrap_or(true);
+        let mut enabled = field("enabled")
+            .map(|v| self.bool(v, &path("enabled")))
+            .transpose()?
+            .unwrap_or(true);
         if let Some(disabled) = field("disabled") {
             enabled &= !self.bool(disabled, &path("disabled"))?;
         }
         let call_timeout = field("call_timeout")
-            .map(|v| self.string(v, &path("call_timeout")).and_then(|s| self.duration(s, &path("call_timeout"))))
+            .map(|v| {
+                self.string(v, &path("call_timeout"))
+                    .and_then(|s| self.duration(s, &path("call_timeout")))
+            })
             .transpose()?;
         let init_timeout = field("init_timeout")
-            .map(|v| self.string(v, &path("init_timeout")).and_then(|s| self.duration(s, &path("init_timeout"))))
+            .map(|v| {
+                self.string(v, &path("init_timeout"))
+                    .and_then(|s| self.duration(s, &path("init_timeout")))
+            })
             .transpose()?
             .unwrap_or(DEFAULT_INIT_TIMEOUT);
         let lifecycle = match field("lifecycle") {
@@ -261,7 +383,14 @@ impl Cx<'_> {
                 }
             },
         };
-        Ok(ServerConfig { name, transport, enabled, call_timeout, init_timeout, lifecycle })
+        Ok(ServerConfig {
+            name,
+            transport,
+            enabled,
+            call_timeout,
+            init_timeout,
+            lifecycle,
+        })
     }
 
     fn url(&self, url: &str, key: &str) -> Result<(), ConfigError> {

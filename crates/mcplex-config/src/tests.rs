@@ -29,25 +29,50 @@ fn defaults_for_an_empty_object() {
 
 #[test]
 fn map_form_and_array_form_are_the_same_config() {
-    let map = ok(r#"{"mcpServers": {"github": {"command": "npx", "args": ["-y", "gh"], "env": {"TOKEN": "abc"}}}}"#);
-    let array = ok(r#"{"mcpServers": [{"name": "github", "command": "npx", "args": ["-y", "gh"], "env": {"TOKEN": "abc"}}]}"#);
+    let map = ok(
+        r#"{"mcpServers": {"github": {"command": "npx", "args": ["-y", "gh"], "env": {"TOKEN": "abc"}}}}"#,
+    );
+    let array = ok(
+        r#"{"mcpServers": [{"name": "github", "command": "npx", "args": ["-y", "gh"], "env": {"TOKEN": "abc"}}]}"#,
+    );
     assert_eq!(map.servers, array.servers);
     assert_eq!(map.servers[0].name, "github");
-    assert!(matches!(&map.servers[0].transport, Transport::Stdio { command, .. } if command == "npx"));
+    assert!(
+        matches!(&map.servers[0].transport, Transport::Stdio { command, .. } if command == "npx")
+    );
 }
 
 #[test]
 fn auto_protocol_picks_stdio_for_command_and_http_with_fallback_for_url() {
-    let config = ok(r#"{"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://h/mcp"}, "c": {"url": "http://h/sse", "protocol": "sse"}, "d": {"url": "http://h/mcp", "type": "http"}}}"#);
-    assert!(matches!(config.servers[0].transport, Transport::Stdio { .. }));
-    assert!(matches!(config.servers[1].transport, Transport::Http { fallback_to_sse: true, .. }));
+    let config = ok(
+        r#"{"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://h/mcp"}, "c": {"url": "http://h/sse", "protocol": "sse"}, "d": {"url": "http://h/mcp", "type": "http"}}}"#,
+    );
+    assert!(matches!(
+        config.servers[0].transport,
+        Transport::Stdio { .. }
+    ));
+    assert!(matches!(
+        config.servers[1].transport,
+        Transport::Http {
+            fallback_to_sse: true,
+            ..
+        }
+    ));
     assert!(matches!(config.servers[2].transport, Transport::Sse { .. }));
-    assert!(matches!(config.servers[3].transport, Transport::Http { fallback_to_sse: false, .. }));
+    assert!(matches!(
+        config.servers[3].transport,
+        Transport::Http {
+            fallback_to_sse: false,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn per_server_settings_are_read() {
-    let config = ok(r#"{"call_timeout": "10s", "mcpServers": [{"name": "s", "command": "x", "working_dir": "/tmp", "enabled": false, "call_timeout": "1500ms", "init_timeout": "5s", "lifecycle": "discover"}]}"#);
+    let config = ok(
+        r#"{"call_timeout": "10s", "mcpServers": [{"name": "s", "command": "x", "working_dir": "/tmp", "enabled": false, "call_timeout": "1500ms", "init_timeout": "5s", "lifecycle": "discover"}]}"#,
+    );
     let server = &config.servers[0];
     assert!(!server.enabled);
     assert_eq!(server.call_timeout, Some(Duration::from_millis(1500)));
@@ -61,41 +86,93 @@ fn unknown_keys_warn_and_do_not_fail() {
     let config = ok(r#"{"colour": 1, "mcpServers": {"s": {"command": "x", "autoApprove": []}}}"#);
     assert_eq!(
         config.warnings,
-        vec!["cfg.json: colour: unknown key, ignored", "cfg.json: mcpServers.s.autoApprove: unknown key, ignored"]
+        vec![
+            "cfg.json: colour: unknown key, ignored",
+            "cfg.json: mcpServers.s.autoApprove: unknown key, ignored"
+        ]
     );
 }
 
 #[test]
 fn refusals_name_the_file_the_key_and_the_reason() {
-    assert_eq!(refused(r#"{"mcpServers": {"gh": {"command": 3}}}"#), "cfg.json: mcpServers.gh.command: must be a string, found a number");
-    assert_eq!(refused(r#"{"mcpServers": [{"name": "a", "url": "ftp://x"}]}"#), "cfg.json: mcpServers[0].url: \"ftp://x\" is not an http:// or https:// URL");
-    assert_eq!(refused(r#"{"mcpServers": [{"name": "a:b", "command": "x"}]}"#), "cfg.json: mcpServers[0].name: \"a:b\" contains ':', which separates server and tool in tool ids");
-    assert_eq!(refused(r#"{"mcpServers": [{"name": "a", "command": "x"}, {"name": "a", "command": "y"}]}"#), "cfg.json: mcpServers[1].name: duplicate server name \"a\"");
-    assert_eq!(refused(r#"{"mcpServers": {"a": {}}}"#), "cfg.json: mcpServers.a: needs \"command\" (stdio) or \"url\" (HTTP)");
-    assert_eq!(refused(r#"{"call_timeout": "soon"}"#).split(':').take(2).collect::<Vec<_>>(), ["cfg.json", " call_timeout"]);
-    assert!(refused(r#"{"routing_mode": "schema_deferred"}"#).contains("direct_tool_response_mode: \"deferred\""));
+    assert_eq!(
+        refused(r#"{"mcpServers": {"gh": {"command": 3}}}"#),
+        "cfg.json: mcpServers.gh.command: must be a string, found a number"
+    );
+    assert_eq!(
+        refused(r#"{"mcpServers": [{"name": "a", "url": "ftp://x"}]}"#),
+        "cfg.json: mcpServers[0].url: \"ftp://x\" is not an http:// or https:// URL"
+    );
+    assert_eq!(
+        refused(r#"{"mcpServers": [{"name": "a:b", "command": "x"}]}"#),
+        "cfg.json: mcpServers[0].name: \"a:b\" contains ':', which separates server and tool in tool ids"
+    );
+    assert_eq!(
+        refused(
+            r#"{"mcpServers": [{"name": "a", "command": "x"}, {"name": "a", "command": "y"}]}"#
+        ),
+        "cfg.json: mcpServers[1].name: duplicate server name \"a\""
+    );
+    assert_eq!(
+        refused(r#"{"mcpServers": {"a": {}}}"#),
+        "cfg.json: mcpServers.a: needs \"command\" (stdio) or \"url\" (HTTP)"
+    );
+    assert_eq!(
+        refused(r#"{"call_timeout": "soon"}"#)
+            .split(':')
+            .take(2)
+            .collect::<Vec<_>>(),
+        ["cfg.json", " call_timeout"]
+    );
+    assert!(
+        refused(r#"{"routing_mode": "schema_deferred"}"#)
+            .contains("direct_tool_response_mode: \"deferred\"")
+    );
     assert!(refused("{not json").starts_with("cfg.json: not valid JSON"));
-    assert_eq!(refused(r#"{"listen": "8080"}"#), "cfg.json: listen: \"8080\" is not host:port (e.g. \"127.0.0.1:8080\")");
+    assert_eq!(
+        refused(r#"{"listen": "8080"}"#),
+        "cfg.json: listen: \"8080\" is not host:port (e.g. \"127.0.0.1:8080\")"
+    );
 }
 
 #[test]
 fn overrides_win_over_the_file() {
-    let overrides = Overrides { listen: Some("127.0.0.1:9999".into()), call_timeout: Some("7s".into()), routing_mode: None };
-    let config = parse_config(r#"{"listen": "127.0.0.1:1", "call_timeout": "1s"}"#, "cfg.json", &overrides).expect("valid");
+    let overrides = Overrides {
+        listen: Some("127.0.0.1:9999".into()),
+        call_timeout: Some("7s".into()),
+        routing_mode: None,
+    };
+    let config = parse_config(
+        r#"{"listen": "127.0.0.1:1", "call_timeout": "1s"}"#,
+        "cfg.json",
+        &overrides,
+    )
+    .expect("valid");
     assert_eq!(config.listen, "127.0.0.1:9999");
     assert_eq!(config.call_timeout, Duration::from_secs(7));
-    let bad = Overrides { listen: Some("nope".into()), ..Overrides::default() };
+    let bad = Overrides {
+        listen: Some("nope".into()),
+        ..Overrides::default()
+    };
     let err = parse_config("{}", "cfg.json", &bad).expect_err("refused");
     assert_eq!(err.key(), Some("--listen / MCPLEX_LISTEN"));
 }
 
 #[test]
 fn secrets_never_show_in_debug_and_are_redacted_from_text() {
-    let config = ok(r#"{"mcpServers": {"s": {"command": "x", "env": {"TOKEN": "hunter2-secret"}}, "h": {"url": "https://h", "headers": {"Authorization": "Bearer abcdef"}}}}"#);
+    let config = ok(
+        r#"{"mcpServers": {"s": {"command": "x", "env": {"TOKEN": "hunter2-secret"}}, "h": {"url": "https://h", "headers": {"Authorization": "Bearer abcdef"}}}}"#,
+    );
     let debug = format!("{config:?}");
-    assert!(!debug.contains("hunter2-secret") && !debug.contains("abcdef"), "{debug}");
+    assert!(
+        !debug.contains("hunter2-secret") && !debug.contains("abcdef"),
+        "{debug}"
+    );
     let redactor = crate::Redactor::for_server(&config.servers[0]);
-    assert_eq!(redactor.redact("token=hunter2-secret!"), "token=[redacted]!");
+    assert_eq!(
+        redactor.redact("token=hunter2-secret!"),
+        "token=[redacted]!"
+    );
 }
 
 #[test]

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use mcplex_catalog::{CatalogTool, Snapshot};
+use std::time::{Duration, Instant};
+
+use mcplex_catalog::{CatalogTool, ServerStatus, Snapshot};
 use mcplex_upstream::{CallOptions, Upstreams};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
@@ -35,7 +37,13 @@ pub struct Gateway {
     upstreams: Upstreams,
     listing_version: watch::Sender<u64>,
     published: watch::Sender<u64>,
+    started: Instant,
 }
+
+/// How long after start a listing waits for servers that are still connecting for the first
+/// time. Clients that spawn the gateway list once, at once; without this they would see an empty
+/// catalog and (if they ignore `list_changed`) never more.
+pub const STARTUP_GRACE: Duration = Duration::from_secs(5);
 
 impl Gateway {
     pub fn new(upstreams: Upstreams) -> Gateway {
@@ -44,6 +52,7 @@ impl Gateway {
             upstreams,
             listing_version: watch::Sender::new(0),
             published: watch::Sender::new(0),
+            started: Instant::now(),
         }
     }
 
@@ -63,6 +72,27 @@ impl Gateway {
         self.published.send_modify(|count| *count += 1);
     }
 
+    /// During the first [`STARTUP_GRACE`] after start, waits until no server is connecting for
+    /// the first time (or the grace ends). Afterwards returns at once.
+    pub async fn startup_settled(&self) {
+        let deadline = self.started + STARTUP_GRACE;
+        let mut changes = self.published.subscribe();
+        let connecting = |snapshot: &Snapshot| {
+            snapshot
+                .servers()
+                .values()
+                .any(|v| v.status == ServerStatus::Connecting)
+        };
+        let _ = tokio::time::timeout_at(deadline.into(), async {
+            while connecting(&self.snapshot()) {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+    }
+
     /// A receiver that changes with every published snapshot (server status changes included).
     pub fn snapshot_changes(&self) -> watch::Receiver<u64> {
         self.published.subscribe()
@@ -79,8 +109,17 @@ impl Gateway {
 
     /// The one dispatch path: resolve → policy → call → raw result.
     pub async fn call(&self, call: ToolCall, cx: CallContext) -> Result<Value, DispatchError> {
-        let snapshot = self.snapshot();
-        let tool = snapshot.resolve(&call.name).ok_or_else(|| DispatchError::UnknownTool { name: call.name.clone() })?;
+        let mut snapshot = self.snapshot();
+        if snapshot.resolve(&call.name).is_none() {
+            // Right after start the tool's server may still be connecting.
+            self.startup_settled().await;
+            snapshot = self.snapshot();
+        }
+        let tool = snapshot
+            .resolve(&call.name)
+            .ok_or_else(|| DispatchError::UnknownTool {
+                name: call.name.clone(),
+            })?;
         policy(&snapshot, tool)?;
         let mut params = Map::with_capacity(2);
         params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));
@@ -95,7 +134,10 @@ impl Gateway {
         };
         // The snapshot is not held across the upstream call: a rebuild may swap it meanwhile.
         drop(snapshot);
-        Ok(self.upstreams.call_tool(&server, Value::Object(params), options).await?)
+        Ok(self
+            .upstreams
+            .call_tool(&server, Value::Object(params), options)
+            .await?)
     }
 
     /// Terminates every upstream.

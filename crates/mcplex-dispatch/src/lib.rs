@@ -11,4 +11,4 @@ mod error;
 mod gateway;
 
 pub use error::DispatchError;
-pub use gateway::{CallContext, Gateway, ToolCall};
+pub use gateway::{CallContext, Gateway, STARTUP_GRACE, ToolCall};

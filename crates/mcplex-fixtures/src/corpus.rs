@@ -17,13 +17,20 @@ pub fn ref45() -> Vec<CorpusTool> {
 
 /// Parses a corpus file. Rows without a tool name are skipped.
 pub fn load_corpus(text: &str) -> Result<Vec<CorpusTool>, String> {
-    let document: Value = serde_json::from_str(text).map_err(|e| format!("corpus is not JSON: {e}"))?;
-    let rows = document.get("tools").and_then(Value::as_array).ok_or("corpus has no \"tools\" array")?;
+    let document: Value =
+        serde_json::from_str(text).map_err(|e| format!("corpus is not JSON: {e}"))?;
+    let rows = document
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or("corpus has no \"tools\" array")?;
     Ok(rows
         .iter()
         .filter_map(|row| {
             let name = row.get("tool").and_then(Value::as_str)?;
-            let server = row.get("server").and_then(Value::as_str).unwrap_or("corpus");
+            let server = row
+                .get("server")
+                .and_then(Value::as_str)
+                .unwrap_or("corpus");
             let schema = row
                 .get("schema")
                 .or_else(|| row.get("inputSchema"))
@@ -36,7 +43,11 @@ pub fn load_corpus(text: &str) -> Result<Vec<CorpusTool>, String> {
                 "description": row.get("description").and_then(Value::as_str).unwrap_or_default(),
                 "inputSchema": schema,
             });
-            Some(CorpusTool { server: server.to_owned(), definition, validator })
+            Some(CorpusTool {
+                server: server.to_owned(),
+                definition,
+                validator,
+            })
         })
         .collect())
 }

@@ -16,7 +16,9 @@ use crate::Fixture;
 
 /// Serves `fixture` at `/mcp` on `listener` until the process ends.
 pub async fn serve_http(fixture: Arc<Fixture>, listener: TcpListener) -> std::io::Result<()> {
-    let app = Router::new().route("/mcp", post(handle)).with_state(fixture);
+    let app = Router::new()
+        .route("/mcp", post(handle))
+        .with_state(fixture);
     axum::serve(listener, app).await
 }
 

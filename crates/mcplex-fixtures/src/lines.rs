@@ -9,7 +9,11 @@ use tokio::sync::mpsc;
 use crate::Fixture;
 
 /// Serves until the input ends or the `crash` tool is called. Requests run concurrently.
-pub async fn serve_lines(fixture: Arc<Fixture>, reader: impl AsyncRead + Unpin, writer: impl AsyncWrite + Send + Unpin + 'static) {
+pub async fn serve_lines(
+    fixture: Arc<Fixture>,
+    reader: impl AsyncRead + Unpin,
+    writer: impl AsyncWrite + Send + Unpin + 'static,
+) {
     let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
     let writer_task = tokio::spawn(async move {
         let mut writer = writer;
@@ -32,7 +36,8 @@ pub async fn serve_lines(fixture: Arc<Fixture>, reader: impl AsyncRead + Unpin, 
             let _ = out.send(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error"}}));
             continue;
         };
-        let is_request = message.get("method").is_some() && message.get("id").is_some_and(|id| !id.is_null());
+        let is_request =
+            message.get("method").is_some() && message.get("id").is_some_and(|id| !id.is_null());
         if is_request {
             let (fixture, out) = (fixture.clone(), out.clone());
             tokio::spawn(async move {

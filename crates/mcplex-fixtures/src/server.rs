@@ -65,8 +65,13 @@ impl Fixture {
     /// Handles a notification from the client.
     pub fn notification(&self, message: &Value) {
         if message.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
-            let id = message.pointer("/params/requestId").map(Value::to_string).unwrap_or_default();
+            let id = message
+                .pointer("/params/requestId")
+                .map(Value::to_string)
+                .unwrap_or_default();
             if let Some(token) = lock(&self.running).remove(&id) {
+                // Tests read this line (through the gateway's captured stderr) as proof of delivery.
+                eprintln!("fixture {}: request {id} cancelled", self.options.name);
                 token.cancel();
             }
         }
@@ -75,7 +80,10 @@ impl Fixture {
     /// Handles a request and returns the response message.
     pub async fn request(self: &Arc<Self>, message: Value, out: &Outbox) -> Value {
         let id = message.get("id").cloned().unwrap_or(Value::Null);
-        let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         let outcome = match method {
             "initialize" => Ok(self.initialize(&params)),
@@ -98,13 +106,23 @@ impl Fixture {
         };
         match outcome {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, message)) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+            Err((code, message)) => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            }
         }
     }
 
     fn initialize(&self, params: &Value) -> Value {
-        let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("2025-06-18");
-        let version = if ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"].contains(&requested) { requested } else { "2025-11-25" };
+        let requested = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("2025-06-18");
+        let version =
+            if ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"].contains(&requested) {
+                requested
+            } else {
+                "2025-11-25"
+            };
         json!({
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": true}},
@@ -117,7 +135,11 @@ impl Fixture {
         let Some(page_size) = self.options.page_size.filter(|n| *n > 0) else {
             return json!({"tools": all});
         };
-        let start: usize = params.get("cursor").and_then(Value::as_str).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let start: usize = params
+            .get("cursor")
+            .and_then(Value::as_str)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
         let page: Vec<Value> = all.iter().skip(start).take(page_size).cloned().collect();
         let next = start + page.len();
         let mut result = json!({"tools": page});

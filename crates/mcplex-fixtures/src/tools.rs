@@ -36,10 +36,26 @@ fn text_result(value: &Value) -> Value {
     json!({"content": [{"type": "text", "text": value.to_string()}], "structuredContent": value})
 }
 
-pub(crate) async fn call(fixture: &Arc<Fixture>, params: &Value, out: &Outbox, cancel: CancellationToken) -> Outcome {
-    let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
-    let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
-    if let Some(tool) = fixture.options.corpus.iter().find(|t| t.definition["name"] == name) {
+pub(crate) async fn call(
+    fixture: &Arc<Fixture>,
+    params: &Value,
+    out: &Outbox,
+    cancel: CancellationToken,
+) -> Outcome {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let arguments = params
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Some(tool) = fixture
+        .options
+        .corpus
+        .iter()
+        .find(|t| t.definition["name"] == name)
+    {
         return Ok(corpus_call(tool, &arguments));
     }
     if lock(&fixture.added).iter().any(|t| t["name"] == name) {
@@ -69,24 +85,38 @@ pub(crate) async fn call(fixture: &Arc<Fixture>, params: &Value, out: &Outbox, c
         "add_tool" => {
             let new_name = arguments["name"].as_str().unwrap_or("added").to_owned();
             lock(&fixture.added).push(json!({"name": new_name, "description": "Added at run time.", "inputSchema": {"type": "object"}}));
-            let _ = out.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+            let _ =
+                out.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
             Ok(text_result(&json!({"added": new_name})))
         }
-        "fail" => Ok(json!({"content": [{"type": "text", "text": "this tool failed on purpose"}], "isError": true})),
-        "protocol_error" => Err((-32602, "protocol_error was called: the fixture refuses".to_owned())),
+        "fail" => Ok(
+            json!({"content": [{"type": "text", "text": "this tool failed on purpose"}], "isError": true}),
+        ),
+        "protocol_error" => Err((
+            -32602,
+            "protocol_error was called: the fixture refuses".to_owned(),
+        )),
         "pid" => Ok(text_result(&json!({"pid": std::process::id()}))),
         "spawn_grandchild" => {
-            let child = std::process::Command::new("sleep").arg("3600").spawn().map_err(|e| (-32603, format!("cannot spawn: {e}")))?;
+            let child = std::process::Command::new("sleep")
+                .arg("3600")
+                .spawn()
+                .map_err(|e| (-32603, format!("cannot spawn: {e}")))?;
             let pid = child.id();
             // Deliberately not waited for: it must outlive this call, as npx's children do.
-            std::mem::forget(child);
+            drop(child);
             Ok(text_result(&json!({"pid": pid})))
         }
         other => Err((-32602, format!("unknown tool: {other}"))),
     }
 }
 
-async fn slow(params: &Value, arguments: &Value, out: &Outbox, cancel: CancellationToken) -> Outcome {
+async fn slow(
+    params: &Value,
+    arguments: &Value,
+    out: &Outbox,
+    cancel: CancellationToken,
+) -> Outcome {
     let ms = arguments["ms"].as_u64().unwrap_or(1000);
     let steps = arguments["steps"].as_u64().unwrap_or(1).max(1);
     let token = params.pointer("/_meta/progressToken").cloned();
@@ -105,7 +135,10 @@ async fn slow(params: &Value, arguments: &Value, out: &Outbox, cancel: Cancellat
 
 fn corpus_call(tool: &crate::CorpusTool, arguments: &Value) -> Value {
     if let Some(validator) = &tool.validator {
-        let errors: Vec<String> = validator.iter_errors(arguments).map(|e| format!("{}: {e}", e.instance_path())).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(arguments)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect();
         if !errors.is_empty() {
             return json!({"content": [{"type": "text", "text": format!("invalid arguments: {}", errors.join("; "))}], "isError": true});
         }

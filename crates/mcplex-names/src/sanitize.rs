@@ -18,5 +18,13 @@ pub fn sanitize(part: &str) -> String {
     if part.is_empty() {
         return "_".to_owned();
     }
-    part.chars().map(|c| if c.is_ascii() && is_name_byte(c as u8) { c } else { '_' }).collect()
+    part.chars()
+        .map(|c| {
+            if c.is_ascii() && is_name_byte(c as u8) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

@@ -18,7 +18,10 @@ pub struct ToolId {
 
 impl ToolId {
     pub fn new(server: impl Into<Arc<str>>, tool: impl Into<Arc<str>>) -> ToolId {
-        ToolId { server: server.into(), tool: tool.into() }
+        ToolId {
+            server: server.into(),
+            tool: tool.into(),
+        }
     }
 
     /// Parses `server:tool`. Server names never contain `:` (the config refuses them), so the
@@ -73,7 +76,8 @@ impl RegistrationTable {
             let exact = |id: &ToolId| format!("{}__{}", id.server, id.tool) == natural;
             let exact_count = group.iter().filter(|id| exact(id)).count();
             for id in group.iter() {
-                let keeps = is_valid_name(&natural) && (group.len() == 1 || (exact_count == 1 && exact(id)));
+                let keeps = is_valid_name(&natural)
+                    && (group.len() == 1 || (exact_count == 1 && exact(id)));
                 if keeps {
                     table.insert(natural.clone(), id.clone());
                 } else {
@@ -99,7 +103,11 @@ impl RegistrationTable {
         let canonical = id.to_string();
         let mut salt = 0u32;
         loop {
-            let seed = if salt == 0 { canonical.clone() } else { format!("{canonical}#{salt}") };
+            let seed = if salt == 0 {
+                canonical.clone()
+            } else {
+                format!("{canonical}#{salt}")
+            };
             let name = hashed_name(natural, &seed);
             if !self.by_name.contains_key(&name) {
                 return name;
@@ -129,7 +137,11 @@ impl RegistrationTable {
 
 fn hashed_name(natural: &str, seed: &str) -> String {
     let digest = Sha256::digest(seed.as_bytes());
-    let hex: String = digest.iter().take(HASH_LEN / 2).map(|b| format!("{b:02x}")).collect();
+    let hex: String = digest
+        .iter()
+        .take(HASH_LEN / 2)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     // `natural` is ASCII (sanitized), so byte slicing is on char boundaries.
     let keep = natural.len().min(MAX_NAME_LEN - HASH_LEN - 1);
     format!("{}_{hex}", &natural[..keep])

@@ -7,14 +7,21 @@ fn check_names(ids: &[(&str, &str)], expect: &[&str]) {
     let table = RegistrationTable::build(ids.iter().map(|(s, t)| ToolId::new(*s, *t)));
     let names: Vec<&str> = ids
         .iter()
-        .map(|(s, t)| table.name_of(&ToolId::new(*s, *t)).expect("every id has a name"))
+        .map(|(s, t)| {
+            table
+                .name_of(&ToolId::new(*s, *t))
+                .expect("every id has a name")
+        })
         .collect();
     assert_eq!(names, expect);
 }
 
 #[test]
 fn plain_names_are_server_double_underscore_tool() {
-    check_names(&[("github", "create_issue"), ("fs", "read-file")], &["github__create_issue", "fs__read-file"]);
+    check_names(
+        &[("github", "create_issue"), ("fs", "read-file")],
+        &["github__create_issue", "fs__read-file"],
+    );
 }
 
 #[test]
@@ -26,9 +33,15 @@ fn invalid_characters_become_underscores() {
 
 #[test]
 fn a_collision_keeps_the_exact_name_and_hashes_the_other() {
-    check_names(&[("a", "b_c"), ("a", "b.c")], &["a__b_c", "a__b_c_06a090a5"]);
+    check_names(
+        &[("a", "b_c"), ("a", "b.c")],
+        &["a__b_c", "a__b_c_06a090a5"],
+    );
     // Order of arrival changes nothing.
-    check_names(&[("a", "b.c"), ("a", "b_c")], &["a__b_c_06a090a5", "a__b_c"]);
+    check_names(
+        &[("a", "b.c"), ("a", "b_c")],
+        &["a__b_c_06a090a5", "a__b_c"],
+    );
 }
 
 #[test]
@@ -36,7 +49,11 @@ fn double_underscores_inside_names_stay_distinct() {
     // a__b + c and a + b__c share the natural name "a__b__c": neither may be split back by "__".
     let ids = [("a__b", "c"), ("a", "b__c")];
     let table = RegistrationTable::build(ids.iter().map(|(s, t)| ToolId::new(*s, *t)));
-    assert_eq!(table.resolve("a__b__c"), None, "both are exact, so both are hashed");
+    assert_eq!(
+        table.resolve("a__b__c"),
+        None,
+        "both are exact, so both are hashed"
+    );
     assert_eq!(table.len(), 2);
     for (s, t) in ids {
         let id = ToolId::new(s, t);
@@ -49,7 +66,9 @@ fn double_underscores_inside_names_stay_distinct() {
 fn long_names_are_cut_to_64_with_a_hash() {
     let tool = "x".repeat(80);
     let table = RegistrationTable::build([ToolId::new("srv", tool.as_str())]);
-    let name = table.name_of(&ToolId::new("srv", tool.as_str())).expect("named");
+    let name = table
+        .name_of(&ToolId::new("srv", tool.as_str()))
+        .expect("named");
     assert_eq!(name.len(), 64);
     assert!(name.starts_with("srv__xxxx"));
     assert!(is_valid_name(name));
@@ -57,7 +76,10 @@ fn long_names_are_cut_to_64_with_a_hash() {
 
 #[test]
 fn canonical_ids_parse_at_the_first_colon() {
-    assert_eq!(ToolId::parse("srv:ns:tool"), Some(ToolId::new("srv", "ns:tool")));
+    assert_eq!(
+        ToolId::parse("srv:ns:tool"),
+        Some(ToolId::new("srv", "ns:tool"))
+    );
     assert_eq!(ToolId::parse("nocolon"), None);
     assert_eq!(ToolId::parse(":tool"), None);
 }

@@ -33,13 +33,24 @@ impl DirectSurface {
     /// Builds the surface and starts forwarding listing changes to connected sessions.
     pub fn new(gateway: Arc<Gateway>) -> DirectSurface {
         let peers = LegacyPeers::start(gateway.listing_changes());
-        DirectSurface { gateway, peers, tools: ToolsCache::default() }
+        DirectSurface {
+            gateway,
+            peers,
+            tools: ToolsCache::default(),
+        }
+    }
+
+    pub fn gateway(&self) -> &Arc<Gateway> {
+        &self.gateway
     }
 }
 
 impl ServerHandler for DirectSurface {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("mcplex", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
@@ -50,8 +61,11 @@ impl ServerHandler for DirectSurface {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.gateway.startup_settled().await;
         let snapshot = self.gateway.snapshot();
-        let tools = self.tools.get(snapshot.generation(), snapshot.direct_listing());
+        let tools = self
+            .tools
+            .get(snapshot.generation(), snapshot.direct_listing());
         Ok(ListToolsResult::with_all_items(tools.as_ref().clone()))
     }
 
@@ -59,7 +73,10 @@ impl ServerHandler for DirectSurface {
         self.peers.add(context.peer);
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|wanted| *wanted);
         Some(accepted)
@@ -84,7 +101,11 @@ impl ServerHandler for DirectSurface {
         }
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let progress = context.meta.get_progress_token().map(|token| {
             let (sender, mut updates) = mpsc::unbounded_channel::<Value>();
             let peer = context.peer.clone();
@@ -97,19 +118,31 @@ impl ServerHandler for DirectSurface {
                                 break;
                             }
                         }
-                        Err(e) => tracing::debug!("dropped a malformed upstream progress notification: {e}"),
+                        Err(e) => tracing::debug!(
+                            "dropped a malformed upstream progress notification: {e}"
+                        ),
                     }
                 }
             });
             sender
         });
-        let stateless_caller = context.protocol_version().is_some_and(|v| v.as_str() >= STATELESS_VERSION);
-        let call = ToolCall { name: request.name.into_owned(), arguments: request.arguments };
-        let cx = CallContext { cancel: context.ct.clone(), progress };
+        let stateless_caller = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= STATELESS_VERSION);
+        let call = ToolCall {
+            name: request.name.into_owned(),
+            arguments: request.arguments,
+        };
+        let cx = CallContext {
+            cancel: context.ct.clone(),
+            progress,
+        };
         let mut raw = self.gateway.call(call, cx).await.map_err(to_wire)?;
         // 2026-07-28 results state their type; an older upstream's result does not.
         if stateless_caller && let Some(result) = raw.as_object_mut() {
-            result.entry("resultType").or_insert_with(|| Value::from("complete"));
+            result
+                .entry("resultType")
+                .or_insert_with(|| Value::from("complete"));
         }
         call_response(raw)
     }

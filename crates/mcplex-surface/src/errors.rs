@@ -23,17 +23,29 @@ pub(crate) fn to_wire(error: DispatchError) -> ErrorData {
                 // The upstream's own error: its code and message reach the client.
                 UpstreamError::Rpc { code, data, .. } => {
                     let code = i32::try_from(code).unwrap_or(ErrorCode::INTERNAL_ERROR.0);
-                    ErrorData::new(ErrorCode(code), message, Some(json!({"server": server, "upstream_data": data})))
+                    ErrorData::new(
+                        ErrorCode(code),
+                        message,
+                        Some(json!({"server": server, "upstream_data": data})),
+                    )
                 }
                 UpstreamError::Timeout { after, .. } => ErrorData::new(
                     ErrorCode(REQUEST_TIMEOUT),
                     message,
                     Some(json!({"server": server, "timeout_ms": after.as_millis()})),
                 ),
-                UpstreamError::Cancelled { .. } => ErrorData::new(ErrorCode(REQUEST_TIMEOUT), message, Some(json!({"server": server}))),
-                UpstreamError::Closed { .. } | UpstreamError::Unavailable { .. } | UpstreamError::Transport { .. } => {
-                    ErrorData::new(ErrorCode(UPSTREAM_UNAVAILABLE), message, Some(json!({"server": server})))
-                }
+                UpstreamError::Cancelled { .. } => ErrorData::new(
+                    ErrorCode(REQUEST_TIMEOUT),
+                    message,
+                    Some(json!({"server": server})),
+                ),
+                UpstreamError::Closed { .. }
+                | UpstreamError::Unavailable { .. }
+                | UpstreamError::Transport { .. } => ErrorData::new(
+                    ErrorCode(UPSTREAM_UNAVAILABLE),
+                    message,
+                    Some(json!({"server": server})),
+                ),
             }
         }
     }

@@ -1,18 +1,26 @@
 //! The HTTP routes: `/mcp` (the configured routing mode) and `/mcp/all` (direct), both served by
-//! one rmcp streamable HTTP service so they share one server instance.
+//! one rmcp streamable HTTP service so they share one server instance; `/healthz` and `/readyz`.
 
 use std::sync::Arc;
 
-use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use mcplex_catalog::ServerStatus;
+use mcplex_dispatch::Gateway;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::DirectSurface;
 
 /// The gateway's MCP routes. `shutdown` ends every session when cancelled.
 pub fn router(surface: DirectSurface, shutdown: CancellationToken) -> Router {
+    let gateway = surface.gateway().clone();
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown;
     // Session-era clients get sessions, the GET stream and 404 for unknown sessions; 2026-07-28
@@ -23,6 +31,33 @@ pub fn router(surface: DirectSurface, shutdown: CancellationToken) -> Router {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    Router::new().nest_service("/mcp", service.clone()).nest_service("/mcp/all", service)
+    Router::new()
+        .nest_service("/mcp", service.clone())
+        .nest_service("/mcp/all", service)
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz).with_state(gateway))
 }
 
+/// 200 when every enabled server is ready; otherwise 503. Either way the body lists each server's
+/// status, so an operator sees which upstreams are not ready and why.
+async fn readyz(State(gateway): State<Arc<Gateway>>) -> impl IntoResponse {
+    let snapshot = gateway.snapshot();
+    let mut ready = true;
+    let servers: serde_json::Map<String, serde_json::Value> = snapshot
+        .servers()
+        .iter()
+        .map(|(name, view)| {
+            ready &= matches!(view.status, ServerStatus::Ready | ServerStatus::Disabled);
+            (
+                name.clone(),
+                json!({"status": view.status.to_string(), "tools": view.tool_count}),
+            )
+        })
+        .collect();
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(json!({"ready": ready, "servers": servers})))
+}

@@ -13,8 +13,8 @@ mod direct;
 mod errors;
 mod http;
 mod listen;
-mod typed;
 mod stdio;
+mod typed;
 
 pub use direct::DirectSurface;
 pub use http::router;

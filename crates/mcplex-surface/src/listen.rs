@@ -39,6 +39,9 @@ impl LegacyPeers {
     }
 
     pub(crate) fn add(&self, peer: Peer<RoleServer>) {
-        self.peers.lock().unwrap_or_else(PoisonError::into_inner).push(peer);
+        self.peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(peer);
     }
 }

@@ -11,6 +11,9 @@ pub async fn serve_stdio(surface: DirectSurface) -> Result<(), String> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("stdio client did not start a session: {e}"))?;
-    running.waiting().await.map_err(|e| format!("stdio session ended abnormally: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("stdio session ended abnormally: {e}"))?;
     Ok(())
 }

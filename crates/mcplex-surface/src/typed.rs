@@ -12,10 +12,13 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult, Tool};
 use serde_json::Value;
 
+/// A snapshot generation and its typed listing.
+type Converted = (u64, Arc<Vec<Tool>>);
+
 /// The typed direct listing of the newest snapshot seen.
 #[derive(Clone, Default)]
 pub(crate) struct ToolsCache {
-    cached: Arc<Mutex<Option<(u64, Arc<Vec<Tool>>)>>>,
+    cached: Arc<Mutex<Option<Converted>>>,
 }
 
 impl ToolsCache {
@@ -29,13 +32,18 @@ impl ToolsCache {
         }
         let tools: Vec<Tool> = listing
             .iter()
-            .filter_map(|entry| match serde_json::from_value::<Tool>(entry.clone()) {
-                Ok(tool) => Some(tool),
-                Err(e) => {
-                    tracing::warn!("tool {} is not a valid MCP tool and is not listed: {e}", entry.get("name").unwrap_or(&serde_json::Value::Null));
-                    None
-                }
-            })
+            .filter_map(
+                |entry| match serde_json::from_value::<Tool>(entry.clone()) {
+                    Ok(tool) => Some(tool),
+                    Err(e) => {
+                        tracing::warn!(
+                            "tool {} is not a valid MCP tool and is not listed: {e}",
+                            entry.get("name").unwrap_or(&serde_json::Value::Null)
+                        );
+                        None
+                    }
+                },
+            )
             .collect();
         let tools = Arc::new(tools);
         *cached = Some((generation, tools.clone()));
@@ -49,9 +57,16 @@ pub(crate) fn call_response(raw: Value) -> Result<CallToolResponse, ErrorData> {
     if input_required {
         return serde_json::from_value::<InputRequiredResult>(raw)
             .map(Into::into)
-            .map_err(|e| ErrorData::internal_error(format!("upstream input_required result is malformed: {e}"), None));
+            .map_err(|e| {
+                ErrorData::internal_error(
+                    format!("upstream input_required result is malformed: {e}"),
+                    None,
+                )
+            });
     }
     serde_json::from_value::<CallToolResult>(raw)
         .map(Into::into)
-        .map_err(|e| ErrorData::internal_error(format!("upstream result is not a tool result: {e}"), None))
+        .map_err(|e| {
+            ErrorData::internal_error(format!("upstream result is not a tool result: {e}"), None)
+        })
 }

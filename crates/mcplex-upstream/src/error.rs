@@ -10,10 +10,19 @@ use serde_json::Value;
 pub enum UpstreamError {
     /// The upstream answered with a JSON-RPC error.
     #[error("{server}: {message}")]
-    Rpc { server: String, code: i64, message: String, data: Option<Value> },
+    Rpc {
+        server: String,
+        code: i64,
+        message: String,
+        data: Option<Box<Value>>,
+    },
     /// No answer within the call timeout; a cancellation was sent upstream.
     #[error("server {server:?} did not answer {method} within {}", humantime_secs(*after))]
-    Timeout { server: String, method: String, after: Duration },
+    Timeout {
+        server: String,
+        method: String,
+        after: Duration,
+    },
     /// The caller cancelled; a cancellation was sent upstream.
     #[error("request to server {server:?} was cancelled")]
     Cancelled { server: String },

@@ -8,8 +8,8 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
-use crate::rpc::{CallOptions, RpcConnection};
 use crate::UpstreamError;
+use crate::rpc::{CallOptions, RpcConnection};
 use mcplex_config::Lifecycle;
 
 /// The newest session-era protocol revision we offer in `initialize`.
@@ -34,7 +34,10 @@ fn client_info() -> Value {
 }
 
 /// Runs the lifecycle opener chosen in the config.
-pub(crate) async fn open(connection: &RpcConnection, lifecycle: Lifecycle) -> Result<Handshake, UpstreamError> {
+pub(crate) async fn open(
+    connection: &RpcConnection,
+    lifecycle: Lifecycle,
+) -> Result<Handshake, UpstreamError> {
     match lifecycle {
         Lifecycle::Initialize => initialize(connection).await,
         Lifecycle::Discover => discover(connection).await,
@@ -47,7 +50,9 @@ async fn initialize(connection: &RpcConnection) -> Result<Handshake, UpstreamErr
         "capabilities": {},
         "clientInfo": client_info(),
     });
-    let result = connection.request("initialize", Some(params), CallOptions::default()).await?;
+    let result = connection
+        .request("initialize", Some(params), CallOptions::default())
+        .await?;
     let protocol_version = result
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -55,7 +60,10 @@ async fn initialize(connection: &RpcConnection) -> Result<Handshake, UpstreamErr
         .to_owned();
     connection.set_protocol_version(&protocol_version);
     connection.notify("notifications/initialized", None).await?;
-    Ok(Handshake { protocol_version, server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null) })
+    Ok(Handshake {
+        protocol_version,
+        server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null),
+    })
 }
 
 async fn discover(connection: &RpcConnection) -> Result<Handshake, UpstreamError> {
@@ -64,7 +72,9 @@ async fn discover(connection: &RpcConnection) -> Result<Handshake, UpstreamError
     meta.insert(CLIENT_CAPABILITIES_META.to_owned(), json!({}));
     connection.set_protocol_version(STATELESS_VERSION);
     connection.set_request_meta(meta);
-    let result = connection.request("server/discover", None, CallOptions::default()).await?;
+    let result = connection
+        .request("server/discover", None, CallOptions::default())
+        .await?;
     let supported: Vec<&str> = result
         .get("supportedVersions")
         .and_then(Value::as_array)
@@ -73,7 +83,9 @@ async fn discover(connection: &RpcConnection) -> Result<Handshake, UpstreamError
     if !supported.contains(&STATELESS_VERSION) {
         return Err(UpstreamError::Transport {
             server: connection.server().to_owned(),
-            reason: format!("server/discover offers {supported:?}, not {STATELESS_VERSION}; set \"lifecycle\": \"initialize\""),
+            reason: format!(
+                "server/discover offers {supported:?}, not {STATELESS_VERSION}; set \"lifecycle\": \"initialize\""
+            ),
         });
     }
     Ok(Handshake {
@@ -90,7 +102,9 @@ pub(crate) async fn list_tools(connection: &RpcConnection) -> Result<Vec<Value>,
     let mut seen = HashSet::new();
     for _ in 0..MAX_PAGES {
         let params = cursor.as_ref().map(|c| json!({"cursor": c}));
-        let result = connection.request("tools/list", params, CallOptions::default()).await?;
+        let result = connection
+            .request("tools/list", params, CallOptions::default())
+            .await?;
         match result.get("tools") {
             Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
             _ => {
@@ -103,7 +117,11 @@ pub(crate) async fn list_tools(connection: &RpcConnection) -> Result<Vec<Value>,
         match result.get("nextCursor").and_then(Value::as_str) {
             Some(next) if !next.is_empty() => {
                 if !seen.insert(next.to_owned()) {
-                    tracing::warn!(server = connection.server(), "tools/list cursor {next:?} repeats; listing stopped at {} tools", tools.len());
+                    tracing::warn!(
+                        server = connection.server(),
+                        "tools/list cursor {next:?} repeats; listing stopped at {} tools",
+                        tools.len()
+                    );
                     return Ok(tools);
                 }
                 cursor = Some(next.to_owned());
@@ -111,6 +129,10 @@ pub(crate) async fn list_tools(connection: &RpcConnection) -> Result<Vec<Value>,
             _ => return Ok(tools),
         }
     }
-    tracing::warn!(server = connection.server(), "tools/list has more than {MAX_PAGES} pages; listing stopped at {} tools", tools.len());
+    tracing::warn!(
+        server = connection.server(),
+        "tools/list has more than {MAX_PAGES} pages; listing stopped at {} tools",
+        tools.len()
+    );
     Ok(tools)
 }

@@ -48,8 +48,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl RpcConnection {
     /// Starts reading `wire`. Notifications other than progress go to `notifications`.
-    pub(crate) fn start(server: Arc<str>, wire: Wire, notifications: mpsc::UnboundedSender<Value>) -> Arc<RpcConnection> {
-        let Wire { sender, mut incoming, closed } = wire;
+    pub(crate) fn start(
+        server: Arc<str>,
+        wire: Wire,
+        notifications: mpsc::UnboundedSender<Value>,
+    ) -> Arc<RpcConnection> {
+        let Wire {
+            sender,
+            mut incoming,
+            closed,
+        } = wire;
         let connection = Arc::new(RpcConnection {
             server: server.clone(),
             sender: sender.clone(),
@@ -108,25 +116,40 @@ impl RpcConnection {
         if let Some(params) = params {
             message["params"] = params;
         }
-        self.sender.send(message).await.map_err(|reason| self.transport(reason))
+        self.sender
+            .send(message)
+            .await
+            .map_err(|reason| self.transport(reason))
     }
 
     /// Sends a request and waits for its raw `result`.
-    pub async fn request(&self, method: &str, params: Option<Value>, options: CallOptions) -> Result<Value, UpstreamError> {
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Value, UpstreamError> {
         if self.is_closed() {
-            return Err(UpstreamError::Closed { server: self.server.to_string(), reason: "connection closed".to_owned() });
+            return Err(UpstreamError::Closed {
+                server: self.server.to_string(),
+                reason: "connection closed".to_owned(),
+            });
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut params = match params {
             Some(Value::Object(map)) => map,
             Some(Value::Null) | None => Map::new(),
             Some(other) => {
-                return Err(self.transport(format!("params of {method} must be an object, not {other}")));
+                return Err(
+                    self.transport(format!("params of {method} must be an object, not {other}"))
+                );
             }
         };
         let extra_meta = lock(&self.request_meta).clone();
         if extra_meta.is_some() || options.progress.is_some() {
-            let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+            let meta = params
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(meta) = meta {
                 for (key, value) in extra_meta.into_iter().flatten() {
                     meta.insert(key, value);
@@ -141,8 +164,18 @@ impl RpcConnection {
             message["params"] = Value::Object(params);
         }
         let (reply_tx, reply_rx) = oneshot::channel();
-        lock(&self.pending).insert(id, Pending { reply: reply_tx, progress: options.progress });
-        let mut guard = PendingGuard { connection: self, id, armed: true };
+        lock(&self.pending).insert(
+            id,
+            Pending {
+                reply: reply_tx,
+                progress: options.progress,
+            },
+        );
+        let mut guard = PendingGuard {
+            connection: self,
+            id,
+            armed: true,
+        };
 
         if let Err(reason) = self.sender.send(message).await {
             guard.disarm();
@@ -172,10 +205,15 @@ impl RpcConnection {
         guard.disarm();
         match outcome {
             Some(Ok(result)) => result,
-            Some(Err(_)) => Err(UpstreamError::Closed { server: self.server.to_string(), reason: "connection closed".to_owned() }),
+            Some(Err(_)) => Err(UpstreamError::Closed {
+                server: self.server.to_string(),
+                reason: "connection closed".to_owned(),
+            }),
             None => {
                 self.abandon(id, "the client cancelled the request").await;
-                Err(UpstreamError::Cancelled { server: self.server.to_string() })
+                Err(UpstreamError::Cancelled {
+                    server: self.server.to_string(),
+                })
             }
         }
     }
@@ -183,7 +221,12 @@ impl RpcConnection {
     /// Forgets request `id` and tells the upstream to stop working on it.
     async fn abandon(&self, id: i64, reason: &str) {
         lock(&self.pending).remove(&id);
-        let _ = self.notify("notifications/cancelled", Some(json!({"requestId": id, "reason": reason}))).await;
+        let _ = self
+            .notify(
+                "notifications/cancelled",
+                Some(json!({"requestId": id, "reason": reason})),
+            )
+            .await;
     }
 
     /// Ends the connection and whatever runs behind it.
@@ -193,7 +236,10 @@ impl RpcConnection {
     }
 
     fn transport(&self, reason: String) -> UpstreamError {
-        UpstreamError::Transport { server: self.server.to_string(), reason }
+        UpstreamError::Transport {
+            server: self.server.to_string(),
+            reason,
+        }
     }
 }
 
@@ -249,8 +295,12 @@ fn route(
                 Err(UpstreamError::Rpc {
                     server: server.to_owned(),
                     code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
-                    message: error.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_owned(),
-                    data: error.get("data").cloned(),
+                    message: error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown error")
+                        .to_owned(),
+                    data: error.get("data").cloned().map(Box::new),
                 })
             } else {
                 Ok(message.get("result").cloned().unwrap_or(Value::Null))
@@ -273,7 +323,9 @@ fn route(
         (Some(method), Some(id)) => {
             let answer = match method {
                 "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                _ => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("mcplex does not forward {method} yet")}}),
+                _ => {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("mcplex does not forward {method} yet")}})
+                }
             };
             // Answered off the reader task: an HTTP answer may itself produce incoming messages.
             let (sender, server, method) = (sender.clone(), server.to_owned(), method.to_owned());
@@ -283,6 +335,9 @@ fn route(
                 }
             });
         }
-        (None, None) => tracing::warn!(server, "ignored a message that is neither request, answer nor notification"),
+        (None, None) => tracing::warn!(
+            server,
+            "ignored a message that is neither request, answer nor notification"
+        ),
     }
 }

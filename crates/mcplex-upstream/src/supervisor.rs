@@ -15,14 +15,20 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::UpstreamError;
 use crate::lifecycle;
 use crate::rpc::{CallOptions, RpcConnection};
 use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
-use crate::UpstreamError;
 
 /// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
 pub type BuiltinConnector = Arc<
-    dyn Fn(&str) -> Option<(Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>)> + Send + Sync,
+    dyn Fn(
+            &str,
+        ) -> Option<(
+            Box<dyn AsyncRead + Send + Unpin>,
+            Box<dyn AsyncWrite + Send + Unpin>,
+        )> + Send
+        + Sync,
 >;
 
 /// Where one upstream stands.
@@ -63,7 +69,11 @@ pub struct Upstreams {
 
 impl Upstreams {
     /// Starts one supervisor task per enabled server in `config`. Returns at once.
-    pub fn start(config: &Config, builtin: Option<BuiltinConnector>, events: mpsc::UnboundedSender<UpstreamEvent>) -> Upstreams {
+    pub fn start(
+        config: &Config,
+        builtin: Option<BuiltinConnector>,
+        events: mpsc::UnboundedSender<UpstreamEvent>,
+    ) -> Upstreams {
         let shutdown = CancellationToken::new();
         let tasks = TaskTracker::new();
         let mut servers = HashMap::new();
@@ -74,33 +84,65 @@ impl Upstreams {
                 state: Mutex::new("connecting".to_owned()),
             });
             servers.insert(server.name.clone(), slot.clone());
-            tasks.spawn(supervise(slot, builtin.clone(), events.clone(), shutdown.clone()));
+            tasks.spawn(supervise(
+                slot,
+                builtin.clone(),
+                events.clone(),
+                shutdown.clone(),
+            ));
         }
         tasks.close();
-        Upstreams { servers, call_timeout: config.call_timeout, shutdown, tasks }
+        Upstreams {
+            servers,
+            call_timeout: config.call_timeout,
+            shutdown,
+            tasks,
+        }
     }
 
     /// The call timeout that applies to `server`.
     pub fn call_timeout(&self, server: &str) -> Duration {
-        self.servers.get(server).map_or(self.call_timeout, |slot| slot.config.effective_call_timeout(self.call_timeout))
+        self.servers.get(server).map_or(self.call_timeout, |slot| {
+            slot.config.effective_call_timeout(self.call_timeout)
+        })
     }
 
     /// Sends `tools/call` with `params` (`name`, `arguments`) to `server` and returns the raw result.
-    pub async fn call_tool(&self, server: &str, params: Value, options: CallOptions) -> Result<Value, UpstreamError> {
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<Value, UpstreamError> {
         let connection = self.connection(server)?;
-        connection.request("tools/call", Some(params), options).await
+        connection
+            .request("tools/call", Some(params), options)
+            .await
     }
 
     fn connection(&self, server: &str) -> Result<Arc<RpcConnection>, UpstreamError> {
-        let slot = self.servers.get(server).ok_or_else(|| UpstreamError::Unavailable {
-            server: server.to_owned(),
-            state: "not configured or disabled".to_owned(),
-        })?;
-        let connection = slot.connection.read().unwrap_or_else(PoisonError::into_inner).clone();
-        connection.filter(|c| !c.is_closed()).ok_or_else(|| UpstreamError::Unavailable {
-            server: server.to_owned(),
-            state: slot.state.lock().unwrap_or_else(PoisonError::into_inner).clone(),
-        })
+        let slot = self
+            .servers
+            .get(server)
+            .ok_or_else(|| UpstreamError::Unavailable {
+                server: server.to_owned(),
+                state: "not configured or disabled".to_owned(),
+            })?;
+        let connection = slot
+            .connection
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        connection
+            .filter(|c| !c.is_closed())
+            .ok_or_else(|| UpstreamError::Unavailable {
+                server: server.to_owned(),
+                state: slot
+                    .state
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+            })
     }
 
     /// Stops every supervisor and terminates every upstream (whole process groups), then returns.
@@ -115,7 +157,10 @@ fn set_state(slot: &ServerSlot, state: &str) {
 }
 
 fn set_connection(slot: &ServerSlot, connection: Option<Arc<RpcConnection>>) {
-    *slot.connection.write().unwrap_or_else(PoisonError::into_inner) = connection;
+    *slot
+        .connection
+        .write()
+        .unwrap_or_else(PoisonError::into_inner) = connection;
 }
 
 async fn supervise(
@@ -126,7 +171,10 @@ async fn supervise(
 ) {
     let name = slot.config.name.clone();
     let emit = |state: UpstreamState| {
-        let _ = events.send(UpstreamEvent { server: name.clone(), state });
+        let _ = events.send(UpstreamEvent {
+            server: name.clone(),
+            state,
+        });
     };
     emit(UpstreamState::Connecting);
     let mut failures: u32 = 0;
@@ -149,7 +197,9 @@ async fn supervise(
                 );
                 set_connection(&slot, Some(connection.clone()));
                 set_state(&slot, "ready");
-                emit(UpstreamState::Ready { tools: Arc::new(tools) });
+                emit(UpstreamState::Ready {
+                    tools: Arc::new(tools),
+                });
                 let reason = serve(&slot, &connection, &mut notifications, &emit, &shutdown).await;
                 set_connection(&slot, None);
                 connection.shutdown().await;
@@ -159,10 +209,15 @@ async fn supervise(
                 }
             }
             Ok(Err(reason)) => reason,
-            Err(_) => format!("not ready within init_timeout ({}s)", init_timeout.as_secs_f32()),
+            Err(_) => format!(
+                "not ready within init_timeout ({}s)",
+                init_timeout.as_secs_f32()
+            ),
         };
         failures = failures.saturating_add(1);
-        let backoff = BACKOFF_FIRST.saturating_mul(2u32.saturating_pow(failures.min(16) - 1)).min(BACKOFF_MAX);
+        let backoff = BACKOFF_FIRST
+            .saturating_mul(2u32.saturating_pow(failures.min(16) - 1))
+            .min(BACKOFF_MAX);
         tracing::warn!(server = %name, "upstream unavailable: {reason}; retrying in {}ms", backoff.as_millis());
         set_state(&slot, &format!("reconnecting after: {reason}"));
         emit(UpstreamState::Failed { reason });
@@ -240,19 +295,37 @@ async fn connect(
 ) -> Result<Opened, String> {
     let server: Arc<str> = config.name.as_str().into();
     match &config.transport {
-        Transport::Stdio { command, args, env, working_dir } => {
-            let spec = stdio::StdioSpec { command, args, env, working_dir: working_dir.as_ref() };
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            working_dir,
+        } => {
+            let spec = stdio::StdioSpec {
+                command,
+                args,
+                env,
+                working_dir: working_dir.as_ref(),
+            };
             let wire = stdio::spawn(server.clone(), &spec, Redactor::for_server(config))?;
             open_on(server, wire, config, notifications).await
         }
-        Transport::Http { url, headers, fallback_to_sse } => {
+        Transport::Http {
+            url,
+            headers,
+            fallback_to_sse,
+        } => {
             let wire = http::open(server.clone(), url, headers)?;
             match open_on(server.clone(), wire, config, notifications.clone()).await {
                 Ok(opened) => Ok(opened),
-                Err(streamable) if *fallback_to_sse => match sse::connect(server.clone(), url, headers).await {
-                    Ok(wire) => open_on(server, wire, config, notifications).await,
-                    Err(legacy) => Err(format!("streamable HTTP failed ({streamable}); legacy SSE failed too ({legacy})")),
-                },
+                Err(streamable) if *fallback_to_sse => {
+                    match sse::connect(server.clone(), url, headers).await {
+                        Ok(wire) => open_on(server, wire, config, notifications).await,
+                        Err(legacy) => Err(format!(
+                            "streamable HTTP failed ({streamable}); legacy SSE failed too ({legacy})"
+                        )),
+                    }
+                }
                 Err(e) => Err(e),
             }
         }
@@ -266,7 +339,17 @@ async fn connect(
                 .ok_or_else(|| format!("no built-in server {kind:?}"))?;
             let closed = CancellationToken::new();
             let (sender, incoming) = lines_wire(server.clone(), reader, writer, closed.clone());
-            open_on(server, Wire { sender, incoming, closed }, config, notifications).await
+            open_on(
+                server,
+                Wire {
+                    sender,
+                    incoming,
+                    closed,
+                },
+                config,
+                notifications,
+            )
+            .await
         }
     }
 }
@@ -279,8 +362,11 @@ async fn open_on(
 ) -> Result<Opened, String> {
     let connection = RpcConnection::start(server, wire, notifications);
     let guard = ShutdownOnDrop(Some(connection.clone()));
-    let handshake = lifecycle::open(&connection, config.lifecycle).await.map_err(|e| e.to_string())?;
-    let tools = lifecycle::list_tools(&connection).await.map_err(|e| e.to_string())?;
+    let handshake = lifecycle::open(&connection, config.lifecycle)
+        .await
+        .map_err(|e| e.to_string())?;
+    let tools = lifecycle::list_tools(&connection)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok((guard.defuse(), handshake, tools))
 }
-

@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "mcplex", version, about = "An MCP gateway: many upstream servers, one small, stable tool surface")]
+#[command(
+    name = "mcplex",
+    version,
+    about = "An MCP gateway: many upstream servers, one small, stable tool surface"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -5,7 +5,10 @@
 
 use std::sync::Arc;
 
-use mcplex_config::{Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, Lifecycle, RoutingMode, ServerConfig, Transport};
+use mcplex_config::{
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, Lifecycle, RoutingMode,
+    ServerConfig, Transport,
+};
 use mcplex_fixtures::{Fixture, FixtureOptions, ref45, serve_lines};
 use mcplex_upstream::BuiltinConnector;
 
@@ -26,7 +29,11 @@ pub fn config(listen: Option<String>) -> Config {
         lifecycle: Lifecycle::Initialize,
     };
     let mut servers = vec![builtin("demo", KIT.to_owned())];
-    servers.extend(corpus_servers.iter().map(|s| builtin(s, format!("{CORPUS_PREFIX}{s}"))));
+    servers.extend(
+        corpus_servers
+            .iter()
+            .map(|s| builtin(s, format!("{CORPUS_PREFIX}{s}"))),
+    );
     Config {
         listen: listen.unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
         call_timeout: DEFAULT_CALL_TIMEOUT,
@@ -40,17 +47,32 @@ pub fn config(listen: Option<String>) -> Config {
 pub fn connector() -> BuiltinConnector {
     Arc::new(|kind: &str| {
         let options = if kind == KIT {
-            FixtureOptions { name: "demo".into(), kit: true, corpus: Vec::new(), page_size: None, stuck_cursor: false }
+            FixtureOptions {
+                name: "demo".into(),
+                kit: true,
+                corpus: Vec::new(),
+                page_size: None,
+                stuck_cursor: false,
+            }
         } else {
             let server = kind.strip_prefix(CORPUS_PREFIX)?;
             let corpus = ref45().into_iter().filter(|t| t.server == server).collect();
-            FixtureOptions { name: server.to_owned(), kit: false, corpus, page_size: None, stuck_cursor: false }
+            FixtureOptions {
+                name: server.to_owned(),
+                kit: false,
+                corpus,
+                page_size: None,
+                stuck_cursor: false,
+            }
         };
         let (ours, theirs) = tokio::io::duplex(1 << 16);
         let (their_reader, their_writer) = tokio::io::split(theirs);
-        tokio::spawn(serve_lines(Fixture::new(options), their_reader, their_writer));
+        tokio::spawn(serve_lines(
+            Fixture::new(options),
+            their_reader,
+            their_writer,
+        ));
         let (reader, writer) = tokio::io::split(ours);
         Some((Box::new(reader) as _, Box::new(writer) as _))
     })
 }
-

@@ -18,12 +18,18 @@ pub fn load(args: &ConfigArgs, mut overrides: Overrides) -> Result<Config> {
     overrides.call_timeout = args.call_timeout.clone();
     let (path, explicit) = match &args.config {
         Some(path) => (path.clone(), true),
-        None => (default_path().context("no --config given and $HOME is not set")?, false),
+        None => (
+            default_path().context("no --config given and $HOME is not set")?,
+            false,
+        ),
     };
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
-            tracing::warn!("no config at {}; starting with no servers (see --config, --demo)", path.display());
+            tracing::warn!(
+                "no config at {}; starting with no servers (see --config, --demo)",
+                path.display()
+            );
             "{}".to_owned()
         }
         Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),

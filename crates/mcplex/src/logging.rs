@@ -9,7 +9,9 @@ pub fn init(format: &str, default_level: &str) {
         .and_then(|spec| EnvFilter::try_new(spec).ok())
         .or_else(|| EnvFilter::try_from_default_env().ok())
         .unwrap_or_else(|| EnvFilter::new(format!("{default_level},rmcp=warn")));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     if format == "json" {
         builder.json().init();
     } else {

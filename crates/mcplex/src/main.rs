@@ -17,11 +17,18 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     // The gateway narrates its work; one-shot commands only speak up when something is wrong.
-    let default_level = if matches!(cli.command, cli::Command::Serve(_)) { "info" } else { "warn" };
+    let default_level = if matches!(cli.command, cli::Command::Serve(_)) {
+        "info"
+    } else {
+        "warn"
+    };
     logging::init(&cli.log_format, default_level);
     // reqwest is built without a bundled TLS provider; ring is the small one.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("mcplex: cannot start the async runtime: {e}");

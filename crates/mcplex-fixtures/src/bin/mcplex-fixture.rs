@@ -36,8 +36,14 @@ async fn main() -> ExitCode {
     let args = Args::parse();
     let corpus = match &args.corpus {
         None => Vec::new(),
-        Some(path) => match std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| load_corpus(&t)) {
-            Ok(tools) => tools.into_iter().filter(|t| args.corpus_server.as_ref().is_none_or(|s| &t.server == s)).collect(),
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| load_corpus(&t))
+        {
+            Ok(tools) => tools
+                .into_iter()
+                .filter(|t| args.corpus_server.as_ref().is_none_or(|s| &t.server == s))
+                .collect(),
             Err(e) => {
                 eprintln!("mcplex-fixture: {}: {e}", path.display());
                 return ExitCode::FAILURE;

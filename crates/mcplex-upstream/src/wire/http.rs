@@ -39,16 +39,20 @@ impl std::fmt::Display for HttpFailure {
 pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, String> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
-        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("invalid header name {name:?}"))?;
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("invalid header name {name:?}"))?;
         // The value is secret: never echo it.
-        let value = HeaderValue::from_str(value).map_err(|_| format!("header {name:?} has an invalid value"))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| format!("header {name:?} has an invalid value"))?;
         map.insert(header, value);
     }
     Ok(map)
 }
 
 pub(crate) fn client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder().build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+    reqwest::Client::builder()
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 struct HttpSender {
@@ -65,7 +69,11 @@ struct HttpSender {
 }
 
 /// Opens a streamable HTTP wire. Nothing is sent until the first message.
-pub(crate) fn open(server: Arc<str>, url: &str, headers: &BTreeMap<String, String>) -> Result<Wire, String> {
+pub(crate) fn open(
+    server: Arc<str>,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<Wire, String> {
     let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
     let closed = CancellationToken::new();
     let sender = Arc::new(HttpSender {
@@ -80,7 +88,11 @@ pub(crate) fn open(server: Arc<str>, url: &str, headers: &BTreeMap<String, Strin
         listening: Mutex::new(false),
     });
     // The GET stream needs an owned handle to the sender, hence the Arc inside the trait object.
-    Ok(Wire { sender: Arc::new(sender), incoming, closed })
+    Ok(Wire {
+        sender: Arc::new(sender),
+        incoming,
+        closed,
+    })
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -89,7 +101,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl HttpSender {
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
-        let mut request = self.client.request(method, &self.url).headers(self.headers.clone());
+        let mut request = self
+            .client
+            .request(method, &self.url)
+            .headers(self.headers.clone());
         if let Some(session) = lock(&self.session).clone() {
             request = request.header(SESSION_HEADER, session);
         }
@@ -109,7 +124,9 @@ impl HttpSender {
                 request = request.header("mcp-method", value);
             }
             let params = message.get("params");
-            let name = params.and_then(|p| p.get("name").or_else(|| p.get("uri"))).and_then(Value::as_str);
+            let name = params
+                .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+                .and_then(Value::as_str);
             if let Some(value) = name.and_then(|n| HeaderValue::from_str(n).ok()) {
                 request = request.header("mcp-name", value);
             }
@@ -123,7 +140,9 @@ impl HttpSender {
         let status = response.status();
         if status == reqwest::StatusCode::NOT_FOUND && had_session {
             self.closed.cancel();
-            return Err(HttpFailure::Other("the server ended the session (HTTP 404)".to_owned()));
+            return Err(HttpFailure::Other(
+                "the server ended the session (HTTP 404)".to_owned(),
+            ));
         }
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
@@ -142,15 +161,25 @@ impl HttpSender {
             .unwrap_or_default()
             .to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") {
-            let (server, incoming, closed) = (self.server.clone(), self.incoming.clone(), self.closed.clone());
+            let (server, incoming, closed) = (
+                self.server.clone(),
+                self.incoming.clone(),
+                self.closed.clone(),
+            );
             tokio::spawn(read_event_stream(server, response, incoming, closed));
         } else {
-            let body = response.bytes().await.map_err(|e| HttpFailure::Other(format!("reading the answer: {e}")))?;
+            let body = response
+                .bytes()
+                .await
+                .map_err(|e| HttpFailure::Other(format!("reading the answer: {e}")))?;
             if body.is_empty() {
                 return Ok(());
             }
             let value: Value = serde_json::from_slice(&body).map_err(|e| {
-                HttpFailure::Other(format!("answer is not JSON ({e}): {}", snippet(&String::from_utf8_lossy(&body), 200)))
+                HttpFailure::Other(format!(
+                    "answer is not JSON ({e}): {}",
+                    snippet(&String::from_utf8_lossy(&body), 200)
+                ))
             })?;
             push_messages(&self.incoming, value).await;
         }
@@ -167,14 +196,26 @@ impl HttpSender {
         *listening = true;
         let this = self.clone();
         tokio::spawn(async move {
-            let response = this.request(reqwest::Method::GET).header(ACCEPT, "text/event-stream").send().await;
+            let response = this
+                .request(reqwest::Method::GET)
+                .header(ACCEPT, "text/event-stream")
+                .send()
+                .await;
             match response {
                 Ok(response) if response.status().is_success() => {
-                    let (server, incoming, closed) = (this.server.clone(), this.incoming.clone(), this.closed.clone());
+                    let (server, incoming, closed) = (
+                        this.server.clone(),
+                        this.incoming.clone(),
+                        this.closed.clone(),
+                    );
                     read_event_stream(server, response, incoming, closed).await;
                 }
-                Ok(response) => tracing::debug!(server = %this.server, "no GET stream for notifications (HTTP {})", response.status()),
-                Err(e) => tracing::debug!(server = %this.server, "no GET stream for notifications: {e}"),
+                Ok(response) => {
+                    tracing::debug!(server = %this.server, "no GET stream for notifications (HTTP {})", response.status())
+                }
+                Err(e) => {
+                    tracing::debug!(server = %this.server, "no GET stream for notifications: {e}")
+                }
             }
         });
     }
@@ -195,10 +236,14 @@ pub(crate) async fn read_event_stream(
         };
         match event {
             Some(Ok(event)) => {
-                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else { continue };
+                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                    continue;
+                };
                 match serde_json::from_str::<Value>(&data) {
                     Ok(value) => push_messages(&incoming, value).await,
-                    Err(e) => tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200)),
+                    Err(e) => {
+                        tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
+                    }
                 }
             }
             Some(Err(e)) => {
@@ -213,7 +258,8 @@ pub(crate) async fn read_event_stream(
 impl WireSend for Arc<HttpSender> {
     fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
-            let is_initialized = message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
+            let is_initialized =
+                message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
             self.post(message).await.map_err(|e| e.to_string())?;
             if is_initialized {
                 self.listen_once();

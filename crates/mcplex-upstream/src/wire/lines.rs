@@ -56,7 +56,10 @@ pub(crate) fn lines_wire(
     closed: CancellationToken,
 ) -> (Arc<LinesSender>, mpsc::Receiver<Value>) {
     let (incoming_tx, incoming_rx) = mpsc::channel(INCOMING_BUFFER);
-    let sender = Arc::new(LinesSender { writer: Mutex::new(Box::new(writer)), closed: closed.clone() });
+    let sender = Arc::new(LinesSender {
+        writer: Mutex::new(Box::new(writer)),
+        closed: closed.clone(),
+    });
     tokio::spawn(async move {
         let mut lines = BufReader::new(reader).lines();
         loop {
@@ -76,7 +79,9 @@ pub(crate) fn lines_wire(
                                 break;
                             }
                         }
-                        Err(e) => tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({e}): {}", snippet(trimmed, 200)),
+                        Err(e) => {
+                            tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({e}): {}", snippet(trimmed, 200))
+                        }
                     }
                 }
                 Ok(None) => {

@@ -26,7 +26,11 @@ struct SseSender {
 }
 
 /// Connects the event stream and waits for the `endpoint` event.
-pub(crate) async fn connect(server: Arc<str>, url: &str, headers: &BTreeMap<String, String>) -> Result<Wire, String> {
+pub(crate) async fn connect(
+    server: Arc<str>,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<Wire, String> {
     let client = client()?;
     let headers = header_map(headers)?;
     let base = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
@@ -48,7 +52,9 @@ pub(crate) async fn connect(server: Arc<str>, url: &str, headers: &BTreeMap<Stri
             let event = event.map_err(|e| format!("event stream broke: {e:?}"))?;
             if event.event.as_deref() == Some("endpoint") {
                 let data = event.data.unwrap_or_default();
-                return base.join(data.trim()).map_err(|e| format!("bad endpoint {data:?}: {e}"));
+                return base
+                    .join(data.trim())
+                    .map_err(|e| format!("bad endpoint {data:?}: {e}"));
             }
         }
         Err("the event stream ended before announcing an endpoint".to_owned())
@@ -68,10 +74,14 @@ pub(crate) async fn connect(server: Arc<str>, url: &str, headers: &BTreeMap<Stri
                 };
                 match event {
                     Some(Ok(event)) if matches!(event.event.as_deref(), None | Some("message")) => {
-                        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else { continue };
+                        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                            continue;
+                        };
                         match serde_json::from_str::<Value>(&data) {
                             Ok(value) => push_messages(&incoming_tx, value).await,
-                            Err(e) => tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200)),
+                            Err(e) => {
+                                tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
+                            }
                         }
                     }
                     Some(Ok(_)) => {}
@@ -85,8 +95,17 @@ pub(crate) async fn connect(server: Arc<str>, url: &str, headers: &BTreeMap<Stri
             closed.cancel();
         });
     }
-    let sender = Arc::new(SseSender { client, endpoint, headers, closed: closed.clone() });
-    Ok(Wire { sender, incoming, closed })
+    let sender = Arc::new(SseSender {
+        client,
+        endpoint,
+        headers,
+        closed: closed.clone(),
+    });
+    Ok(Wire {
+        sender,
+        incoming,
+        closed,
+    })
 }
 
 impl WireSend for SseSender {
@@ -107,7 +126,11 @@ impl WireSend for SseSender {
             } else {
                 let status = response.status();
                 let body = response.text().await.unwrap_or_default();
-                Err(format!("POST {}: HTTP {status}: {}", self.endpoint, snippet(&body, 300)))
+                Err(format!(
+                    "POST {}: HTTP {status}: {}",
+                    self.endpoint,
+                    snippet(&body, 300)
+                ))
             }
         })
     }

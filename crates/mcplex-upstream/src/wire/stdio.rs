@@ -31,7 +31,11 @@ pub(crate) struct StdioSpec<'a> {
 }
 
 /// Spawns the server and returns its wire.
-pub(crate) fn spawn(server: Arc<str>, spec: &StdioSpec<'_>, redactor: Redactor) -> Result<Wire, String> {
+pub(crate) fn spawn(
+    server: Arc<str>,
+    spec: &StdioSpec<'_>,
+    redactor: Redactor,
+) -> Result<Wire, String> {
     let mut command = tokio::process::Command::new(spec.command);
     command
         .args(spec.args)
@@ -45,9 +49,13 @@ pub(crate) fn spawn(server: Arc<str>, spec: &StdioSpec<'_>, redactor: Redactor) 
         command.current_dir(dir);
     }
     kill_child_with_parent(&mut command);
-    let mut child = command.spawn().map_err(|e| format!("cannot start {:?}: {e}", spec.command))?;
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start {:?}: {e}", spec.command))?;
     let pid = child.id().ok_or("the process exited at once")?;
-    let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
         return Err("the process has no stdio pipes".to_owned());
     };
 
@@ -74,8 +82,19 @@ pub(crate) fn spawn(server: Arc<str>, spec: &StdioSpec<'_>, redactor: Redactor) 
         });
     }
     let (lines, incoming) = lines_wire(server, stdout, stdin, closed.clone());
-    let sender = Arc::new(StdioSender { lines, group: ProcessGroup { pgid: pid, terminated: AtomicBool::new(false) }, exited });
-    Ok(Wire { sender, incoming, closed })
+    let sender = Arc::new(StdioSender {
+        lines,
+        group: ProcessGroup {
+            pgid: pid,
+            terminated: AtomicBool::new(false),
+        },
+        exited,
+    });
+    Ok(Wire {
+        sender,
+        incoming,
+        closed,
+    })
 }
 
 /// The process group of one child. Dropping it without `terminate` still SIGKILLs the group.

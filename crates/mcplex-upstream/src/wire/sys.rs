@@ -4,7 +4,9 @@
 
 /// Sends `signal` to every process in group `pgid`. Errors (the group is already gone) are ignored.
 pub(crate) fn signal_group(pgid: u32, signal: i32) {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else { return };
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
     if pgid <= 1 {
         return; // never signal "every process" or init
     }

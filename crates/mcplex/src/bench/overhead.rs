@@ -10,7 +10,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use mcplex_config::{Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, Lifecycle, RoutingMode, ServerConfig, Transport};
+use mcplex_config::{
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, Lifecycle, RoutingMode, ServerConfig,
+    Transport,
+};
 use mcplex_fixtures::{Fixture, FixtureOptions, serve_http};
 use mcplex_upstream::{CallOptions, UpstreamEvent, UpstreamState, Upstreams};
 use serde_json::json;
@@ -26,7 +29,11 @@ const ROUNDS: usize = 2;
 fn http_server(name: &str, url: String) -> ServerConfig {
     ServerConfig {
         name: name.to_owned(),
-        transport: Transport::Http { url, headers: Default::default(), fallback_to_sse: false },
+        transport: Transport::Http {
+            url,
+            headers: Default::default(),
+            fallback_to_sse: false,
+        },
         enabled: true,
         call_timeout: None,
         init_timeout: DEFAULT_INIT_TIMEOUT,
@@ -46,31 +53,54 @@ fn config(servers: Vec<ServerConfig>) -> Config {
 
 pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
     // The upstream: a fixture on stateless streamable HTTP.
-    let fixture = Fixture::new(FixtureOptions { name: "fixture".into(), kit: true, corpus: Vec::new(), page_size: None, stuck_cursor: false });
+    let fixture = Fixture::new(FixtureOptions {
+        name: "fixture".into(),
+        kit: true,
+        corpus: Vec::new(),
+        page_size: None,
+        stuck_cursor: false,
+    });
     let upstream_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let upstream_url = format!("http://{}/mcp", upstream_listener.local_addr()?);
     tokio::spawn(serve_http(fixture, upstream_listener));
 
     // The gateway in front of it.
-    let core = start_core(config(vec![http_server("fixture", upstream_url.clone())]), None);
+    let core = start_core(
+        config(vec![http_server("fixture", upstream_url.clone())]),
+        None,
+    );
     let shutdown = CancellationToken::new();
     let gateway_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let gateway_url = format!("http://{}/mcp", gateway_listener.local_addr()?);
-    let app = mcplex_surface::router(mcplex_surface::DirectSurface::new(core.gateway.clone()), shutdown.clone());
-    tokio::spawn(axum::serve(gateway_listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned()).into_future());
+    let app = mcplex_surface::router(
+        mcplex_surface::DirectSurface::new(core.gateway.clone()),
+        shutdown.clone(),
+    );
+    tokio::spawn(
+        axum::serve(gateway_listener, app)
+            .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+            .into_future(),
+    );
 
     // One client with both paths.
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let client = Arc::new(Upstreams::start(
-        &config(vec![http_server("direct", upstream_url), http_server("gateway", gateway_url)]),
+        &config(vec![
+            http_server("direct", upstream_url),
+            http_server("gateway", gateway_url),
+        ]),
         None,
         events_tx,
     ));
     wait_ready(&mut events, &["direct", "gateway"]).await?;
     // Warm both paths (connections, lazy statics) before measuring.
     for _ in 0..50 {
-        call(&client, "direct", "echo").await.context("warm-up call direct")?;
-        call(&client, "gateway", "fixture__echo").await.context("warm-up call through the gateway")?;
+        call(&client, "direct", "echo")
+            .await
+            .context("warm-up call direct")?;
+        call(&client, "gateway", "fixture__echo")
+            .await
+            .context("warm-up call through the gateway")?;
     }
 
     let mut rows = Vec::new();
@@ -81,11 +111,19 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
         let (mut direct_wall, mut gateway_wall) = (Duration::ZERO, Duration::ZERO);
         let (mut direct_errors, mut gateway_errors) = (0, 0);
         for _ in 0..ROUNDS {
-            let (lat, err, wall) = measure(&client, "direct", "echo", concurrency, total / ROUNDS).await;
+            let (lat, err, wall) =
+                measure(&client, "direct", "echo", concurrency, total / ROUNDS).await;
             direct.extend(lat);
             direct_errors += err;
             direct_wall += wall;
-            let (lat, err, wall) = measure(&client, "gateway", "fixture__echo", concurrency, total / ROUNDS).await;
+            let (lat, err, wall) = measure(
+                &client,
+                "gateway",
+                "fixture__echo",
+                concurrency,
+                total / ROUNDS,
+            )
+            .await;
             gateway.extend(lat);
             gateway_errors += err;
             gateway_wall += wall;
@@ -95,21 +133,46 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
         rows.push((concurrency, direct, gateway));
     }
 
-    println!("tools/call overhead: mcplex gateway vs. direct (same client, same fixture upstream, streamable HTTP, loopback)");
-    println!("{:>11} | {:>8} | {:>9} | {:>9} | {:>10} | {:>7} | {:>13}", "concurrency", "path", "p50 µs", "p99 µs", "calls/s", "errors", "p50 ratio");
+    println!(
+        "tools/call overhead: mcplex gateway vs. direct (same client, same fixture upstream, streamable HTTP, loopback)"
+    );
+    println!(
+        "{:>11} | {:>8} | {:>9} | {:>9} | {:>10} | {:>7} | {:>13}",
+        "concurrency", "path", "p50 µs", "p99 µs", "calls/s", "errors", "p50 ratio"
+    );
     for (concurrency, direct, gateway) in &rows {
-        println!("{:>11} | {:>8} | {:>9.0} | {:>9.0} | {:>10.0} | {:>7} | {:>13}", concurrency, "direct", direct.p50_us, direct.p99_us, direct.throughput_per_s, direct.errors, "");
+        println!(
+            "{:>11} | {:>8} | {:>9.0} | {:>9.0} | {:>10.0} | {:>7} | {:>13}",
+            concurrency,
+            "direct",
+            direct.p50_us,
+            direct.p99_us,
+            direct.throughput_per_s,
+            direct.errors,
+            ""
+        );
         let ratio = gateway.p50_us / direct.p50_us.max(1e-9);
-        println!("{:>11} | {:>8} | {:>9.0} | {:>9.0} | {:>10.0} | {:>7} | {:>12.2}×", concurrency, "gateway", gateway.p50_us, gateway.p99_us, gateway.throughput_per_s, gateway.errors, ratio);
+        println!(
+            "{:>11} | {:>8} | {:>9.0} | {:>9.0} | {:>10.0} | {:>7} | {:>12.2}×",
+            concurrency,
+            "gateway",
+            gateway.p50_us,
+            gateway.p99_us,
+            gateway.throughput_per_s,
+            gateway.errors,
+            ratio
+        );
     }
     let report = json!({
         "benchmark": "overhead",
         "rows": rows.iter().map(|(c, d, g)| json!({"concurrency": c, "direct": d, "gateway": g, "p50_ratio": g.p50_us / d.p50_us.max(1e-9)})).collect::<Vec<_>>(),
     });
     if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    std::fs::write(out, serde_json::to_vec_pretty(&report)?).with_context(|| format!("cannot write {}", out.display()))?;
+    std::fs::write(out, serde_json::to_vec_pretty(&report)?)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     println!("written: {}", out.display());
 
     client.shutdown().await;
@@ -118,15 +181,24 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn wait_ready(events: &mut mpsc::UnboundedReceiver<UpstreamEvent>, servers: &[&str]) -> Result<()> {
+async fn wait_ready(
+    events: &mut mpsc::UnboundedReceiver<UpstreamEvent>,
+    servers: &[&str],
+) -> Result<()> {
     let mut ready = std::collections::BTreeSet::new();
     tokio::time::timeout(Duration::from_secs(30), async {
         while ready.len() < servers.len() {
             match events.recv().await {
-                Some(UpstreamEvent { server, state: UpstreamState::Ready { .. } }) => {
+                Some(UpstreamEvent {
+                    server,
+                    state: UpstreamState::Ready { .. },
+                }) => {
                     ready.insert(server);
                 }
-                Some(UpstreamEvent { server, state: UpstreamState::Failed { reason } }) => {
+                Some(UpstreamEvent {
+                    server,
+                    state: UpstreamState::Failed { reason },
+                }) => {
                     anyhow::bail!("{server} failed: {reason}");
                 }
                 Some(_) => {}
@@ -141,12 +213,23 @@ async fn wait_ready(events: &mut mpsc::UnboundedReceiver<UpstreamEvent>, servers
 
 async fn call(client: &Upstreams, server: &str, tool: &str) -> Result<()> {
     let params = json!({"name": tool, "arguments": {"text": "hello"}});
-    let result = client.call_tool(server, params, CallOptions::default()).await?;
-    anyhow::ensure!(result.get("structuredContent").is_some(), "unexpected result: {result}");
+    let result = client
+        .call_tool(server, params, CallOptions::default())
+        .await?;
+    anyhow::ensure!(
+        result.get("structuredContent").is_some(),
+        "unexpected result: {result}"
+    );
     Ok(())
 }
 
-async fn measure(client: &Arc<Upstreams>, server: &'static str, tool: &'static str, concurrency: usize, calls: usize) -> (Vec<Duration>, usize, Duration) {
+async fn measure(
+    client: &Arc<Upstreams>,
+    server: &'static str,
+    tool: &'static str,
+    concurrency: usize,
+    calls: usize,
+) -> (Vec<Duration>, usize, Duration) {
     let per_task = calls.div_ceil(concurrency);
     let started = Instant::now();
     let tasks: Vec<_> = (0..concurrency)

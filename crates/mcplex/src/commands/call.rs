@@ -12,8 +12,10 @@ use super::start::{Core, settle, settle_limit};
 use crate::cli::CallArgs;
 
 pub async fn run(args: CallArgs) -> Result<ExitCode> {
-    let id = ToolId::parse(&args.tool).with_context(|| format!("{:?} is not a tool id; write server:tool", args.tool))?;
-    let arguments: Map<String, Value> = serde_json::from_str(&args.args).context("--args must be a JSON object")?;
+    let id = ToolId::parse(&args.tool)
+        .with_context(|| format!("{:?} is not a tool id; write server:tool", args.tool))?;
+    let arguments: Map<String, Value> =
+        serde_json::from_str(&args.args).context("--args must be a JSON object")?;
     let (mut config, builtin) = if args.demo {
         (crate::demo::config(None), Some(crate::demo::connector()))
     } else {
@@ -27,10 +29,26 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
     let limit = settle_limit(&config);
     let core = Core::start(config, builtin);
     settle(&core.gateway, limit).await;
-    let outcome = core.gateway.call(ToolCall { name: args.tool.clone(), arguments: Some(arguments) }, CallContext::default()).await;
+    let outcome = core
+        .gateway
+        .call(
+            ToolCall {
+                name: args.tool.clone(),
+                arguments: Some(arguments),
+            },
+            CallContext::default(),
+        )
+        .await;
     core.shutdown().await;
     let result = outcome?;
     println!("{}", serde_json::to_string_pretty(&result)?);
-    let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
-    Ok(if is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    let is_error = result
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok(if is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

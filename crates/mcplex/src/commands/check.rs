@@ -10,7 +10,11 @@ use crate::cli::ConfigArgs;
 pub fn run(args: &ConfigArgs) -> Result<ExitCode> {
     let config = crate::load::load(args, Overrides::default())?;
     let enabled = config.servers.iter().filter(|s| s.enabled).count();
-    println!("ok: {} server(s), {enabled} enabled, {} warning(s)", config.servers.len(), config.warnings.len());
+    println!(
+        "ok: {} server(s), {enabled} enabled, {} warning(s)",
+        config.servers.len(),
+        config.warnings.len()
+    );
     for warning in &config.warnings {
         println!("warning: {warning}");
     }

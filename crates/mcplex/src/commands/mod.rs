@@ -9,7 +9,10 @@ mod tools;
 pub use start::Core;
 
 /// Starts the gateway core (upstreams + live catalog); for benchmarks.
-pub fn start_core(config: mcplex_config::Config, builtin: Option<mcplex_upstream::BuiltinConnector>) -> Core {
+pub fn start_core(
+    config: mcplex_config::Config,
+    builtin: Option<mcplex_upstream::BuiltinConnector>,
+) -> Core {
     Core::start(config, builtin)
 }
 
@@ -22,11 +25,21 @@ use crate::cli::{BenchCommand, Cli, Command, ConfigCommand, ToolsCommand};
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(args).await,
-        Command::Tools { command: ToolsCommand::List { config, server, json, demo } } => {
-            tools::list(&config, server.as_deref(), json, demo).await
-        }
+        Command::Tools {
+            command:
+                ToolsCommand::List {
+                    config,
+                    server,
+                    json,
+                    demo,
+                },
+        } => tools::list(&config, server.as_deref(), json, demo).await,
         Command::Call(args) => call::run(args).await,
-        Command::Config { command: ConfigCommand::Check { config } } => check::run(&config),
-        Command::Bench { command: BenchCommand::Overhead { calls, out } } => crate::bench::overhead::run(calls, &out).await,
+        Command::Config {
+            command: ConfigCommand::Check { config },
+        } => check::run(&config),
+        Command::Bench {
+            command: BenchCommand::Overhead { calls, out },
+        } => crate::bench::overhead::run(calls, &out).await,
     }
 }

@@ -13,9 +13,16 @@ use super::start::{Core, settle, settle_limit};
 use crate::cli::ServeArgs;
 
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
-    let overrides = Overrides { listen: args.listen.clone(), call_timeout: None, routing_mode: args.routing_mode.clone() };
+    let overrides = Overrides {
+        listen: args.listen.clone(),
+        call_timeout: None,
+        routing_mode: args.routing_mode.clone(),
+    };
     let (config, builtin) = if args.demo {
-        (crate::demo::config(args.listen.clone()), Some(crate::demo::connector()))
+        (
+            crate::demo::config(args.listen.clone()),
+            Some(crate::demo::connector()),
+        )
     } else {
         (crate::load::load(&args.config, overrides)?, None)
     };
@@ -33,11 +40,15 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     }
 
     let shutdown = CancellationToken::new();
-    let listener = tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    let listener = tokio::net::TcpListener::bind(&listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
     let address = listener.local_addr().context("listener has no address")?;
     let app = router(surface, shutdown.clone());
     // The URL goes to stdout so scripts can read it; everything else is logged on stderr.
-    println!("mcplex: serving {servers} server(s) at http://{address}/mcp (direct surface also at /mcp/all)");
+    println!(
+        "mcplex: serving {servers} server(s) at http://{address}/mcp (direct surface also at /mcp/all)"
+    );
     tracing::info!("listening on http://{address}/mcp");
     if std::io::stderr().is_terminal() {
         let gateway = Arc::clone(&core.gateway);
@@ -48,7 +59,9 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         wait_for_signal().await;
         stop.cancel();
     });
-    let served = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned()).await;
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+        .await;
     tracing::info!("shutting down: terminating upstream servers");
     core.shutdown().await;
     served.context("HTTP server failed")?;

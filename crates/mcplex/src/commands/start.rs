@@ -38,34 +38,44 @@ impl Core {
 /// Waits until no server is still connecting for the first time, or `limit` passes. On a
 /// terminal, shows which servers are still connecting.
 pub async fn settle(gateway: &Gateway, limit: Duration) {
-        let show = std::io::stderr().is_terminal();
-        let mut changes = gateway.snapshot_changes();
-        let mut shown = BTreeSet::new();
-        let _ = tokio::time::timeout(limit, async {
-            loop {
-                let pending: BTreeSet<String> = gateway
-                    .snapshot()
-                    .servers()
-                    .iter()
-                    .filter(|(_, view)| view.status == ServerStatus::Connecting)
-                    .map(|(name, _)| name.clone())
-                    .collect();
-                if pending.is_empty() {
-                    return;
-                }
-                if show && pending != shown {
-                    eprintln!("connecting: {}", pending.iter().cloned().collect::<Vec<_>>().join(", "));
-                    shown = pending;
-                }
-                if changes.changed().await.is_err() {
-                    return;
-                }
+    let show = std::io::stderr().is_terminal();
+    let mut changes = gateway.snapshot_changes();
+    let mut shown = BTreeSet::new();
+    let _ = tokio::time::timeout(limit, async {
+        loop {
+            let pending: BTreeSet<String> = gateway
+                .snapshot()
+                .servers()
+                .iter()
+                .filter(|(_, view)| view.status == ServerStatus::Connecting)
+                .map(|(name, _)| name.clone())
+                .collect();
+            if pending.is_empty() {
+                return;
             }
-        })
-        .await;
+            if show && pending != shown {
+                eprintln!(
+                    "connecting: {}",
+                    pending.iter().cloned().collect::<Vec<_>>().join(", ")
+                );
+                shown = pending;
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
 }
 
 /// The longest init timeout of the enabled servers, plus a margin: how long `settle` may wait.
 pub fn settle_limit(config: &Config) -> Duration {
-    config.servers.iter().filter(|s| s.enabled).map(|s| s.init_timeout).max().unwrap_or_default() + Duration::from_secs(1)
+    config
+        .servers
+        .iter()
+        .filter(|s| s.enabled)
+        .map(|s| s.init_timeout)
+        .max()
+        .unwrap_or_default()
+        + Duration::from_secs(1)
 }

@@ -10,7 +10,12 @@ use serde_json::{Value, json};
 use super::start::{Core, settle, settle_limit};
 use crate::cli::ConfigArgs;
 
-pub async fn list(args: &ConfigArgs, server: Option<&str>, as_json: bool, demo: bool) -> Result<ExitCode> {
+pub async fn list(
+    args: &ConfigArgs,
+    server: Option<&str>,
+    as_json: bool,
+    demo: bool,
+) -> Result<ExitCode> {
     let (mut config, builtin) = if demo {
         (crate::demo::config(None), Some(crate::demo::connector()))
     } else {
@@ -42,15 +47,39 @@ pub async fn list(args: &ConfigArgs, server: Option<&str>, as_json: bool, demo: 
             .collect();
         println!("{}", serde_json::to_string_pretty(&tools)?);
     } else {
-        let width = snapshot.tools().iter().map(|t| t.id.to_string().len()).max().unwrap_or(2).max(2);
+        let width = snapshot
+            .tools()
+            .iter()
+            .map(|t| t.id.to_string().len())
+            .max()
+            .unwrap_or(2)
+            .max(2);
         println!("{:width$}  DESCRIPTION", "ID");
         for tool in snapshot.tools() {
-            let description = tool.raw.get("description").and_then(Value::as_str).unwrap_or_default();
-            let first_line: String = description.lines().next().unwrap_or_default().chars().take(80).collect();
+            let description = tool
+                .raw
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let first_line: String = description
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(80)
+                .collect();
             println!("{:width$}  {first_line}", tool.id.to_string());
         }
-        eprintln!("{} tool(s) from {} server(s)", snapshot.tools().len(), snapshot.servers().len());
+        eprintln!(
+            "{} tool(s) from {} server(s)",
+            snapshot.tools().len(),
+            snapshot.servers().len()
+        );
     }
     core.shutdown().await;
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

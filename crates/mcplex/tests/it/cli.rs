@@ -1,0 +1,166 @@
+//! The command line without a running gateway: tools list, call, config check, and the demo.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, fixture_server, mcplex, names, python_client, tools};
+
+fn config_file(dir: &tempfile::TempDir, config: &Value) -> String {
+    let path = dir.path().join("config.json");
+    std::fs::write(&path, config.to_string()).expect("write");
+    path.display().to_string()
+}
+
+#[test]
+fn tools_list_and_call_work_against_a_config_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config_file(
+        &dir,
+        &json!({"mcpServers": {"fixture": fixture_server("fixture", &[]), "time": {"command": tools().time_server}}}),
+    );
+    let (code, stdout, stderr) = mcplex(&["tools", "list", "--config", &config, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).expect("json");
+    let ids: Vec<&str> = listed
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&"fixture:echo") && ids.contains(&"time:get_current_time"),
+        "{ids:?}"
+    );
+
+    let (code, stdout, _) = mcplex(&["tools", "list", "--config", &config, "--server", "time"]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("time:convert_time") && !stdout.contains("fixture:"),
+        "{stdout}"
+    );
+
+    let (code, stdout, stderr) = mcplex(&[
+        "call",
+        "fixture:add",
+        "--args",
+        r#"{"a": 20, "b": 22}"#,
+        "--config",
+        &config,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(result["structuredContent"], json!({"sum": 42.0}));
+
+    let (code, _, _) = mcplex(&["call", "fixture:fail", "--config", &config]);
+    assert_eq!(code, 1, "isError is a failing exit");
+    let (code, _, stderr) = mcplex(&["call", "nocolon", "--config", &config]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("server:tool"), "{stderr}");
+}
+
+#[test]
+fn config_check_names_the_key_the_file_and_the_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = config_file(
+        &dir,
+        &json!({"mcpServers": {"a": {"command": "x"}}, "colour": "blue"}),
+    );
+    let (code, stdout, _) = mcplex(&["config", "check", "--config", &good]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("ok: 1 server(s)") && stdout.contains("colour: unknown key"),
+        "{stdout}"
+    );
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"mcpServers": {"a": {"command": "x", "call_timeout": "soon"}}}"#,
+    )
+    .expect("write");
+    let (code, _, stderr) = mcplex(&["config", "check", "--config", &bad.display().to_string()]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("bad.json: mcpServers.a.call_timeout: invalid duration \"soon\""),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn flags_beat_env_beat_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config_file(&dir, &json!({"call_timeout": "1s"}));
+    let check = |flag: Option<&str>| {
+        let mut command = std::process::Command::new(&tools().mcplex);
+        command
+            .args(["config", "check", "--config", &config])
+            .env("MCPLEX_CALL_TIMEOUT", "bad");
+        if let Some(flag) = flag {
+            command.args(["--call-timeout", flag]);
+        }
+        let output = command.output().expect("run");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    // The environment beats the file: its bad value is what gets validated.
+    let (code, stderr) = check(None);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("--call-timeout / MCPLEX_CALL_TIMEOUT: invalid duration \"bad\""),
+        "{stderr}"
+    );
+    // The flag beats the environment.
+    let (code, stderr) = check(Some("5s"));
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn demo_runs_on_built_in_servers() {
+    let gateway = Gateway::start_with(json!({}), &["--demo"]);
+    gateway.wait_ready();
+    let listing = gateway.client("legacy", "list", &[]);
+    let names = names(&listing);
+    assert_eq!(names.len(), 9 + 45, "{names:?}");
+    assert!(
+        names.contains(&"filesystem__read_file".to_owned())
+            && names.contains(&"demo__echo".to_owned())
+    );
+    let invalid = gateway.client(
+        "2026-07-28",
+        "call",
+        &["filesystem__read_file", r#"{"path": 7}"#],
+    );
+    assert_eq!(invalid["result"]["isError"], true, "{invalid}");
+    let valid = gateway.client(
+        "2026-07-28",
+        "call",
+        &["filesystem:read_file", r#"{"path": "/etc/hosts"}"#],
+    );
+    assert_eq!(
+        valid["result"]["structuredContent"]["arguments"],
+        json!({"path": "/etc/hosts"})
+    );
+}
+
+#[test]
+fn stdio_surface_serves_a_spawning_client() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config_file(
+        &dir,
+        &json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}),
+    );
+    let argv = json!([tools().mcplex, "serve", "--stdio", "--config", config]).to_string();
+    let listing = python_client(&["--stdio", &argv], "legacy", "list", &[]);
+    assert!(
+        names(&listing).contains(&"fixture__echo".to_owned()),
+        "{listing}"
+    );
+    let call = python_client(
+        &["--stdio", &argv],
+        "legacy",
+        "call",
+        &["fixture__add", r#"{"a": 1, "b": 1}"#],
+    );
+    assert_eq!(call["result"]["structuredContent"], json!({"sum": 2.0}));
+}

@@ -1,0 +1,324 @@
+//! The one place that starts things: the real `mcplex` binary, upstream servers (our fixture, npm
+//! server-everything, PyPI mcp-server-time), and the official Python SDK client. Tests are data
+//! on top of these helpers.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Where the test tools live. Set up by `scripts/test.sh` (see README).
+pub struct Tools {
+    pub repo: PathBuf,
+    pub mcplex: PathBuf,
+    pub fixture: PathBuf,
+    pub python: PathBuf,
+    pub everything: PathBuf,
+    pub time_server: PathBuf,
+}
+
+pub fn tools() -> &'static Tools {
+    static TOOLS: OnceLock<Tools> = OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .canonicalize()
+            .expect("repo root");
+        let mcplex = PathBuf::from(env!("CARGO_BIN_EXE_mcplex"));
+        let fixture = mcplex.with_file_name("mcplex-fixture");
+        let venv = std::env::var_os("MCPLEX_TEST_VENV")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo.join(".venv"));
+        let tools = Tools {
+            fixture,
+            python: venv.join("bin/python"),
+            time_server: venv.join("bin/mcp-server-time"),
+            everything: repo.join(
+                "tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            ),
+            mcplex,
+            repo,
+        };
+        for (what, path) in [
+            (
+                "the fixture server (cargo build --workspace)",
+                &tools.fixture,
+            ),
+            (
+                "the Python SDK venv (scripts/test.sh installs it)",
+                &tools.python,
+            ),
+            (
+                "mcp-server-time (scripts/test.sh installs it)",
+                &tools.time_server,
+            ),
+            (
+                "server-everything (scripts/test.sh runs npm ci in tests/node)",
+                &tools.everything,
+            ),
+        ] {
+            assert!(path.exists(), "missing {what}: {}", path.display());
+        }
+        tools
+    })
+}
+
+/// A free loopback port (bound and released; good enough for tests).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// `command` entry for our fixture on stdio.
+pub fn fixture_server(name: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["--name".to_owned(), name.to_owned()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    json!({"command": tools().fixture, "args": args})
+}
+
+/// A running gateway process, killed on drop.
+pub struct Gateway {
+    child: Option<Child>,
+    pub url: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl Gateway {
+    /// Starts `mcplex serve` on `config` (the JSON file content) and returns once it listens.
+    pub fn start(config: Value) -> Gateway {
+        Gateway::start_with(config, &[])
+    }
+
+    pub fn start_with(config: Value, extra_args: &[&str]) -> Gateway {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config_path = dir.path().join("config.json");
+        std::fs::write(
+            &config_path,
+            serde_json::to_vec_pretty(&config).expect("json"),
+        )
+        .expect("write config");
+        let stderr = std::fs::File::create(dir.path().join("gateway.log")).expect("log file");
+        let listen = format!("127.0.0.1:{}", free_port());
+        let mut child = Command::new(&tools().mcplex)
+            .args(["serve", "--config"])
+            .arg(&config_path)
+            .args(["--listen", &listen])
+            .args(extra_args)
+            .env("MCPLEX_LOG", "info,mcplex=debug")
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn mcplex");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the listening line");
+        assert!(line.contains("serving"), "unexpected first line: {line:?}");
+        Gateway {
+            child: Some(child),
+            url: format!("http://{listen}/mcp"),
+            dir,
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()
+    }
+
+    /// GET `path` on the gateway: (status, body).
+    pub fn get(&self, path: &str) -> (u16, String) {
+        let authority = self
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
+        http_get(authority, path)
+    }
+
+    /// Waits until `/readyz` says every server is ready.
+    pub fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let (status, body) = self.get("/readyz");
+            if status == 200 {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "gateway not ready after 60s: {body}\n--- log ---\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Runs a Python SDK scenario against this gateway in `mode` (`legacy` | `2026-07-28`).
+    pub fn client(&self, mode: &str, scenario: &str, args: &[&str]) -> Value {
+        python_client(&["--url", &self.url], mode, scenario, args)
+    }
+
+    /// SIGTERM, then wait for the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        signal(child.id(), libc::SIGTERM);
+        wait_with_timeout(&mut child, Duration::from_secs(20)).expect("gateway exits after SIGTERM")
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            signal(child.id(), libc::SIGTERM);
+            if wait_with_timeout(&mut child, Duration::from_secs(10)).is_none() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+pub fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid as libc::pid_t, signal);
+    }
+}
+
+/// Whether `pid` is alive (a zombie counts as dead: it has exited and only awaits reaping).
+pub fn alive(pid: u64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+pub fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Polls `check` every 100 ms until it returns `Some`, or panics with `what` after `limit`.
+pub fn eventually<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Runs `tests/py/mcp_client.py` and parses its JSON answer.
+pub fn python_client(target: &[&str], mode: &str, scenario: &str, args: &[&str]) -> Value {
+    let tools = tools();
+    let output = Command::new(&tools.python)
+        .arg(tools.repo.join("tests/py/mcp_client.py"))
+        .args(target)
+        .args(["--mode", mode, scenario])
+        .args(args)
+        .output()
+        .expect("run the python client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|e| {
+        panic!("python client ({mode} {scenario} {args:?}) gave no JSON ({e}); status {}\nstdout: {stdout}\nstderr: {stderr}", output.status)
+    })
+}
+
+/// Runs the `mcplex` binary with `args`: (exit code, stdout, stderr).
+pub fn mcplex(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(&tools().mcplex)
+        .args(args)
+        .output()
+        .expect("run mcplex");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A minimal HTTP/1.1 GET (no client library needed for health probes).
+pub fn http_get(authority: &str, path: &str) -> (u16, String) {
+    let Ok(mut stream) = TcpStream::connect(authority) else {
+        return (0, String::new());
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return (0, String::new());
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// A child process (an HTTP upstream) killed on drop.
+pub struct Background(pub Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts server-everything over HTTP (`streamableHttp` or `sse`) and waits for its port.
+pub fn everything_http(transport: &str) -> (Background, u16) {
+    let port = free_port();
+    let child = Command::new("node")
+        .arg(&tools().everything)
+        .arg(transport)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn node");
+    let background = Background(child);
+    eventually(
+        "server-everything to listen",
+        Duration::from_secs(20),
+        || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
+    );
+    (background, port)
+}
+
+/// Tool names of a `list` scenario answer.
+pub fn names(listing: &Value) -> Vec<String> {
+    listing["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+pub const MODES: [&str; 2] = ["legacy", "2026-07-28"];

@@ -1,0 +1,10 @@
+//! Integration tests: the built `mcplex` binary with real upstream servers and the official
+//! Python MCP SDK as the client, in both protocol eras. One binary (matklad's "delete cargo
+//! integration tests"); each module is one area of behaviour.
+
+mod calls;
+mod cli;
+mod harness;
+mod listing;
+mod processes;
+mod upstreams;

@@ -1,0 +1,112 @@
+//! Upstream lifecycle: pagination, list_changed, crash and reconnect, a dead command.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, MODES, eventually, fixture_server, names, tools};
+
+fn corpus() -> String {
+    tools()
+        .repo
+        .join("crates/mcplex-fixtures/data/ref45.tools.json")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn pagination_is_followed_to_the_end() {
+    let corpus = corpus();
+    let gateway = Gateway::start(
+        json!({"mcpServers": {"paged": fixture_server("paged", &["--corpus", &corpus, "--page-size", "7"])}}),
+    );
+    gateway.wait_ready();
+    let listing = gateway.client("legacy", "list", &[]);
+    // 9 kit tools + 45 corpus tools, served 7 per page.
+    assert_eq!(names(&listing).len(), 54);
+}
+
+#[test]
+fn a_cursor_that_does_not_advance_is_cut_and_the_server_still_serves() {
+    let corpus = corpus();
+    let gateway = Gateway::start(
+        json!({"mcpServers": {"stuck": fixture_server("stuck", &["--corpus", &corpus, "--page-size", "10", "--stuck-cursor"])}}),
+    );
+    gateway.wait_ready();
+    let listing = gateway.client("legacy", "list", &[]);
+    // Page one, then page "0" again (a repeat, which ends the listing): duplicates are dropped.
+    assert_eq!(names(&listing).len(), 10);
+    assert!(
+        gateway.log().contains("repeats; listing stopped"),
+        "{}",
+        gateway.log()
+    );
+    let echo = gateway.client("legacy", "call", &["stuck__echo", "{}"]);
+    assert!(echo["result"].is_object(), "{echo}");
+}
+
+#[test]
+fn an_upstream_list_changed_reaches_clients_of_both_eras() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    for (mode, tool) in MODES.iter().zip(["legacy_added", "modern_added"]) {
+        let args = json!({"name": tool}).to_string();
+        let answer = gateway.client(mode, "list_changed", &["fixture__add_tool", &args]);
+        assert_eq!(answer["notified"], true, "{mode}: {answer}");
+        let listed: Vec<&str> = answer["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            listed.contains(&format!("fixture__{tool}").as_str()),
+            "{mode}: {listed:?}"
+        );
+    }
+}
+
+#[test]
+fn a_crashed_upstream_is_restarted_and_serves_again() {
+    let gateway = Gateway::start(
+        json!({"mcpServers": {"fixture": fixture_server("fixture", &[]), "other": fixture_server("other", &[])}}),
+    );
+    gateway.wait_ready();
+    let before = gateway.client("legacy", "call", &["fixture__pid", "{}"]);
+    let old_pid = before["result"]["structuredContent"]["pid"]
+        .as_u64()
+        .expect("pid");
+    let crashed = gateway.client("legacy", "call", &["fixture__crash", "{}"]);
+    let message = crashed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("fixture"),
+        "the error names the server: {crashed}"
+    );
+    // Other servers are unaffected meanwhile.
+    let other = gateway.client("legacy", "call", &["other__echo", r#"{"x": 1}"#]);
+    assert_eq!(other["result"]["structuredContent"], json!({"x": 1}));
+    let new_pid = eventually("the fixture to come back", Duration::from_secs(20), || {
+        let after = gateway.client("legacy", "call", &["fixture__pid", "{}"]);
+        after["result"]["structuredContent"]["pid"].as_u64()
+    });
+    assert_ne!(old_pid, new_pid);
+}
+
+#[test]
+fn a_command_that_does_not_exist_fails_alone() {
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "ghost": {"command": "/nonexistent/mcp-server"},
+        "fixture": fixture_server("fixture", &[]),
+    }}));
+    let status = eventually("ghost to be reported", Duration::from_secs(20), || {
+        let (_, body) = gateway.get("/readyz");
+        let body: Value = serde_json::from_str(&body).ok()?;
+        let ghost = body["servers"]["ghost"]["status"].as_str()?.to_owned();
+        (ghost.starts_with("unhealthy") && body["servers"]["fixture"]["status"] == "ready")
+            .then_some(ghost)
+    });
+    assert!(status.contains("cannot start"), "{status}");
+    let call = gateway.client("legacy", "call", &["fixture__echo", "{}"]);
+    assert!(call["result"].is_object());
+}
