@@ -7,6 +7,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use mcplex_catalog::ServerStatus;
 use mcplex_dispatch::Gateway;
@@ -36,6 +37,24 @@ pub fn router(surface: DirectSurface, shutdown: CancellationToken) -> Router {
         .nest_service("/mcp/all", service)
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz).with_state(gateway))
+}
+
+/// Serves `app` on `listener` until `shutdown` is cancelled. Sockets get TCP_NODELAY: SSE answers
+/// are written in several small pieces, and Nagle's algorithm against the client's delayed ACK
+/// would hold each answer back ~40 ms.
+pub async fn serve_http(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
 }
 
 /// 200 when every enabled server is ready; otherwise 503. Either way the body lists each server's

@@ -17,5 +17,5 @@ mod stdio;
 mod typed;
 
 pub use direct::DirectSurface;
-pub use http::router;
+pub use http::{router, serve_http};
 pub use stdio::serve_stdio;

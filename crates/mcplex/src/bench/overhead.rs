@@ -76,11 +76,11 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
         mcplex_surface::DirectSurface::new(core.gateway.clone()),
         shutdown.clone(),
     );
-    tokio::spawn(
-        axum::serve(gateway_listener, app)
-            .with_graceful_shutdown(shutdown.clone().cancelled_owned())
-            .into_future(),
-    );
+    tokio::spawn(mcplex_surface::serve_http(
+        gateway_listener,
+        app,
+        shutdown.clone(),
+    ));
 
     // One client with both paths.
     let (events_tx, mut events) = mpsc::unbounded_channel();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use mcplex_config::Overrides;
-use mcplex_surface::{DirectSurface, router, serve_stdio};
+use mcplex_surface::{DirectSurface, router, serve_http, serve_stdio};
 use tokio_util::sync::CancellationToken;
 
 use super::start::{Core, settle, settle_limit};
@@ -59,9 +59,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         wait_for_signal().await;
         stop.cancel();
     });
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.clone().cancelled_owned())
-        .await;
+    let served = serve_http(listener, app, shutdown.clone()).await;
     tracing::info!("shutting down: terminating upstream servers");
     core.shutdown().await;
     served.context("HTTP server failed")?;
