@@ -26,6 +26,9 @@ struct Args {
     /// Repeat the same nextCursor forever (a broken server).
     #[arg(long)]
     stuck_cursor: bool,
+    /// Print this environment variable's value to stderr at start (redaction tests).
+    #[arg(long)]
+    print_env: Option<String>,
     /// Serve stateless streamable HTTP on this address instead of stdio.
     #[arg(long)]
     http: Option<String>,
@@ -34,6 +37,12 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(name) = &args.print_env {
+        eprintln!(
+            "fixture env {name}={}",
+            std::env::var(name).unwrap_or_default()
+        );
+    }
     let corpus = match &args.corpus {
         None => Vec::new(),
         Some(path) => match std::fs::read_to_string(path)

@@ -144,6 +144,26 @@ fn cancellation_reaches_the_upstream() {
 }
 
 #[test]
+fn an_unknown_session_is_404_not_401() {
+    let gateway = Gateway::start(json!({"mcpServers": {}}));
+    let authority = gateway
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let (status, _) = crate::harness::http_post(
+        authority,
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", "no-such-session"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        body,
+    );
+    assert_eq!(status, 404);
+}
+
+#[test]
 fn a_call_timeout_names_the_server_and_the_timeout() {
     let mut server = fixture_server("fixture", &[]);
     server["call_timeout"] = json!("700ms");

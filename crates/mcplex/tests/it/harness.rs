@@ -259,11 +259,36 @@ pub fn mcplex(args: &[&str]) -> (i32, String, String) {
 
 /// A minimal HTTP/1.1 GET (no client library needed for health probes).
 pub fn http_get(authority: &str, path: &str) -> (u16, String) {
+    http_request(
+        authority,
+        &format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"),
+    )
+}
+
+/// A minimal HTTP/1.1 POST of a JSON body with extra headers.
+pub fn http_post(
+    authority: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    http_request(authority, &request)
+}
+
+fn http_request(authority: &str, request: &str) -> (u16, String) {
     let Ok(mut stream) = TcpStream::connect(authority) else {
         return (0, String::new());
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
     if stream.write_all(request.as_bytes()).is_err() {
         return (0, String::new());
     }

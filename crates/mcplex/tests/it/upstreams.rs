@@ -110,3 +110,35 @@ fn a_command_that_does_not_exist_fails_alone() {
     let call = gateway.client("legacy", "call", &["fixture__echo", "{}"]);
     assert!(call["result"].is_object());
 }
+
+#[test]
+fn a_2026_upstream_is_reached_with_server_discover() {
+    let mut server = fixture_server("modern", &[]);
+    server["lifecycle"] = json!("discover");
+    let gateway = Gateway::start(json!({"mcpServers": {"modern": server}}));
+    gateway.wait_ready();
+    assert!(
+        gateway.log().contains("protocol=2026-07-28"),
+        "{}",
+        gateway.log()
+    );
+    for mode in MODES {
+        let answer = gateway.client(mode, "call", &["modern__add", r#"{"a": 1, "b": 2}"#]);
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            json!({"sum": 3.0}),
+            "{mode}: {answer}"
+        );
+    }
+}
+
+#[test]
+fn env_secrets_are_redacted_from_upstream_stderr() {
+    let mut server = fixture_server("fixture", &["--print-env", "API_TOKEN"]);
+    server["env"] = json!({"API_TOKEN": "tok-0123456789"});
+    let gateway = Gateway::start(json!({"mcpServers": {"fixture": server}}));
+    gateway.wait_ready();
+    let log = gateway.log();
+    assert!(log.contains("fixture env API_TOKEN=[redacted]"), "{log}");
+    assert!(!log.contains("tok-0123456789"));
+}
