@@ -4,10 +4,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
-use mcplex_config::Config;
+use mcplex_config::{Config, DirectToolResponseMode};
 use mcplex_names::{RegistrationTable, ToolId};
 use serde_json::{Map, Value};
 
+use crate::CatalogCache;
+use crate::render::direct_entry;
 use crate::snapshot::{CatalogTool, ServerView, Snapshot};
 
 /// Where an upstream stands, as far as the catalog cares.
@@ -49,14 +51,28 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+/// What a build needs besides the tool lists.
+pub struct BuildInput<'a> {
+    pub config: &'a Config,
+    /// The direct surface's mode (the config's, or a hot-reloaded one).
+    pub mode: DirectToolResponseMode,
+    pub generation: u64,
+}
+
 /// Builds a snapshot from the config and whatever the upstreams have said so far. Servers in the
 /// config with no entry in `upstreams` count as connecting; entries for servers no longer in the
-/// config are ignored.
+/// config are ignored. Signatures and validators come from `cache`, compiled only for schemas it
+/// has not seen.
 pub fn build_snapshot(
-    config: &Config,
+    input: BuildInput<'_>,
     upstreams: &BTreeMap<String, UpstreamTools>,
-    generation: u64,
+    cache: &mut CatalogCache,
 ) -> (Snapshot, Vec<Diagnostic>) {
+    let BuildInput {
+        config,
+        mode,
+        generation,
+    } = input;
     let mut diagnostics = Vec::new();
     let mut servers = BTreeMap::new();
     let mut accepted: Vec<(ToolId, Arc<Map<String, Value>>)> = Vec::new();
@@ -81,30 +97,37 @@ pub fn build_snapshot(
     }
 
     let table = RegistrationTable::build(accepted.iter().map(|(id, _)| id.clone()));
+    let mut used = HashSet::new();
     let mut tools: Vec<CatalogTool> = accepted
         .into_iter()
         .filter_map(|(id, raw)| {
             let display_name = table.name_of(&id)?.to_owned();
+            let compiled = cache.compiled(raw.get("inputSchema").unwrap_or(&Value::Null));
+            used.insert(compiled.hash);
             Some(CatalogTool {
                 id,
                 display_name,
                 raw,
+                signature: compiled.signature,
+                validator: compiled.validator,
             })
         })
         .collect();
+    cache.retain(&used);
     tools.sort_by(|a, b| a.display_name.cmp(&b.display_name));
     let index_by_id: HashMap<ToolId, usize> = tools
         .iter()
         .enumerate()
         .map(|(index, tool)| (tool.id.clone(), index))
         .collect();
-    let direct_listing = Arc::new(tools.iter().map(direct_full_entry).collect());
+    let direct_listing = Arc::new(tools.iter().map(|tool| direct_entry(tool, mode)).collect());
     let snapshot = Snapshot {
         generation,
         tools,
         index_by_id,
         table,
         servers,
+        mode,
         direct_listing,
     };
     (snapshot, diagnostics)
@@ -150,36 +173,4 @@ fn accept_tools(
         }
         accepted.push((ToolId::new(server, name), Arc::new(object.clone())));
     }
-}
-
-/// The direct surface's `full` entry: the upstream object as it is, renamed, with the
-/// description prefixed `[server] `. Every other field (schemas, annotations, title, icons,
-/// `_meta`, fields newer than us) passes through untouched.
-fn direct_full_entry(tool: &CatalogTool) -> Value {
-    let mut entry = Map::with_capacity(tool.raw.len() + 1);
-    for (key, value) in tool.raw.iter() {
-        match key.as_str() {
-            "name" => {
-                entry.insert(key.clone(), Value::String(tool.display_name.clone()));
-            }
-            "description" => {}
-            _ => {
-                entry.insert(key.clone(), value.clone());
-            }
-        }
-    }
-    let description = match tool.raw.get("description").and_then(Value::as_str) {
-        Some(text) if !text.is_empty() => format!("[{}] {text}", tool.id.server),
-        _ => format!("[{}]", tool.id.server),
-    };
-    // Keep `description` right after `name`, where upstreams put it, for readable listings.
-    let mut ordered = Map::with_capacity(entry.len() + 1);
-    for (key, value) in entry {
-        let is_name = key == "name";
-        ordered.insert(key, value);
-        if is_name {
-            ordered.insert("description".to_owned(), Value::String(description.clone()));
-        }
-    }
-    Value::Object(ordered)
 }

@@ -3,7 +3,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use jsonschema::Validator;
+use mcplex_config::DirectToolResponseMode;
 use mcplex_names::{RegistrationTable, ToolId};
+use mcplex_signature::Signature;
 use serde_json::{Map, Value};
 
 use crate::ServerStatus;
@@ -16,6 +19,10 @@ pub struct CatalogTool {
     pub display_name: String,
     /// The tool object exactly as the upstream sent it.
     pub raw: Arc<Map<String, Value>>,
+    /// The compact signature of its input schema.
+    pub signature: Arc<Signature>,
+    /// Its argument validator; `None` when the schema did not compile (calls pass unvalidated).
+    pub validator: Option<Arc<Validator>>,
 }
 
 /// What the catalog knows about one configured server.
@@ -35,7 +42,9 @@ pub struct Snapshot {
     pub(crate) index_by_id: HashMap<ToolId, usize>,
     pub(crate) table: RegistrationTable,
     pub(crate) servers: BTreeMap<String, ServerView>,
-    /// The `tools` array of the direct surface in `full` form, computed once per snapshot.
+    /// How the direct surface renders tools in this snapshot.
+    pub(crate) mode: DirectToolResponseMode,
+    /// The direct surface's upstream entries in `mode`, computed once per snapshot.
     pub(crate) direct_listing: Arc<Vec<Value>>,
 }
 
@@ -75,8 +84,13 @@ impl Snapshot {
         &self.servers
     }
 
-    /// The direct surface's `tools` array in `full` form.
+    /// The direct surface's upstream entries, sorted, rendered in [`Snapshot::mode`].
     pub fn direct_listing(&self) -> &Arc<Vec<Value>> {
         &self.direct_listing
+    }
+
+    /// The direct surface's serialization mode.
+    pub fn mode(&self) -> DirectToolResponseMode {
+        self.mode
     }
 }

@@ -4,7 +4,12 @@ use std::sync::Arc;
 use mcplex_config::{Overrides, parse_config};
 use serde_json::{Value, json};
 
-use crate::{ServerStatus, UpstreamTools, build_snapshot};
+use mcplex_config::DirectToolResponseMode;
+
+use crate::{
+    BuildInput, CatalogCache, ServerStatus, Snapshot, UnavailableReason, UpstreamTools,
+    build_snapshot,
+};
 
 fn config(servers: &str) -> mcplex_config::Config {
     parse_config(
@@ -13,6 +18,22 @@ fn config(servers: &str) -> mcplex_config::Config {
         &Overrides::default(),
     )
     .expect("valid")
+}
+
+fn build(
+    config: &mcplex_config::Config,
+    upstreams: &BTreeMap<String, UpstreamTools>,
+    mode: DirectToolResponseMode,
+) -> (Snapshot, Vec<crate::Diagnostic>) {
+    build_snapshot(
+        BuildInput {
+            config,
+            mode,
+            generation: 1,
+        },
+        upstreams,
+        &mut CatalogCache::default(),
+    )
 }
 
 fn ready(tools: Value) -> UpstreamTools {
@@ -40,7 +61,7 @@ fn merged_listing_is_sorted_prefixed_and_keeps_every_field() {
             ready(json!([{"name": "a", "inputSchema": {"type": "object"}, "title": "A"}])),
         ),
     ]);
-    let (snapshot, diagnostics) = build_snapshot(&config, &upstreams, 1);
+    let (snapshot, diagnostics) = build(&config, &upstreams, DirectToolResponseMode::Full);
     assert!(diagnostics.is_empty());
     let listing = serde_json::to_string(snapshot.direct_listing().as_ref()).expect("json");
     assert_eq!(
@@ -56,7 +77,7 @@ fn resolves_display_names_and_canonical_ids_but_never_splits() {
         "my__srv".to_owned(),
         ready(json!([{"name": "do it", "inputSchema": {"type": "object"}}])),
     )]);
-    let (snapshot, _) = build_snapshot(&config, &upstreams, 1);
+    let (snapshot, _) = build(&config, &upstreams, DirectToolResponseMode::Full);
     let tool = snapshot.resolve("my__srv__do_it").expect("display name");
     assert_eq!(tool.id.to_string(), "my__srv:do it");
     assert!(snapshot.resolve("my__srv:do it").is_some());
@@ -77,7 +98,7 @@ fn bad_tools_are_skipped_with_a_diagnostic_and_the_rest_served() {
             {"inputSchema": {}}
         ])),
     )]);
-    let (snapshot, diagnostics) = build_snapshot(&config, &upstreams, 1);
+    let (snapshot, diagnostics) = build(&config, &upstreams, DirectToolResponseMode::Full);
     assert_eq!(snapshot.tools().len(), 1);
     let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
@@ -97,11 +118,150 @@ fn server_status_covers_every_configured_server() {
         r#"{"a": {"command": "a"}, "b": {"command": "b", "enabled": false}, "c": {"command": "c"}}"#,
     );
     let upstreams = BTreeMap::from([("a".to_owned(), ready(json!([])))]);
-    let (snapshot, _) = build_snapshot(&config, &upstreams, 1);
+    let (snapshot, _) = build(&config, &upstreams, DirectToolResponseMode::Full);
     let statuses: Vec<String> = snapshot
         .servers()
         .iter()
         .map(|(name, view)| format!("{name}={}", view.status))
         .collect();
     assert_eq!(statuses, ["a=ready", "b=disabled", "c=connecting"]);
+}
+
+fn github() -> (mcplex_config::Config, BTreeMap<String, UpstreamTools>) {
+    let config =
+        config(r#"{"github": {"command": "gh"}, "off": {"command": "x", "enabled": false}}"#);
+    let upstreams = BTreeMap::from([(
+        "github".to_owned(),
+        ready(json!([{
+            "name": "create_issue",
+            "description": "Create a new issue in a repository.",
+            "inputSchema": {"type": "object", "required": ["owner", "repo", "title"], "properties": {
+                "owner": {"type": "string"}, "repo": {"type": "string"}, "title": {"type": "string"},
+                "labels": {"type": "array", "items": {"type": "string"}},
+                "milestone": {"type": "object", "properties": {"number": {"type": "integer"}}}}},
+            "outputSchema": {"type": "object"},
+            "annotations": {"destructiveHint": false, "title": "Create issue"}
+        }])),
+    )]);
+    (config, upstreams)
+}
+
+#[test]
+fn a_deferred_entry_keeps_name_and_annotations_and_swaps_schema_for_signature() {
+    let (config, upstreams) = github();
+    let (full, _) = build(&config, &upstreams, DirectToolResponseMode::Full);
+    let (deferred, _) = build(&config, &upstreams, DirectToolResponseMode::Deferred);
+    let full = &full.direct_listing()[0];
+    let entry = &deferred.direct_listing()[0];
+    assert_eq!(entry["name"], full["name"]);
+    assert_eq!(
+        serde_json::to_string(&entry["annotations"]).ok(),
+        serde_json::to_string(&full["annotations"]).ok()
+    );
+    assert_eq!(
+        entry["description"],
+        "[github] Create a new issue in a repository.\ncreate_issue(owner*:str, repo*:str, title*:str, labels:[str], milestone~:obj)"
+    );
+    assert_eq!(
+        serde_json::to_string(&entry["inputSchema"]).ok().as_deref(),
+        Some(r#"{"type":"object"}"#)
+    );
+    assert!(entry.get("outputSchema").is_none());
+    assert!(full.get("outputSchema").is_some());
+}
+
+#[test]
+fn arguments_are_checked_against_the_stored_schema() {
+    let (config, upstreams) = github();
+    let (snapshot, _) = build(&config, &upstreams, DirectToolResponseMode::Deferred);
+    let tool = snapshot.resolve("github__create_issue").expect("tool");
+    let args = |v: Value| v.as_object().cloned();
+    assert_eq!(
+        snapshot.check_arguments(
+            tool,
+            args(json!({"owner": "o", "repo": "r", "title": "t"})).as_ref()
+        ),
+        Ok(())
+    );
+    assert_eq!(
+        snapshot.check_arguments(tool, args(json!({"owner": "o", "repo": "r"})).as_ref()),
+        Err("missing property 'title'".to_owned())
+    );
+    assert_eq!(
+        snapshot.check_arguments(
+            tool,
+            args(json!({"owner": 1, "repo": "r", "title": "t", "labels": [2]})).as_ref()
+        ),
+        Err(
+            "at /owner: 1 is not of type \"string\"; at /labels/0: 2 is not of type \"string\""
+                .to_owned()
+        )
+    );
+    assert!(
+        snapshot.check_arguments(tool, None).is_err(),
+        "no arguments at all are checked too"
+    );
+}
+
+#[test]
+fn a_schema_that_does_not_compile_fails_open() {
+    let config = config(r#"{"s": {"command": "x"}}"#);
+    let upstreams = BTreeMap::from([(
+        "s".to_owned(),
+        ready(
+            json!([{"name": "odd", "inputSchema": {"type": "object", "properties": {"a": {"type": 12}}}}]),
+        ),
+    )]);
+    let mut cache = CatalogCache::default();
+    let (snapshot, _) = build_snapshot(
+        BuildInput {
+            config: &config,
+            mode: DirectToolResponseMode::Full,
+            generation: 1,
+        },
+        &upstreams,
+        &mut cache,
+    );
+    let tool = snapshot.resolve("s__odd").expect("tool");
+    assert!(tool.validator.is_none());
+    assert_eq!(cache.skipped_validators, 1);
+    assert_eq!(
+        snapshot.check_arguments(tool, json!({"a": "anything"}).as_object()),
+        Ok(())
+    );
+}
+
+#[test]
+fn availability_reasons() {
+    let (config, mut upstreams) = github();
+    let (snapshot, _) = build(&config, &upstreams, DirectToolResponseMode::Full);
+    assert!(snapshot.availability("github__create_issue").is_ok());
+    assert!(snapshot.availability("github:create_issue").is_ok());
+    assert_eq!(
+        snapshot.availability("off:anything").err(),
+        Some(UnavailableReason::ServerDisabled)
+    );
+    assert_eq!(
+        snapshot.availability("nope__x").err(),
+        Some(UnavailableReason::NotFound)
+    );
+    assert_eq!(
+        snapshot.availability("ghost:x").err(),
+        Some(UnavailableReason::NotFound)
+    );
+    if let Some(entry) = upstreams.get_mut("github") {
+        entry.status = ServerStatus::Unhealthy {
+            reason: "gone".into(),
+        };
+    }
+    let (snapshot, _) = build(&config, &upstreams, DirectToolResponseMode::Full);
+    assert_eq!(
+        snapshot.availability("github__create_issue").err(),
+        Some(UnavailableReason::ServerUnhealthy)
+    );
+    let (snapshot, _) = build(&config, &BTreeMap::new(), DirectToolResponseMode::Full);
+    assert_eq!(
+        snapshot.availability("github:create_issue").err(),
+        Some(UnavailableReason::ServerInitializing)
+    );
 }

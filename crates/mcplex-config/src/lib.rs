@@ -15,8 +15,8 @@ mod redact;
 pub use duration::parse_duration;
 pub use error::ConfigError;
 pub use model::{
-    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, Lifecycle, Overrides,
-    RoutingMode, ServerConfig, Transport,
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, DirectToolResponseMode,
+    Lifecycle, Overrides, RoutingMode, ServerConfig, Transport,
 };
 pub use parse::parse_config;
 pub use redact::Redactor;

@@ -21,10 +21,29 @@ pub struct Config {
     pub call_timeout: Duration,
     /// What `/mcp` serves.
     pub routing_mode: RoutingMode,
+    /// How the direct surface renders upstream tools. Hot: re-read on every config reload.
+    pub direct_tool_response_mode: DirectToolResponseMode,
+    /// The operator's `initialize` instructions for the direct surface (read at start only).
+    pub instructions: Option<String>,
     /// Upstream servers in file order, names unique.
     pub servers: Vec<ServerConfig>,
     /// Things that are not errors but that the user should see (unknown keys, ignored values).
     pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// A config with every global at its default and these servers (built-in fleets, benchmarks).
+    pub fn with_servers(servers: Vec<ServerConfig>) -> Config {
+        Config {
+            listen: DEFAULT_LISTEN.to_owned(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            routing_mode: RoutingMode::Direct,
+            direct_tool_response_mode: DirectToolResponseMode::Full,
+            instructions: None,
+            servers,
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// The surface served on `/mcp`.
@@ -38,6 +57,25 @@ impl RoutingMode {
     pub fn as_str(self) -> &'static str {
         match self {
             RoutingMode::Direct => "direct",
+        }
+    }
+}
+
+/// How the direct surface serializes upstream tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DirectToolResponseMode {
+    /// The upstream's schemas as they are.
+    #[default]
+    Full,
+    /// Schemas replaced by `{"type":"object"}` and a compact signature in the description.
+    Deferred,
+}
+
+impl DirectToolResponseMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DirectToolResponseMode::Full => "full",
+            DirectToolResponseMode::Deferred => "deferred",
         }
     }
 }
@@ -116,6 +154,7 @@ pub struct Overrides {
     pub listen: Option<String>,
     pub call_timeout: Option<String>,
     pub routing_mode: Option<String>,
+    pub direct_tool_response_mode: Option<String>,
 }
 
 fn redacted_map(map: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {

@@ -10,11 +10,18 @@ use serde_json::{Map, Value};
 use crate::ConfigError;
 use crate::duration::parse_duration;
 use crate::model::{
-    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, Lifecycle, Overrides,
-    RoutingMode, ServerConfig, Transport,
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, DirectToolResponseMode,
+    Lifecycle, Overrides, RoutingMode, ServerConfig, Transport,
 };
 
-const GLOBAL_KEYS: &[&str] = &["listen", "call_timeout", "routing_mode", "mcpServers"];
+const GLOBAL_KEYS: &[&str] = &[
+    "listen",
+    "call_timeout",
+    "routing_mode",
+    "direct_tool_response_mode",
+    "instructions",
+    "mcpServers",
+];
 const SERVER_KEYS: &[&str] = &[
     "name",
     "command",
@@ -71,6 +78,23 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
             None => RoutingMode::Direct,
         },
     };
+    let direct_tool_response_mode = match &overrides.direct_tool_response_mode {
+        Some(value) => cx.direct_mode(
+            value,
+            "--direct-tool-response-mode / MCPLEX_DIRECT_TOOL_RESPONSE_MODE",
+        )?,
+        None => match root.get("direct_tool_response_mode") {
+            Some(value) => cx.direct_mode(
+                cx.string(value, "direct_tool_response_mode")?,
+                "direct_tool_response_mode",
+            )?,
+            None => DirectToolResponseMode::Full,
+        },
+    };
+    let instructions = match root.get("instructions") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(cx.string(value, "instructions")?.to_owned()),
+    };
     let servers = match root.get("mcpServers") {
         None | Some(Value::Null) => Vec::new(),
         Some(value) => cx.servers(value, &mut warnings)?,
@@ -79,6 +103,8 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         listen,
         call_timeout,
         routing_mode,
+        direct_tool_response_mode,
+        instructions,
         servers,
         warnings,
     })
@@ -151,6 +177,17 @@ impl Cx<'_> {
                 "\"schema_deferred\" is not a routing mode; write routing_mode: \"direct\" with direct_tool_response_mode: \"deferred\"",
             )),
             other => Err(self.err(key, format!("unknown routing mode {other:?}; expected \"direct\", \"retrieve_tools\" or \"code_execution\""))),
+        }
+    }
+
+    fn direct_mode(&self, text: &str, key: &str) -> Result<DirectToolResponseMode, ConfigError> {
+        match text {
+            "full" => Ok(DirectToolResponseMode::Full),
+            "deferred" => Ok(DirectToolResponseMode::Deferred),
+            other => Err(self.err(
+                key,
+                format!("unknown mode {other:?}; expected \"full\" or \"deferred\""),
+            )),
         }
     }
 

@@ -141,15 +141,20 @@ fn overrides_win_over_the_file() {
         listen: Some("127.0.0.1:9999".into()),
         call_timeout: Some("7s".into()),
         routing_mode: None,
+        direct_tool_response_mode: Some("deferred".into()),
     };
     let config = parse_config(
-        r#"{"listen": "127.0.0.1:1", "call_timeout": "1s"}"#,
+        r#"{"listen": "127.0.0.1:1", "call_timeout": "1s", "direct_tool_response_mode": "full"}"#,
         "cfg.json",
         &overrides,
     )
     .expect("valid");
     assert_eq!(config.listen, "127.0.0.1:9999");
     assert_eq!(config.call_timeout, Duration::from_secs(7));
+    assert_eq!(
+        config.direct_tool_response_mode,
+        crate::DirectToolResponseMode::Deferred
+    );
     let bad = Overrides {
         listen: Some("nope".into()),
         ..Overrides::default()
@@ -179,4 +184,26 @@ fn secrets_never_show_in_debug_and_are_redacted_from_text() {
 fn disabled_flag_of_other_clients_is_honoured() {
     let config = ok(r#"{"mcpServers": {"s": {"command": "x", "disabled": true}}}"#);
     assert!(!config.servers[0].enabled);
+}
+
+#[test]
+fn direct_mode_and_instructions_are_read() {
+    let config = ok(r#"{"direct_tool_response_mode": "deferred", "instructions": "Be brief."}"#);
+    assert_eq!(
+        config.direct_tool_response_mode,
+        crate::DirectToolResponseMode::Deferred
+    );
+    assert_eq!(config.instructions.as_deref(), Some("Be brief."));
+    assert_eq!(
+        ok("{}").direct_tool_response_mode,
+        crate::DirectToolResponseMode::Full
+    );
+    assert_eq!(
+        refused(r#"{"direct_tool_response_mode": "compact"}"#),
+        "cfg.json: direct_tool_response_mode: unknown mode \"compact\"; expected \"full\" or \"deferred\""
+    );
+    assert_eq!(
+        refused(r#"{"routing_mode": "schema_deferred"}"#),
+        "cfg.json: routing_mode: \"schema_deferred\" is not a routing mode; write routing_mode: \"direct\" with direct_tool_response_mode: \"deferred\""
+    );
 }

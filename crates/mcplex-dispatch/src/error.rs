@@ -1,6 +1,7 @@
 //! Why a tool call produced no upstream result.
 
 use mcplex_upstream::UpstreamError;
+use serde_json::Value;
 
 /// A failed dispatch. Upstream faults stay typed so a surface never blames the caller for them.
 #[derive(Debug, thiserror::Error)]
@@ -8,6 +9,14 @@ pub enum DispatchError {
     /// No visible tool has this name (display name or `server:tool`).
     #[error("unknown tool: {name}")]
     UnknownTool { name: String },
+    /// The arguments do not match the tool's stored upstream schema; the call never left the
+    /// gateway. Carries what an agent needs to fix the call.
+    #[error("invalid arguments for {name}: {problem}")]
+    InvalidArguments {
+        name: String,
+        problem: String,
+        input_schema: Value,
+    },
     /// The upstream failed, timed out, or answered with a JSON-RPC error.
     #[error(transparent)]
     Upstream(#[from] UpstreamError),

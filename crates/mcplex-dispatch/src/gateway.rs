@@ -107,7 +107,7 @@ impl Gateway {
         &self.upstreams
     }
 
-    /// The one dispatch path: resolve → policy → call → raw result.
+    /// The one dispatch path: resolve → policy → validate → call → raw result.
     pub async fn call(&self, call: ToolCall, cx: CallContext) -> Result<Value, DispatchError> {
         let mut snapshot = self.snapshot();
         if snapshot.resolve(&call.name).is_none() {
@@ -121,6 +121,15 @@ impl Gateway {
                 name: call.name.clone(),
             })?;
         policy(&snapshot, tool)?;
+        // Validated against the stored upstream schema, never the advertised (maybe deferred) one.
+        if let Err(problem) = snapshot.check_arguments(tool, call.arguments.as_ref()) {
+            let input_schema = tool.raw.get("inputSchema").cloned().unwrap_or(Value::Null);
+            return Err(DispatchError::InvalidArguments {
+                name: call.name,
+                problem,
+                input_schema,
+            });
+        }
         let mut params = Map::with_capacity(2);
         params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));
         if let Some(arguments) = call.arguments {

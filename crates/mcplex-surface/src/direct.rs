@@ -1,4 +1,5 @@
-//! The direct surface: every visible tool, listed as `server__tool` in `full` form.
+//! The direct surface: every visible tool as `server__tool`, in `full` or `deferred` form, plus
+//! `describe_tool`. Calls go through `Gateway::call` (resolve → policy → validate → upstream).
 
 use std::sync::Arc;
 
@@ -10,15 +11,21 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::describe::{self, DESCRIBE_TOOL};
 use crate::errors::to_wire;
 use crate::listen::LegacyPeers;
+use crate::results;
 use crate::typed::{ToolsCache, call_response};
 
-const INSTRUCTIONS: &str = "mcplex gateway: the tools of several MCP servers in one list. \
-Each tool is named server__tool and its description starts with [server].";
+/// The legend for compact signatures, exactly as `docs/direct-surface.md` gives it. Emitted in
+/// both modes (phrased conditionally, so it stays true in `full` mode): one shape to cache.
+pub const SIGNATURE_LEGEND: &str = "Some tool descriptions end with a compact signature (param*:type, ...): * marks a required parameter and ~ marks collapsed/lossy details. When a signature is present the listed inputSchema is a placeholder, not the real schema \u{2014} flat signatures are directly callable, and for ~-marked tools call 'describe_tool' with the listed tool name to get the full schema.";
+
+/// Used when the config sets no `instructions`: what this surface offers.
+const DEFAULT_INSTRUCTIONS: &str = "mcplex direct surface: every tool of every connected MCP server, named server__tool (the description starts with [server]); call them directly. describe_tool returns a tool's full definition (input schema, output schema, annotations), or with check: true whether each tool is ready to call.";
 
 /// One server instance shared by every direct route (`/mcp`, `/mcp/all`, stdio): always the
 /// same listing, the same mode.
@@ -27,16 +34,25 @@ pub struct DirectSurface {
     gateway: Arc<Gateway>,
     peers: LegacyPeers,
     tools: ToolsCache,
+    /// Resolved once, when the server instance is built.
+    instructions: Arc<str>,
 }
 
 impl DirectSurface {
     /// Builds the surface and starts forwarding listing changes to connected sessions.
-    pub fn new(gateway: Arc<Gateway>) -> DirectSurface {
+    /// `instructions` is the operator's text, if configured; the legend is always appended.
+    pub fn new(gateway: Arc<Gateway>, instructions: Option<&str>) -> DirectSurface {
         let peers = LegacyPeers::start(gateway.listing_changes());
+        let instructions = format!(
+            "{}\n\n{SIGNATURE_LEGEND}",
+            instructions.unwrap_or(DEFAULT_INSTRUCTIONS)
+        )
+        .into();
         DirectSurface {
             gateway,
             peers,
             tools: ToolsCache::default(),
+            instructions,
         }
     }
 
@@ -53,7 +69,7 @@ impl ServerHandler for DirectSurface {
             .build();
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("mcplex", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.instructions.as_ref())
     }
 
     async fn list_tools(
@@ -129,6 +145,16 @@ impl ServerHandler for DirectSurface {
         let stateless_caller = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= STATELESS_VERSION);
+        if request.name == DESCRIBE_TOOL {
+            let snapshot = self.gateway.snapshot();
+            let body = match describe::answer(&snapshot, request.arguments.as_ref()) {
+                Ok(answer) => results::structured(answer),
+                Err(message) => results::error(
+                    json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
+                ),
+            };
+            return finish(body, stateless_caller);
+        }
         let call = ToolCall {
             name: request.name.into_owned(),
             arguments: request.arguments,
@@ -137,13 +163,21 @@ impl ServerHandler for DirectSurface {
             cancel: context.ct.clone(),
             progress,
         };
-        let mut raw = self.gateway.call(call, cx).await.map_err(to_wire)?;
-        // 2026-07-28 results state their type; an older upstream's result does not.
-        if stateless_caller && let Some(result) = raw.as_object_mut() {
-            result
-                .entry("resultType")
-                .or_insert_with(|| Value::from("complete"));
-        }
-        call_response(raw)
+        let raw = match self.gateway.call(call, cx).await {
+            Ok(raw) => raw,
+            Err(error) => to_wire(error)?,
+        };
+        finish(raw, stateless_caller)
     }
+}
+
+/// A tool result as rmcp's response; 2026-07-28 results state their type, which an older
+/// upstream's result (or our own) does not.
+fn finish(mut raw: Value, stateless_caller: bool) -> Result<CallToolResponse, ErrorData> {
+    if stateless_caller && let Some(result) = raw.as_object_mut() {
+        result
+            .entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
+    }
+    call_response(raw)
 }

@@ -11,8 +11,21 @@ const REQUEST_TIMEOUT: i32 = -32001;
 /// Implementation-defined server error: the upstream is unreachable or broke.
 const UPSTREAM_UNAVAILABLE: i32 = -32002;
 
-pub(crate) fn to_wire(error: DispatchError) -> ErrorData {
-    match error {
+/// A failed call as the caller sees it: a tool result the model can act on (`Ok`), or a
+/// JSON-RPC error (`Err`).
+pub(crate) fn to_wire(error: DispatchError) -> Result<serde_json::Value, ErrorData> {
+    Err(match error {
+        DispatchError::InvalidArguments {
+            name,
+            problem,
+            input_schema,
+        } => {
+            return Ok(crate::results::invalid_arguments(
+                &name,
+                &problem,
+                input_schema,
+            ));
+        }
         DispatchError::UnknownTool { name } => {
             ErrorData::invalid_params(format!("unknown tool: {name}"), Some(json!({"tool": name})))
         }
@@ -48,5 +61,5 @@ pub(crate) fn to_wire(error: DispatchError) -> ErrorData {
                 ),
             }
         }
-    }
+    })
 }

@@ -9,13 +9,15 @@
 //! (results), which keeps every field the MCP schema defines (see `typed.rs` for the limit).
 //! Must not: resolve names, validate, or talk to upstreams except through `Gateway::call`.
 
+mod describe;
 mod direct;
 mod errors;
 mod http;
 mod listen;
+mod results;
 mod stdio;
 mod typed;
 
-pub use direct::DirectSurface;
+pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use http::{router, serve_http};
 pub use stdio::serve_stdio;

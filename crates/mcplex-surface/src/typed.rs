@@ -30,8 +30,10 @@ impl ToolsCache {
         {
             return tools.clone();
         }
-        let tools: Vec<Tool> = listing
-            .iter()
+        // describe_tool first, with its real schema in both modes; then the upstream entries.
+        let builtin = crate::describe::definition();
+        let tools: Vec<Tool> = std::iter::once(&builtin)
+            .chain(listing.iter())
             .filter_map(
                 |entry| match serde_json::from_value::<Tool>(entry.clone()) {
                     Ok(tool) => Some(tool),

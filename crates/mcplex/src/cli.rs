@@ -63,6 +63,9 @@ pub struct ServeArgs {
     /// What /mcp serves: direct (retrieve_tools and code_execution are planned).
     #[arg(long, env = "MCPLEX_ROUTING_MODE")]
     pub routing_mode: Option<String>,
+    /// How the direct surface renders tools: full or deferred (hot: also read on config edits).
+    #[arg(long, env = "MCPLEX_DIRECT_TOOL_RESPONSE_MODE")]
+    pub direct_tool_response_mode: Option<String>,
     /// Serve one client on stdin/stdout instead of HTTP.
     #[arg(long)]
     pub stdio: bool,

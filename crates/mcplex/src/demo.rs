@@ -5,10 +5,7 @@
 
 use std::sync::Arc;
 
-use mcplex_config::{
-    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, Lifecycle, RoutingMode,
-    ServerConfig, Transport,
-};
+use mcplex_config::{Config, DEFAULT_INIT_TIMEOUT, Lifecycle, ServerConfig, Transport};
 use mcplex_fixtures::{Fixture, FixtureOptions, ref45, serve_lines};
 use mcplex_upstream::BuiltinConnector;
 
@@ -34,13 +31,11 @@ pub fn config(listen: Option<String>) -> Config {
             .iter()
             .map(|s| builtin(s, format!("{CORPUS_PREFIX}{s}"))),
     );
-    Config {
-        listen: listen.unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
-        call_timeout: DEFAULT_CALL_TIMEOUT,
-        routing_mode: RoutingMode::Direct,
-        servers,
-        warnings: Vec::new(),
+    let mut config = Config::with_servers(servers);
+    if let Some(listen) = listen {
+        config.listen = listen;
     }
+    config
 }
 
 /// Starts a fresh built-in server for each connection the supervisor opens.

@@ -1,15 +1,24 @@
-//! The live catalog: folds upstream events into the latest tool lists and publishes a new
-//! snapshot after each burst (events that arrive together cost one rebuild).
+//! The live catalog: folds upstream events and direct-mode changes into the latest state and
+//! publishes a new snapshot after each burst (events that arrive together cost one rebuild).
+//! Owns the `CatalogCache`, so a rebuild compiles only schemas it has not seen.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcplex_catalog::{ServerStatus, UpstreamTools, build_snapshot};
-use mcplex_config::Config;
+use mcplex_catalog::{BuildInput, CatalogCache, ServerStatus, UpstreamTools, build_snapshot};
+use mcplex_config::{Config, DirectToolResponseMode};
 use mcplex_dispatch::Gateway;
 use mcplex_upstream::{UpstreamEvent, UpstreamState};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+
+struct Live {
+    gateway: Arc<Gateway>,
+    config: Arc<Config>,
+    upstreams: BTreeMap<String, UpstreamTools>,
+    cache: CatalogCache,
+    generation: u64,
+}
 
 /// Publishes the first snapshot (every server connecting) before returning, so readers never
 /// see a catalog that lacks a configured server; then runs until every supervisor has stopped.
@@ -17,19 +26,67 @@ pub fn start(
     gateway: Arc<Gateway>,
     config: Arc<Config>,
     mut events: mpsc::UnboundedReceiver<UpstreamEvent>,
+    mut mode: watch::Receiver<DirectToolResponseMode>,
 ) -> JoinHandle<()> {
-    let mut upstreams: BTreeMap<String, UpstreamTools> = BTreeMap::new();
-    let mut generation = 0u64;
-    publish(&gateway, &config, &upstreams, &mut generation);
+    let mut live = Live {
+        gateway,
+        config,
+        upstreams: BTreeMap::new(),
+        cache: CatalogCache::default(),
+        generation: 0,
+    };
+    live.publish(*mode.borrow_and_update());
     tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            apply(&mut upstreams, event);
-            while let Ok(event) = events.try_recv() {
-                apply(&mut upstreams, event);
+        let mut mode_open = true;
+        loop {
+            tokio::select! {
+                event = events.recv() => {
+                    let Some(event) = event else { return };
+                    apply(&mut live.upstreams, event);
+                    while let Ok(event) = events.try_recv() {
+                        apply(&mut live.upstreams, event);
+                    }
+                }
+                changed = mode.changed(), if mode_open => {
+                    if changed.is_err() {
+                        // Nobody can change the mode any more; keep serving upstream events.
+                        mode_open = false;
+                        continue;
+                    }
+                    tracing::info!("direct_tool_response_mode is now {}", mode.borrow().as_str());
+                }
             }
-            publish(&gateway, &config, &upstreams, &mut generation);
+            live.publish(*mode.borrow_and_update());
         }
     })
+}
+
+impl Live {
+    fn publish(&mut self, mode: DirectToolResponseMode) {
+        self.generation += 1;
+        let input = BuildInput {
+            config: &self.config,
+            mode,
+            generation: self.generation,
+        };
+        let skipped_before = self.cache.skipped_validators;
+        let (snapshot, diagnostics) = build_snapshot(input, &self.upstreams, &mut self.cache);
+        for diagnostic in diagnostics {
+            tracing::warn!(server = %diagnostic.server, "{}", diagnostic.message);
+        }
+        if self.cache.skipped_validators > skipped_before {
+            tracing::warn!(
+                "{} input schema(s) did not compile; calls to those tools are forwarded unvalidated",
+                self.cache.skipped_validators - skipped_before
+            );
+        }
+        tracing::debug!(
+            generation = self.generation,
+            tools = snapshot.tools().len(),
+            "catalog snapshot published"
+        );
+        self.gateway.publish(snapshot);
+    }
 }
 
 fn apply(upstreams: &mut BTreeMap<String, UpstreamTools>, event: UpstreamEvent) {
@@ -53,23 +110,4 @@ fn apply(upstreams: &mut BTreeMap<String, UpstreamTools>, event: UpstreamEvent) 
         },
     };
     upstreams.insert(event.server, entry);
-}
-
-fn publish(
-    gateway: &Gateway,
-    config: &Config,
-    upstreams: &BTreeMap<String, UpstreamTools>,
-    generation: &mut u64,
-) {
-    *generation += 1;
-    let (snapshot, diagnostics) = build_snapshot(config, upstreams, *generation);
-    for diagnostic in diagnostics {
-        tracing::warn!(server = %diagnostic.server, "{}", diagnostic.message);
-    }
-    tracing::debug!(
-        generation = *generation,
-        tools = snapshot.tools().len(),
-        "catalog snapshot published"
-    );
-    gateway.publish(snapshot);
 }

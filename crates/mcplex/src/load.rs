@@ -14,7 +14,20 @@ pub fn default_path() -> Option<PathBuf> {
 
 /// Loads and validates the config. A missing default file is an empty config (with a warning);
 /// a missing explicit file is an error.
-pub fn load(args: &ConfigArgs, mut overrides: Overrides) -> Result<Config> {
+pub fn load(args: &ConfigArgs, overrides: Overrides) -> Result<Config> {
+    load_with_source(args, overrides).map(|loaded| loaded.config)
+}
+
+/// A loaded config and where it came from, for hot reload.
+pub struct Loaded {
+    pub config: Config,
+    /// The file, when it exists (a missing default file is not watched).
+    pub path: Option<PathBuf>,
+    /// The flag/env values applied on top of the file; a reload applies them again.
+    pub overrides: Overrides,
+}
+
+pub fn load_with_source(args: &ConfigArgs, mut overrides: Overrides) -> Result<Loaded> {
     overrides.call_timeout = args.call_timeout.clone();
     let (path, explicit) = match &args.config {
         Some(path) => (path.clone(), true),
@@ -23,14 +36,14 @@ pub fn load(args: &ConfigArgs, mut overrides: Overrides) -> Result<Config> {
             false,
         ),
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    let (text, exists) = match std::fs::read_to_string(&path) {
+        Ok(text) => (text, true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
             tracing::warn!(
                 "no config at {}; starting with no servers (see --config, --demo)",
                 path.display()
             );
-            "{}".to_owned()
+            ("{}".to_owned(), false)
         }
         Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
     };
@@ -38,5 +51,9 @@ pub fn load(args: &ConfigArgs, mut overrides: Overrides) -> Result<Config> {
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
-    Ok(config)
+    Ok(Loaded {
+        config,
+        path: exists.then_some(path),
+        overrides,
+    })
 }

@@ -9,6 +9,7 @@ mod demo;
 mod live;
 mod load;
 mod logging;
+mod reload;
 
 use std::process::ExitCode;
 

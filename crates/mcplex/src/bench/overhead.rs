@@ -10,10 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use mcplex_config::{
-    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, Lifecycle, RoutingMode, ServerConfig,
-    Transport,
-};
+use mcplex_config::{Config, DEFAULT_INIT_TIMEOUT, Lifecycle, ServerConfig, Transport};
 use mcplex_fixtures::{Fixture, FixtureOptions, serve_http};
 use mcplex_upstream::{CallOptions, UpstreamEvent, UpstreamState, Upstreams};
 use serde_json::json;
@@ -42,13 +39,7 @@ fn http_server(name: &str, url: String) -> ServerConfig {
 }
 
 fn config(servers: Vec<ServerConfig>) -> Config {
-    Config {
-        listen: "127.0.0.1:0".to_owned(),
-        call_timeout: DEFAULT_CALL_TIMEOUT,
-        routing_mode: RoutingMode::Direct,
-        servers,
-        warnings: Vec::new(),
-    }
+    Config::with_servers(servers)
 }
 
 pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
@@ -73,7 +64,7 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
     let gateway_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let gateway_url = format!("http://{}/mcp", gateway_listener.local_addr()?);
     let app = mcplex_surface::router(
-        mcplex_surface::DirectSurface::new(core.gateway.clone()),
+        mcplex_surface::DirectSurface::new(core.gateway.clone(), None),
         shutdown.clone(),
     );
     tokio::spawn(mcplex_surface::serve_http(

@@ -17,20 +17,44 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         listen: args.listen.clone(),
         call_timeout: None,
         routing_mode: args.routing_mode.clone(),
+        direct_tool_response_mode: args.direct_tool_response_mode.clone(),
     };
-    let (config, builtin) = if args.demo {
-        (
-            crate::demo::config(args.listen.clone()),
-            Some(crate::demo::connector()),
-        )
+    let (config, builtin, source) = if args.demo {
+        let mut config = crate::demo::config(args.listen.clone());
+        if let Some(mode) = &args.direct_tool_response_mode {
+            // The demo has no file; the flag is validated the same way a file value is.
+            let probe = Overrides {
+                direct_tool_response_mode: Some(mode.clone()),
+                ..Overrides::default()
+            };
+            config.direct_tool_response_mode =
+                mcplex_config::parse_config("{}", "--demo", &probe)?.direct_tool_response_mode;
+        }
+        (config, Some(crate::demo::connector()), None)
     } else {
-        (crate::load::load(&args.config, overrides)?, None)
+        let loaded = crate::load::load_with_source(&args.config, overrides)?;
+        let source = loaded.path.map(|path| (path, loaded.overrides));
+        (loaded.config, None, source)
     };
+    let config = Arc::new(config);
     let listen = config.listen.clone();
     let limit = settle_limit(&config);
     let servers = config.servers.len();
-    let core = Core::start(config, builtin);
-    let surface = DirectSurface::new(core.gateway.clone());
+    let core = Core::start((*config).clone(), builtin);
+    let surface = DirectSurface::new(core.gateway.clone(), config.instructions.as_deref());
+    // Kept alive for as long as the gateway serves.
+    let _reloader = match source {
+        Some((path, overrides)) => {
+            match crate::reload::watch(path, overrides, config.clone(), core.mode.clone()) {
+                Ok(reloader) => Some(reloader),
+                Err(e) => {
+                    tracing::warn!("config hot reload is off: {e:#}");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
 
     if args.stdio {
         let result = serve_stdio(surface).await;

@@ -7,13 +7,16 @@ use std::time::Duration;
 
 use mcplex_catalog::ServerStatus;
 use mcplex_config::Config;
+use mcplex_config::DirectToolResponseMode;
 use mcplex_dispatch::Gateway;
 use mcplex_upstream::{BuiltinConnector, Upstreams};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// A started core: the gateway and the task that keeps its catalog current.
 pub struct Core {
     pub gateway: Arc<Gateway>,
+    /// The direct surface's serialization mode; sending a new one rebuilds the snapshot.
+    pub mode: watch::Sender<DirectToolResponseMode>,
     live: tokio::task::JoinHandle<()>,
 }
 
@@ -24,8 +27,13 @@ impl Core {
         let (events_tx, events) = mpsc::unbounded_channel();
         let upstreams = Upstreams::start(&config, builtin, events_tx);
         let gateway = Arc::new(Gateway::new(upstreams));
-        let live = crate::live::start(gateway.clone(), config, events);
-        Core { gateway, live }
+        let mode = watch::Sender::new(config.direct_tool_response_mode);
+        let live = crate::live::start(gateway.clone(), config, events, mode.subscribe());
+        Core {
+            gateway,
+            mode,
+            live,
+        }
     }
 
     /// Terminates every upstream (process groups included) and stops the catalog task.

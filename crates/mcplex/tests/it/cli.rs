@@ -121,7 +121,11 @@ fn demo_runs_on_built_in_servers() {
     gateway.wait_ready();
     let listing = gateway.client("legacy", "list", &[]);
     let names = names(&listing);
-    assert_eq!(names.len(), 9 + 45, "{names:?}");
+    assert_eq!(
+        names.len(),
+        1 + 9 + 45,
+        "describe_tool, the kit, ref45: {names:?}"
+    );
     assert!(
         names.contains(&"filesystem__read_file".to_owned())
             && names.contains(&"demo__echo".to_owned())

@@ -22,8 +22,8 @@ fn pagination_is_followed_to_the_end() {
     );
     gateway.wait_ready();
     let listing = gateway.client("legacy", "list", &[]);
-    // 9 kit tools + 45 corpus tools, served 7 per page.
-    assert_eq!(names(&listing).len(), 54);
+    // describe_tool + 9 kit tools + 45 corpus tools, served 7 per page.
+    assert_eq!(names(&listing).len(), 1 + 54);
 }
 
 #[test]
@@ -35,7 +35,7 @@ fn a_cursor_that_does_not_advance_is_cut_and_the_server_still_serves() {
     gateway.wait_ready();
     let listing = gateway.client("legacy", "list", &[]);
     // Page one, then page "0" again (a repeat, which ends the listing): duplicates are dropped.
-    assert_eq!(names(&listing).len(), 10);
+    assert_eq!(names(&listing).len(), 1 + 10);
     assert!(
         gateway.log().contains("repeats; listing stopped"),
         "{}",

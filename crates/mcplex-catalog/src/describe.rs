@@ -1,0 +1,96 @@
+//! Answers for `describe_tool`: definitions and availability verdicts. Reasons come from a closed
+//! set documented in `docs/direct-surface.md`; an id the caller cannot see is always `not_found`.
+
+use mcplex_names::ToolId;
+use serde_json::{Map, Value};
+
+use crate::render::full_description;
+use crate::{CatalogTool, ServerStatus, Snapshot};
+
+/// Why a tool cannot be called right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnavailableReason {
+    NotFound,
+    ServerDisabled,
+    ServerInitializing,
+    ServerUnhealthy,
+    ToolPendingApproval,
+    ToolChanged,
+}
+
+impl UnavailableReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnavailableReason::NotFound => "not_found",
+            UnavailableReason::ServerDisabled => "server_disabled",
+            UnavailableReason::ServerInitializing => "server_initializing",
+            UnavailableReason::ServerUnhealthy => "server_unhealthy",
+            UnavailableReason::ToolPendingApproval => "tool_pending_approval",
+            UnavailableReason::ToolChanged => "tool_changed",
+        }
+    }
+}
+
+impl Snapshot {
+    /// Whether `name` (display name or `server:tool`) can be called now, and if not, why.
+    pub fn availability(&self, name: &str) -> Result<&CatalogTool, UnavailableReason> {
+        if let Some(tool) = self.resolve(name) {
+            return match self.servers.get(tool.id.server.as_ref()).map(|v| &v.status) {
+                Some(ServerStatus::Ready) => Ok(tool),
+                Some(ServerStatus::Connecting) => Err(UnavailableReason::ServerInitializing),
+                Some(ServerStatus::Unhealthy { .. }) => Err(UnavailableReason::ServerUnhealthy),
+                Some(ServerStatus::Disabled) | None => Err(UnavailableReason::NotFound),
+            };
+        }
+        // Not in the catalog. A canonical id names its server, which may explain why.
+        let server = ToolId::parse(name).and_then(|id| self.servers.get(id.server.as_ref()));
+        Err(match server.map(|v| &v.status) {
+            Some(ServerStatus::Disabled) => UnavailableReason::ServerDisabled,
+            Some(ServerStatus::Connecting) => UnavailableReason::ServerInitializing,
+            _ => UnavailableReason::NotFound,
+        })
+    }
+
+    /// The full definition of a tool: real input schema, untruncated description, annotations,
+    /// and `output_schema` when the tool declares one.
+    pub fn definition(&self, tool: &CatalogTool) -> Value {
+        let mut out = Map::new();
+        out.insert("id".to_owned(), Value::String(tool.id.to_string()));
+        out.insert("name".to_owned(), Value::String(tool.display_name.clone()));
+        out.insert(
+            "description".to_owned(),
+            Value::String(full_description(tool)),
+        );
+        out.insert(
+            "signature".to_owned(),
+            Value::String(tool.signature.render(&tool.id.tool)),
+        );
+        if let Some(schema) = tool.raw.get("inputSchema") {
+            out.insert("input_schema".to_owned(), schema.clone());
+        }
+        if let Some(schema) = tool.raw.get("outputSchema") {
+            out.insert("output_schema".to_owned(), schema.clone());
+        }
+        if let Some(annotations) = tool.raw.get("annotations") {
+            out.insert("annotations".to_owned(), annotations.clone());
+        }
+        Value::Object(out)
+    }
+
+    /// Validates `arguments` against the tool's stored upstream schema. Fail-open: a tool whose
+    /// schema did not compile always passes.
+    pub fn check_arguments(
+        &self,
+        tool: &CatalogTool,
+        arguments: Option<&Map<String, Value>>,
+    ) -> Result<(), String> {
+        let Some(validator) = &tool.validator else {
+            return Ok(());
+        };
+        let empty = Value::Object(Map::new());
+        match arguments {
+            Some(arguments) => crate::validate::check(validator, &Value::Object(arguments.clone())),
+            None => crate::validate::check(validator, &empty),
+        }
+    }
+}

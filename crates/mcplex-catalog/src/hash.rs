@@ -1,0 +1,47 @@
+//! Content hashes of JSON: canonical form (object keys sorted, no whitespace), then SHA-256.
+//! Equal content gives equal hashes whatever key order an upstream used.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// A SHA-256 digest.
+pub type ContentHash = [u8; 32];
+
+/// The hash of `value` in canonical form.
+pub fn content_hash(value: &Value) -> ContentHash {
+    let mut hasher = Sha256::new();
+    write_canonical(value, &mut hasher);
+    hasher.finalize().into()
+}
+
+fn write_canonical(value: &Value, hasher: &mut Sha256) {
+    match value {
+        Value::Object(object) => {
+            let mut keys: Vec<&String> = object.keys().collect();
+            keys.sort_unstable();
+            hasher.update(b"{");
+            for (index, key) in keys.into_iter().enumerate() {
+                if index > 0 {
+                    hasher.update(b",");
+                }
+                hasher.update(Value::String(key.clone()).to_string().as_bytes());
+                hasher.update(b":");
+                if let Some(inner) = object.get(key) {
+                    write_canonical(inner, hasher);
+                }
+            }
+            hasher.update(b"}");
+        }
+        Value::Array(items) => {
+            hasher.update(b"[");
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    hasher.update(b",");
+                }
+                write_canonical(item, hasher);
+            }
+            hasher.update(b"]");
+        }
+        scalar => hasher.update(scalar.to_string().as_bytes()),
+    }
+}

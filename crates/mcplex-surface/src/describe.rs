@@ -1,0 +1,105 @@
+//! `describe_tool` on the direct surface: full definitions (≤ 5 ids) or, with `check: true`,
+//! availability verdicts (≤ 50 ids). Listed in both serialization modes with its real schema.
+
+use mcplex_catalog::Snapshot;
+use serde_json::{Map, Value, json};
+
+/// The built-in's name on the direct surface.
+pub(crate) const DESCRIBE_TOOL: &str = "describe_tool";
+const MAX_DEFINITIONS: usize = 5;
+const MAX_CHECKS: usize = 50;
+
+/// The built-in's definition, identical in both modes.
+pub(crate) fn definition() -> Value {
+    json!({
+        "name": DESCRIBE_TOOL,
+        "description": "Returns the full definition of tools listed on this server: input schema, \
+    untruncated description, annotations and output schema. Pass tool names exactly as listed (or as \
+    server:tool). With \"check\": true, returns instead whether each tool is ready to call, or \
+    unavailable and why (not_found, server_disabled, server_initializing, server_unhealthy, \
+    tool_pending_approval, tool_changed).",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "tool_ids": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": MAX_CHECKS,
+                    "description": "Tool names as listed (server__tool) or canonical ids (server:tool); at most 5 for definitions, 50 with check."
+                },
+                "check": {"type": "boolean", "default": false, "description": "Return availability verdicts instead of definitions."}
+            },
+            "required": ["tool_ids"]
+        },
+        "annotations": {"readOnlyHint": true, "openWorldHint": false}
+    })
+}
+
+/// Answers one `describe_tool` call: `Ok(structured answer)` or `Err(message)` for a bad request,
+/// which the caller turns into an `isError` result.
+pub(crate) fn answer(
+    snapshot: &Snapshot,
+    arguments: Option<&Map<String, Value>>,
+) -> Result<Value, String> {
+    let empty = Map::new();
+    let arguments = arguments.unwrap_or(&empty);
+    let check = match arguments.get("check") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(check)) => *check,
+        Some(other) => {
+            return Err(format!(
+                "describe_tool: check must be true or false, not {other}"
+            ));
+        }
+    };
+    let ids: Vec<&str> = match arguments.get("tool_ids") {
+        Some(Value::Array(ids)) if !ids.is_empty() => ids
+            .iter()
+            .map(|id| id.as_str().ok_or_else(|| format!("describe_tool: tool_ids must be strings, not {id}")))
+            .collect::<Result<_, _>>()?,
+        _ => return Err("describe_tool: tool_ids must be a non-empty array of tool names, e.g. {\"tool_ids\": [\"server__tool\"]}".to_owned()),
+    };
+    let limit = if check { MAX_CHECKS } else { MAX_DEFINITIONS };
+    if ids.len() > limit {
+        let mode = if check {
+            "check mode"
+        } else {
+            "definition mode (use more calls, or check: true for up to 50)"
+        };
+        return Err(format!(
+            "describe_tool takes at most {limit} tool_ids in {mode}; got {}",
+            ids.len()
+        ));
+    }
+    let tools: Vec<Value> = ids
+        .iter()
+        .map(|id| match (snapshot.availability(id), check) {
+            (Ok(_), true) => json!({"tool_id": id, "status": "ready"}),
+            (Ok(tool), false) => {
+                let mut definition = snapshot.definition(tool);
+                if let Value::Object(object) = &mut definition {
+                    object.insert("tool_id".to_owned(), Value::String((*id).to_owned()));
+                }
+                definition
+            }
+            // A listed tool is always describable, even while its server is unhealthy.
+            (Err(reason), false) => match snapshot.resolve(id) {
+                Some(tool) => {
+                    let mut definition = snapshot.definition(tool);
+                    if let Value::Object(object) = &mut definition {
+                        object.insert("tool_id".to_owned(), Value::String((*id).to_owned()));
+                        object.insert("status".to_owned(), json!("unavailable"));
+                        object.insert("reason".to_owned(), json!(reason.as_str()));
+                    }
+                    definition
+                }
+                None => json!({"tool_id": id, "status": "unavailable", "reason": reason.as_str()}),
+            },
+            (Err(reason), true) => {
+                json!({"tool_id": id, "status": "unavailable", "reason": reason.as_str()})
+            }
+        })
+        .collect();
+    Ok(json!({"tools": tools}))
+}

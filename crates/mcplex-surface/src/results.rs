@@ -1,0 +1,26 @@
+//! Tool results the gateway writes itself: the self-healing argument error and built-in answers.
+//! Each carries its JSON body twice, as text content (for clients that read text) and as
+//! `structuredContent`.
+
+use serde_json::{Value, json};
+
+/// A successful built-in answer.
+pub(crate) fn structured(body: Value) -> Value {
+    json!({"content": [{"type": "text", "text": body.to_string()}], "structuredContent": body, "isError": false})
+}
+
+/// A failed built-in call or a refused upstream call, as a result the model reads.
+pub(crate) fn error(body: Value) -> Value {
+    json!({"content": [{"type": "text", "text": body.to_string()}], "structuredContent": body, "isError": true})
+}
+
+/// The self-healing error: what is wrong, the complete stored schema, and how to recover.
+pub(crate) fn invalid_arguments(name: &str, problem: &str, input_schema: Value) -> Value {
+    error(json!({
+        "error": format!("invalid arguments for {name}: {problem}"),
+        "error_type": "invalid_params",
+        "tool": name,
+        "input_schema": input_schema,
+        "hint": format!("Fix arguments to match input_schema, then retry. For the full definition call describe_tool({{tool_ids:[\"{name}\"]}})."),
+    }))
+}
