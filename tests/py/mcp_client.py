@@ -89,6 +89,12 @@ async def main():
             out = await scenario_progress(client, opts.args)
         elif opts.scenario == "cancel":
             out = await scenario_cancel(client, opts.args)
+        elif opts.scenario == "initialize":
+            out = {"instructions": client.instructions}
+        elif opts.scenario == "edit_and_wait":
+            event = anyio.Event()
+            holder["event"] = event
+            out = await edit_and_wait(client, opts.args, opts.mode, event)
         elif opts.scenario == "list_changed":
             event = anyio.Event()
             holder["event"] = event
@@ -114,6 +120,33 @@ async def list_changed(client, args, mode, event):
                     break
     tools = await client.list_tools(cache_mode="refresh")
     return {"notified": notified, "tools": [t.name for t in tools.tools]}
+
+
+async def edit_and_wait(client, args, mode, event):
+    """Lists, rewrites the config file args[0] with args[1], waits up to args[2] s for list_changed."""
+    path, content, seconds = args[0], args[1], float(args[2])
+    before = await client.list_tools()
+    notified = False
+    if mode == "legacy":
+        with open(path, "w") as f:
+            f.write(content)
+        with anyio.move_on_after(seconds):
+            await event.wait()
+        notified = event.is_set()
+    else:
+        async with client.listen(tools_list_changed=True) as sub:
+            with open(path, "w") as f:
+                f.write(content)
+            with anyio.move_on_after(seconds):
+                async for _event in sub:
+                    notified = True
+                    break
+    after = await client.list_tools(cache_mode="refresh")
+    return {
+        "notified": notified,
+        "before": [dump(t) for t in before.tools],
+        "after": [dump(t) for t in after.tools],
+    }
 
 
 if __name__ == "__main__":

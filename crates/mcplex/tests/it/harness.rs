@@ -273,7 +273,7 @@ pub fn http_post(
     body: &str,
 ) -> (u16, String) {
     let mut request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        "POST {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (name, value) in headers {
