@@ -120,6 +120,7 @@ pub fn build_snapshot(
         .enumerate()
         .map(|(index, tool)| (tool.id.clone(), index))
         .collect();
+    let search_index = crate::search::index(&tools);
     let direct_listing = Arc::new(tools.iter().map(|tool| direct_entry(tool, mode)).collect());
     let snapshot = Snapshot {
         generation,
@@ -129,6 +130,7 @@ pub fn build_snapshot(
         servers,
         mode,
         direct_listing,
+        search_index,
     };
     (snapshot, diagnostics)
 }

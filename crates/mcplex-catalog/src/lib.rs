@@ -12,6 +12,7 @@ mod cache;
 mod describe;
 mod hash;
 mod render;
+mod search;
 mod snapshot;
 mod validate;
 
@@ -19,6 +20,7 @@ pub use build::{BuildInput, Diagnostic, ServerStatus, UpstreamTools, build_snaps
 pub use cache::CatalogCache;
 pub use describe::UnavailableReason;
 pub use hash::{ContentHash, content_hash};
+pub use search::Matches;
 pub use snapshot::{CatalogTool, ServerView, Snapshot};
 
 #[cfg(test)]

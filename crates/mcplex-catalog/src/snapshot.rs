@@ -46,6 +46,8 @@ pub struct Snapshot {
     pub(crate) mode: DirectToolResponseMode,
     /// The direct surface's upstream entries in `mode`, computed once per snapshot.
     pub(crate) direct_listing: Arc<Vec<Value>>,
+    /// BM25F over `tools` (document i is `tools[i]`).
+    pub(crate) search_index: mcplex_search::Index,
 }
 
 impl Snapshot {

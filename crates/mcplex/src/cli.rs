@@ -117,6 +117,17 @@ pub enum ConfigCommand {
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
+    /// Ranking quality (recall@1/5/10, MRR, nDCG@10) and search latency over a tool corpus.
+    Retrieval {
+        /// A tool corpus (shared/corpora/*.tools.json shape).
+        #[arg(long)]
+        corpus: PathBuf,
+        /// Graded queries (shared/corpora/*.golden.json shape).
+        #[arg(long)]
+        queries: PathBuf,
+        #[arg(long, default_value = "target/bench/retrieval.json")]
+        out: PathBuf,
+    },
     /// tools/call latency and throughput through the gateway vs. directly, same client and upstream.
     Overhead {
         /// Calls per measurement at concurrency 1 (32 clients make 4× as many).

@@ -158,13 +158,7 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
         "benchmark": "overhead",
         "rows": rows.iter().map(|(c, d, g)| json!({"concurrency": c, "direct": d, "gateway": g, "p50_ratio": g.p50_us / d.p50_us.max(1e-9)})).collect::<Vec<_>>(),
     });
-    if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    std::fs::write(out, serde_json::to_vec_pretty(&report)?)
-        .with_context(|| format!("cannot write {}", out.display()))?;
-    println!("written: {}", out.display());
+    super::write_report(out, &report)?;
 
     client.shutdown().await;
     shutdown.cancel();

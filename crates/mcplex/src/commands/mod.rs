@@ -41,5 +41,13 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench {
             command: BenchCommand::Overhead { calls, out },
         } => crate::bench::overhead::run(calls, &out).await,
+        Command::Bench {
+            command:
+                BenchCommand::Retrieval {
+                    corpus,
+                    queries,
+                    out,
+                },
+        } => crate::bench::retrieval::run(&corpus, &queries, &out),
     }
 }
