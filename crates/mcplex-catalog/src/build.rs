@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
-use mcplex_config::{Config, DirectToolResponseMode};
+use mcplex_config::{Config, HotSettings, ServerConfig};
 use mcplex_names::{RegistrationTable, ToolId};
 use serde_json::{Map, Value};
 
@@ -54,8 +54,8 @@ pub struct Diagnostic {
 /// What a build needs besides the tool lists.
 pub struct BuildInput<'a> {
     pub config: &'a Config,
-    /// The direct surface's mode (the config's, or a hot-reloaded one).
-    pub mode: DirectToolResponseMode,
+    /// The hot settings (the config's, or hot-reloaded ones).
+    pub hot: HotSettings,
     pub generation: u64,
 }
 
@@ -70,12 +70,13 @@ pub fn build_snapshot(
 ) -> (Snapshot, Vec<Diagnostic>) {
     let BuildInput {
         config,
-        mode,
+        hot,
         generation,
     } = input;
+    let mode = hot.direct_tool_response_mode;
     let mut diagnostics = Vec::new();
     let mut servers = BTreeMap::new();
-    let mut accepted: Vec<(ToolId, Arc<Map<String, Value>>)> = Vec::new();
+    let mut accepted: Vec<Accepted> = Vec::new();
 
     for server in &config.servers {
         let (status, tools) = match (server.enabled, upstreams.get(&server.name)) {
@@ -85,7 +86,13 @@ pub fn build_snapshot(
         };
         let before = accepted.len();
         if let Some(tools) = tools {
-            accept_tools(&server.name, tools, &mut accepted, &mut diagnostics);
+            accept_tools(
+                server,
+                config.defer_tools,
+                tools,
+                &mut accepted,
+                &mut diagnostics,
+            );
         }
         servers.insert(
             server.name.clone(),
@@ -96,11 +103,11 @@ pub fn build_snapshot(
         );
     }
 
-    let table = RegistrationTable::build(accepted.iter().map(|(id, _)| id.clone()));
+    let table = RegistrationTable::build(accepted.iter().map(|(id, _, _)| id.clone()));
     let mut used = HashSet::new();
     let mut tools: Vec<CatalogTool> = accepted
         .into_iter()
-        .filter_map(|(id, raw)| {
+        .filter_map(|(id, raw, deferred)| {
             let display_name = table.name_of(&id)?.to_owned();
             let compiled = cache.compiled(raw.get("inputSchema").unwrap_or(&Value::Null));
             used.insert(compiled.hash);
@@ -110,6 +117,7 @@ pub fn build_snapshot(
                 raw,
                 signature: compiled.signature,
                 validator: compiled.validator,
+                deferred,
             })
         })
         .collect();
@@ -121,26 +129,38 @@ pub fn build_snapshot(
         .map(|(index, tool)| (tool.id.clone(), index))
         .collect();
     let search_index = crate::search::index(&tools);
-    let direct_listing = Arc::new(tools.iter().map(|tool| direct_entry(tool, mode)).collect());
+    // Deferred tools are not listed; they stay searchable and callable.
+    let direct_listing = Arc::new(
+        tools
+            .iter()
+            .filter(|t| !t.deferred)
+            .map(|tool| direct_entry(tool, mode))
+            .collect(),
+    );
     let snapshot = Snapshot {
         generation,
         tools,
         index_by_id,
         table,
         servers,
-        mode,
+        hot,
         direct_listing,
         search_index,
     };
     (snapshot, diagnostics)
 }
 
+/// A tool the catalog keeps: its id, raw object and whether it is deferred.
+type Accepted = (ToolId, Arc<Map<String, Value>>, bool);
+
 fn accept_tools(
-    server: &str,
+    config: &ServerConfig,
+    defer_by_default: bool,
     tools: &[Value],
-    accepted: &mut Vec<(ToolId, Arc<Map<String, Value>>)>,
+    accepted: &mut Vec<Accepted>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
+    let server = config.name.as_str();
     let mut seen = HashSet::new();
     let mut skip = |message: String| {
         diagnostics.push(Diagnostic {
@@ -173,6 +193,15 @@ fn accept_tools(
             ));
             continue;
         }
-        accepted.push((ToolId::new(server, name), Arc::new(object.clone())));
+        // Filtered out: invisible everywhere, as if the upstream never offered it.
+        if !config.tools.admits(name) {
+            continue;
+        }
+        let deferred = config.defers(name, defer_by_default);
+        accepted.push((
+            ToolId::new(server, name),
+            Arc::new(object.clone()),
+            deferred,
+        ));
     }
 }

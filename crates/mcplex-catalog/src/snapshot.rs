@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use jsonschema::Validator;
-use mcplex_config::DirectToolResponseMode;
+use mcplex_config::{DirectToolResponseMode, HotSettings, ToolResponseMode};
 use mcplex_names::{RegistrationTable, ToolId};
 use mcplex_signature::Signature;
 use serde_json::{Map, Value};
@@ -23,6 +23,8 @@ pub struct CatalogTool {
     pub signature: Arc<Signature>,
     /// Its argument validator; `None` when the schema did not compile (calls pass unvalidated).
     pub validator: Option<Arc<Validator>>,
+    /// Reached through `tool_search` / `call_tool` instead of being listed.
+    pub deferred: bool,
 }
 
 /// What the catalog knows about one configured server.
@@ -42,8 +44,8 @@ pub struct Snapshot {
     pub(crate) index_by_id: HashMap<ToolId, usize>,
     pub(crate) table: RegistrationTable,
     pub(crate) servers: BTreeMap<String, ServerView>,
-    /// How the direct surface renders tools in this snapshot.
-    pub(crate) mode: DirectToolResponseMode,
+    /// How the surfaces render tools in this snapshot.
+    pub(crate) hot: HotSettings,
     /// The direct surface's upstream entries in `mode`, computed once per snapshot.
     pub(crate) direct_listing: Arc<Vec<Value>>,
     /// BM25F over `tools` (document i is `tools[i]`).
@@ -93,6 +95,11 @@ impl Snapshot {
 
     /// The direct surface's serialization mode.
     pub fn mode(&self) -> DirectToolResponseMode {
-        self.mode
+        self.hot.direct_tool_response_mode
+    }
+
+    /// How `retrieve_tools` renders matches.
+    pub fn tool_response_mode(&self) -> ToolResponseMode {
+        self.hot.tool_response_mode
     }
 }

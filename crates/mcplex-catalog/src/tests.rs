@@ -28,12 +28,19 @@ fn build(
     build_snapshot(
         BuildInput {
             config,
-            mode,
+            hot: hot(mode),
             generation: 1,
         },
         upstreams,
         &mut CatalogCache::default(),
     )
+}
+
+fn hot(mode: DirectToolResponseMode) -> mcplex_config::HotSettings {
+    mcplex_config::HotSettings {
+        direct_tool_response_mode: mode,
+        ..Default::default()
+    }
 }
 
 fn ready(tools: Value) -> UpstreamTools {
@@ -216,7 +223,7 @@ fn a_schema_that_does_not_compile_fails_open() {
     let (snapshot, _) = build_snapshot(
         BuildInput {
             config: &config,
-            mode: DirectToolResponseMode::Full,
+            hot: hot(DirectToolResponseMode::Full),
             generation: 1,
         },
         &upstreams,

@@ -8,15 +8,18 @@
 
 mod duration;
 mod error;
+mod glob;
 mod model;
 mod parse;
 mod redact;
 
 pub use duration::parse_duration;
 pub use error::ConfigError;
+pub use glob::{Glob, ToolFilter};
 pub use model::{
-    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, DirectToolResponseMode,
-    Lifecycle, Overrides, RoutingMode, ServerConfig, Transport,
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MATCHES,
+    DirectToolResponseMode, HotSettings, Lifecycle, Overrides, RoutingMode, ServerConfig,
+    ToolResponseMode, Transport,
 };
 pub use parse::parse_config;
 pub use redact::Redactor;

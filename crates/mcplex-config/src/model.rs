@@ -25,6 +25,12 @@ pub struct Config {
     pub direct_tool_response_mode: DirectToolResponseMode,
     /// The operator's `initialize` instructions for the direct surface (read at start only).
     pub instructions: Option<String>,
+    /// How `retrieve_tools` renders its matches. Hot.
+    pub tool_response_mode: ToolResponseMode,
+    /// The global default for deferral by search (`defer_tools`).
+    pub defer_tools: bool,
+    /// `tool_search.max_matches`: how many matches one search returns (never 0).
+    pub max_matches: usize,
     /// Upstream servers in file order, names unique.
     pub servers: Vec<ServerConfig>,
     /// Things that are not errors but that the user should see (unknown keys, ignored values).
@@ -40,6 +46,9 @@ impl Config {
             routing_mode: RoutingMode::Direct,
             direct_tool_response_mode: DirectToolResponseMode::Full,
             instructions: None,
+            tool_response_mode: ToolResponseMode::Full,
+            defer_tools: false,
+            max_matches: DEFAULT_MAX_MATCHES,
             servers,
             warnings: Vec::new(),
         }
@@ -51,13 +60,55 @@ impl Config {
 pub enum RoutingMode {
     /// Every visible tool listed directly.
     Direct,
+    /// `retrieve_tools`, `call_tool` and `describe_tool`.
+    RetrieveTools,
 }
 
 impl RoutingMode {
     pub fn as_str(self) -> &'static str {
         match self {
             RoutingMode::Direct => "direct",
+            RoutingMode::RetrieveTools => "retrieve_tools",
         }
+    }
+}
+
+/// How `retrieve_tools` renders each match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolResponseMode {
+    /// Description, input schema and annotations as the upstream sent them.
+    #[default]
+    Full,
+    /// First sentence of the description, the compact signature and a `lossy` flag.
+    Compact,
+}
+
+/// `tool_search.max_matches` when the config does not say.
+pub const DEFAULT_MAX_MATCHES: usize = 5;
+
+/// The settings a config edit applies without a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HotSettings {
+    pub direct_tool_response_mode: DirectToolResponseMode,
+    pub tool_response_mode: ToolResponseMode,
+}
+
+impl Config {
+    pub fn hot(&self) -> HotSettings {
+        HotSettings {
+            direct_tool_response_mode: self.direct_tool_response_mode,
+            tool_response_mode: self.tool_response_mode,
+        }
+    }
+
+    /// Whether any tool can be deferred, decided from the config alone (never from what an
+    /// upstream answered): a surface carries `tool_search` and `call_tool` exactly when this holds.
+    pub fn defers_anything(&self) -> bool {
+        self.defer_tools
+            || self
+                .servers
+                .iter()
+                .any(|s| s.defer == Some(true) || !s.tools.defer.is_empty())
     }
 }
 
@@ -122,6 +173,10 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Disabled servers are kept in the config but never started.
     pub enabled: bool,
+    /// `defer`: this server's tools are reached through `tool_search`; `None` follows `defer_tools`.
+    pub defer: Option<bool>,
+    /// `tools.include` / `tools.exclude` / `tools.defer`.
+    pub tools: crate::ToolFilter,
     /// Per-call timeout; `None` means the global one.
     pub call_timeout: Option<Duration>,
     /// Connect + initialize + first listing must finish within this.
@@ -130,6 +185,26 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
+    /// A server with every per-server setting at its default.
+    pub fn new(name: impl Into<String>, transport: Transport) -> ServerConfig {
+        ServerConfig {
+            name: name.into(),
+            transport,
+            enabled: true,
+            defer: None,
+            tools: crate::ToolFilter::default(),
+            call_timeout: None,
+            init_timeout: DEFAULT_INIT_TIMEOUT,
+            lifecycle: Lifecycle::Initialize,
+        }
+    }
+
+    /// Whether tool `tool` of this server is deferred: a tool-level glob, else the server's
+    /// `defer`, else the global `defer_tools` (the most specific setting wins).
+    pub fn defers(&self, tool: &str, global: bool) -> bool {
+        self.tools.defers(tool) || self.defer.unwrap_or(global)
+    }
+
     /// Values that must never be logged: env values and header values.
     pub fn secret_values(&self) -> impl Iterator<Item = &str> {
         let values: Vec<&str> = match &self.transport {
@@ -155,6 +230,7 @@ pub struct Overrides {
     pub call_timeout: Option<String>,
     pub routing_mode: Option<String>,
     pub direct_tool_response_mode: Option<String>,
+    pub tool_response_mode: Option<String>,
 }
 
 fn redacted_map(map: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {
@@ -205,6 +281,8 @@ impl fmt::Debug for ServerConfig {
             .field("call_timeout", &self.call_timeout)
             .field("init_timeout", &self.init_timeout)
             .field("lifecycle", &self.lifecycle)
+            .field("defer", &self.defer)
+            .field("tools", &self.tools)
             .finish()
     }
 }

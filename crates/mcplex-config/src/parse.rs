@@ -7,14 +7,18 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::ConfigError;
 use crate::duration::parse_duration;
 use crate::model::{
-    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, DirectToolResponseMode,
-    Lifecycle, Overrides, RoutingMode, ServerConfig, Transport,
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MATCHES,
+    DirectToolResponseMode, Lifecycle, Overrides, RoutingMode, ServerConfig, ToolResponseMode,
+    Transport,
 };
+use crate::{ConfigError, Glob, ToolFilter};
 
 const GLOBAL_KEYS: &[&str] = &[
+    "tool_response_mode",
+    "defer_tools",
+    "tool_search",
     "listen",
     "call_timeout",
     "routing_mode",
@@ -23,6 +27,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "mcpServers",
 ];
 const SERVER_KEYS: &[&str] = &[
+    "defer",
+    "tools",
     "name",
     "command",
     "args",
@@ -91,6 +97,50 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
             None => DirectToolResponseMode::Full,
         },
     };
+    let tool_response_mode = match &overrides.tool_response_mode {
+        Some(value) => {
+            cx.tool_response_mode(value, "--tool-response-mode / MCPLEX_TOOL_RESPONSE_MODE")?
+        }
+        None => match root.get("tool_response_mode") {
+            Some(value) => cx.tool_response_mode(
+                cx.string(value, "tool_response_mode")?,
+                "tool_response_mode",
+            )?,
+            None => ToolResponseMode::Full,
+        },
+    };
+    let defer_tools = match root.get("defer_tools") {
+        None | Some(Value::Null) => false,
+        Some(value) => cx.bool(value, "defer_tools")?,
+    };
+    let max_matches = match root.get("tool_search") {
+        None | Some(Value::Null) => DEFAULT_MAX_MATCHES,
+        Some(Value::Object(search)) => {
+            warn_unknown(
+                search,
+                &["max_matches"],
+                "tool_search.",
+                file,
+                &mut warnings,
+            );
+            match search.get("max_matches") {
+                None => DEFAULT_MAX_MATCHES,
+                Some(value) => match value.as_u64() {
+                    Some(n) if (1..=100).contains(&n) => n as usize,
+                    _ => return Err(cx.err("tool_search.max_matches", format!("must be a whole number from 1 to 100 (a search that can answer with nothing is one a model cannot use), found {value}"))),
+                },
+            }
+        }
+        Some(other) => {
+            return Err(cx.err(
+                "tool_search",
+                format!(
+                    "must be an object like {{\"max_matches\": 5}}, found {}",
+                    kind(other)
+                ),
+            ));
+        }
+    };
     let instructions = match root.get("instructions") {
         None | Some(Value::Null) => None,
         Some(value) => Some(cx.string(value, "instructions")?.to_owned()),
@@ -105,6 +155,9 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         routing_mode,
         direct_tool_response_mode,
         instructions,
+        tool_response_mode,
+        defer_tools,
+        max_matches,
         servers,
         warnings,
     })
@@ -168,7 +221,8 @@ impl Cx<'_> {
     fn routing_mode(&self, text: &str, key: &str) -> Result<RoutingMode, ConfigError> {
         match text {
             "direct" => Ok(RoutingMode::Direct),
-            "retrieve_tools" | "code_execution" => Err(self.err(
+            "retrieve_tools" => Ok(RoutingMode::RetrieveTools),
+            "code_execution" => Err(self.err(
                 key,
                 format!("{text:?} is a planned routing mode that this build does not serve yet; use \"direct\""),
             )),
@@ -178,6 +232,68 @@ impl Cx<'_> {
             )),
             other => Err(self.err(key, format!("unknown routing mode {other:?}; expected \"direct\", \"retrieve_tools\" or \"code_execution\""))),
         }
+    }
+
+    fn tool_response_mode(&self, text: &str, key: &str) -> Result<ToolResponseMode, ConfigError> {
+        match text {
+            "full" => Ok(ToolResponseMode::Full),
+            "compact" => Ok(ToolResponseMode::Compact),
+            other => Err(self.err(
+                key,
+                format!("unknown mode {other:?}; expected \"full\" or \"compact\""),
+            )),
+        }
+    }
+
+    fn globs(&self, value: &Value, key: &str) -> Result<Vec<Glob>, ConfigError> {
+        let Value::Array(items) = value else {
+            return Err(self.err(
+                key,
+                format!("must be an array of glob strings, found {}", kind(value)),
+            ));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| self.string(v, &format!("{key}[{i}]")).map(Glob::new))
+            .collect()
+    }
+
+    fn tool_filter(
+        &self,
+        value: &Value,
+        key: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<ToolFilter, ConfigError> {
+        let Value::Object(object) = value else {
+            return Err(self.err(
+                key,
+                format!(
+                    "must be an object with include/exclude/defer globs, found {}",
+                    kind(value)
+                ),
+            ));
+        };
+        warn_unknown(
+            object,
+            &["include", "exclude", "defer"],
+            &format!("{key}."),
+            self.file,
+            warnings,
+        );
+        let list = |field: &str| {
+            object
+                .get(field)
+                .filter(|v| !v.is_null())
+                .map(|v| self.globs(v, &format!("{key}.{field}")))
+                .transpose()
+                .map(Option::unwrap_or_default)
+        };
+        Ok(ToolFilter {
+            include: list("include")?,
+            exclude: list("exclude")?,
+            defer: list("defer")?,
+        })
     }
 
     fn direct_mode(&self, text: &str, key: &str) -> Result<DirectToolResponseMode, ConfigError> {
@@ -279,7 +395,7 @@ impl Cx<'_> {
                 ));
             }
             warn_unknown(object, SERVER_KEYS, &format!("{key}."), self.file, warnings);
-            servers.push(self.server(&key, name, object)?);
+            servers.push(self.server(&key, name, object, warnings)?);
         }
         Ok(servers)
     }
@@ -289,6 +405,7 @@ impl Cx<'_> {
         key: &str,
         name: String,
         object: &Map<String, Value>,
+        warnings: &mut Vec<String>,
     ) -> Result<ServerConfig, ConfigError> {
         if name.trim().is_empty() {
             return Err(self.err(format!("{key}.name"), "must not be empty"));
@@ -420,10 +537,19 @@ impl Cx<'_> {
                 }
             },
         };
+        let defer = field("defer")
+            .map(|v| self.bool(v, &path("defer")))
+            .transpose()?;
+        let tools = field("tools")
+            .map(|v| self.tool_filter(v, &path("tools"), warnings))
+            .transpose()?
+            .unwrap_or_default();
         Ok(ServerConfig {
             name,
             transport,
             enabled,
+            defer,
+            tools,
             call_timeout,
             init_timeout,
             lifecycle,

@@ -142,6 +142,7 @@ fn overrides_win_over_the_file() {
         call_timeout: Some("7s".into()),
         routing_mode: None,
         direct_tool_response_mode: Some("deferred".into()),
+        tool_response_mode: None,
     };
     let config = parse_config(
         r#"{"listen": "127.0.0.1:1", "call_timeout": "1s", "direct_tool_response_mode": "full"}"#,
@@ -206,4 +207,52 @@ fn direct_mode_and_instructions_are_read() {
         refused(r#"{"routing_mode": "schema_deferred"}"#),
         "cfg.json: routing_mode: \"schema_deferred\" is not a routing mode; write routing_mode: \"direct\" with direct_tool_response_mode: \"deferred\""
     );
+}
+
+#[test]
+fn deferral_filters_and_search_settings() {
+    let config = ok(
+        r#"{"defer_tools": false, "tool_search": {"max_matches": 3}, "tool_response_mode": "compact",
+        "routing_mode": "retrieve_tools",
+        "mcpServers": {"gh": {"command": "x", "defer": true, "tools": {"include": ["create_*", "list_?"], "exclude": ["*_admin"], "defer": ["list_*"]}},
+                       "fs": {"command": "y"}}}"#,
+    );
+    assert_eq!(config.max_matches, 3);
+    assert_eq!(config.tool_response_mode, crate::ToolResponseMode::Compact);
+    assert_eq!(config.routing_mode, RoutingMode::RetrieveTools);
+    assert!(config.defers_anything());
+    let gh = &config.servers[0];
+    assert!(gh.tools.admits("create_issue") && gh.tools.admits("list_x"));
+    assert!(
+        !gh.tools.admits("list_xy")
+            && !gh.tools.admits("create_admin")
+            && !gh.tools.admits("delete")
+    );
+    assert!(
+        gh.defers("create_issue", false),
+        "the server's defer applies"
+    );
+    let fs = &config.servers[1];
+    assert!(
+        !fs.defers("read", false) && fs.defers("read", true),
+        "the global default applies"
+    );
+    assert!(!ok(r#"{"mcpServers": {"fs": {"command": "y"}}}"#).defers_anything());
+    assert!(
+        refused(r#"{"tool_search": {"max_matches": 0}}"#)
+            .contains("tool_search.max_matches: must be a whole number from 1 to 100")
+    );
+    assert_eq!(
+        refused(r#"{"mcpServers": {"a": {"command": "x", "tools": {"include": "x"}}}}"#),
+        "cfg.json: mcpServers.a.tools.include: must be an array of glob strings, found a string"
+    );
+}
+
+#[test]
+fn globs_match_whole_names() {
+    let glob = |p: &str, t: &str| crate::Glob::new(p).matches(t);
+    assert!(glob("*", "") && glob("*", "anything"));
+    assert!(glob("a*c", "abbbc") && glob("a*c", "ac") && !glob("a*c", "acb"));
+    assert!(glob("?b*", "abzz") && !glob("?b", "b"));
+    assert!(glob("*_*_x", "a_b_c_x") && !glob("git_*", "github_x"));
 }

@@ -1,24 +1,24 @@
-//! The direct surface: every visible tool as `server__tool`, in `full` or `deferred` form, plus
-//! `describe_tool`. Calls go through `Gateway::call` (resolve → policy → validate → upstream).
+//! The direct surface: `describe_tool`, the two search built-ins when the config defers anything,
+//! then every visible, non-deferred tool as `server__tool` in `full` or `deferred` form. Calls
+//! go through `Gateway::call` (resolve → policy → validate → upstream).
 
 use std::sync::Arc;
 
-use mcplex_dispatch::{CallContext, Gateway, ToolCall};
-use mcplex_upstream::STATELESS_VERSION;
+use mcplex_dispatch::Gateway;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, SubscriptionFilter,
+    PaginatedRequestParams, ServerCapabilities, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
+use crate::calls::{call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
-use crate::errors::to_wire;
 use crate::listen::LegacyPeers;
-use crate::results;
-use crate::typed::{ToolsCache, call_response};
+use crate::search_tools::{self, CALL_TOOL, TOOL_SEARCH};
+use crate::typed::ToolsCache;
+use crate::{SurfaceOptions, results};
 
 /// The legend for compact signatures, exactly as `docs/direct-surface.md` gives it. Emitted in
 /// both modes (phrased conditionally, so it stays true in `full` mode): one shape to cache.
@@ -26,32 +26,45 @@ pub const SIGNATURE_LEGEND: &str = "Some tool descriptions end with a compact si
 
 /// Used when the config sets no `instructions`: what this surface offers.
 const DEFAULT_INSTRUCTIONS: &str = "mcplex direct surface: every tool of every connected MCP server, named server__tool (the description starts with [server]); call them directly. describe_tool returns a tool's full definition (input schema, output schema, annotations), or with check: true whether each tool is ready to call.";
+const DEFERRAL_INSTRUCTIONS: &str = "More tools are reachable than are listed: find them with tool_search and call them with call_tool, using the name the search returned.";
 
-/// One server instance shared by every direct route (`/mcp`, `/mcp/all`, stdio): always the
-/// same listing, the same mode.
+/// One server instance shared by every direct route (`/mcp/all`, `/mcp` in direct mode, stdio):
+/// always the same listing, the same mode.
 #[derive(Clone)]
 pub struct DirectSurface {
     gateway: Arc<Gateway>,
     peers: LegacyPeers,
     tools: ToolsCache,
+    /// Built-ins listed before the upstream tools, decided from the config alone.
+    builtins: Arc<Vec<Value>>,
+    options: Arc<SurfaceOptions>,
     /// Resolved once, when the server instance is built.
     instructions: Arc<str>,
 }
 
 impl DirectSurface {
     /// Builds the surface and starts forwarding listing changes to connected sessions.
-    /// `instructions` is the operator's text, if configured; the legend is always appended.
-    pub fn new(gateway: Arc<Gateway>, instructions: Option<&str>) -> DirectSurface {
+    pub fn new(gateway: Arc<Gateway>, options: SurfaceOptions) -> DirectSurface {
         let peers = LegacyPeers::start(gateway.listing_changes());
-        let instructions = format!(
-            "{}\n\n{SIGNATURE_LEGEND}",
-            instructions.unwrap_or(DEFAULT_INSTRUCTIONS)
-        )
-        .into();
+        let mut builtins = vec![describe::definition()];
+        let mut instructions = options
+            .instructions
+            .clone()
+            .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_owned());
+        if options.defers_anything {
+            builtins.push(search_tools::tool_search_definition());
+            builtins.push(search_tools::call_tool_definition());
+            if options.instructions.is_none() {
+                instructions = format!("{instructions} {DEFERRAL_INSTRUCTIONS}");
+            }
+        }
+        let instructions = format!("{instructions}\n\n{SIGNATURE_LEGEND}").into();
         DirectSurface {
             gateway,
             peers,
             tools: ToolsCache::default(),
+            builtins: Arc::new(builtins),
+            options: Arc::new(options),
             instructions,
         }
     }
@@ -79,9 +92,11 @@ impl ServerHandler for DirectSurface {
     ) -> Result<ListToolsResult, ErrorData> {
         self.gateway.startup_settled().await;
         let snapshot = self.gateway.snapshot();
-        let tools = self
-            .tools
-            .get(snapshot.generation(), snapshot.direct_listing());
+        let tools = self.tools.get(
+            snapshot.generation(),
+            &self.builtins,
+            snapshot.direct_listing(),
+        );
         Ok(ListToolsResult::with_all_items(tools.as_ref().clone()))
     }
 
@@ -122,62 +137,56 @@ impl ServerHandler for DirectSurface {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let progress = context.meta.get_progress_token().map(|token| {
-            let (sender, mut updates) = mpsc::unbounded_channel::<Value>();
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                while let Some(mut update) = updates.recv().await {
-                    update["progressToken"] = serde_json::to_value(&token).unwrap_or(Value::Null);
-                    match serde_json::from_value::<ProgressNotificationParam>(update) {
-                        Ok(param) => {
-                            if peer.notify_progress(param).await.is_err() {
-                                break;
-                            }
-                        }
-                        Err(e) => tracing::debug!(
-                            "dropped a malformed upstream progress notification: {e}"
-                        ),
-                    }
-                }
-            });
-            sender
-        });
-        let stateless_caller = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= STATELESS_VERSION);
-        if request.name == DESCRIBE_TOOL {
-            let snapshot = self.gateway.snapshot();
-            let body = match describe::answer(&snapshot, request.arguments.as_ref()) {
-                Ok(answer) => results::structured(answer),
-                Err(message) => results::error(
-                    json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
-                ),
-            };
-            return finish(body, stateless_caller);
+        let arguments = request.arguments.as_ref();
+        match request.name.as_ref() {
+            DESCRIBE_TOOL => {
+                let snapshot = self.gateway.snapshot();
+                let body = match describe::answer(&snapshot, arguments) {
+                    Ok(answer) => results::structured(answer),
+                    Err(message) => results::error(
+                        json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
+                    ),
+                };
+                finish(body, &context)
+            }
+            TOOL_SEARCH if self.options.defers_anything => {
+                self.gateway.startup_settled().await;
+                let body = search_tools::tool_search(
+                    &self.gateway.snapshot(),
+                    arguments,
+                    self.options.max_matches,
+                );
+                finish(body, &context)
+            }
+            CALL_TOOL if self.options.defers_anything => {
+                call_by_name(&self.gateway, arguments, &context).await
+            }
+            _ => {
+                call(
+                    &self.gateway,
+                    request.name.into_owned(),
+                    request.arguments,
+                    &context,
+                    |_| None,
+                )
+                .await
+            }
         }
-        let call = ToolCall {
-            name: request.name.into_owned(),
-            arguments: request.arguments,
-        };
-        let cx = CallContext {
-            cancel: context.ct.clone(),
-            progress,
-        };
-        let raw = match self.gateway.call(call, cx).await {
-            Ok(raw) => raw,
-            Err(error) => to_wire(error)?,
-        };
-        finish(raw, stateless_caller)
     }
 }
 
-/// A tool result as rmcp's response; 2026-07-28 results state their type, which an older
-/// upstream's result (or our own) does not.
-fn finish(mut raw: Value, stateless_caller: bool) -> Result<CallToolResponse, ErrorData> {
-    if stateless_caller && let Some(result) = raw.as_object_mut() {
-        result
-            .entry("resultType")
-            .or_insert_with(|| Value::from("complete"));
-    }
-    call_response(raw)
+/// `call_tool {name, arguments}`: becomes the call it names, on the same dispatch path.
+pub(crate) async fn call_by_name(
+    gateway: &Gateway,
+    arguments: Option<&rmcp::model::JsonObject>,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let (name, inner) = match search_tools::call_tool_target(arguments) {
+        Ok(target) => target,
+        Err(refusal) => return finish(refusal, context),
+    };
+    call(gateway, name, inner, context, |unknown| {
+        Some(search_tools::unknown_name(&gateway.snapshot(), unknown))
+    })
+    .await
 }

@@ -1,5 +1,6 @@
-//! The HTTP routes: `/mcp` (the configured routing mode) and `/mcp/all` (direct), both served by
-//! one rmcp streamable HTTP service so they share one server instance; `/healthz` and `/readyz`.
+//! The HTTP routes: `/mcp` (the configured routing mode), `/mcp/all` (direct) and `/mcp/call`
+//! (retrieve); every direct route shares one server instance, as does every retrieve route.
+//! `/healthz` and `/readyz`.
 
 use std::sync::Arc;
 
@@ -17,26 +18,47 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::DirectSurface;
+use mcplex_config::RoutingMode;
+
+use crate::{DirectSurface, RetrieveSurface, SurfaceOptions};
 
 /// The gateway's MCP routes. `shutdown` ends every session when cancelled.
-pub fn router(surface: DirectSurface, shutdown: CancellationToken) -> Router {
-    let gateway = surface.gateway().clone();
+pub fn router(
+    gateway: Arc<Gateway>,
+    options: SurfaceOptions,
+    routing_mode: RoutingMode,
+    shutdown: CancellationToken,
+) -> Router {
+    let direct = service(
+        DirectSurface::new(gateway.clone(), options.clone()),
+        shutdown.clone(),
+    );
+    let retrieve = service(RetrieveSurface::new(gateway.clone(), &options), shutdown);
+    let main = match routing_mode {
+        RoutingMode::Direct => Router::new().nest_service("/mcp", direct.clone()),
+        RoutingMode::RetrieveTools => Router::new().nest_service("/mcp", retrieve.clone()),
+    };
+    main.nest_service("/mcp/all", direct)
+        .nest_service("/mcp/call", retrieve)
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz).with_state(gateway))
+}
+
+/// One rmcp streamable HTTP service around one server instance (cloned per session).
+fn service<S: rmcp::ServerHandler + Clone>(
+    surface: S,
+    shutdown: CancellationToken,
+) -> StreamableHttpService<S, LocalSessionManager> {
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown;
     // Session-era clients get sessions, the GET stream and 404 for unknown sessions; 2026-07-28
     // requests are served statelessly by rmcp whatever this says.
     config.legacy_session_mode = true;
-    let service = StreamableHttpService::new(
+    StreamableHttpService::new(
         move || Ok(surface.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
-    );
-    Router::new()
-        .nest_service("/mcp", service.clone())
-        .nest_service("/mcp/all", service)
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(readyz).with_state(gateway))
+    )
 }
 
 /// Serves `app` on `listener` until `shutdown` is cancelled. Sockets get TCP_NODELAY: SSE answers

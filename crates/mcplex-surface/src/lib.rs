@@ -9,15 +9,40 @@
 //! (results), which keeps every field the MCP schema defines (see `typed.rs` for the limit).
 //! Must not: resolve names, validate, or talk to upstreams except through `Gateway::call`.
 
+mod calls;
 mod describe;
 mod direct;
 mod errors;
 mod http;
 mod listen;
 mod results;
+mod retrieve;
+mod search_tools;
 mod stdio;
 mod typed;
 
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
+pub use retrieve::RetrieveSurface;
+
+/// What a surface is built with (read once, at start).
+#[derive(Debug, Clone, Default)]
+pub struct SurfaceOptions {
+    /// The operator's `instructions`.
+    pub instructions: Option<String>,
+    /// Whether the config defers any tool: then `tool_search` and `call_tool` are listed.
+    pub defers_anything: bool,
+    /// `tool_search.max_matches`.
+    pub max_matches: usize,
+}
+
+impl SurfaceOptions {
+    pub fn from_config(config: &mcplex_config::Config) -> SurfaceOptions {
+        SurfaceOptions {
+            instructions: config.instructions.clone(),
+            defers_anything: config.defers_anything(),
+            max_matches: config.max_matches,
+        }
+    }
+}
 pub use http::{router, serve_http};
 pub use stdio::serve_stdio;

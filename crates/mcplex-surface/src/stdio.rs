@@ -3,10 +3,8 @@
 
 use rmcp::ServiceExt;
 
-use crate::DirectSurface;
-
 /// Serves one client on stdin/stdout until it disconnects.
-pub async fn serve_stdio(surface: DirectSurface) -> Result<(), String> {
+pub async fn serve_stdio<S: rmcp::ServerHandler>(surface: S) -> Result<(), String> {
     let running = surface
         .serve(rmcp::transport::stdio())
         .await

@@ -23,16 +23,21 @@ pub(crate) struct ToolsCache {
 
 impl ToolsCache {
     /// The typed form of `listing`, converting it only when `generation` is new.
-    pub(crate) fn get(&self, generation: u64, listing: &[Value]) -> Arc<Vec<Tool>> {
+    pub(crate) fn get(
+        &self,
+        generation: u64,
+        builtins: &[Value],
+        listing: &[Value],
+    ) -> Arc<Vec<Tool>> {
         let mut cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((seen, tools)) = cached.as_ref()
             && *seen == generation
         {
             return tools.clone();
         }
-        // describe_tool first, with its real schema in both modes; then the upstream entries.
-        let builtin = crate::describe::definition();
-        let tools: Vec<Tool> = std::iter::once(&builtin)
+        // The built-ins first, with their real schemas in both modes; then the upstream entries.
+        let tools: Vec<Tool> = builtins
+            .iter()
             .chain(listing.iter())
             .filter_map(
                 |entry| match serde_json::from_value::<Tool>(entry.clone()) {

@@ -60,12 +60,15 @@ pub struct ServeArgs {
     /// host:port to listen on (default 127.0.0.1:8080).
     #[arg(long, env = "MCPLEX_LISTEN")]
     pub listen: Option<String>,
-    /// What /mcp serves: direct (retrieve_tools and code_execution are planned).
+    /// What /mcp serves: direct or retrieve_tools (code_execution is planned).
     #[arg(long, env = "MCPLEX_ROUTING_MODE")]
     pub routing_mode: Option<String>,
     /// How the direct surface renders tools: full or deferred (hot: also read on config edits).
     #[arg(long, env = "MCPLEX_DIRECT_TOOL_RESPONSE_MODE")]
     pub direct_tool_response_mode: Option<String>,
+    /// How retrieve_tools renders matches: full or compact (hot).
+    #[arg(long, env = "MCPLEX_TOOL_RESPONSE_MODE")]
+    pub tool_response_mode: Option<String>,
     /// Serve one client on stdin/stdout instead of HTTP.
     #[arg(long)]
     pub stdio: bool,

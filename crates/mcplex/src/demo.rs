@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use mcplex_config::{Config, DEFAULT_INIT_TIMEOUT, Lifecycle, ServerConfig, Transport};
+use mcplex_config::{Config, ServerConfig, Transport};
 use mcplex_fixtures::{Fixture, FixtureOptions, ref45, serve_lines};
 use mcplex_upstream::BuiltinConnector;
 
@@ -17,14 +17,7 @@ pub fn config(listen: Option<String>) -> Config {
     let mut corpus_servers: Vec<String> = ref45().into_iter().map(|t| t.server).collect();
     corpus_servers.sort();
     corpus_servers.dedup();
-    let builtin = |name: &str, kind: String| ServerConfig {
-        name: name.to_owned(),
-        transport: Transport::Builtin { kind },
-        enabled: true,
-        call_timeout: None,
-        init_timeout: DEFAULT_INIT_TIMEOUT,
-        lifecycle: Lifecycle::Initialize,
-    };
+    let builtin = |name: &str, kind: String| ServerConfig::new(name, Transport::Builtin { kind });
     let mut servers = vec![builtin("demo", KIT.to_owned())];
     servers.extend(
         corpus_servers

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcplex_catalog::{BuildInput, CatalogCache, ServerStatus, UpstreamTools, build_snapshot};
-use mcplex_config::{Config, DirectToolResponseMode};
+use mcplex_config::{Config, HotSettings};
 use mcplex_dispatch::Gateway;
 use mcplex_upstream::{UpstreamEvent, UpstreamState};
 use tokio::sync::{mpsc, watch};
@@ -26,7 +26,7 @@ pub fn start(
     gateway: Arc<Gateway>,
     config: Arc<Config>,
     mut events: mpsc::UnboundedReceiver<UpstreamEvent>,
-    mut mode: watch::Receiver<DirectToolResponseMode>,
+    mut mode: watch::Receiver<HotSettings>,
 ) -> JoinHandle<()> {
     let mut live = Live {
         gateway,
@@ -53,7 +53,12 @@ pub fn start(
                         mode_open = false;
                         continue;
                     }
-                    tracing::info!("direct_tool_response_mode is now {}", mode.borrow().as_str());
+                    let hot = *mode.borrow();
+                    tracing::info!(
+                        "direct_tool_response_mode is now {}, tool_response_mode {:?}",
+                        hot.direct_tool_response_mode.as_str(),
+                        hot.tool_response_mode
+                    );
                 }
             }
             live.publish(*mode.borrow_and_update());
@@ -62,11 +67,11 @@ pub fn start(
 }
 
 impl Live {
-    fn publish(&mut self, mode: DirectToolResponseMode) {
+    fn publish(&mut self, hot: HotSettings) {
         self.generation += 1;
         let input = BuildInput {
             config: &self.config,
-            mode,
+            hot,
             generation: self.generation,
         };
         let skipped_before = self.cache.skipped_validators;

@@ -1,15 +1,16 @@
 //! Hot reload of the config file. Watches the file's directory (editors and ConfigMaps replace
 //! files by rename, which a watch on the file itself would miss), debounces bursts, and re-reads
 //! the whole file. An invalid edit is refused with a log line naming the key and the running
-//! config stays. Of a valid edit, `direct_tool_response_mode` applies at once (and only if its
-//! effective value changed); other changes are reported as needing a restart.
+//! config stays. Of a valid edit, `direct_tool_response_mode` and `tool_response_mode` apply at
+//! once (and only if their effective values changed); other changes are reported as needing a
+//! restart.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use mcplex_config::{Config, DirectToolResponseMode, Overrides, parse_config};
+use mcplex_config::{Config, HotSettings, Overrides, parse_config};
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use tokio::sync::watch;
@@ -27,7 +28,7 @@ pub fn watch(
     path: PathBuf,
     overrides: Overrides,
     running: Arc<Config>,
-    mode: watch::Sender<DirectToolResponseMode>,
+    mode: watch::Sender<HotSettings>,
 ) -> Result<Reloader> {
     let directory = path
         .parent()
@@ -62,12 +63,7 @@ pub fn watch(
     })
 }
 
-fn reload(
-    path: &Path,
-    overrides: &Overrides,
-    running: &Config,
-    mode: &watch::Sender<DirectToolResponseMode>,
-) {
+fn reload(path: &Path, overrides: &Overrides, running: &Config, mode: &watch::Sender<HotSettings>) {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) => {
@@ -85,26 +81,25 @@ fn reload(
             return;
         }
     };
-    let new_mode = config.direct_tool_response_mode;
+    let new_mode = config.hot();
     let changed = mode.send_if_modified(|current| {
         let differs = *current != new_mode;
         *current = new_mode;
         differs
     });
     if !changed {
-        tracing::debug!(
-            "config reloaded; direct_tool_response_mode unchanged ({})",
-            new_mode.as_str()
-        );
+        tracing::debug!("config reloaded; hot settings unchanged ({new_mode:?})");
     }
     let needs_restart = config.servers != running.servers
         || config.listen != running.listen
         || config.routing_mode != running.routing_mode
         || config.instructions != running.instructions
-        || config.call_timeout != running.call_timeout;
+        || config.call_timeout != running.call_timeout
+        || config.defer_tools != running.defer_tools
+        || config.max_matches != running.max_matches;
     if needs_restart {
         tracing::warn!(
-            "config changes other than direct_tool_response_mode take effect after a restart"
+            "config changes other than direct_tool_response_mode and tool_response_mode take effect after a restart"
         );
     }
 }

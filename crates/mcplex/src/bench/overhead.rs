@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use mcplex_config::{Config, DEFAULT_INIT_TIMEOUT, Lifecycle, ServerConfig, Transport};
+use mcplex_config::{Config, ServerConfig, Transport};
 use mcplex_fixtures::{Fixture, FixtureOptions, serve_http};
 use mcplex_upstream::{CallOptions, UpstreamEvent, UpstreamState, Upstreams};
 use serde_json::json;
@@ -24,18 +24,15 @@ const CONCURRENCY: [usize; 2] = [1, 32];
 const ROUNDS: usize = 2;
 
 fn http_server(name: &str, url: String) -> ServerConfig {
-    ServerConfig {
-        name: name.to_owned(),
-        transport: Transport::Http {
+    let headers = Default::default();
+    ServerConfig::new(
+        name,
+        Transport::Http {
             url,
-            headers: Default::default(),
+            headers,
             fallback_to_sse: false,
         },
-        enabled: true,
-        call_timeout: None,
-        init_timeout: DEFAULT_INIT_TIMEOUT,
-        lifecycle: Lifecycle::Initialize,
-    }
+    )
 }
 
 fn config(servers: Vec<ServerConfig>) -> Config {
@@ -64,7 +61,9 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
     let gateway_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let gateway_url = format!("http://{}/mcp", gateway_listener.local_addr()?);
     let app = mcplex_surface::router(
-        mcplex_surface::DirectSurface::new(core.gateway.clone(), None),
+        core.gateway.clone(),
+        mcplex_surface::SurfaceOptions::default(),
+        mcplex_config::RoutingMode::Direct,
         shutdown.clone(),
     );
     tokio::spawn(mcplex_surface::serve_http(

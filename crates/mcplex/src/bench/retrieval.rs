@@ -12,9 +12,7 @@ use anyhow::{Context, Result};
 use mcplex_catalog::{
     BuildInput, CatalogCache, ServerStatus, Snapshot, UpstreamTools, build_snapshot,
 };
-use mcplex_config::{
-    Config, DEFAULT_INIT_TIMEOUT, DirectToolResponseMode, Lifecycle, ServerConfig, Transport,
-};
+use mcplex_config::{Config, HotSettings, ServerConfig, Transport};
 use mcplex_fixtures::CorpusTool;
 use serde_json::{Value, json};
 
@@ -134,15 +132,13 @@ fn snapshot_of(tools: &[CorpusTool], copies: usize) -> Snapshot {
     }
     let servers = by_server
         .keys()
-        .map(|name| ServerConfig {
-            name: name.clone(),
-            transport: Transport::Builtin {
-                kind: "corpus".to_owned(),
-            },
-            enabled: true,
-            call_timeout: None,
-            init_timeout: DEFAULT_INIT_TIMEOUT,
-            lifecycle: Lifecycle::Initialize,
+        .map(|name| {
+            ServerConfig::new(
+                name.clone(),
+                Transport::Builtin {
+                    kind: "corpus".to_owned(),
+                },
+            )
         })
         .collect();
     let config = Config::with_servers(servers);
@@ -160,7 +156,7 @@ fn snapshot_of(tools: &[CorpusTool], copies: usize) -> Snapshot {
         .collect();
     let input = BuildInput {
         config: &config,
-        mode: DirectToolResponseMode::Full,
+        hot: HotSettings::default(),
         generation: 1,
     };
     build_snapshot(input, &upstreams, &mut CatalogCache::default()).0

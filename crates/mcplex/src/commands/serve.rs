@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use mcplex_config::Overrides;
-use mcplex_surface::{DirectSurface, router, serve_http, serve_stdio};
+use mcplex_config::RoutingMode;
+use mcplex_surface::{
+    DirectSurface, RetrieveSurface, SurfaceOptions, router, serve_http, serve_stdio,
+};
 use tokio_util::sync::CancellationToken;
 
 use super::start::{Core, settle, settle_limit};
@@ -18,6 +21,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         call_timeout: None,
         routing_mode: args.routing_mode.clone(),
         direct_tool_response_mode: args.direct_tool_response_mode.clone(),
+        tool_response_mode: args.tool_response_mode.clone(),
     };
     let (config, builtin, source) = if args.demo {
         let mut config = crate::demo::config(args.listen.clone());
@@ -41,7 +45,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let limit = settle_limit(&config);
     let servers = config.servers.len();
     let core = Core::start((*config).clone(), builtin);
-    let surface = DirectSurface::new(core.gateway.clone(), config.instructions.as_deref());
+    let options = SurfaceOptions::from_config(&config);
     // Kept alive for as long as the gateway serves.
     let _reloader = match source {
         Some((path, overrides)) => {
@@ -57,7 +61,14 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     };
 
     if args.stdio {
-        let result = serve_stdio(surface).await;
+        let result = match config.routing_mode {
+            RoutingMode::Direct => {
+                serve_stdio(DirectSurface::new(core.gateway.clone(), options)).await
+            }
+            RoutingMode::RetrieveTools => {
+                serve_stdio(RetrieveSurface::new(core.gateway.clone(), &options)).await
+            }
+        };
         core.shutdown().await;
         result.map_err(anyhow::Error::msg)?;
         return Ok(ExitCode::SUCCESS);
@@ -68,10 +79,16 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
     let address = listener.local_addr().context("listener has no address")?;
-    let app = router(surface, shutdown.clone());
+    let app = router(
+        core.gateway.clone(),
+        options,
+        config.routing_mode,
+        shutdown.clone(),
+    );
     // The URL goes to stdout so scripts can read it; everything else is logged on stderr.
     println!(
-        "mcplex: serving {servers} server(s) at http://{address}/mcp (direct surface also at /mcp/all)"
+        "mcplex: serving {servers} server(s) at http://{address}/mcp ({} surface; direct at /mcp/all, retrieve at /mcp/call)",
+        config.routing_mode.as_str()
     );
     tracing::info!("listening on http://{address}/mcp");
     if std::io::stderr().is_terminal() {

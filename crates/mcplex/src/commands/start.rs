@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcplex_catalog::ServerStatus;
 use mcplex_config::Config;
-use mcplex_config::DirectToolResponseMode;
+use mcplex_config::HotSettings;
 use mcplex_dispatch::Gateway;
 use mcplex_upstream::{BuiltinConnector, Upstreams};
 use tokio::sync::{mpsc, watch};
@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, watch};
 /// A started core: the gateway and the task that keeps its catalog current.
 pub struct Core {
     pub gateway: Arc<Gateway>,
-    /// The direct surface's serialization mode; sending a new one rebuilds the snapshot.
-    pub mode: watch::Sender<DirectToolResponseMode>,
+    /// The hot settings; sending new ones rebuilds the snapshot.
+    pub mode: watch::Sender<HotSettings>,
     live: tokio::task::JoinHandle<()>,
 }
 
@@ -27,7 +27,7 @@ impl Core {
         let (events_tx, events) = mpsc::unbounded_channel();
         let upstreams = Upstreams::start(&config, builtin, events_tx);
         let gateway = Arc::new(Gateway::new(upstreams));
-        let mode = watch::Sender::new(config.direct_tool_response_mode);
+        let mode = watch::Sender::new(config.hot());
         let live = crate::live::start(gateway.clone(), config, events, mode.subscribe());
         Core {
             gateway,

@@ -1,0 +1,82 @@
+//! The surface side of a tool call, shared by every surface: forward progress to the caller,
+//! tie cancellation to the request, call `Gateway::call`, and shape the result for the caller's
+//! protocol era.
+
+use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
+use mcplex_upstream::STATELESS_VERSION;
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, JsonObject, ProgressNotificationParam};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::errors::to_wire;
+use crate::typed::call_response;
+
+/// Calls `name` through the one dispatch path on behalf of the request in `context`.
+/// `on_unknown` may turn an unknown-tool failure into a friendlier answer (call_tool names the
+/// closest reachable tools).
+pub(crate) async fn call(
+    gateway: &Gateway,
+    name: String,
+    arguments: Option<JsonObject>,
+    context: &RequestContext<RoleServer>,
+    on_unknown: impl FnOnce(&str) -> Option<Value>,
+) -> Result<CallToolResponse, ErrorData> {
+    let cx = CallContext {
+        cancel: context.ct.clone(),
+        progress: progress_forwarder(context),
+    };
+    let raw = match gateway.call(ToolCall { name, arguments }, cx).await {
+        Ok(raw) => raw,
+        Err(DispatchError::UnknownTool { name }) => match on_unknown(&name) {
+            Some(answer) => answer,
+            None => to_wire(DispatchError::UnknownTool { name })?,
+        },
+        Err(error) => to_wire(error)?,
+    };
+    finish(raw, context)
+}
+
+/// A tool result as rmcp's response. 2026-07-28 results state their type, which an older
+/// upstream's result (or one the gateway wrote) does not.
+pub(crate) fn finish(
+    mut raw: Value,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let stateless_caller = context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= STATELESS_VERSION);
+    if stateless_caller && let Some(result) = raw.as_object_mut() {
+        result
+            .entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
+    }
+    call_response(raw)
+}
+
+/// When the caller asked for progress, a sink whose updates are re-addressed to the caller's
+/// own progress token and sent to it.
+fn progress_forwarder(
+    context: &RequestContext<RoleServer>,
+) -> Option<mpsc::UnboundedSender<Value>> {
+    let token = context.meta.get_progress_token()?;
+    let (sender, mut updates) = mpsc::unbounded_channel::<Value>();
+    let peer = context.peer.clone();
+    tokio::spawn(async move {
+        while let Some(mut update) = updates.recv().await {
+            update["progressToken"] = serde_json::to_value(&token).unwrap_or(Value::Null);
+            match serde_json::from_value::<ProgressNotificationParam>(update) {
+                Ok(param) => {
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!("dropped a malformed upstream progress notification: {e}")
+                }
+            }
+        }
+    });
+    Some(sender)
+}

@@ -1,0 +1,115 @@
+//! The retrieve surface (`/mcp/call`, and `/mcp` with `routing_mode: "retrieve_tools"`): three
+//! constant tools, `retrieve_tools`, `call_tool` and `describe_tool`. Its listing never changes,
+//! whatever the fleet does.
+
+use std::sync::Arc;
+
+use mcplex_dispatch::Gateway;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Value, json};
+
+use crate::calls::{call, finish};
+use crate::describe::{self, DESCRIBE_TOOL};
+use crate::direct::call_by_name;
+use crate::search_tools::{self, CALL_TOOL, RETRIEVE_TOOLS};
+use crate::{SurfaceOptions, results};
+
+const DEFAULT_INSTRUCTIONS: &str = "mcplex retrieve surface: find tools with retrieve_tools (a description of the task as the query), then call one with call_tool using the name it returned. describe_tool returns a tool's full definition.";
+
+/// The retrieve surface's one server instance.
+#[derive(Clone)]
+pub struct RetrieveSurface {
+    gateway: Arc<Gateway>,
+    listing: Arc<Vec<rmcp::model::Tool>>,
+    instructions: Arc<str>,
+}
+
+impl RetrieveSurface {
+    pub fn new(gateway: Arc<Gateway>, options: &SurfaceOptions) -> RetrieveSurface {
+        let definitions = [
+            search_tools::retrieve_tools_definition(),
+            search_tools::call_tool_definition(),
+            describe::definition(),
+        ];
+        let listing = definitions
+            .into_iter()
+            .filter_map(|d| serde_json::from_value(d).ok())
+            .collect();
+        let instructions = options
+            .instructions
+            .clone()
+            .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_owned())
+            .into();
+        RetrieveSurface {
+            gateway,
+            listing: Arc::new(listing),
+            instructions,
+        }
+    }
+}
+
+impl ServerHandler for RetrieveSurface {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mcplex", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.instructions.as_ref())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.listing.as_ref().clone(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.as_ref();
+        match request.name.as_ref() {
+            RETRIEVE_TOOLS => {
+                self.gateway.startup_settled().await;
+                let snapshot = self.gateway.snapshot();
+                finish(
+                    search_tools::retrieve_tools(
+                        &snapshot,
+                        arguments,
+                        snapshot.tool_response_mode(),
+                    ),
+                    &context,
+                )
+            }
+            CALL_TOOL => call_by_name(&self.gateway, arguments, &context).await,
+            DESCRIBE_TOOL => {
+                let body = match describe::answer(&self.gateway.snapshot(), arguments) {
+                    Ok(answer) => results::structured(answer),
+                    Err(message) => results::error(
+                        json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
+                    ),
+                };
+                finish(body, &context)
+            }
+            // Upstream tools are reached through call_tool here, but a direct name still works.
+            _ => {
+                call(
+                    &self.gateway,
+                    request.name.into_owned(),
+                    request.arguments,
+                    &context,
+                    |_| None::<Value>,
+                )
+                .await
+            }
+        }
+    }
+}

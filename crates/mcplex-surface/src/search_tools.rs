@@ -1,0 +1,223 @@
+//! The search built-ins: `tool_search` and `call_tool` (deferral by search, on any surface whose
+//! config defers anything) and `retrieve_tools` (the retrieve surface). Their definitions are
+//! constants: they never mention which tools exist, so they never change when servers come and go.
+
+use mcplex_catalog::{CatalogTool, Snapshot};
+use mcplex_config::ToolResponseMode;
+use serde_json::{Map, Value, json};
+
+use crate::results;
+
+pub(crate) const TOOL_SEARCH: &str = "tool_search";
+pub(crate) const CALL_TOOL: &str = "call_tool";
+pub(crate) const RETRIEVE_TOOLS: &str = "retrieve_tools";
+const RETRIEVE_DEFAULT_LIMIT: usize = 15;
+const RETRIEVE_MAX_LIMIT: usize = 100;
+/// How many reachable tools an unknown-name refusal suggests.
+const SUGGESTIONS: usize = 3;
+
+pub(crate) fn tool_search_definition() -> Value {
+    json!({
+        "name": TOOL_SEARCH,
+        "description": "Search the tools available through call_tool. Returns the best matches with their name, \
+    description and inputSchema; pass a match's name and arguments to call_tool. An empty query lists every tool.",
+        "inputSchema": {"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do, in words."}}, "required": ["query"]},
+        "annotations": {"readOnlyHint": true, "openWorldHint": false}
+    })
+}
+
+pub(crate) fn call_tool_definition() -> Value {
+    json!({
+        "name": CALL_TOOL,
+        "description": "Call a tool found with search, by the exact name the search returned, with arguments matching its inputSchema.",
+        "inputSchema": {"type": "object", "properties": {
+            "name": {"type": "string", "description": "The tool's name as the search returned it."},
+            "arguments": {"type": "object", "description": "Arguments matching the tool's inputSchema."}
+        }, "required": ["name"]}
+    })
+}
+
+pub(crate) fn retrieve_tools_definition() -> Value {
+    json!({
+        "name": RETRIEVE_TOOLS,
+        "description": "Find tools for a task. Returns ranked matches (id, name, score and how to call them); call one \
+    with call_tool using its name. An empty query lists every tool. Use describe_tool for a full definition.",
+        "inputSchema": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "What you want to do, in words."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": RETRIEVE_MAX_LIMIT, "default": RETRIEVE_DEFAULT_LIMIT},
+            "server": {"type": "string", "description": "Only tools of this server."}
+        }, "required": ["query"]},
+        "annotations": {"readOnlyHint": true, "openWorldHint": false}
+    })
+}
+
+fn query_of(arguments: Option<&Map<String, Value>>, tool: &str) -> Result<String, Value> {
+    match arguments.and_then(|a| a.get("query")) {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(query)) => Ok(query.clone()),
+        Some(other) => Err(results::error(
+            json!({"error": format!("{tool}: query must be a string, not {other}"), "error_type": "invalid_params", "tool": tool}),
+        )),
+    }
+}
+
+/// `tool_search {query}`: at most `max_matches` matches over every visible tool, deferred or not.
+pub(crate) fn tool_search(
+    snapshot: &Snapshot,
+    arguments: Option<&Map<String, Value>>,
+    max_matches: usize,
+) -> Value {
+    let query = match query_of(arguments, TOOL_SEARCH) {
+        Ok(query) => query,
+        Err(error) => return error,
+    };
+    let matches = snapshot.search(&query, None, max_matches, |_| true);
+    let tools: Vec<Value> = matches
+        .tools
+        .iter()
+        .map(|(tool, _)| {
+            json!({
+                "name": tool.display_name,
+                "description": tool.raw.get("description").cloned().unwrap_or(Value::String(String::new())),
+                "inputSchema": tool.raw.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"})),
+            })
+        })
+        .collect();
+    let left_out = matches.total.saturating_sub(tools.len());
+    results::structured(json!({"tools": tools, "left_out": left_out}))
+}
+
+/// `retrieve_tools {query, limit?, server?}` in `mode`.
+pub(crate) fn retrieve_tools(
+    snapshot: &Snapshot,
+    arguments: Option<&Map<String, Value>>,
+    mode: ToolResponseMode,
+) -> Value {
+    let query = match query_of(arguments, RETRIEVE_TOOLS) {
+        Ok(query) => query,
+        Err(error) => return error,
+    };
+    let limit = match arguments.and_then(|a| a.get("limit")) {
+        None | Some(Value::Null) => RETRIEVE_DEFAULT_LIMIT,
+        Some(value) => match value.as_u64() {
+            Some(n) if (1..=RETRIEVE_MAX_LIMIT as u64).contains(&n) => n as usize,
+            _ => {
+                return results::error(
+                    json!({"error": format!("retrieve_tools: limit must be a whole number from 1 to {RETRIEVE_MAX_LIMIT}, not {value}"), "error_type": "invalid_params", "tool": RETRIEVE_TOOLS}),
+                );
+            }
+        },
+    };
+    let server = arguments
+        .and_then(|a| a.get("server"))
+        .and_then(Value::as_str);
+    let matches = snapshot.search(&query, server, limit, |_| true);
+    let tools: Vec<Value> = matches
+        .tools
+        .iter()
+        .map(|(tool, score)| retrieved(tool, *score, mode))
+        .collect();
+    results::structured(json!({"tools": tools, "total": matches.total}))
+}
+
+fn retrieved(tool: &CatalogTool, score: f32, mode: ToolResponseMode) -> Value {
+    let mut entry = Map::new();
+    entry.insert("id".to_owned(), json!(tool.id.to_string()));
+    entry.insert("name".to_owned(), json!(tool.display_name));
+    // Rounded so that answers are stable to the byte across platforms.
+    entry.insert(
+        "score".to_owned(),
+        json!((f64::from(score) * 1000.0).round() / 1000.0),
+    );
+    let description = tool
+        .raw
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match mode {
+        ToolResponseMode::Full => {
+            entry.insert("description".to_owned(), json!(description));
+            entry.insert(
+                "inputSchema".to_owned(),
+                tool.raw
+                    .get("inputSchema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object"})),
+            );
+            if let Some(annotations) = tool.raw.get("annotations") {
+                entry.insert("annotations".to_owned(), annotations.clone());
+            }
+        }
+        ToolResponseMode::Compact => {
+            entry.insert("description".to_owned(), json!(first_sentence(description)));
+            entry.insert(
+                "signature".to_owned(),
+                json!(tool.signature.render(&tool.id.tool)),
+            );
+            entry.insert("lossy".to_owned(), json!(tool.signature.is_lossy()));
+        }
+    }
+    Value::Object(entry)
+}
+
+/// Up to the first sentence end (`.`, `!` or `?` followed by white space or the end), or the
+/// first line.
+fn first_sentence(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or_default().trim();
+    let bytes = line.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(b, b'.' | b'!' | b'?')
+            && bytes
+                .get(i + 1)
+                .is_none_or(|next| next.is_ascii_whitespace())
+        {
+            return &line[..=i];
+        }
+    }
+    line
+}
+
+/// The refusal of `call_tool` for a name the caller cannot reach, naming the closest reachable tools.
+pub(crate) fn unknown_name(snapshot: &Snapshot, name: &str) -> Value {
+    let closest: Vec<String> = snapshot
+        .search(name, None, SUGGESTIONS, |_| true)
+        .tools
+        .iter()
+        .map(|(t, _)| t.display_name.clone())
+        .collect();
+    let hint = if closest.is_empty() {
+        "Search for the tool first.".to_owned()
+    } else {
+        format!("Closest reachable tools: {}.", closest.join(", "))
+    };
+    results::error(
+        json!({"error": format!("unknown tool: {name}"), "error_type": "not_found", "tool": name, "closest": closest, "hint": hint}),
+    )
+}
+
+/// The `name` and `arguments` of a `call_tool` call.
+pub(crate) fn call_tool_target(
+    arguments: Option<&Map<String, Value>>,
+) -> Result<(String, Option<Map<String, Value>>), Value> {
+    let invalid = |message: String| {
+        results::error(json!({"error": message, "error_type": "invalid_params", "tool": CALL_TOOL}))
+    };
+    let name = match arguments.and_then(|a| a.get("name")) {
+        Some(Value::String(name)) if !name.is_empty() => name.clone(),
+        _ => {
+            return Err(invalid(
+                "call_tool: name must be the tool's name as the search returned it".to_owned(),
+            ));
+        }
+    };
+    let inner = match arguments.and_then(|a| a.get("arguments")) {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(inner)) => Some(inner.clone()),
+        Some(other) => {
+            return Err(invalid(format!(
+                "call_tool: arguments must be an object, not {other}"
+            )));
+        }
+    };
+    Ok((name, inner))
+}
