@@ -199,6 +199,17 @@ impl ServerConfig {
         }
     }
 
+    /// Whether `other` would be reached the same way (transport, lifecycle, timeouts): when only
+    /// catalog settings such as `tools` or `defer` differ, the running connection can stay.
+    pub fn same_connection(&self, other: &ServerConfig) -> bool {
+        self.name == other.name
+            && self.transport == other.transport
+            && self.enabled == other.enabled
+            && self.lifecycle == other.lifecycle
+            && self.init_timeout == other.init_timeout
+            && self.call_timeout == other.call_timeout
+    }
+
     /// Whether tool `tool` of this server is deferred: a tool-level glob, else the server's
     /// `defer`, else the global `defer_tools` (the most specific setting wins).
     pub fn defers(&self, tool: &str, global: bool) -> bool {

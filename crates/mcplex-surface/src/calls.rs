@@ -8,7 +8,10 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, JsonObject, ProgressNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
+use std::time::Duration;
+
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::errors::to_wire;
 use crate::typed::call_response;
@@ -23,11 +26,18 @@ pub(crate) async fn call(
     context: &RequestContext<RoleServer>,
     on_unknown: impl FnOnce(&str) -> Option<Value>,
 ) -> Result<CallToolResponse, ErrorData> {
+    let (progress, forwarded) = progress_forwarder(context).unzip();
     let cx = CallContext {
         cancel: context.ct.clone(),
-        progress: progress_forwarder(context),
+        progress,
     };
-    let raw = match gateway.call(ToolCall { name, arguments }, cx).await {
+    let outcome = gateway.call(ToolCall { name, arguments }, cx).await;
+    // Progress the upstream sent before its answer reaches the caller before the answer does:
+    // once the call is over every sender is gone, so the forwarder drains and ends.
+    if let Some(forwarded) = forwarded {
+        let _ = tokio::time::timeout(PROGRESS_DRAIN, forwarded).await;
+    }
+    let raw = match outcome {
         Ok(raw) => raw,
         Err(DispatchError::UnknownTool { name }) => match on_unknown(&name) {
             Some(answer) => answer,
@@ -55,15 +65,18 @@ pub(crate) fn finish(
     call_response(raw)
 }
 
+/// How long a finished call waits for its last progress notifications to go out.
+const PROGRESS_DRAIN: Duration = Duration::from_secs(2);
+
 /// When the caller asked for progress, a sink whose updates are re-addressed to the caller's
-/// own progress token and sent to it.
+/// own progress token and sent to it, and the task that sends them.
 fn progress_forwarder(
     context: &RequestContext<RoleServer>,
-) -> Option<mpsc::UnboundedSender<Value>> {
+) -> Option<(mpsc::UnboundedSender<Value>, JoinHandle<()>)> {
     let token = context.meta.get_progress_token()?;
     let (sender, mut updates) = mpsc::unbounded_channel::<Value>();
     let peer = context.peer.clone();
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         while let Some(mut update) = updates.recv().await {
             update["progressToken"] = serde_json::to_value(&token).unwrap_or(Value::Null);
             match serde_json::from_value::<ProgressNotificationParam>(update) {
@@ -78,5 +91,5 @@ fn progress_forwarder(
             }
         }
     });
-    Some(sender)
+    Some((sender, task))
 }

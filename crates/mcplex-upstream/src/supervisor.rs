@@ -57,12 +57,17 @@ struct ServerSlot {
     connection: RwLock<Option<Arc<RpcConnection>>>,
     /// For "not connected" errors: what the supervisor last knew.
     state: Mutex<String>,
+    /// Stops this server's supervisor (a child of the gateway-wide shutdown).
+    stop: CancellationToken,
 }
 
-/// All upstream connections of a gateway.
+/// All upstream connections of a gateway. Servers can be added and removed while it runs
+/// ([`Upstreams::reconcile`]).
 pub struct Upstreams {
-    servers: HashMap<String, Arc<ServerSlot>>,
+    servers: RwLock<HashMap<String, Arc<ServerSlot>>>,
     call_timeout: Duration,
+    builtin: Option<BuiltinConnector>,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
 }
@@ -74,35 +79,72 @@ impl Upstreams {
         builtin: Option<BuiltinConnector>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
     ) -> Upstreams {
-        let shutdown = CancellationToken::new();
-        let tasks = TaskTracker::new();
-        let mut servers = HashMap::new();
-        for server in config.servers.iter().filter(|s| s.enabled) {
+        let upstreams = Upstreams {
+            servers: RwLock::new(HashMap::new()),
+            call_timeout: config.call_timeout,
+            builtin,
+            events,
+            shutdown: CancellationToken::new(),
+            tasks: TaskTracker::new(),
+        };
+        upstreams.reconcile(config);
+        upstreams
+    }
+
+    /// Makes the running servers those of `config`: stops the supervisors (and terminates the
+    /// processes) of servers that were removed, disabled or changed, and starts the new ones.
+    /// Untouched servers keep their connections.
+    pub fn reconcile(&self, config: &Config) {
+        if self.shutdown.is_cancelled() {
+            return;
+        }
+        let wanted: HashMap<&str, &ServerConfig> = config
+            .servers
+            .iter()
+            .filter(|s| s.enabled)
+            .map(|s| (s.name.as_str(), s))
+            .collect();
+        let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+        servers.retain(|name, slot| {
+            let keep = wanted.get(name.as_str()).is_some_and(|wanted| wanted.same_connection(&slot.config));
+            if !keep {
+                tracing::info!(server = %name, "stopping upstream (removed or changed in the config)");
+                slot.stop.cancel();
+            }
+            keep
+        });
+        for (name, server) in wanted {
+            if servers.contains_key(name) {
+                continue;
+            }
             let slot = Arc::new(ServerSlot {
                 config: server.clone(),
                 connection: RwLock::new(None),
                 state: Mutex::new("connecting".to_owned()),
+                stop: self.shutdown.child_token(),
             });
-            servers.insert(server.name.clone(), slot.clone());
-            tasks.spawn(supervise(
+            servers.insert(name.to_owned(), slot.clone());
+            let stop = slot.stop.clone();
+            self.tasks.spawn(supervise(
                 slot,
-                builtin.clone(),
-                events.clone(),
-                shutdown.clone(),
+                self.builtin.clone(),
+                self.events.clone(),
+                stop,
             ));
         }
-        tasks.close();
-        Upstreams {
-            servers,
-            call_timeout: config.call_timeout,
-            shutdown,
-            tasks,
-        }
+    }
+
+    fn slot(&self, server: &str) -> Option<Arc<ServerSlot>> {
+        self.servers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(server)
+            .cloned()
     }
 
     /// The call timeout that applies to `server`.
     pub fn call_timeout(&self, server: &str) -> Duration {
-        self.servers.get(server).map_or(self.call_timeout, |slot| {
+        self.slot(server).map_or(self.call_timeout, |slot| {
             slot.config.effective_call_timeout(self.call_timeout)
         })
     }
@@ -122,8 +164,7 @@ impl Upstreams {
 
     fn connection(&self, server: &str) -> Result<Arc<RpcConnection>, UpstreamError> {
         let slot = self
-            .servers
-            .get(server)
+            .slot(server)
             .ok_or_else(|| UpstreamError::Unavailable {
                 server: server.to_owned(),
                 state: "not configured or disabled".to_owned(),
@@ -148,6 +189,7 @@ impl Upstreams {
     /// Stops every supervisor and terminates every upstream (whole process groups), then returns.
     pub async fn shutdown(&self) {
         self.shutdown.cancel();
+        self.tasks.close();
         self.tasks.wait().await;
     }
 }

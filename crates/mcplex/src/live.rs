@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcplex_catalog::{BuildInput, CatalogCache, ServerStatus, UpstreamTools, build_snapshot};
-use mcplex_config::{Config, HotSettings};
+use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
 use mcplex_upstream::{UpstreamEvent, UpstreamState};
 use tokio::sync::{mpsc, watch};
@@ -26,8 +26,9 @@ pub fn start(
     gateway: Arc<Gateway>,
     config: Arc<Config>,
     mut events: mpsc::UnboundedReceiver<UpstreamEvent>,
-    mut mode: watch::Receiver<HotSettings>,
+    mut configs: watch::Receiver<Arc<Config>>,
 ) -> JoinHandle<()> {
+    configs.mark_unchanged();
     let mut live = Live {
         gateway,
         config,
@@ -35,9 +36,9 @@ pub fn start(
         cache: CatalogCache::default(),
         generation: 0,
     };
-    live.publish(*mode.borrow_and_update());
+    live.publish();
     tokio::spawn(async move {
-        let mut mode_open = true;
+        let mut configs_open = true;
         loop {
             tokio::select! {
                 event = events.recv() => {
@@ -47,27 +48,32 @@ pub fn start(
                         apply(&mut live.upstreams, event);
                     }
                 }
-                changed = mode.changed(), if mode_open => {
+                changed = configs.changed(), if configs_open => {
                     if changed.is_err() {
-                        // Nobody can change the mode any more; keep serving upstream events.
-                        mode_open = false;
+                        // Nobody can change the config any more; keep serving upstream events.
+                        configs_open = false;
                         continue;
                     }
-                    let hot = *mode.borrow();
+                    let config = configs.borrow_and_update().clone();
+                    let hot = config.hot();
                     tracing::info!(
-                        "direct_tool_response_mode is now {}, tool_response_mode {:?}",
+                        "config applied: direct_tool_response_mode {}, tool_response_mode {:?}, {} server(s)",
                         hot.direct_tool_response_mode.as_str(),
-                        hot.tool_response_mode
+                        hot.tool_response_mode,
+                        config.servers.len()
                     );
+                    live.upstreams.retain(|name, _| config.servers.iter().any(|s| s.name == *name));
+                    live.config = config;
                 }
             }
-            live.publish(*mode.borrow_and_update());
+            live.publish();
         }
     })
 }
 
 impl Live {
-    fn publish(&mut self, hot: HotSettings) {
+    fn publish(&mut self) {
+        let hot = self.config.hot();
         self.generation += 1;
         let input = BuildInput {
             config: &self.config,

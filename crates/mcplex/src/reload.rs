@@ -1,16 +1,18 @@
 //! Hot reload of the config file. Watches the file's directory (editors and ConfigMaps replace
 //! files by rename, which a watch on the file itself would miss), debounces bursts, and re-reads
 //! the whole file. An invalid edit is refused with a log line naming the key and the running
-//! config stays. Of a valid edit, `direct_tool_response_mode` and `tool_response_mode` apply at
-//! once (and only if their effective values changed); other changes are reported as needing a
-//! restart.
+//! config stays. Of a valid edit, `direct_tool_response_mode`, `tool_response_mode` and
+//! `mcpServers` apply at once (servers that were added start, removed ones are terminated,
+//! unchanged ones keep their connections); an edit that changes none of them rebuilds nothing.
+//! Other changes are reported as needing a restart.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use mcplex_config::{Config, HotSettings, Overrides, parse_config};
+use mcplex_config::{Config, Overrides, parse_config};
+use mcplex_dispatch::Gateway;
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use tokio::sync::watch;
@@ -27,8 +29,8 @@ pub struct Reloader {
 pub fn watch(
     path: PathBuf,
     overrides: Overrides,
-    running: Arc<Config>,
-    mode: watch::Sender<HotSettings>,
+    configs: watch::Sender<Arc<Config>>,
+    gateway: Arc<Gateway>,
 ) -> Result<Reloader> {
     let directory = path
         .parent()
@@ -36,6 +38,14 @@ pub fn watch(
         .unwrap_or(Path::new("."))
         .to_path_buf();
     let file_name = path.file_name().map(|n| n.to_owned());
+    let (touched_tx, mut touched_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    // Ends when the debouncer (and with it the sender) is dropped.
+    tokio::spawn(async move {
+        while touched_rx.recv().await.is_some() {
+            while touched_rx.try_recv().is_ok() {}
+            reload(&path, &overrides, &configs, &gateway);
+        }
+    });
     let mut debouncer = new_debouncer(DEBOUNCE, None, move |events: DebounceEventResult| {
         let touched = match events {
             Ok(events) => events.iter().any(|e| {
@@ -50,8 +60,9 @@ pub fn watch(
                 false
             }
         };
+        // The watcher's thread is not a runtime thread: hand the work to the task below.
         if touched {
-            reload(&path, &overrides, &running, &mode);
+            let _ = touched_tx.send(());
         }
     })
     .context("cannot start watching the config file")?;
@@ -63,7 +74,12 @@ pub fn watch(
     })
 }
 
-fn reload(path: &Path, overrides: &Overrides, running: &Config, mode: &watch::Sender<HotSettings>) {
+fn reload(
+    path: &Path,
+    overrides: &Overrides,
+    configs: &watch::Sender<Arc<Config>>,
+    gateway: &Gateway,
+) {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) => {
@@ -81,25 +97,37 @@ fn reload(path: &Path, overrides: &Overrides, running: &Config, mode: &watch::Se
             return;
         }
     };
-    let new_mode = config.hot();
-    let changed = mode.send_if_modified(|current| {
-        let differs = *current != new_mode;
-        *current = new_mode;
-        differs
-    });
-    if !changed {
-        tracing::debug!("config reloaded; hot settings unchanged ({new_mode:?})");
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
     }
-    let needs_restart = config.servers != running.servers
-        || config.listen != running.listen
+    let running = configs.borrow().clone();
+    let needs_restart = config.listen != running.listen
         || config.routing_mode != running.routing_mode
         || config.instructions != running.instructions
         || config.call_timeout != running.call_timeout
-        || config.defer_tools != running.defer_tools
+        || config.defers_anything() != running.defers_anything()
         || config.max_matches != running.max_matches;
     if needs_restart {
         tracing::warn!(
-            "config changes other than direct_tool_response_mode and tool_response_mode take effect after a restart"
+            "config changes to listen, routing_mode, instructions, call_timeout or tool_search settings take effect after a restart"
         );
     }
+    let applies = config.hot() != running.hot()
+        || config.servers != running.servers
+        || config.defer_tools != running.defer_tools;
+    if !applies {
+        tracing::debug!("config reloaded; nothing that applies hot changed");
+        return;
+    }
+    if config.servers != running.servers {
+        gateway.upstreams().reconcile(&config);
+    }
+    // Values that need a restart stay as they were; the rest is the new config.
+    let mut applied = config;
+    applied.listen = running.listen.clone();
+    applied.routing_mode = running.routing_mode;
+    applied.instructions = running.instructions.clone();
+    applied.call_timeout = running.call_timeout;
+    applied.max_matches = running.max_matches;
+    configs.send_replace(Arc::new(applied));
 }

@@ -49,7 +49,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     // Kept alive for as long as the gateway serves.
     let _reloader = match source {
         Some((path, overrides)) => {
-            match crate::reload::watch(path, overrides, config.clone(), core.mode.clone()) {
+            match crate::reload::watch(path, overrides, core.config.clone(), core.gateway.clone()) {
                 Ok(reloader) => Some(reloader),
                 Err(e) => {
                     tracing::warn!("config hot reload is off: {e:#}");

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use mcplex_catalog::ServerStatus;
 use mcplex_config::Config;
-use mcplex_config::HotSettings;
 use mcplex_dispatch::Gateway;
 use mcplex_upstream::{BuiltinConnector, Upstreams};
 use tokio::sync::{mpsc, watch};
@@ -15,8 +14,8 @@ use tokio::sync::{mpsc, watch};
 /// A started core: the gateway and the task that keeps its catalog current.
 pub struct Core {
     pub gateway: Arc<Gateway>,
-    /// The hot settings; sending new ones rebuilds the snapshot.
-    pub mode: watch::Sender<HotSettings>,
+    /// The config the catalog is built from; sending a new one rebuilds the snapshot.
+    pub config: watch::Sender<Arc<Config>>,
     live: tokio::task::JoinHandle<()>,
 }
 
@@ -27,11 +26,11 @@ impl Core {
         let (events_tx, events) = mpsc::unbounded_channel();
         let upstreams = Upstreams::start(&config, builtin, events_tx);
         let gateway = Arc::new(Gateway::new(upstreams));
-        let mode = watch::Sender::new(config.hot());
-        let live = crate::live::start(gateway.clone(), config, events, mode.subscribe());
+        let configs = watch::Sender::new(config.clone());
+        let live = crate::live::start(gateway.clone(), config, events, configs.subscribe());
         Core {
             gateway,
-            mode,
+            config: configs,
             live,
         }
     }

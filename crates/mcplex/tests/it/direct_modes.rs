@@ -373,7 +373,7 @@ fn a_stale_full_mode_client_still_validates_against_the_stored_schema() {
     crate::harness::eventually("the flip", Duration::from_secs(10), || {
         gateway
             .log()
-            .contains("direct_tool_response_mode is now deferred")
+            .contains("config applied: direct_tool_response_mode deferred")
             .then_some(())
     });
     // Arguments built from the cached full schema are valid; wrong ones are answered with that schema.

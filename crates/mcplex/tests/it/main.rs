@@ -8,4 +8,5 @@ mod direct_modes;
 mod harness;
 mod listing;
 mod processes;
+mod search;
 mod upstreams;

@@ -1,0 +1,377 @@
+//! Tool search: deferral by search (tool_search + call_tool), the retrieve_tools surface, and
+//! include/exclude filters, observed by real clients.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, MODES, eventually, fixture_server, http_post, names, python_client};
+
+fn deferred_fleet() -> Value {
+    let mut deferred = fixture_server("hidden", &[]);
+    deferred["defer"] = json!(true);
+    json!({"mcpServers": {"shown": fixture_server("shown", &[]), "hidden": deferred}})
+}
+
+/// The raw bytes of a stateless 2026-07-28 `tools/list` on `path`.
+fn raw_list(gateway: &Gateway, path: &str) -> String {
+    let authority = gateway
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let (status, answer) = http_post(
+        authority,
+        path,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        body,
+    );
+    assert_eq!(status, 200, "{answer}");
+    answer
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .map(str::to_owned)
+        .unwrap_or(answer)
+}
+
+#[test]
+fn deferred_tools_are_searchable_and_callable_but_not_listed() {
+    let gateway = Gateway::start(deferred_fleet());
+    gateway.wait_ready();
+    for mode in MODES {
+        let listed = names(&gateway.client(mode, "list", &[]));
+        assert_eq!(
+            &listed[..3],
+            ["describe_tool", "tool_search", "call_tool"],
+            "{mode}"
+        );
+        assert!(listed.iter().any(|n| n == "shown__echo"));
+        assert!(
+            !listed.iter().any(|n| n.starts_with("hidden__")),
+            "{mode}: deferred tools are not listed: {listed:?}"
+        );
+
+        let search = gateway.client(
+            mode,
+            "call",
+            &["tool_search", r#"{"query": "add two numbers"}"#],
+        );
+        let body = &search["result"]["structuredContent"];
+        let found: Vec<&str> = body["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(found.contains(&"hidden__add"), "{mode}: {search}");
+        let add = body["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == "hidden__add")
+            .expect("hidden__add");
+        assert_eq!(
+            add["inputSchema"]["required"],
+            json!(["a", "b"]),
+            "one search is the whole distance to a call"
+        );
+
+        let call = gateway.client(
+            mode,
+            "call",
+            &[
+                "call_tool",
+                r#"{"name": "hidden__add", "arguments": {"a": 4, "b": 5}}"#,
+            ],
+        );
+        assert_eq!(
+            call["result"]["structuredContent"],
+            json!({"sum": 9.0}),
+            "{mode}: {call}"
+        );
+        let healed = gateway.client(
+            mode,
+            "call",
+            &[
+                "call_tool",
+                r#"{"name": "hidden__add", "arguments": {"a": 4}}"#,
+            ],
+        );
+        assert_eq!(
+            healed["result"]["structuredContent"]["error_type"], "invalid_params",
+            "same validation: {healed}"
+        );
+        let unknown = gateway.client(
+            mode,
+            "call",
+            &["call_tool", r#"{"name": "hidden__addd", "arguments": {}}"#],
+        );
+        let closest = &unknown["result"]["structuredContent"]["closest"];
+        assert_eq!(unknown["result"]["isError"], true);
+        assert!(
+            closest
+                .as_array()
+                .is_some_and(|c| c.contains(&json!("hidden__add"))),
+            "{unknown}"
+        );
+    }
+}
+
+#[test]
+fn tool_search_caps_matches_and_says_how_many_it_left_out() {
+    let mut config = deferred_fleet();
+    config["tool_search"] = json!({"max_matches": 3});
+    let gateway = Gateway::start(config);
+    gateway.wait_ready();
+    let everything = gateway.client("legacy", "call", &["tool_search", r#"{"query": ""}"#]);
+    let body = &everything["result"]["structuredContent"];
+    assert_eq!(body["tools"].as_array().map(Vec::len), Some(3));
+    // Two fixtures of 9 tools each: an empty query matches all 18, deferred or not.
+    assert_eq!(body["left_out"], 15, "{everything}");
+}
+
+#[test]
+fn the_two_tools_are_there_before_any_server_connects() {
+    let mut hung = json!({"command": "sleep", "args": ["60"]});
+    hung["defer"] = json!(true);
+    let gateway = Gateway::start(json!({"mcpServers": {"hung": hung}}));
+    let listed = names(&gateway.client("legacy", "list", &[]));
+    assert_eq!(listed, ["describe_tool", "tool_search", "call_tool"]);
+}
+
+#[test]
+fn adding_a_deferred_server_changes_no_byte_of_the_listing() {
+    let gateway = Gateway::start(deferred_fleet());
+    gateway.wait_ready();
+    let before = raw_list(&gateway, "/mcp");
+    let mut config = deferred_fleet();
+    let mut more = fixture_server("more", &[]);
+    more["defer"] = json!(true);
+    config["mcpServers"]["more"] = more;
+    std::fs::write(gateway.dir.path().join("config.json"), config.to_string()).expect("write");
+    // The new server joins: its tools become searchable...
+    eventually(
+        "the new deferred server to be searchable",
+        Duration::from_secs(20),
+        || {
+            let search = gateway.client(
+                "legacy",
+                "call",
+                &["tool_search", r#"{"query": "more__echo"}"#],
+            );
+            (search["result"]["structuredContent"]["tools"][0]["name"] == "more__echo")
+                .then_some(())
+        },
+    );
+    // ...and the listing a client caches is the same, byte for byte.
+    assert_eq!(raw_list(&gateway, "/mcp"), before);
+    // Removing it again stops it and still changes nothing listed.
+    std::fs::write(
+        gateway.dir.path().join("config.json"),
+        deferred_fleet().to_string(),
+    )
+    .expect("write");
+    eventually(
+        "the removed server to be gone",
+        Duration::from_secs(20),
+        || {
+            let search = gateway.client(
+                "legacy",
+                "call",
+                &["call_tool", r#"{"name": "more__echo", "arguments": {}}"#],
+            );
+            (search["result"]["structuredContent"]["error_type"] == "not_found").then_some(())
+        },
+    );
+    assert_eq!(raw_list(&gateway, "/mcp"), before);
+}
+
+#[test]
+fn adding_a_listed_server_is_announced() {
+    let gateway = Gateway::start(json!({"mcpServers": {"a": fixture_server("a", &[])}}));
+    gateway.wait_ready();
+    let path = gateway.dir.path().join("config.json").display().to_string();
+    let content =
+        json!({"mcpServers": {"a": fixture_server("a", &[]), "b": fixture_server("b", &[])}})
+            .to_string();
+    let answer = gateway.client("legacy", "edit_and_wait", &[&path, &content, "20"]);
+    assert_eq!(answer["notified"], true, "{answer}");
+}
+
+#[test]
+fn filtered_out_tools_are_invisible_everywhere() {
+    let mut server = fixture_server("fixture", &[]);
+    server["tools"] = json!({"exclude": ["crash", "spawn_*"]});
+    let gateway = Gateway::start(json!({"mcpServers": {"fixture": server}}));
+    gateway.wait_ready();
+    let listed = names(&gateway.client("legacy", "list", &[]));
+    assert!(listed.contains(&"fixture__echo".to_owned()));
+    assert!(
+        !listed
+            .iter()
+            .any(|n| n == "fixture__crash" || n.starts_with("fixture__spawn")),
+        "{listed:?}"
+    );
+    let describe = gateway.client(
+        "legacy",
+        "call",
+        &[
+            "describe_tool",
+            r#"{"tool_ids": ["fixture__crash", "fixture:spawn_grandchild"], "check": true}"#,
+        ],
+    );
+    for verdict in describe["result"]["structuredContent"]["tools"]
+        .as_array()
+        .expect("tools")
+    {
+        assert_eq!(verdict["reason"], "not_found", "{describe}");
+    }
+    let call = gateway.client("legacy", "call", &["fixture__crash", "{}"]);
+    assert_eq!(call["error"]["message"], "unknown tool: fixture__crash");
+    let retrieve = python_client(
+        &["--url", &format!("{}/call", gateway.url)],
+        "legacy",
+        "call",
+        &[
+            "retrieve_tools",
+            r#"{"query": "crash exits the server process"}"#,
+        ],
+    );
+    let ids: Vec<&str> = retrieve["result"]["structuredContent"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert!(!ids.contains(&"fixture:crash"), "{ids:?}");
+}
+
+#[test]
+fn the_retrieve_surface_ranks_scopes_and_renders_both_modes() {
+    let corpus = crate::harness::tools()
+        .repo
+        .join("crates/mcplex-fixtures/data/ref45.tools.json")
+        .display()
+        .to_string();
+    let fleet = |mode: &str| {
+        json!({"tool_response_mode": mode, "mcpServers": {
+            "git": fixture_server("git", &["--no-kit", "--corpus", &corpus, "--corpus-server", "git"]),
+            "filesystem": fixture_server("filesystem", &["--no-kit", "--corpus", &corpus, "--corpus-server", "filesystem"]),
+        }})
+    };
+    let gateway = Gateway::start(fleet("full"));
+    gateway.wait_ready();
+    let url = format!("{}/call", gateway.url);
+    let target = ["--url", url.as_str()];
+    for mode in MODES {
+        assert_eq!(
+            names(&python_client(&target, mode, "list", &[])),
+            ["retrieve_tools", "call_tool", "describe_tool"]
+        );
+        let answer = python_client(
+            &target,
+            mode,
+            "call",
+            &[
+                "retrieve_tools",
+                r#"{"query": "read the commit logs", "limit": 3}"#,
+            ],
+        );
+        let body = &answer["result"]["structuredContent"];
+        assert_eq!(body["tools"][0]["id"], "git:git_log", "{answer}");
+        assert_eq!(body["tools"].as_array().map(Vec::len), Some(3));
+        assert!(body["total"].as_u64().unwrap_or(0) >= 3);
+        assert!(
+            body["tools"][0]["inputSchema"]["properties"].is_object(),
+            "full mode carries the schema"
+        );
+        let call = python_client(
+            &target,
+            mode,
+            "call",
+            &[
+                "call_tool",
+                r#"{"name": "git__git_log", "arguments": {"repo_path": "/r"}}"#,
+            ],
+        );
+        assert_eq!(
+            call["result"]["structuredContent"]["arguments"],
+            json!({"repo_path": "/r"}),
+            "{call}"
+        );
+    }
+    let scoped = python_client(
+        &target,
+        "legacy",
+        "call",
+        &[
+            "retrieve_tools",
+            r#"{"query": "", "server": "filesystem", "limit": 100}"#,
+        ],
+    );
+    let ids: Vec<&str> = scoped["result"]["structuredContent"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 14);
+    assert!(ids.iter().all(|id| id.starts_with("filesystem:")));
+    assert_eq!(scoped["result"]["structuredContent"]["total"], 14);
+    let bad = python_client(
+        &target,
+        "legacy",
+        "call",
+        &["retrieve_tools", r#"{"query": "x", "limit": 500}"#],
+    );
+    assert_eq!(bad["result"]["isError"], true);
+
+    // tool_response_mode is hot: compact rendering after an edit.
+    std::fs::write(
+        gateway.dir.path().join("config.json"),
+        fleet("compact").to_string(),
+    )
+    .expect("write");
+    let compact = eventually("compact rendering", Duration::from_secs(15), || {
+        let answer = python_client(
+            &target,
+            "legacy",
+            "call",
+            &["retrieve_tools", r#"{"query": "git log", "limit": 1}"#],
+        );
+        let first = answer["result"]["structuredContent"]["tools"][0].clone();
+        first.get("signature").is_some().then_some(first)
+    });
+    assert_eq!(compact["id"], "git:git_log");
+    assert_eq!(compact["lossy"], false);
+    assert!(
+        compact["signature"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("git_log(repo_path*:str"),
+        "{compact}"
+    );
+    assert!(compact.get("inputSchema").is_none());
+}
+
+#[test]
+fn routing_mode_retrieve_tools_serves_the_retrieve_surface_on_mcp() {
+    let gateway = Gateway::start(
+        json!({"routing_mode": "retrieve_tools", "mcpServers": {"fixture": fixture_server("fixture", &[])}}),
+    );
+    gateway.wait_ready();
+    assert_eq!(
+        names(&gateway.client("legacy", "list", &[])),
+        ["retrieve_tools", "call_tool", "describe_tool"]
+    );
+    let all = python_client(
+        &["--url", &format!("{}/all", gateway.url)],
+        "legacy",
+        "list",
+        &[],
+    );
+    assert!(names(&all).contains(&"fixture__echo".to_owned()));
+}
