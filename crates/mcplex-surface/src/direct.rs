@@ -46,17 +46,13 @@ impl DirectSurface {
     /// Builds the surface and starts forwarding listing changes to connected sessions.
     pub fn new(gateway: Arc<Gateway>, options: SurfaceOptions) -> DirectSurface {
         let peers = LegacyPeers::start(gateway.listing_changes());
-        let mut builtins = vec![describe::definition()];
+        let builtins = crate::direct_builtins(options.defers_anything);
         let mut instructions = options
             .instructions
             .clone()
             .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_owned());
-        if options.defers_anything {
-            builtins.push(search_tools::tool_search_definition());
-            builtins.push(search_tools::call_tool_definition());
-            if options.instructions.is_none() {
-                instructions = format!("{instructions} {DEFERRAL_INSTRUCTIONS}");
-            }
+        if options.defers_anything && options.instructions.is_none() {
+            instructions = format!("{instructions} {DEFERRAL_INSTRUCTIONS}");
         }
         let instructions = format!("{instructions}\n\n{SIGNATURE_LEGEND}").into();
         DirectSurface {

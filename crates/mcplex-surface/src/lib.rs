@@ -24,6 +24,17 @@ mod typed;
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use retrieve::RetrieveSurface;
 
+/// The built-in tools the direct surface lists before the upstream tools: `describe_tool`, and
+/// `tool_search` + `call_tool` when the config defers anything.
+pub fn direct_builtins(defers_anything: bool) -> Vec<serde_json::Value> {
+    let mut builtins = vec![describe::definition()];
+    if defers_anything {
+        builtins.push(search_tools::tool_search_definition());
+        builtins.push(search_tools::call_tool_definition());
+    }
+    builtins
+}
+
 /// What a surface is built with (read once, at start).
 #[derive(Debug, Clone, Default)]
 pub struct SurfaceOptions {

@@ -120,6 +120,16 @@ pub enum ConfigCommand {
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
+    /// Tokens of tool definitions per turn and prompt-prefix changes over a simulated session.
+    Cache {
+        /// A tool corpus (shared/corpora/*.tools.json shape), e.g. livemcp527.
+        #[arg(long)]
+        corpus: PathBuf,
+        #[arg(long, default_value_t = 50)]
+        turns: usize,
+        #[arg(long, default_value = "target/bench/cache.json")]
+        out: PathBuf,
+    },
     /// Ranking quality (recall@1/5/10, MRR, nDCG@10) and search latency over a tool corpus.
     Retrieval {
         /// A tool corpus (shared/corpora/*.tools.json shape).

@@ -49,5 +49,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                     out,
                 },
         } => crate::bench::retrieval::run(&corpus, &queries, &out),
+        Command::Bench {
+            command: BenchCommand::Cache { corpus, turns, out },
+        } => crate::bench::cache::run(&corpus, turns, &out),
     }
 }
