@@ -37,22 +37,25 @@ pub struct Gateway {
     upstreams: Upstreams,
     listing_version: watch::Sender<u64>,
     published: watch::Sender<u64>,
-    started: Instant,
+    /// Until this instant, listings and calls of unknown names wait for servers still connecting.
+    settle_until: Instant,
 }
 
-/// How long after start a listing waits for servers that are still connecting for the first
-/// time. Clients that spawn the gateway list once, at once; without this they would see an empty
-/// catalog and (if they ignore `list_changed`) never more.
+/// The startup grace a gateway serving one spawning client (stdio) uses. Such clients list once,
+/// at once; without a grace they would see an empty catalog and, if they ignore
+/// `list_changed`, never more. A network gateway uses none: a slow server never delays the others.
 pub const STARTUP_GRACE: Duration = Duration::from_secs(5);
 
 impl Gateway {
-    pub fn new(upstreams: Upstreams) -> Gateway {
+    /// A gateway over `upstreams`; for `startup_grace` after now, listings wait for servers that
+    /// are still connecting for the first time (zero: never wait).
+    pub fn new(upstreams: Upstreams, startup_grace: Duration) -> Gateway {
         Gateway {
             snapshot: ArcSwap::from_pointee(Snapshot::empty()),
             upstreams,
             listing_version: watch::Sender::new(0),
             published: watch::Sender::new(0),
-            started: Instant::now(),
+            settle_until: Instant::now() + startup_grace,
         }
     }
 
@@ -72,10 +75,13 @@ impl Gateway {
         self.published.send_modify(|count| *count += 1);
     }
 
-    /// During the first [`STARTUP_GRACE`] after start, waits until no server is connecting for
-    /// the first time (or the grace ends). Afterwards returns at once.
+    /// During the startup grace, waits until no server is connecting for the first time (or the
+    /// grace ends). Afterwards, or with no grace, returns at once.
     pub async fn startup_settled(&self) {
-        let deadline = self.started + STARTUP_GRACE;
+        let deadline = self.settle_until;
+        if Instant::now() >= deadline {
+            return;
+        }
         let mut changes = self.published.subscribe();
         let connecting = |snapshot: &Snapshot| {
             snapshot

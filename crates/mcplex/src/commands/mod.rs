@@ -13,7 +13,7 @@ pub fn start_core(
     config: mcplex_config::Config,
     builtin: Option<mcplex_upstream::BuiltinConnector>,
 ) -> Core {
-    Core::start(config, builtin)
+    Core::start(config, builtin, std::time::Duration::ZERO)
 }
 
 use std::process::ExitCode;

@@ -44,7 +44,14 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let listen = config.listen.clone();
     let limit = settle_limit(&config);
     let servers = config.servers.len();
-    let core = Core::start((*config).clone(), builtin);
+    // A spawning stdio client lists once, at once: give slow servers a moment. Over HTTP a slow
+    // server never delays the others; clients learn of late arrivals through list_changed.
+    let grace = if args.stdio {
+        mcplex_dispatch::STARTUP_GRACE
+    } else {
+        std::time::Duration::ZERO
+    };
+    let core = Core::start((*config).clone(), builtin, grace);
     let options = SurfaceOptions::from_config(&config);
     // Kept alive for as long as the gateway serves.
     let _reloader = match source {

@@ -21,11 +21,15 @@ pub struct Core {
 
 impl Core {
     /// Starts every enabled server and returns at once; servers join as they connect.
-    pub fn start(config: Config, builtin: Option<BuiltinConnector>) -> Core {
+    pub fn start(
+        config: Config,
+        builtin: Option<BuiltinConnector>,
+        startup_grace: Duration,
+    ) -> Core {
         let config = Arc::new(config);
         let (events_tx, events) = mpsc::unbounded_channel();
         let upstreams = Upstreams::start(&config, builtin, events_tx);
-        let gateway = Arc::new(Gateway::new(upstreams));
+        let gateway = Arc::new(Gateway::new(upstreams, startup_grace));
         let configs = watch::Sender::new(config.clone());
         let live = crate::live::start(gateway.clone(), config, events, configs.subscribe());
         Core {

@@ -28,7 +28,7 @@ pub async fn list(
         config.servers.retain(|s| s.name == server);
     }
     let limit = settle_limit(&config);
-    let core = Core::start(config, builtin);
+    let core = Core::start(config, builtin, std::time::Duration::ZERO);
     settle(&core.gateway, limit).await;
     let snapshot = core.gateway.snapshot();
     let mut failed = false;
