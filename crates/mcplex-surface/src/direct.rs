@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mcplex_dispatch::Gateway;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
@@ -76,9 +76,7 @@ impl ServerHandler for DirectSurface {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        InitializeResult::new(capabilities)
-            .with_server_info(Implementation::new("mcplex", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions.as_ref())
+        crate::server_info(capabilities, &self.instructions)
     }
 
     async fn list_tools(

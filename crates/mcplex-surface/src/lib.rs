@@ -35,6 +35,19 @@ pub fn direct_builtins(defers_anything: bool) -> Vec<serde_json::Value> {
     builtins
 }
 
+/// The `initialize` / `server/discover` answer of a surface.
+fn server_info(
+    capabilities: rmcp::model::ServerCapabilities,
+    instructions: &str,
+) -> rmcp::model::InitializeResult {
+    rmcp::model::InitializeResult::new(capabilities)
+        .with_server_info(rmcp::model::Implementation::new(
+            "mcplex",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(instructions)
+}
+
 /// What a surface is built with (read once, at start).
 #[derive(Debug, Clone, Default)]
 pub struct SurfaceOptions {

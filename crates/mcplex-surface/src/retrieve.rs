@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mcplex_dispatch::Gateway;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -55,9 +55,10 @@ impl RetrieveSurface {
 
 impl ServerHandler for RetrieveSurface {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("mcplex", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions.as_ref())
+        crate::server_info(
+            ServerCapabilities::builder().enable_tools().build(),
+            &self.instructions,
+        )
     }
 
     async fn list_tools(

@@ -9,13 +9,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use mcplex_catalog::{
-    BuildInput, CatalogCache, ServerStatus, Snapshot, UpstreamTools, build_snapshot,
-};
-use mcplex_config::{Config, DirectToolResponseMode, HotSettings, ServerConfig, Transport};
+use mcplex_catalog::Snapshot;
+use mcplex_config::{DirectToolResponseMode, HotSettings};
 use mcplex_fixtures::CorpusTool;
 use serde_json::{Value, json};
 
@@ -165,44 +162,9 @@ fn snapshot(
             .or_default()
             .push(tool.definition.clone());
     }
-    let mut config = Config::with_servers(
-        by_server
-            .keys()
-            .map(|name| {
-                ServerConfig::new(
-                    name.clone(),
-                    Transport::Builtin {
-                        kind: "corpus".to_owned(),
-                    },
-                )
-            })
-            .collect(),
-    );
-    config.defer_tools = defer_all;
-    let upstreams: BTreeMap<String, UpstreamTools> = by_server
-        .into_iter()
-        .map(|(server, tools)| {
-            (
-                server,
-                UpstreamTools {
-                    status: ServerStatus::Ready,
-                    tools: Arc::new(tools),
-                },
-            )
-        })
-        .collect();
     let hot = HotSettings {
         direct_tool_response_mode: mode,
         ..HotSettings::default()
     };
-    build_snapshot(
-        BuildInput {
-            config: &config,
-            hot,
-            generation: 1,
-        },
-        &upstreams,
-        &mut CatalogCache::default(),
-    )
-    .0
+    super::corpus_snapshot(by_server, hot, defer_all)
 }

@@ -6,9 +6,60 @@ pub mod overhead;
 pub mod retrieval;
 mod stats;
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use mcplex_catalog::{
+    BuildInput, CatalogCache, ServerStatus, Snapshot, UpstreamTools, build_snapshot,
+};
+use mcplex_config::{Config, HotSettings, ServerConfig, Transport};
+use serde_json::Value;
+
+/// A snapshot of tool definitions grouped by server, every server ready, built the way the
+/// gateway builds its own.
+pub fn corpus_snapshot(
+    by_server: BTreeMap<String, Vec<Value>>,
+    hot: HotSettings,
+    defer_all: bool,
+) -> Snapshot {
+    let servers = by_server
+        .keys()
+        .map(|name| {
+            ServerConfig::new(
+                name.clone(),
+                Transport::Builtin {
+                    kind: "corpus".to_owned(),
+                },
+            )
+        })
+        .collect();
+    let mut config = Config::with_servers(servers);
+    config.defer_tools = defer_all;
+    let upstreams: BTreeMap<String, UpstreamTools> = by_server
+        .into_iter()
+        .map(|(server, tools)| {
+            (
+                server,
+                UpstreamTools {
+                    status: ServerStatus::Ready,
+                    tools: Arc::new(tools),
+                },
+            )
+        })
+        .collect();
+    build_snapshot(
+        BuildInput {
+            config: &config,
+            hot,
+            generation: 1,
+        },
+        &upstreams,
+        &mut CatalogCache::default(),
+    )
+    .0
+}
 
 /// Writes a benchmark's JSON report, creating its directory.
 pub fn write_report(out: &Path, report: &serde_json::Value) -> Result<()> {

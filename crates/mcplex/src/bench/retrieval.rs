@@ -5,14 +5,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use mcplex_catalog::{
-    BuildInput, CatalogCache, ServerStatus, Snapshot, UpstreamTools, build_snapshot,
-};
-use mcplex_config::{Config, HotSettings, ServerConfig, Transport};
+use mcplex_catalog::Snapshot;
+use mcplex_config::HotSettings;
 use mcplex_fixtures::CorpusTool;
 use serde_json::{Value, json};
 
@@ -130,36 +127,7 @@ fn snapshot_of(tools: &[CorpusTool], copies: usize) -> Snapshot {
                 .push(tool.definition.clone());
         }
     }
-    let servers = by_server
-        .keys()
-        .map(|name| {
-            ServerConfig::new(
-                name.clone(),
-                Transport::Builtin {
-                    kind: "corpus".to_owned(),
-                },
-            )
-        })
-        .collect();
-    let config = Config::with_servers(servers);
-    let upstreams: BTreeMap<String, UpstreamTools> = by_server
-        .into_iter()
-        .map(|(server, tools)| {
-            (
-                server,
-                UpstreamTools {
-                    status: ServerStatus::Ready,
-                    tools: Arc::new(tools),
-                },
-            )
-        })
-        .collect();
-    let input = BuildInput {
-        config: &config,
-        hot: HotSettings::default(),
-        generation: 1,
-    };
-    build_snapshot(input, &upstreams, &mut CatalogCache::default()).0
+    super::corpus_snapshot(by_server, HotSettings::default(), false)
 }
 
 fn latency(snapshot: &Snapshot, queries: &[&str]) -> (f64, f64) {
