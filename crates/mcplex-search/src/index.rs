@@ -60,6 +60,8 @@ pub struct Index {
     lengths: Vec<[u16; FIELDS]>,
     average: [f32; FIELDS],
     exact: HashMap<String, Vec<u32>>,
+    /// Document ids, for deterministic tie-breaking and id-ordered empty queries.
+    ids: Vec<String>,
 }
 
 impl Index {
@@ -120,11 +122,13 @@ impl Index {
                 (term, docs)
             })
             .collect();
+        let ids = documents.iter().map(|d| d.id.clone()).collect();
         Index {
             postings,
             lengths,
             average,
             exact,
+            ids,
         }
     }
 
@@ -137,7 +141,8 @@ impl Index {
     }
 
     /// Ranks the documents `visible` accepts against `query`; returns the best `limit` and the
-    /// number that matched. An empty query matches every visible document, in document order.
+    /// number that matched. Equal scores are ordered by id; an empty query matches every visible
+    /// document, in id order.
     pub fn search(
         &self,
         query: &str,
@@ -147,7 +152,8 @@ impl Index {
         let terms = tokenize(query);
         let exact = self.exact.get(&query.trim().to_lowercase());
         if query.trim().is_empty() || (terms.is_empty() && exact.is_none()) {
-            let all: Vec<usize> = (0..self.len()).filter(|&doc| visible(doc)).collect();
+            let mut all: Vec<usize> = (0..self.len()).filter(|&doc| visible(doc)).collect();
+            all.sort_by(|a, b| self.ids[*a].cmp(&self.ids[*b]));
             let hits = all
                 .iter()
                 .take(limit)
@@ -195,7 +201,11 @@ impl Index {
                 score,
             })
             .collect();
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+        ranked.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.ids[a.doc].cmp(&self.ids[b.doc]))
+        });
         let total = ranked.len();
         ranked.truncate(limit);
         SearchResult {

@@ -3,8 +3,7 @@
 //! Built once per catalog snapshot from plain [`Document`]s; queries only read it. The tool name
 //! is split into words (snake_case, camelCase, kebab-case, digits), every field is lowercased and
 //! lightly stemmed, and each field has its own weight and length normalisation. An exact name
-//! match always ranks first; ties break by document order (the catalog passes documents sorted
-//! by id), so results are deterministic. A visibility filter applies before the top-k cut, so a
+//! match always ranks first; ties break by id, so results are deterministic. A visibility filter applies before the top-k cut, so a
 //! filtered answer is never short. Pure: no I/O, no async, no dependencies.
 
 mod index;

@@ -105,9 +105,10 @@ fn empty_query_matches_everything_in_order() {
     let index = Index::build(&fleet());
     let result = index.search("  ", |_| true, 3);
     assert_eq!(result.total, 5);
+    // fs:list_directory, fs:read_file, fs:write_file: id order.
     assert_eq!(
         result.hits.iter().map(|h| h.doc).collect::<Vec<_>>(),
-        [0, 1, 2]
+        [2, 0, 1]
     );
 }
 
@@ -122,10 +123,20 @@ fn filtering_happens_before_the_cut() {
 }
 
 #[test]
-fn ties_break_by_document_order_so_results_are_deterministic() {
-    let docs = vec![doc("a:x", "same words", &[]), doc("b:x", "same words", &[])];
+fn ties_break_by_id_so_results_are_deterministic() {
+    let docs = vec![doc("b:x", "same words", &[]), doc("a:x", "same words", &[])];
     let index = Index::build(&docs);
     let first = index.search("same words", |_| true, 2);
-    assert_eq!(first.hits.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(
+        first.hits.iter().map(|h| h.doc).collect::<Vec<_>>(),
+        [1, 0],
+        "a:x before b:x"
+    );
     assert_eq!(first, index.search("same words", |_| true, 2));
+    let all = index.search("", |_| true, 2);
+    assert_eq!(
+        all.hits.iter().map(|h| h.doc).collect::<Vec<_>>(),
+        [1, 0],
+        "empty query in id order"
+    );
 }
