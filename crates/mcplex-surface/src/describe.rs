@@ -36,12 +36,19 @@ pub(crate) fn definition() -> Value {
     })
 }
 
+/// The tool result of one `describe_tool` call.
+pub(crate) fn result(snapshot: &Snapshot, arguments: Option<&Map<String, Value>>) -> Value {
+    match answer(snapshot, arguments) {
+        Ok(answer) => crate::results::structured(answer),
+        Err(message) => crate::results::error(
+            json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
+        ),
+    }
+}
+
 /// Answers one `describe_tool` call: `Ok(structured answer)` or `Err(message)` for a bad request,
 /// which the caller turns into an `isError` result.
-pub(crate) fn answer(
-    snapshot: &Snapshot,
-    arguments: Option<&Map<String, Value>>,
-) -> Result<Value, String> {
+fn answer(snapshot: &Snapshot, arguments: Option<&Map<String, Value>>) -> Result<Value, String> {
     let empty = Map::new();
     let arguments = arguments.unwrap_or(&empty);
     let check = match arguments.get("check") {

@@ -11,14 +11,14 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::SurfaceOptions;
 use crate::calls::{call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::listen::LegacyPeers;
 use crate::search_tools::{self, CALL_TOOL, TOOL_SEARCH};
 use crate::typed::ToolsCache;
-use crate::{SurfaceOptions, results};
 
 /// The legend for compact signatures, exactly as `docs/direct-surface.md` gives it. Emitted in
 /// both modes (phrased conditionally, so it stays true in `full` mode): one shape to cache.
@@ -133,16 +133,10 @@ impl ServerHandler for DirectSurface {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.as_ref();
         match request.name.as_ref() {
-            DESCRIBE_TOOL => {
-                let snapshot = self.gateway.snapshot();
-                let body = match describe::answer(&snapshot, arguments) {
-                    Ok(answer) => results::structured(answer),
-                    Err(message) => results::error(
-                        json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
-                    ),
-                };
-                finish(body, &context)
-            }
+            DESCRIBE_TOOL => finish(
+                describe::result(&self.gateway.snapshot(), arguments),
+                &context,
+            ),
             TOOL_SEARCH if self.options.defers_anything => {
                 self.gateway.startup_settled().await;
                 let body = search_tools::tool_search(

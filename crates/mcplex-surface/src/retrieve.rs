@@ -11,13 +11,13 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::SurfaceOptions;
 use crate::calls::{call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::direct::call_by_name;
 use crate::search_tools::{self, CALL_TOOL, RETRIEVE_TOOLS};
-use crate::{SurfaceOptions, results};
 
 const DEFAULT_INSTRUCTIONS: &str = "mcplex retrieve surface: find tools with retrieve_tools (a description of the task as the query), then call one with call_tool using the name it returned. describe_tool returns a tool's full definition.";
 
@@ -91,15 +91,10 @@ impl ServerHandler for RetrieveSurface {
                 )
             }
             CALL_TOOL => call_by_name(&self.gateway, arguments, &context).await,
-            DESCRIBE_TOOL => {
-                let body = match describe::answer(&self.gateway.snapshot(), arguments) {
-                    Ok(answer) => results::structured(answer),
-                    Err(message) => results::error(
-                        json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
-                    ),
-                };
-                finish(body, &context)
-            }
+            DESCRIBE_TOOL => finish(
+                describe::result(&self.gateway.snapshot(), arguments),
+                &context,
+            ),
             // Upstream tools are reached through call_tool here, but a direct name still works.
             _ => {
                 call(

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, MODES, fixture_server, http_post, tools};
+use crate::harness::{Gateway, MODES, fixture_server, tools};
 
 const REF45_SERVERS: [&str; 7] = [
     "fetch",
@@ -34,26 +34,6 @@ fn ref45_fleet(mode: &str) -> Value {
         })
         .collect();
     json!({"direct_tool_response_mode": mode, "mcpServers": servers})
-}
-
-/// The raw JSON-RPC answer to a stateless 2026-07-28 `tools/list`, as the wire carried it.
-fn raw_tools_list(gateway: &Gateway) -> String {
-    let authority = gateway
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp");
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let headers = [
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/list"),
-    ];
-    let (status, answer) = http_post(authority, "/mcp", &headers, body);
-    assert_eq!(status, 200, "{answer}");
-    answer
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .map(str::to_owned)
-        .unwrap_or(answer)
 }
 
 #[track_caller]
@@ -90,7 +70,7 @@ fn golden_tools_list_bytes_over_ref45_in_both_modes() {
     for mode in ["full", "deferred"] {
         let gateway = Gateway::start(ref45_fleet(mode));
         gateway.wait_ready();
-        let raw = raw_tools_list(&gateway);
+        let raw = gateway.raw_tools_list("/mcp");
         check_golden(&format!("ref45.direct-{mode}.json"), &raw);
         let parsed: Value = serde_json::from_str(&raw).expect("json");
         assert_eq!(
@@ -106,8 +86,8 @@ fn deferred_entries_match_full_entries_but_for_schema_and_description() {
     let deferred = Gateway::start(ref45_fleet("deferred"));
     full.wait_ready();
     deferred.wait_ready();
-    let full: Value = serde_json::from_str(&raw_tools_list(&full)).expect("json");
-    let deferred: Value = serde_json::from_str(&raw_tools_list(&deferred)).expect("json");
+    let full: Value = serde_json::from_str(&full.raw_tools_list("/mcp")).expect("json");
+    let deferred: Value = serde_json::from_str(&deferred.raw_tools_list("/mcp")).expect("json");
     let (full, deferred) = (
         full["result"]["tools"].as_array().expect("tools"),
         deferred["result"]["tools"].as_array().expect("tools"),

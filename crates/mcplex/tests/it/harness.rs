@@ -141,6 +141,27 @@ impl Gateway {
         http_get(authority, path)
     }
 
+    /// The raw JSON-RPC answer to a stateless 2026-07-28 `tools/list` on `path`, exactly as the
+    /// wire carried it (the `data:` of its event stream).
+    pub fn raw_tools_list(&self, path: &str) -> String {
+        let authority = self
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        let headers = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ];
+        let (status, answer) = http_post(authority, path, &headers, body);
+        assert_eq!(status, 200, "{answer}");
+        answer
+            .lines()
+            .find_map(|line| line.strip_prefix("data: "))
+            .map(str::to_owned)
+            .unwrap_or(answer)
+    }
+
     /// Waits until `/readyz` says every server is ready.
     pub fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(60);

@@ -5,36 +5,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, MODES, eventually, fixture_server, http_post, names, python_client};
+use crate::harness::{Gateway, MODES, eventually, fixture_server, names, python_client};
 
 fn deferred_fleet() -> Value {
     let mut deferred = fixture_server("hidden", &[]);
     deferred["defer"] = json!(true);
     json!({"mcpServers": {"shown": fixture_server("shown", &[]), "hidden": deferred}})
-}
-
-/// The raw bytes of a stateless 2026-07-28 `tools/list` on `path`.
-fn raw_list(gateway: &Gateway, path: &str) -> String {
-    let authority = gateway
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp");
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let (status, answer) = http_post(
-        authority,
-        path,
-        &[
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/list"),
-        ],
-        body,
-    );
-    assert_eq!(status, 200, "{answer}");
-    answer
-        .lines()
-        .find_map(|l| l.strip_prefix("data: "))
-        .map(str::to_owned)
-        .unwrap_or(answer)
 }
 
 #[test]
@@ -146,7 +122,7 @@ fn the_two_tools_are_there_before_any_server_connects() {
 fn adding_a_deferred_server_changes_no_byte_of_the_listing() {
     let gateway = Gateway::start(deferred_fleet());
     gateway.wait_ready();
-    let before = raw_list(&gateway, "/mcp");
+    let before = gateway.raw_tools_list("/mcp");
     let mut config = deferred_fleet();
     let mut more = fixture_server("more", &[]);
     more["defer"] = json!(true);
@@ -167,7 +143,7 @@ fn adding_a_deferred_server_changes_no_byte_of_the_listing() {
         },
     );
     // ...and the listing a client caches is the same, byte for byte.
-    assert_eq!(raw_list(&gateway, "/mcp"), before);
+    assert_eq!(gateway.raw_tools_list("/mcp"), before);
     // Removing it again stops it and still changes nothing listed.
     std::fs::write(
         gateway.dir.path().join("config.json"),
@@ -186,7 +162,7 @@ fn adding_a_deferred_server_changes_no_byte_of_the_listing() {
             (search["result"]["structuredContent"]["error_type"] == "not_found").then_some(())
         },
     );
-    assert_eq!(raw_list(&gateway, "/mcp"), before);
+    assert_eq!(gateway.raw_tools_list("/mcp"), before);
 }
 
 #[test]
