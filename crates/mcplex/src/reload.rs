@@ -129,5 +129,17 @@ fn reload(
     applied.instructions = running.instructions.clone();
     applied.call_timeout = running.call_timeout;
     applied.max_matches = running.max_matches;
+    // tool_search and call_tool are listed or not from the start. Deferring tools on a gateway
+    // that started without them would make those tools unreachable, so that waits for a restart.
+    if applied.defers_anything() && !running.defers_anything() {
+        tracing::warn!(
+            "deferral was off at start: the new defer settings take effect after a restart"
+        );
+        applied.defer_tools = false;
+        for server in &mut applied.servers {
+            server.defer = None;
+            server.tools.defer.clear();
+        }
+    }
     configs.send_replace(Arc::new(applied));
 }

@@ -351,3 +351,29 @@ fn routing_mode_retrieve_tools_serves_the_retrieve_surface_on_mcp() {
     );
     assert!(names(&all).contains(&"fixture__echo".to_owned()));
 }
+
+#[test]
+fn deferral_switched_on_while_running_waits_for_a_restart() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    let mut server = fixture_server("fixture", &[]);
+    server["defer"] = json!(true);
+    std::fs::write(
+        gateway.dir.path().join("config.json"),
+        json!({"mcpServers": {"fixture": server}}).to_string(),
+    )
+    .expect("write");
+    eventually("the restart warning", Duration::from_secs(15), || {
+        gateway
+            .log()
+            .contains("the new defer settings take effect after a restart")
+            .then_some(())
+    });
+    // Without tool_search and call_tool, hiding the tools would leave them unreachable.
+    let listed = names(&gateway.client("legacy", "list", &[]));
+    assert!(
+        listed.contains(&"fixture__echo".to_owned()) && !listed.contains(&"tool_search".to_owned()),
+        "{listed:?}"
+    );
+}
