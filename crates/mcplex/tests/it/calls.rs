@@ -120,27 +120,37 @@ fn progress_is_forwarded_in_both_eras() {
     }
 }
 
+/// How many cancellations the fixture has logged (it writes one stderr line per cancellation it
+/// receives, which the gateway logs).
+fn cancellations_logged(gateway: &Gateway) -> usize {
+    gateway.log().matches("fixture fixture: request").count()
+}
+
+fn wait_for_cancellation(gateway: &Gateway, before: usize, what: &str) {
+    crate::harness::eventually(what, Duration::from_secs(10), || {
+        (cancellations_logged(gateway) > before).then_some(())
+    });
+}
+
 #[test]
 fn cancellation_reaches_the_upstream() {
     let gateway =
         Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
     gateway.wait_ready();
-    let answer = gateway.client(
-        "legacy",
-        "cancel",
-        &["fixture__slow", r#"{"ms": 20000}"#, "0.5"],
-    );
-    assert_eq!(answer["cancelled"], true);
-    crate::harness::eventually(
-        "the fixture to log the cancellation",
-        Duration::from_secs(10),
-        || {
-            gateway
-                .log()
-                .contains("fixture fixture: request")
-                .then_some(())
-        },
-    );
+    for mode in MODES {
+        let before = cancellations_logged(&gateway);
+        let answer = gateway.client(
+            mode,
+            "cancel",
+            &["fixture__slow", r#"{"ms": 20000}"#, "0.5"],
+        );
+        assert_eq!(answer["cancelled"], true, "{mode}: {answer}");
+        wait_for_cancellation(
+            &gateway,
+            before,
+            &format!("{mode}: the upstream to receive the cancellation"),
+        );
+    }
 }
 
 #[test]
@@ -177,16 +187,7 @@ fn a_call_timeout_names_the_server_and_the_timeout() {
         "{message}"
     );
     // The upstream was told to stop.
-    crate::harness::eventually(
-        "the fixture to log the cancellation",
-        Duration::from_secs(10),
-        || {
-            gateway
-                .log()
-                .contains("fixture fixture: request")
-                .then_some(())
-        },
-    );
+    wait_for_cancellation(&gateway, 0, "the upstream to receive the cancellation");
 }
 
 #[test]
