@@ -45,7 +45,7 @@ pub struct UpstreamTools {
 }
 
 /// Something in an upstream's answer that the catalog had to skip.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
     pub server: String,
     pub message: String,

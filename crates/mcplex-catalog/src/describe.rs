@@ -77,20 +77,19 @@ impl Snapshot {
         Value::Object(out)
     }
 
-    /// Validates `arguments` against the tool's stored upstream schema. Fail-open: a tool whose
-    /// schema did not compile always passes.
+    /// Validates `arguments` (the call's `arguments` object; absent counts as `{}`) against the
+    /// tool's stored upstream schema. Fail-open: a tool whose schema did not compile always passes.
     pub fn check_arguments(
         &self,
         tool: &CatalogTool,
-        arguments: Option<&Map<String, Value>>,
+        arguments: Option<&Value>,
     ) -> Result<(), String> {
         let Some(validator) = &tool.validator else {
             return Ok(());
         };
-        let empty = Value::Object(Map::new());
         match arguments {
-            Some(arguments) => crate::validate::check(validator, &Value::Object(arguments.clone())),
-            None => crate::validate::check(validator, &empty),
+            Some(arguments) => crate::validate::check(validator, arguments),
+            None => crate::validate::check(validator, &Value::Object(Map::new())),
         }
     }
 }

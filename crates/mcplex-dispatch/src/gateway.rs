@@ -128,7 +128,9 @@ impl Gateway {
             })?;
         policy(&snapshot, tool)?;
         // Validated against the stored upstream schema, never the advertised (maybe deferred) one.
-        if let Err(problem) = snapshot.check_arguments(tool, call.arguments.as_ref()) {
+        // The arguments become a JSON value once and go upstream as they are, unchanged.
+        let arguments = call.arguments.map(Value::Object);
+        if let Err(problem) = snapshot.check_arguments(tool, arguments.as_ref()) {
             let input_schema = tool.raw.get("inputSchema").cloned().unwrap_or(Value::Null);
             return Err(DispatchError::InvalidArguments {
                 name: call.name,
@@ -138,8 +140,8 @@ impl Gateway {
         }
         let mut params = Map::with_capacity(2);
         params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));
-        if let Some(arguments) = call.arguments {
-            params.insert("arguments".to_owned(), Value::Object(arguments));
+        if let Some(arguments) = arguments {
+            params.insert("arguments".to_owned(), arguments);
         }
         let server = tool.id.server.clone();
         let options = CallOptions {

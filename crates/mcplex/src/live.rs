@@ -2,10 +2,12 @@
 //! publishes a new snapshot after each burst (events that arrive together cost one rebuild).
 //! Owns the `CatalogCache`, so a rebuild compiles only schemas it has not seen.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use mcplex_catalog::{BuildInput, CatalogCache, ServerStatus, UpstreamTools, build_snapshot};
+use mcplex_catalog::{
+    BuildInput, CatalogCache, Diagnostic, ServerStatus, UpstreamTools, build_snapshot,
+};
 use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
 use mcplex_upstream::{UpstreamEvent, UpstreamState};
@@ -13,6 +15,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 struct Live {
+    /// The diagnostics of the last rebuild, already logged.
+    reported: HashSet<Diagnostic>,
     gateway: Arc<Gateway>,
     config: Arc<Config>,
     upstreams: BTreeMap<String, UpstreamTools>,
@@ -30,6 +34,7 @@ pub fn start(
 ) -> JoinHandle<()> {
     configs.mark_unchanged();
     let mut live = Live {
+        reported: HashSet::new(),
         gateway,
         config,
         upstreams: BTreeMap::new(),
@@ -82,9 +87,13 @@ impl Live {
         };
         let skipped_before = self.cache.skipped_validators;
         let (snapshot, diagnostics) = build_snapshot(input, &self.upstreams, &mut self.cache);
-        for diagnostic in diagnostics {
+        // Every rebuild sees every upstream's tools again: report only what is new, so one bad
+        // schema is one warning, not one per unrelated list_changed.
+        let current: HashSet<Diagnostic> = diagnostics.into_iter().collect();
+        for diagnostic in current.difference(&self.reported) {
             tracing::warn!(server = %diagnostic.server, "{}", diagnostic.message);
         }
+        self.reported = current;
         if self.cache.skipped_validators > skipped_before {
             tracing::warn!(
                 "{} input schema(s) did not compile; calls to those tools are forwarded unvalidated",
