@@ -8,7 +8,7 @@ use jsonschema::Validator;
 use mcplex_signature::Signature;
 use serde_json::Value;
 
-use crate::hash::{ContentHash, content_hash};
+use mcplex_trust::{ContentHash, content_hash};
 
 /// Compiled artifacts per schema. Owned by whoever rebuilds snapshots; pass the same one each time.
 #[derive(Default)]

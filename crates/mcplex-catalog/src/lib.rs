@@ -10,7 +10,6 @@
 mod build;
 mod cache;
 mod describe;
-mod hash;
 mod render;
 mod search;
 mod snapshot;
@@ -19,7 +18,7 @@ mod validate;
 pub use build::{BuildInput, Diagnostic, ServerStatus, UpstreamTools, build_snapshot};
 pub use cache::CatalogCache;
 pub use describe::UnavailableReason;
-pub use hash::{ContentHash, content_hash};
+pub use mcplex_trust::{ContentHash, content_hash};
 pub use search::Matches;
 pub use snapshot::{CatalogTool, ServerView, Snapshot};
 

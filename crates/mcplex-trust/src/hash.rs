@@ -1,7 +1,7 @@
 //! Content hashes of JSON: canonical form (object keys sorted, no whitespace), then SHA-256.
 //! Equal content gives equal hashes whatever key order an upstream used.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 /// A SHA-256 digest.
@@ -44,4 +44,28 @@ fn write_canonical(value: &Value, hasher: &mut Sha256) {
         }
         scalar => hasher.update(scalar.to_string().as_bytes()),
     }
+}
+
+/// The pinned identity of a tool: SHA-256 over its name, description, canonical input schema
+/// and output schema (absent fields count as `null`). Annotations and `_meta` are left out: they
+/// are hints about a tool, not what a model reads to decide how to call it. Lowercase hex.
+pub fn pin_hash(tool: &Map<String, Value>) -> String {
+    let field = |key: &str| tool.get(key).cloned().unwrap_or(Value::Null);
+    let mut pinned = Map::new();
+    pinned.insert("name".to_owned(), field("name"));
+    pinned.insert("description".to_owned(), field("description"));
+    pinned.insert("inputSchema".to_owned(), field("inputSchema"));
+    pinned.insert("outputSchema".to_owned(), field("outputSchema"));
+    hex(&content_hash(&Value::Object(pinned)))
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
 }

@@ -1,0 +1,26 @@
+//! The gateway's persistent state: one SQLite database in the data directory, plus the admin API
+//! key file beside it.
+//!
+//! Owns: the schema and its migrations, transactional writes of approval [`Change`]s, agent
+//! tokens (stored only as HMAC-SHA256 under a per-installation secret), and the admin API key
+//! (created on first start, file mode 0600). SQLite because the database is a single file a user
+//! can inspect with `sqlite3`, every write is one ACID transaction (a crash never leaves half an
+//! approval), WAL lets the CLI and a running gateway share it, and the audit log (#8) wants
+//! queries by time and retention deletes.
+//! Must not: decide anything. Verdicts and scopes are `mcplex-trust`'s; this crate stores them.
+//!
+//! [`Change`]: mcplex_trust::Change
+
+mod dir;
+mod error;
+mod secret;
+mod store;
+mod tokens;
+
+pub use dir::{API_KEY_FILE, DATABASE_FILE, api_key, default_data_dir};
+pub use error::StateError;
+pub use store::{Opened, Store};
+pub use tokens::{NewToken, TokenRecord, TokenSpec, now_unix};
+
+#[cfg(test)]
+mod tests;

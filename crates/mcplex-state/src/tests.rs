@@ -1,0 +1,115 @@
+use std::os::unix::fs::PermissionsExt;
+
+use mcplex_trust::{Approvals, Permissions, ServerState};
+
+use crate::*;
+
+fn spec(name: &str) -> TokenSpec {
+    TokenSpec {
+        name: name.into(),
+        servers: Some(["a".to_string()].into()),
+        permissions: Permissions::parse("read").expect("valid"),
+        profile: None,
+        expires_at: None,
+    }
+}
+
+#[test]
+fn first_open_creates_and_reopening_keeps_approvals_and_the_secret() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, opened) = Store::open(dir.path()).expect("open");
+    assert!(opened.created);
+    let mut approvals = Approvals::default();
+    let mut changes = approvals.register("a", ServerState::Approved);
+    changes.extend(approvals.observe("a", &[("t".into(), "h".into())], false));
+    store.apply(&changes).expect("apply");
+    let mac = store.token_mac("x");
+    drop(store);
+    let (store, opened) = Store::open(dir.path()).expect("reopen");
+    assert!(!opened.created);
+    assert_eq!(store.load_approvals().expect("load"), approvals);
+    assert_eq!(
+        store.token_mac("x"),
+        mac,
+        "the installation secret survives restarts"
+    );
+}
+
+#[test]
+fn tokens_are_stored_only_as_keyed_hashes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _) = Store::open(dir.path()).expect("open");
+    let new = store.create_token(spec("ci")).expect("create");
+    assert!(new.token.starts_with("mcplex_"));
+    let bytes = std::fs::read(dir.path().join(DATABASE_FILE)).expect("read db");
+    let wal = std::fs::read(dir.path().join(format!("{DATABASE_FILE}-wal"))).unwrap_or_default();
+    let needle = new.token.as_bytes();
+    for file in [&bytes, &wal] {
+        assert!(
+            !file.windows(needle.len()).any(|w| w == needle),
+            "token stored in clear"
+        );
+    }
+    let found = store
+        .token_by_mac(&store.token_mac(&new.token))
+        .expect("lookup");
+    assert_eq!(found.map(|t| t.spec), Some(new.record.spec.clone()));
+    assert!(matches!(
+        store.create_token(spec("ci")),
+        Err(StateError::TokenExists(_))
+    ));
+}
+
+#[test]
+fn revoked_and_expired_tokens_are_inactive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _) = Store::open(dir.path()).expect("open");
+    let now = now_unix();
+    let expiring = store
+        .create_token(TokenSpec {
+            expires_at: Some(now + 60),
+            ..spec("soon")
+        })
+        .expect("create");
+    assert!(expiring.record.is_active(now));
+    assert!(!expiring.record.is_active(now + 60));
+    assert_eq!(expiring.record.status(now + 61), "expired");
+    store.create_token(spec("gone")).expect("create");
+    assert!(store.revoke_token("gone").expect("revoke"));
+    assert!(!store.revoke_token("gone").expect("revoke twice"));
+    assert!(!store.revoke_token("never").expect("revoke unknown"));
+    let gone = store
+        .tokens()
+        .expect("list")
+        .into_iter()
+        .find(|t| t.spec.name == "gone");
+    assert_eq!(gone.map(|t| t.status(now)), Some("revoked"));
+}
+
+#[test]
+fn the_api_key_is_created_once_and_private() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = api_key(dir.path()).expect("create");
+    assert_eq!(api_key(dir.path()).expect("read"), key);
+    let mode = std::fs::metadata(dir.path().join(API_KEY_FILE))
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let (store, _) = Store::open(dir.path()).expect("open");
+    assert!(store.secrets_match(&key, &key));
+    assert!(!store.secrets_match("mcplex_admin_guess", &key));
+}
+
+#[test]
+fn a_database_from_a_newer_build_is_refused_not_damaged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(Store::open(dir.path()).expect("open"));
+    let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("raw open");
+    conn.pragma_update(None, "user_version", 99).expect("bump");
+    drop(conn);
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(StateError::NewerSchema { found: 99, .. })
+    ));
+}

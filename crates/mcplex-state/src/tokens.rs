@@ -1,0 +1,206 @@
+//! Agent tokens: created once (the secret is shown once and never stored), kept as an HMAC,
+//! listed, revoked.
+
+use std::collections::BTreeSet;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use mcplex_trust::{Permissions, Scope};
+use rusqlite::{OptionalExtension, params};
+
+use crate::secret::{mac_hex, random_bytes};
+use crate::{StateError, Store};
+
+/// Seconds since the Unix epoch, now.
+pub fn now_unix() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// What a new token may reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenSpec {
+    pub name: String,
+    /// `None`: every server.
+    pub servers: Option<BTreeSet<String>>,
+    pub permissions: Permissions,
+    /// Pinned to a profile: the token sees only that profile's servers, wherever it is used.
+    pub profile: Option<String>,
+    /// Unix seconds.
+    pub expires_at: Option<i64>,
+}
+
+/// A stored token: its scope and its keyed hash, never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub spec: TokenSpec,
+    /// HMAC-SHA256 of the token under the installation secret, hex.
+    pub mac: String,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+impl TokenRecord {
+    /// Usable at `now`: not revoked, not expired.
+    pub fn is_active(&self, now: i64) -> bool {
+        self.revoked_at.is_none() && self.spec.expires_at.is_none_or(|at| now < at)
+    }
+
+    /// The servers × permissions this token reaches (before any profile narrows it).
+    pub fn scope(&self) -> Scope {
+        Scope::new(self.spec.servers.clone(), self.spec.permissions)
+    }
+
+    /// `active`, `expired` or `revoked`, at `now`.
+    pub fn status(&self, now: i64) -> &'static str {
+        if self.revoked_at.is_some() {
+            "revoked"
+        } else if self.is_active(now) {
+            "active"
+        } else {
+            "expired"
+        }
+    }
+}
+
+/// A token just created: the secret is in `token`, and only here.
+#[derive(Debug)]
+pub struct NewToken {
+    pub record: TokenRecord,
+    pub token: String,
+}
+
+impl Store {
+    /// The keyed hash under which a presented token would be stored.
+    pub fn token_mac(&self, token: &str) -> String {
+        mac_hex(&self.secret, token.as_bytes())
+    }
+
+    /// Compares two secrets without leaking, through timing, how much of them matched: both are
+    /// keyed-hashed first, so the comparison sees digests an attacker cannot steer.
+    pub fn secrets_match(&self, presented: &str, expected: &str) -> bool {
+        self.token_mac(presented) == self.token_mac(expected)
+    }
+
+    /// Creates a token. Names are unique among all tokens, revoked ones included, so the audit
+    /// log's names stay unambiguous.
+    pub fn create_token(&self, spec: TokenSpec) -> Result<NewToken, StateError> {
+        let name = spec.name.trim();
+        if name.is_empty() || name.len() > 64 || name.chars().any(char::is_control) {
+            return Err(StateError::Invalid(
+                "a token name must be 1 to 64 printable characters".into(),
+            ));
+        }
+        let spec = TokenSpec {
+            name: name.to_owned(),
+            ..spec
+        };
+        let token = format!("mcplex_{}", mcplex_trust::hex(&random_bytes(32)?));
+        let mac = self.token_mac(&token);
+        let created_at = now_unix();
+        let servers = spec
+            .servers
+            .as_ref()
+            .map(|s| s.iter().cloned().collect::<Vec<_>>().join(","));
+        let conn = self.conn();
+        let inserted = conn.execute(
+            "INSERT INTO tokens (name, mac, servers, permissions, profile, created_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING",
+            params![
+                spec.name,
+                mac,
+                servers,
+                spec.permissions.to_string(),
+                spec.profile,
+                created_at,
+                spec.expires_at
+            ],
+        )?;
+        if inserted == 0 {
+            return Err(StateError::TokenExists(spec.name));
+        }
+        Ok(NewToken {
+            record: TokenRecord {
+                spec,
+                mac,
+                created_at,
+                revoked_at: None,
+            },
+            token,
+        })
+    }
+
+    /// Every token, revoked and expired ones included, by name.
+    pub fn tokens(&self) -> Result<Vec<TokenRecord>, StateError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare(
+            "SELECT name, mac, servers, permissions, profile, created_at, expires_at, revoked_at
+             FROM tokens ORDER BY name",
+        )?;
+        let rows = statement.query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, Option<String>>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, Option<String>>(4)?,
+                row.get::<_, i64>(5)?,
+                row.get::<_, Option<i64>>(6)?,
+                row.get::<_, Option<i64>>(7)?,
+            ))
+        })?;
+        let mut tokens = Vec::new();
+        for row in rows {
+            let (name, mac, servers, permissions, profile, created_at, expires_at, revoked_at) =
+                row?;
+            // A record that no longer parses grants nothing rather than everything.
+            let permissions = Permissions::parse(&permissions).unwrap_or_default();
+            let servers = servers.map(|s| {
+                s.split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            });
+            tokens.push(TokenRecord {
+                spec: TokenSpec {
+                    name,
+                    servers,
+                    permissions,
+                    profile,
+                    expires_at,
+                },
+                mac,
+                created_at,
+                revoked_at,
+            });
+        }
+        Ok(tokens)
+    }
+
+    /// Revokes the token called `name`; false when there is none (or it was already revoked).
+    pub fn revoke_token(&self, name: &str) -> Result<bool, StateError> {
+        let conn = self.conn();
+        let revoked = conn.execute(
+            "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
+            params![name, now_unix()],
+        )?;
+        Ok(revoked > 0)
+    }
+
+    /// The token stored under `mac`, if any.
+    pub fn token_by_mac(&self, mac: &str) -> Result<Option<TokenRecord>, StateError> {
+        let name: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT name FROM tokens WHERE mac = ?1",
+                params![mac],
+                |row| row.get(0),
+            )
+            .optional()?;
+        Ok(match name {
+            Some(name) => self.tokens()?.into_iter().find(|t| t.spec.name == name),
+            None => None,
+        })
+    }
+}
