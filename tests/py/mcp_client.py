@@ -1,6 +1,6 @@
 """Drives mcplex with the official MCP Python SDK (mcp==2.3.0) for the Rust integration tests.
 
-Usage: mcp_client.py (--url URL | --stdio JSON_ARGV) --mode (legacy|2026-07-28) SCENARIO [ARGS...]
+Usage: mcp_client.py (--url URL [--token T] | --stdio JSON_ARGV) --mode (legacy|2026-07-28) SCENARIO [ARGS...]
 Prints one JSON object on stdout; the Rust test asserts on it.
 """
 
@@ -11,6 +11,8 @@ import time
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 
@@ -61,6 +63,7 @@ async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url")
     parser.add_argument("--stdio")
+    parser.add_argument("--token", help="sent as Authorization: Bearer on every HTTP request")
     parser.add_argument("--mode", default="legacy")
     parser.add_argument("scenario")
     parser.add_argument("args", nargs="*")
@@ -76,6 +79,9 @@ async def main():
                 event.set()
 
     target = opts.url
+    if opts.url and opts.token:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {opts.token}"})
+        target = streamable_http_client(opts.url, http_client=http)
     if opts.stdio:
         argv = json.loads(opts.stdio)
         target = StdioServerParameters(command=argv[0], args=argv[1:])

@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use mcplex_config::{Config, HotSettings, ServerConfig};
 use mcplex_names::{RegistrationTable, ToolId};
+use mcplex_trust::{Approvals, Change, Permission, Verdict, pin_hash};
 use serde_json::{Map, Value};
 
 use crate::CatalogCache;
+use crate::describe::UnavailableReason;
 use crate::render::direct_entry;
-use crate::snapshot::{CatalogTool, ServerView, Snapshot};
+use crate::snapshot::{CatalogTool, ServerView, Snapshot, WithheldTool};
 
 /// Where an upstream stands, as far as the catalog cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +59,18 @@ pub struct BuildInput<'a> {
     /// The hot settings (the config's, or hot-reloaded ones).
     pub hot: HotSettings,
     pub generation: u64,
+    /// The approval state, updated by the build with what the listings' approvals cover (see
+    /// [`Approvals::observe`]). `None` serves every tool (benchmarks and one-shot commands).
+    pub approvals: Option<&'a mut Approvals>,
+}
+
+/// A build's products.
+pub struct Built {
+    pub snapshot: Snapshot,
+    /// What the catalog skipped, for the operator.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Approval records the build wrote (pins of newly covered tools); persist them.
+    pub changes: Vec<Change>,
 }
 
 /// Builds a snapshot from the config and whatever the upstreams have said so far. Servers in the
@@ -67,16 +81,19 @@ pub fn build_snapshot(
     input: BuildInput<'_>,
     upstreams: &BTreeMap<String, UpstreamTools>,
     cache: &mut CatalogCache,
-) -> (Snapshot, Vec<Diagnostic>) {
+) -> Built {
     let BuildInput {
         config,
         hot,
         generation,
+        mut approvals,
     } = input;
     let mode = hot.direct_tool_response_mode;
     let mut diagnostics = Vec::new();
+    let mut changes = Vec::new();
     let mut servers = BTreeMap::new();
     let mut accepted: Vec<Accepted> = Vec::new();
+    let mut withheld: Vec<WithheldTool> = Vec::new();
 
     for server in &config.servers {
         let (status, tools) = match (server.enabled, upstreams.get(&server.name)) {
@@ -84,40 +101,84 @@ pub fn build_snapshot(
             (true, None) => (ServerStatus::Connecting, None),
             (true, Some(up)) => (up.status.clone(), Some(&up.tools)),
         };
-        let before = accepted.len();
+        let quarantined = approvals
+            .as_ref()
+            .is_some_and(|a| !a.server_approved(&server.name));
+        let mut offered = Vec::new();
         if let Some(tools) = tools {
             accept_tools(
                 server,
                 config.defer_tools,
                 tools,
-                &mut accepted,
+                &mut offered,
                 &mut diagnostics,
             );
+        }
+        // Only a fresh listing is observed: a server still connecting has listed nothing yet,
+        // and its (empty) list must not use up the approval that covers its first listing.
+        if let Some(approvals) = approvals.as_deref_mut()
+            && status == ServerStatus::Ready
+        {
+            let listed: Vec<(String, String)> = offered
+                .iter()
+                .map(|tool| (tool.id.tool.to_string(), tool.pin.clone()))
+                .collect();
+            changes.extend(approvals.observe(&server.name, &listed, server.trust_auto));
+        }
+        let before = accepted.len();
+        for tool in offered {
+            let verdict = match approvals.as_deref() {
+                None => Verdict::Approved,
+                Some(approvals) => approvals.verdict(&tool.id.server, &tool.id.tool, &tool.pin),
+            };
+            let reason = match verdict {
+                _ if quarantined => Some(UnavailableReason::ServerQuarantined),
+                Verdict::Approved => None,
+                Verdict::Pending => Some(UnavailableReason::ToolPendingApproval),
+                Verdict::Changed => Some(UnavailableReason::ToolChanged),
+                Verdict::Blocked => Some(UnavailableReason::ToolBlocked),
+            };
+            match reason {
+                None => accepted.push(tool),
+                // Never listed, searched or described: a changed definition must not reach a
+                // model unseen. Kept for the operator's approval queue.
+                Some(reason) => withheld.push(WithheldTool {
+                    id: tool.id,
+                    raw: tool.raw,
+                    pin: tool.pin,
+                    permission: tool.permission,
+                    verdict,
+                    reason,
+                }),
+            }
         }
         servers.insert(
             server.name.clone(),
             ServerView {
                 status,
                 tool_count: accepted.len() - before,
+                quarantined,
             },
         );
     }
 
-    let table = RegistrationTable::build(accepted.iter().map(|(id, _, _)| id.clone()));
+    let table = RegistrationTable::build(accepted.iter().map(|tool| tool.id.clone()));
     let mut used = HashSet::new();
     let mut tools: Vec<CatalogTool> = accepted
         .into_iter()
-        .filter_map(|(id, raw, deferred)| {
-            let display_name = table.name_of(&id)?.to_owned();
-            let compiled = cache.compiled(raw.get("inputSchema").unwrap_or(&Value::Null));
+        .filter_map(|tool| {
+            let display_name = table.name_of(&tool.id)?.to_owned();
+            let compiled = cache.compiled(tool.raw.get("inputSchema").unwrap_or(&Value::Null));
             used.insert(compiled.hash);
             Some(CatalogTool {
-                id,
+                id: tool.id,
                 display_name,
-                raw,
+                raw: tool.raw,
                 signature: compiled.signature,
                 validator: compiled.validator,
-                deferred,
+                deferred: tool.deferred,
+                permission: tool.permission,
+                pin: tool.pin,
             })
         })
         .collect();
@@ -130,13 +191,14 @@ pub fn build_snapshot(
         .collect();
     let search_index = crate::search::index(&tools);
     // Deferred tools are not listed; they stay searchable and callable.
+    let direct_owners: Vec<usize> = (0..tools.len()).filter(|&i| !tools[i].deferred).collect();
     let direct_listing = Arc::new(
-        tools
+        direct_owners
             .iter()
-            .filter(|t| !t.deferred)
-            .map(|tool| direct_entry(tool, mode))
+            .map(|&i| direct_entry(&tools[i], mode))
             .collect(),
     );
+    withheld.sort_by(|a, b| a.id.cmp(&b.id));
     let snapshot = Snapshot {
         generation,
         tools,
@@ -145,13 +207,25 @@ pub fn build_snapshot(
         servers,
         hot,
         direct_listing,
+        direct_owners,
         search_index,
+        withheld,
     };
-    (snapshot, diagnostics)
+    Built {
+        snapshot,
+        diagnostics,
+        changes,
+    }
 }
 
-/// A tool the catalog keeps: its id, raw object and whether it is deferred.
-type Accepted = (ToolId, Arc<Map<String, Value>>, bool);
+/// A tool an upstream offers that passed the filters, before approvals are consulted.
+struct Accepted {
+    id: ToolId,
+    raw: Arc<Map<String, Value>>,
+    deferred: bool,
+    permission: Permission,
+    pin: String,
+}
 
 fn accept_tools(
     config: &ServerConfig,
@@ -197,11 +271,12 @@ fn accept_tools(
         if !config.tools.admits(name) {
             continue;
         }
-        let deferred = config.defers(name, defer_by_default);
-        accepted.push((
-            ToolId::new(server, name),
-            Arc::new(object.clone()),
-            deferred,
-        ));
+        accepted.push(Accepted {
+            id: ToolId::new(server, name),
+            deferred: config.defers(name, defer_by_default),
+            permission: Permission::of(object),
+            pin: pin_hash(object),
+            raw: Arc::new(object.clone()),
+        });
     }
 }

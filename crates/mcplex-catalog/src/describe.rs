@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::render::full_description;
 use crate::{CatalogTool, ServerStatus, Snapshot};
+use mcplex_trust::Scope;
 
 /// Why a tool cannot be called right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,8 +15,10 @@ pub enum UnavailableReason {
     ServerDisabled,
     ServerInitializing,
     ServerUnhealthy,
+    ServerQuarantined,
     ToolPendingApproval,
     ToolChanged,
+    ToolBlocked,
 }
 
 impl UnavailableReason {
@@ -25,16 +28,27 @@ impl UnavailableReason {
             UnavailableReason::ServerDisabled => "server_disabled",
             UnavailableReason::ServerInitializing => "server_initializing",
             UnavailableReason::ServerUnhealthy => "server_unhealthy",
+            UnavailableReason::ServerQuarantined => "server_quarantined",
             UnavailableReason::ToolPendingApproval => "tool_pending_approval",
             UnavailableReason::ToolChanged => "tool_changed",
+            UnavailableReason::ToolBlocked => "tool_blocked",
         }
     }
 }
 
 impl Snapshot {
-    /// Whether `name` (display name or `server:tool`) can be called now, and if not, why.
-    pub fn availability(&self, name: &str) -> Result<&CatalogTool, UnavailableReason> {
+    /// Whether `name` (display name or `server:tool`) can be called now by a caller with
+    /// `scope`, and if not, why. Anything outside the scope is `not_found`, exactly like a name
+    /// that never existed: no reason, no hint that it is there.
+    pub fn availability(
+        &self,
+        name: &str,
+        scope: &Scope,
+    ) -> Result<&CatalogTool, UnavailableReason> {
         if let Some(tool) = self.resolve(name) {
+            if !self.visible(tool, scope) {
+                return Err(UnavailableReason::NotFound);
+            }
             return match self.servers.get(tool.id.server.as_ref()).map(|v| &v.status) {
                 Some(ServerStatus::Ready) => Ok(tool),
                 Some(ServerStatus::Connecting) => Err(UnavailableReason::ServerInitializing),
@@ -42,8 +56,19 @@ impl Snapshot {
                 Some(ServerStatus::Disabled) | None => Err(UnavailableReason::NotFound),
             };
         }
-        // Not in the catalog. A canonical id names its server, which may explain why.
-        let server = ToolId::parse(name).and_then(|id| self.servers.get(id.server.as_ref()));
+        // Not served. A canonical id names its server, which may explain why, if the caller
+        // may know about that server.
+        let Some(id) = ToolId::parse(name).filter(|id| scope.admits_server(&id.server)) else {
+            return Err(UnavailableReason::NotFound);
+        };
+        if let Some(withheld) = self.withheld_tool(&id) {
+            return Err(if scope.admits(&id.server, withheld.permission) {
+                withheld.reason
+            } else {
+                UnavailableReason::NotFound
+            });
+        }
+        let server = self.servers.get(id.server.as_ref());
         Err(match server.map(|v| &v.status) {
             Some(ServerStatus::Disabled) => UnavailableReason::ServerDisabled,
             Some(ServerStatus::Connecting) => UnavailableReason::ServerInitializing,

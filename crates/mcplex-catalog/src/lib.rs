@@ -15,12 +15,13 @@ mod search;
 mod snapshot;
 mod validate;
 
-pub use build::{BuildInput, Diagnostic, ServerStatus, UpstreamTools, build_snapshot};
+pub use build::{BuildInput, Built, Diagnostic, ServerStatus, UpstreamTools, build_snapshot};
 pub use cache::CatalogCache;
 pub use describe::UnavailableReason;
 pub use mcplex_trust::{ContentHash, content_hash};
+pub use mcplex_trust::{Permission, Scope};
 pub use search::Matches;
-pub use snapshot::{CatalogTool, ServerView, Snapshot};
+pub use snapshot::{CatalogTool, ServerView, Snapshot, WithheldTool};
 
 #[cfg(test)]
 mod tests;

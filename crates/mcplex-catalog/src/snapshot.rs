@@ -9,7 +9,8 @@ use mcplex_names::{RegistrationTable, ToolId};
 use mcplex_signature::Signature;
 use serde_json::{Map, Value};
 
-use crate::ServerStatus;
+use crate::{ServerStatus, UnavailableReason};
+use mcplex_trust::{Permission, Scope, Verdict};
 
 /// One upstream tool as the catalog knows it.
 #[derive(Debug, Clone)]
@@ -25,6 +26,24 @@ pub struct CatalogTool {
     pub validator: Option<Arc<Validator>>,
     /// Reached through `tool_search` / `call_tool` instead of being listed.
     pub deferred: bool,
+    /// What calling it needs (from its annotations); token scopes filter on this.
+    pub permission: Permission,
+    /// Its pin hash (name, description, input and output schema).
+    pub pin: String,
+}
+
+/// A tool an upstream offers that is not served: its server is quarantined, or the tool is
+/// pending approval, changed since approval, or blocked. Visible only to the operator.
+#[derive(Debug, Clone)]
+pub struct WithheldTool {
+    pub id: ToolId,
+    pub raw: Arc<Map<String, Value>>,
+    pub pin: String,
+    pub permission: Permission,
+    /// The tool's own verdict (a quarantined server's tools may be approved ones).
+    pub verdict: Verdict,
+    /// What a caller in scope is told.
+    pub reason: UnavailableReason,
 }
 
 /// What the catalog knows about one configured server.
@@ -33,6 +52,8 @@ pub struct ServerView {
     pub status: ServerStatus,
     /// Number of tools the server offers in this snapshot.
     pub tool_count: usize,
+    /// Not approved: none of its tools is served.
+    pub quarantined: bool,
 }
 
 /// An immutable view of every tool the gateway can route to.
@@ -48,6 +69,10 @@ pub struct Snapshot {
     pub(crate) hot: HotSettings,
     /// The direct surface's upstream entries in `mode`, computed once per snapshot.
     pub(crate) direct_listing: Arc<Vec<Value>>,
+    /// For each entry of `direct_listing`, its index in `tools`.
+    pub(crate) direct_owners: Vec<usize>,
+    /// Offered but not served, by id.
+    pub(crate) withheld: Vec<WithheldTool>,
     /// BM25F over `tools` (document i is `tools[i]`).
     pub(crate) search_index: mcplex_search::Index,
 }
@@ -91,6 +116,40 @@ impl Snapshot {
     /// The direct surface's upstream entries, sorted, rendered in [`Snapshot::mode`].
     pub fn direct_listing(&self) -> &Arc<Vec<Value>> {
         &self.direct_listing
+    }
+
+    /// The entries of [`Snapshot::direct_listing`] that `scope` may see, in order.
+    pub fn direct_listing_for<'a>(&'a self, scope: &'a Scope) -> impl Iterator<Item = &'a Value> {
+        self.direct_listing
+            .iter()
+            .zip(&self.direct_owners)
+            .filter(move |(_, owner)| self.visible(&self.tools[**owner], scope))
+            .map(|(entry, _)| entry)
+    }
+
+    /// For each entry of [`Snapshot::direct_listing`], whether `scope` may see it.
+    pub fn direct_visibility<'a>(&'a self, scope: &'a Scope) -> impl Iterator<Item = bool> + 'a {
+        self.direct_owners
+            .iter()
+            .map(move |&owner| self.visible(&self.tools[owner], scope))
+    }
+
+    /// Whether `scope` may see (and so call) `tool`.
+    pub fn visible(&self, tool: &CatalogTool, scope: &Scope) -> bool {
+        scope.admits(&tool.id.server, tool.permission)
+    }
+
+    /// Tools offered but not served (quarantined server, pending, changed, blocked), by id.
+    pub fn withheld(&self) -> &[WithheldTool] {
+        &self.withheld
+    }
+
+    /// The withheld tool with this id.
+    pub fn withheld_tool(&self, id: &ToolId) -> Option<&WithheldTool> {
+        self.withheld
+            .binary_search_by(|w| w.id.cmp(id))
+            .ok()
+            .map(|i| &self.withheld[i])
     }
 
     /// The direct surface's serialization mode.

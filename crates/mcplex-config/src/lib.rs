@@ -6,6 +6,7 @@
 //! environment itself; the binary hands it text and overrides.
 //! Must not: spawn, connect, log, or know any MCP type.
 
+mod access;
 mod duration;
 mod error;
 mod glob;
@@ -13,6 +14,7 @@ mod model;
 mod parse;
 mod redact;
 
+pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
 pub use duration::parse_duration;
 pub use error::ConfigError;
 pub use glob::{Glob, ToolFilter};

@@ -33,6 +33,12 @@ pub struct Config {
     pub max_matches: usize,
     /// Upstream servers in file order, names unique.
     pub servers: Vec<ServerConfig>,
+    /// Where approvals, tokens and the API key live; `None`: `~/.mcplex`.
+    pub data_dir: Option<PathBuf>,
+    /// Host/Origin checks, authentication requirement and body limit of the HTTP listener.
+    pub http: crate::HttpSecurity,
+    /// Named server subsets served at `/mcp/p/<name>`.
+    pub profiles: Vec<crate::Profile>,
     /// Things that are not errors but that the user should see (unknown keys, ignored values).
     pub warnings: Vec<String>,
 }
@@ -50,6 +56,9 @@ impl Config {
             defer_tools: false,
             max_matches: DEFAULT_MAX_MATCHES,
             servers,
+            data_dir: None,
+            http: crate::HttpSecurity::default(),
+            profiles: Vec::new(),
             warnings: Vec::new(),
         }
     }
@@ -182,6 +191,11 @@ pub struct ServerConfig {
     /// Connect + initialize + first listing must finish within this.
     pub init_timeout: Duration,
     pub lifecycle: Lifecycle,
+    /// `"trust": "auto"`: tools this server adds later are approved on first sight (a changed
+    /// definition still waits for approval).
+    pub trust_auto: bool,
+    /// `"quarantined": true`: when first recorded, the server starts quarantined.
+    pub quarantined: bool,
 }
 
 impl ServerConfig {
@@ -196,6 +210,8 @@ impl ServerConfig {
             call_timeout: None,
             init_timeout: DEFAULT_INIT_TIMEOUT,
             lifecycle: Lifecycle::Initialize,
+            trust_auto: false,
+            quarantined: false,
         }
     }
 
@@ -242,6 +258,7 @@ pub struct Overrides {
     pub routing_mode: Option<String>,
     pub direct_tool_response_mode: Option<String>,
     pub tool_response_mode: Option<String>,
+    pub data_dir: Option<PathBuf>,
 }
 
 fn redacted_map(map: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {
@@ -294,6 +311,8 @@ impl fmt::Debug for ServerConfig {
             .field("lifecycle", &self.lifecycle)
             .field("defer", &self.defer)
             .field("tools", &self.tools)
+            .field("trust_auto", &self.trust_auto)
+            .field("quarantined", &self.quarantined)
             .finish()
     }
 }

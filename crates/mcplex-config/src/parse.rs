@@ -25,6 +25,11 @@ const GLOBAL_KEYS: &[&str] = &[
     "direct_tool_response_mode",
     "instructions",
     "mcpServers",
+    "data_dir",
+    "trusted_hosts",
+    "require_auth",
+    "max_body_bytes",
+    "profiles",
 ];
 const SERVER_KEYS: &[&str] = &[
     "defer",
@@ -44,6 +49,8 @@ const SERVER_KEYS: &[&str] = &[
     "call_timeout",
     "init_timeout",
     "lifecycle",
+    "trust",
+    "quarantined",
 ];
 
 /// Parses and validates `text` (the content of `file`, used in messages), then applies `overrides`.
@@ -149,6 +156,12 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         None | Some(Value::Null) => Vec::new(),
         Some(value) => cx.servers(value, &mut warnings)?,
     };
+    let data_dir = match &overrides.data_dir {
+        Some(dir) => Some(dir.clone()),
+        None => cx.data_dir(&root)?,
+    };
+    let http = cx.http_security(&root)?;
+    let profiles = cx.profiles(&root, &servers, &mut warnings)?;
     Ok(Config {
         listen,
         call_timeout,
@@ -159,11 +172,14 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         defer_tools,
         max_matches,
         servers,
+        data_dir,
+        http,
+        profiles,
         warnings,
     })
 }
 
-fn warn_unknown(
+pub(crate) fn warn_unknown(
     object: &Map<String, Value>,
     known: &[&str],
     prefix: &str,
@@ -178,22 +194,22 @@ fn warn_unknown(
 }
 
 /// Context for one parse: the file name that every error carries.
-struct Cx<'a> {
-    file: &'a str,
+pub(crate) struct Cx<'a> {
+    pub(crate) file: &'a str,
 }
 
 impl Cx<'_> {
-    fn err(&self, key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
+    pub(crate) fn err(&self, key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
         ConfigError::invalid(self.file, key, reason)
     }
 
-    fn string<'v>(&self, value: &'v Value, key: &str) -> Result<&'v str, ConfigError> {
+    pub(crate) fn string<'v>(&self, value: &'v Value, key: &str) -> Result<&'v str, ConfigError> {
         value
             .as_str()
             .ok_or_else(|| self.err(key, format!("must be a string, found {}", kind(value))))
     }
 
-    fn bool(&self, value: &Value, key: &str) -> Result<bool, ConfigError> {
+    pub(crate) fn bool(&self, value: &Value, key: &str) -> Result<bool, ConfigError> {
         value
             .as_bool()
             .ok_or_else(|| self.err(key, format!("must be true or false, found {}", kind(value))))
@@ -544,6 +560,20 @@ impl Cx<'_> {
             .map(|v| self.tool_filter(v, &path("tools"), warnings))
             .transpose()?
             .unwrap_or_default();
+        let trust_auto = match field("trust") {
+            None => false,
+            Some(v) => match self.string(v, &path("trust"))? {
+                "auto" => true,
+                "manual" => false,
+                other => {
+                    return Err(self.err(path("trust"), format!("unknown trust {other:?}; expected \"manual\" (new tools wait for approval) or \"auto\" (new tools are approved; changed ones never are)")));
+                }
+            },
+        };
+        let quarantined = field("quarantined")
+            .map(|v| self.bool(v, &path("quarantined")))
+            .transpose()?
+            .unwrap_or(false);
         Ok(ServerConfig {
             name,
             transport,
@@ -553,6 +583,8 @@ impl Cx<'_> {
             call_timeout,
             init_timeout,
             lifecycle,
+            trust_auto,
+            quarantined,
         })
     }
 
@@ -565,7 +597,7 @@ impl Cx<'_> {
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

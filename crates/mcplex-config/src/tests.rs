@@ -143,6 +143,7 @@ fn overrides_win_over_the_file() {
         routing_mode: None,
         direct_tool_response_mode: Some("deferred".into()),
         tool_response_mode: None,
+        data_dir: None,
     };
     let config = parse_config(
         r#"{"listen": "127.0.0.1:1", "call_timeout": "1s", "direct_tool_response_mode": "full"}"#,
@@ -255,4 +256,65 @@ fn globs_match_whole_names() {
     assert!(glob("a*c", "abbbc") && glob("a*c", "ac") && !glob("a*c", "acb"));
     assert!(glob("?b*", "abzz") && !glob("?b", "b"));
     assert!(glob("*_*_x", "a_b_c_x") && !glob("git_*", "github_x"));
+}
+
+#[test]
+fn access_settings_default_to_loopback_safety() {
+    let config = ok("{}");
+    assert_eq!(config.http.max_body_bytes, 4 * 1024 * 1024);
+    assert_eq!(config.http.require_auth, None);
+    assert!(config.http.trusted_hosts.is_empty());
+    assert!(config.profiles.is_empty());
+    assert_eq!(config.data_dir, None);
+}
+
+#[test]
+fn access_settings_parse() {
+    let config = ok(r#"{
+        "data_dir": "/var/lib/mcplex",
+        "trusted_hosts": ["Gateway.Example.com", "10.0.0.5:8080"],
+        "require_auth": false,
+        "max_body_bytes": 65536,
+        "mcpServers": {
+            "web": {"command": "w", "trust": "auto"},
+            "db": {"command": "d", "quarantined": true}
+        },
+        "profiles": [{"name": "research", "servers": ["web"]}]
+    }"#);
+    assert_eq!(
+        config.data_dir.as_deref(),
+        Some(std::path::Path::new("/var/lib/mcplex"))
+    );
+    assert_eq!(
+        config.http.trusted_hosts,
+        ["gateway.example.com", "10.0.0.5:8080"]
+    );
+    assert_eq!(config.http.require_auth, Some(false));
+    assert_eq!(config.http.max_body_bytes, 65536);
+    assert!(config.servers[0].trust_auto && !config.servers[0].quarantined);
+    assert!(!config.servers[1].trust_auto && config.servers[1].quarantined);
+    assert_eq!(config.profiles[0].name, "research");
+    assert!(config.profiles[0].servers.contains("web"));
+}
+
+#[test]
+fn access_refusals_name_the_key() {
+    let unknown_member = refused(
+        r#"{"mcpServers": {"web": {"command": "w"}}, "profiles": [{"name": "p", "servers": ["nope"]}]}"#,
+    );
+    assert!(
+        unknown_member.contains("profiles[0].servers[0]") && unknown_member.contains("nope"),
+        "{unknown_member}"
+    );
+    let bad_name = refused(r#"{"profiles": [{"name": "a/b", "servers": []}]}"#);
+    assert!(bad_name.contains("profiles[0].name"), "{bad_name}");
+    let twice =
+        refused(r#"{"profiles": [{"name": "a", "servers": []}, {"name": "a", "servers": []}]}"#);
+    assert!(twice.contains("defined twice"), "{twice}");
+    let trust = refused(r#"{"mcpServers": {"web": {"command": "w", "trust": "yes"}}}"#);
+    assert!(trust.contains("mcpServers.web.trust"), "{trust}");
+    let body = refused(r#"{"max_body_bytes": 10}"#);
+    assert!(body.contains("max_body_bytes"), "{body}");
+    let host = refused(r#"{"trusted_hosts": ["http://x"]}"#);
+    assert!(host.contains("trusted_hosts[0]"), "{host}");
 }

@@ -9,6 +9,10 @@ pub enum DispatchError {
     /// No visible tool has this name (display name or `server:tool`).
     #[error("unknown tool: {name}")]
     UnknownTool { name: String },
+    /// The tool exists and the caller may know it, but it is not served: its server is
+    /// quarantined, or the tool is pending approval, changed since approval, or blocked.
+    #[error("tool {name} is unavailable: {reason}")]
+    Unavailable { name: String, reason: &'static str },
     /// The arguments do not match the tool's stored upstream schema; the call never left the
     /// gateway. Carries what an agent needs to fix the call.
     #[error("invalid arguments for {name}: {problem}")]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use std::time::{Duration, Instant};
 
-use mcplex_catalog::{CatalogTool, ServerStatus, Snapshot};
+use mcplex_catalog::{Scope, ServerStatus, Snapshot, UnavailableReason};
 use mcplex_upstream::{CallOptions, Upstreams};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
@@ -22,8 +22,9 @@ pub struct ToolCall {
 }
 
 /// Per-call facts that are not part of the call itself.
-#[derive(Default)]
 pub struct CallContext {
+    /// What the caller may reach; anything outside it is refused as unknown.
+    pub scope: Scope,
     /// Cancelled when the client cancels the request or goes away.
     pub cancel: CancellationToken,
     /// Receives the `params` of each upstream progress notification, when the client asked for
@@ -113,7 +114,9 @@ impl Gateway {
         &self.upstreams
     }
 
-    /// The one dispatch path: resolve → policy → validate → call → raw result.
+    /// The one dispatch path: resolve within the caller's scope (quarantine, approvals and token
+    /// scope: what the caller may not reach is unknown or unavailable) → validate → call → raw
+    /// result.
     pub async fn call(&self, call: ToolCall, cx: CallContext) -> Result<Value, DispatchError> {
         let mut snapshot = self.snapshot();
         if snapshot.resolve(&call.name).is_none() {
@@ -121,12 +124,30 @@ impl Gateway {
             self.startup_settled().await;
             snapshot = self.snapshot();
         }
-        let tool = snapshot
-            .resolve(&call.name)
-            .ok_or_else(|| DispatchError::UnknownTool {
-                name: call.name.clone(),
-            })?;
-        policy(&snapshot, tool)?;
+        let tool = match snapshot.availability(&call.name, &cx.scope) {
+            Ok(tool) => tool,
+            // Listed tools of a server that is connecting or unhealthy are still tried: the
+            // upstream call reports what is wrong, with the server's name.
+            Err(
+                UnavailableReason::ServerInitializing
+                | UnavailableReason::ServerUnhealthy
+                | UnavailableReason::ServerDisabled
+                | UnavailableReason::NotFound,
+            ) => match snapshot.resolve(&call.name) {
+                Some(tool) if snapshot.visible(tool, &cx.scope) => tool,
+                _ => {
+                    return Err(DispatchError::UnknownTool {
+                        name: call.name.clone(),
+                    });
+                }
+            },
+            Err(reason) => {
+                return Err(DispatchError::Unavailable {
+                    name: call.name.clone(),
+                    reason: reason.as_str(),
+                });
+            }
+        };
         // Validated against the stored upstream schema, never the advertised (maybe deferred) one.
         // The arguments become a JSON value once and go upstream as they are, unchanged.
         let arguments = call.arguments.map(Value::Object);
@@ -161,10 +182,4 @@ impl Gateway {
     pub async fn shutdown(&self) {
         self.upstreams.shutdown().await;
     }
-}
-
-/// Visibility and access checks. Empty for now: quarantine, approvals and token scopes plug in
-/// here so that every surface gets them.
-fn policy(_snapshot: &Snapshot, _tool: &CatalogTool) -> Result<(), DispatchError> {
-    Ok(())
 }

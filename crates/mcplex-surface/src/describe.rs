@@ -1,7 +1,7 @@
 //! `describe_tool` on the direct surface: full definitions (≤ 5 ids) or, with `check: true`,
 //! availability verdicts (≤ 50 ids). Listed in both serialization modes with its real schema.
 
-use mcplex_catalog::Snapshot;
+use mcplex_catalog::{Scope, Snapshot, UnavailableReason};
 use serde_json::{Map, Value, json};
 
 /// The built-in's name on the direct surface.
@@ -17,7 +17,7 @@ pub(crate) fn definition() -> Value {
     untruncated description, annotations and output schema. Pass tool names exactly as listed (or as \
     server:tool). With \"check\": true, returns instead whether each tool is ready to call, or \
     unavailable and why (not_found, server_disabled, server_initializing, server_unhealthy, \
-    tool_pending_approval, tool_changed).",
+    server_quarantined, tool_pending_approval, tool_changed, tool_blocked).",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -37,8 +37,12 @@ pub(crate) fn definition() -> Value {
 }
 
 /// The tool result of one `describe_tool` call.
-pub(crate) fn result(snapshot: &Snapshot, arguments: Option<&Map<String, Value>>) -> Value {
-    match answer(snapshot, arguments) {
+pub(crate) fn result(
+    snapshot: &Snapshot,
+    arguments: Option<&Map<String, Value>>,
+    scope: &Scope,
+) -> Value {
+    match answer(snapshot, arguments, scope) {
         Ok(answer) => crate::results::structured(answer),
         Err(message) => crate::results::error(
             json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
@@ -48,7 +52,11 @@ pub(crate) fn result(snapshot: &Snapshot, arguments: Option<&Map<String, Value>>
 
 /// Answers one `describe_tool` call: `Ok(structured answer)` or `Err(message)` for a bad request,
 /// which the caller turns into an `isError` result.
-fn answer(snapshot: &Snapshot, arguments: Option<&Map<String, Value>>) -> Result<Value, String> {
+fn answer(
+    snapshot: &Snapshot,
+    arguments: Option<&Map<String, Value>>,
+    scope: &Scope,
+) -> Result<Value, String> {
     let empty = Map::new();
     let arguments = arguments.unwrap_or(&empty);
     let check = match arguments.get("check") {
@@ -81,7 +89,7 @@ fn answer(snapshot: &Snapshot, arguments: Option<&Map<String, Value>>) -> Result
     }
     let tools: Vec<Value> = ids
         .iter()
-        .map(|id| match (snapshot.availability(id), check) {
+        .map(|id| match (snapshot.availability(id, scope), check) {
             (Ok(_), true) => json!({"tool_id": id, "status": "ready"}),
             (Ok(tool), false) => {
                 let mut definition = snapshot.definition(tool);
@@ -90,8 +98,11 @@ fn answer(snapshot: &Snapshot, arguments: Option<&Map<String, Value>>) -> Result
                 }
                 definition
             }
-            // A listed tool is always describable, even while its server is unhealthy.
-            (Err(reason), false) => match snapshot.resolve(id) {
+            // A listed tool is always describable, even while its server is unhealthy. (Out of
+            // scope is `not_found`, which never reaches this lookup.)
+            (Err(reason), false) if reason != UnavailableReason::NotFound => match snapshot
+                .resolve(id)
+            {
                 Some(tool) => {
                     let mut definition = snapshot.definition(tool);
                     if let Value::Object(object) = &mut definition {
@@ -103,7 +114,7 @@ fn answer(snapshot: &Snapshot, arguments: Option<&Map<String, Value>>) -> Result
                 }
                 None => json!({"tool_id": id, "status": "unavailable", "reason": reason.as_str()}),
             },
-            (Err(reason), true) => {
+            (Err(reason), _) => {
                 json!({"tool_id": id, "status": "unavailable", "reason": reason.as_str()})
             }
         })

@@ -14,11 +14,13 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
 use crate::SurfaceOptions;
+use crate::caller::Reach;
 use crate::calls::{call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::listen::LegacyPeers;
 use crate::search_tools::{self, CALL_TOOL, TOOL_SEARCH};
 use crate::typed::ToolsCache;
+use mcplex_catalog::Scope;
 
 /// The legend for compact signatures, exactly as `docs/direct-surface.md` gives it. Emitted in
 /// both modes (phrased conditionally, so it stays true in `full` mode): one shape to cache.
@@ -40,13 +42,16 @@ pub struct DirectSurface {
     options: Arc<SurfaceOptions>,
     /// Resolved once, when the server instance is built.
     instructions: Arc<str>,
+    reach: Reach,
 }
 
 impl DirectSurface {
-    /// Builds the surface and starts forwarding listing changes to connected sessions.
-    pub fn new(gateway: Arc<Gateway>, options: SurfaceOptions) -> DirectSurface {
-        let peers = LegacyPeers::start(gateway.listing_changes());
-        let builtins = crate::direct_builtins(options.defers_anything);
+    /// Builds the surface for clients reached as `reach` says, and starts forwarding listing
+    /// changes to connected sessions.
+    pub fn new(gateway: Arc<Gateway>, options: SurfaceOptions, reach: Reach) -> DirectSurface {
+        let tools = ToolsCache::default();
+        let builtins = Arc::new(crate::direct_builtins(options.defers_anything));
+        let peers = LegacyPeers::start(gateway.clone(), tools.clone(), builtins.clone());
         let mut instructions = options
             .instructions
             .clone()
@@ -58,10 +63,11 @@ impl DirectSurface {
         DirectSurface {
             gateway,
             peers,
-            tools: ToolsCache::default(),
-            builtins: Arc::new(builtins),
+            tools,
+            builtins,
             options: Arc::new(options),
             instructions,
+            reach,
         }
     }
 
@@ -82,20 +88,18 @@ impl ServerHandler for DirectSurface {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.gateway.startup_settled().await;
         let snapshot = self.gateway.snapshot();
-        let tools = self.tools.get(
-            snapshot.generation(),
-            &self.builtins,
-            snapshot.direct_listing(),
-        );
+        let scope = self.reach.scope(&context.extensions);
+        let tools = self.tools.get(&snapshot, &self.builtins, &scope);
         Ok(ListToolsResult::with_all_items(tools.as_ref().clone()))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.peers.add(context.peer);
+        let scope = self.reach.scope(&context.extensions);
+        self.peers.add(context.peer, scope);
     }
 
     fn accepted_subscription_filter(
@@ -111,12 +115,22 @@ impl ServerHandler for DirectSurface {
         let mut changes = self.gateway.listing_changes();
         changes.mark_unchanged();
         let wants_tools = subscription.accepted().tools_list_changed == Some(true);
+        let scope = self.reach.scope(&subscription.request_context().extensions);
+        // Only a change to what this caller sees is worth a notification.
+        let mut seen = self
+            .tools
+            .get(&self.gateway.snapshot(), &self.builtins, &scope);
         loop {
             tokio::select! {
                 changed = changes.changed() => {
                     if changed.is_err() {
                         return Ok(());
                     }
+                    let now = self.tools.get(&self.gateway.snapshot(), &self.builtins, &scope);
+                    if now == seen {
+                        continue;
+                    }
+                    seen = now;
                     if wants_tools && subscription.sink().notify_tool_list_changed().await.is_err() {
                         return Ok(());
                     }
@@ -132,9 +146,10 @@ impl ServerHandler for DirectSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.as_ref();
+        let scope = self.reach.scope(&context.extensions);
         match request.name.as_ref() {
             DESCRIBE_TOOL => finish(
-                describe::result(&self.gateway.snapshot(), arguments),
+                describe::result(&self.gateway.snapshot(), arguments, &scope),
                 &context,
             ),
             TOOL_SEARCH if self.options.defers_anything => {
@@ -143,11 +158,12 @@ impl ServerHandler for DirectSurface {
                     &self.gateway.snapshot(),
                     arguments,
                     self.options.max_matches,
+                    &scope,
                 );
                 finish(body, &context)
             }
             CALL_TOOL if self.options.defers_anything => {
-                call_by_name(&self.gateway, arguments, &context).await
+                call_by_name(&self.gateway, arguments, &context, scope).await
             }
             _ => {
                 call(
@@ -155,6 +171,7 @@ impl ServerHandler for DirectSurface {
                     request.name.into_owned(),
                     request.arguments,
                     &context,
+                    scope,
                     |_| None,
                 )
                 .await
@@ -168,13 +185,19 @@ pub(crate) async fn call_by_name(
     gateway: &Gateway,
     arguments: Option<&rmcp::model::JsonObject>,
     context: &RequestContext<RoleServer>,
+    scope: Scope,
 ) -> Result<CallToolResponse, ErrorData> {
     let (name, inner) = match search_tools::call_tool_target(arguments) {
         Ok(target) => target,
         Err(refusal) => return finish(refusal, context),
     };
-    call(gateway, name, inner, context, |unknown| {
-        Some(search_tools::unknown_name(&gateway.snapshot(), unknown))
+    let suggestions_scope = scope.clone();
+    call(gateway, name, inner, context, scope, move |unknown| {
+        Some(search_tools::unknown_name(
+            &gateway.snapshot(),
+            unknown,
+            &suggestions_scope,
+        ))
     })
     .await
 }

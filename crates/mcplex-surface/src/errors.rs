@@ -26,6 +26,10 @@ pub(crate) fn to_wire(error: DispatchError) -> Result<serde_json::Value, ErrorDa
                 input_schema,
             ));
         }
+        DispatchError::Unavailable { name, reason } => ErrorData::invalid_params(
+            format!("tool {name} is unavailable: {reason}"),
+            Some(json!({"tool": name, "reason": reason})),
+        ),
         DispatchError::UnknownTool { name } => {
             ErrorData::invalid_params(format!("unknown tool: {name}"), Some(json!({"tool": name})))
         }

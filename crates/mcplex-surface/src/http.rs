@@ -1,5 +1,5 @@
-//! The HTTP routes: `/mcp` (the configured routing mode), `/mcp/all` (direct) and `/mcp/call`
-//! (retrieve); every direct route shares one server instance, as does every retrieve route.
+//! The HTTP routes: `/mcp` (the configured routing mode), `/mcp/all` (direct), `/mcp/call`
+//! (retrieve) and `/mcp/p/<profile>` (the routing mode, narrowed to the profile's servers);
 //! `/healthz` and `/readyz`.
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use mcplex_catalog::ServerStatus;
@@ -18,47 +18,107 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use mcplex_config::RoutingMode;
+use mcplex_config::{Profile, RoutingMode};
 
-use crate::{DirectSurface, RetrieveSurface, SurfaceOptions};
+use crate::{DirectSurface, Reach, RetrieveSurface, SurfaceOptions};
 
-/// The gateway's MCP routes. `shutdown` ends every session when cancelled.
-pub fn router(
-    gateway: Arc<Gateway>,
-    options: SurfaceOptions,
-    routing_mode: RoutingMode,
-    shutdown: CancellationToken,
-) -> Router {
-    let direct = service(
-        DirectSurface::new(gateway.clone(), options.clone()),
-        shutdown.clone(),
-    );
-    let retrieve = service(RetrieveSurface::new(gateway.clone(), &options), shutdown);
-    let main = match routing_mode {
+/// What the routes are built from.
+pub struct Routes {
+    pub gateway: Arc<Gateway>,
+    pub options: SurfaceOptions,
+    pub routing_mode: RoutingMode,
+    /// Each is served at `/mcp/p/<name>` in `routing_mode`.
+    pub profiles: Vec<Profile>,
+    /// MCP request bodies over this are cut with 413 while streaming.
+    pub max_body_bytes: usize,
+    /// Ends every session when cancelled.
+    pub shutdown: CancellationToken,
+}
+
+/// The gateway's MCP routes, `/healthz` and `/readyz`. The caller adds the management API and
+/// the [`crate::guard`] layer in front of everything.
+pub fn router(routes: Routes) -> Router {
+    let Routes {
+        gateway,
+        options,
+        routing_mode,
+        profiles,
+        max_body_bytes,
+        shutdown,
+    } = routes;
+    let limits = Limits {
+        shutdown,
+        max_body_bytes,
+    };
+    let direct = limits.service(DirectSurface::new(
+        gateway.clone(),
+        options.clone(),
+        Reach::http(None),
+    ));
+    let retrieve = limits.service(RetrieveSurface::new(
+        gateway.clone(),
+        &options,
+        Reach::http(None),
+    ));
+    let mut app = match routing_mode {
         RoutingMode::Direct => Router::new().nest_service("/mcp", direct.clone()),
         RoutingMode::RetrieveTools => Router::new().nest_service("/mcp", retrieve.clone()),
     };
-    main.nest_service("/mcp/all", direct)
+    for profile in profiles {
+        let reach = Reach::http(Some(profile.servers));
+        let path = format!("/mcp/p/{}", profile.name);
+        app = match routing_mode {
+            RoutingMode::Direct => app.nest_service(
+                &path,
+                limits.service(DirectSurface::new(gateway.clone(), options.clone(), reach)),
+            ),
+            RoutingMode::RetrieveTools => app.nest_service(
+                &path,
+                limits.service(RetrieveSurface::new(gateway.clone(), &options, reach)),
+            ),
+        };
+    }
+    // A profile name that is not configured must not fall through to `/mcp` and serve more
+    // than the caller asked for.
+    let unknown_profile = || async {
+        (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "no such profile"})),
+        )
+    };
+    app.route("/mcp/p/{*rest}", any(unknown_profile))
+        .route("/mcp/p", any(unknown_profile))
+        .nest_service("/mcp/all", direct)
         .nest_service("/mcp/call", retrieve)
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz).with_state(gateway))
 }
 
-/// One rmcp streamable HTTP service around one server instance (cloned per session).
-fn service<S: rmcp::ServerHandler + Clone>(
-    surface: S,
+struct Limits {
     shutdown: CancellationToken,
-) -> StreamableHttpService<S, LocalSessionManager> {
-    let mut config = StreamableHttpServerConfig::default();
-    config.cancellation_token = shutdown;
-    // Session-era clients get sessions, the GET stream and 404 for unknown sessions; 2026-07-28
-    // requests are served statelessly by rmcp whatever this says.
-    config.legacy_session_mode = true;
-    StreamableHttpService::new(
-        move || Ok(surface.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    max_body_bytes: usize,
+}
+
+impl Limits {
+    /// One rmcp streamable HTTP service around one server instance (cloned per session).
+    fn service<S: rmcp::ServerHandler + Clone>(
+        &self,
+        surface: S,
+    ) -> StreamableHttpService<S, LocalSessionManager> {
+        let mut config = StreamableHttpServerConfig::default()
+            // Host and Origin are checked for every route by the guard, the same way.
+            .disable_allowed_hosts();
+        config.cancellation_token = self.shutdown.clone();
+        config.max_request_body_bytes = self.max_body_bytes;
+        // Session-era clients get sessions, the GET stream and 404 for unknown sessions; 2026-07-28
+        // requests are served statelessly by rmcp whatever this says.
+        config.legacy_session_mode = true;
+        StreamableHttpService::new(
+            move || Ok(surface.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        )
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` is cancelled. Sockets get TCP_NODELAY: SSE answers

@@ -9,6 +9,8 @@
 //! (results), which keeps every field the MCP schema defines (see `typed.rs` for the limit).
 //! Must not: resolve names, validate, or talk to upstreams except through `Gateway::call`.
 
+mod access;
+mod caller;
 mod calls;
 mod describe;
 mod direct;
@@ -21,6 +23,8 @@ mod search_tools;
 mod stdio;
 mod typed;
 
+pub use access::{Authenticator, Guard, guard};
+pub use caller::{Caller, Reach};
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use retrieve::RetrieveSurface;
 
@@ -68,5 +72,5 @@ impl SurfaceOptions {
         }
     }
 }
-pub use http::{router, serve_http};
+pub use http::{Routes, router, serve_http};
 pub use stdio::serve_stdio;

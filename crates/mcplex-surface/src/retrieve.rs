@@ -14,6 +14,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
 use crate::SurfaceOptions;
+use crate::caller::Reach;
 use crate::calls::{call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::direct::call_by_name;
@@ -27,10 +28,11 @@ pub struct RetrieveSurface {
     gateway: Arc<Gateway>,
     listing: Arc<Vec<rmcp::model::Tool>>,
     instructions: Arc<str>,
+    reach: Reach,
 }
 
 impl RetrieveSurface {
-    pub fn new(gateway: Arc<Gateway>, options: &SurfaceOptions) -> RetrieveSurface {
+    pub fn new(gateway: Arc<Gateway>, options: &SurfaceOptions, reach: Reach) -> RetrieveSurface {
         let definitions = [
             search_tools::retrieve_tools_definition(),
             search_tools::call_tool_definition(),
@@ -49,6 +51,7 @@ impl RetrieveSurface {
             gateway,
             listing: Arc::new(listing),
             instructions,
+            reach,
         }
     }
 }
@@ -77,6 +80,7 @@ impl ServerHandler for RetrieveSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.as_ref();
+        let scope = self.reach.scope(&context.extensions);
         match request.name.as_ref() {
             RETRIEVE_TOOLS => {
                 self.gateway.startup_settled().await;
@@ -86,13 +90,14 @@ impl ServerHandler for RetrieveSurface {
                         &snapshot,
                         arguments,
                         snapshot.tool_response_mode(),
+                        &scope,
                     ),
                     &context,
                 )
             }
-            CALL_TOOL => call_by_name(&self.gateway, arguments, &context).await,
+            CALL_TOOL => call_by_name(&self.gateway, arguments, &context, scope).await,
             DESCRIBE_TOOL => finish(
-                describe::result(&self.gateway.snapshot(), arguments),
+                describe::result(&self.gateway.snapshot(), arguments, &scope),
                 &context,
             ),
             // Upstream tools are reached through call_tool here, but a direct name still works.
@@ -102,6 +107,7 @@ impl ServerHandler for RetrieveSurface {
                     request.name.into_owned(),
                     request.arguments,
                     &context,
+                    scope,
                     |_| None::<Value>,
                 )
                 .await

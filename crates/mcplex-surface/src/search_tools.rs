@@ -2,7 +2,7 @@
 //! config defers anything) and `retrieve_tools` (the retrieve surface). Their definitions are
 //! constants: they never mention which tools exist, so they never change when servers come and go.
 
-use mcplex_catalog::{CatalogTool, Snapshot};
+use mcplex_catalog::{CatalogTool, Scope, Snapshot};
 use mcplex_config::ToolResponseMode;
 use serde_json::{Map, Value, json};
 
@@ -66,12 +66,13 @@ pub(crate) fn tool_search(
     snapshot: &Snapshot,
     arguments: Option<&Map<String, Value>>,
     max_matches: usize,
+    scope: &Scope,
 ) -> Value {
     let query = match query_of(arguments, TOOL_SEARCH) {
         Ok(query) => query,
         Err(error) => return error,
     };
-    let matches = snapshot.search(&query, None, max_matches, |_| true);
+    let matches = snapshot.search(&query, None, max_matches, |t| snapshot.visible(t, scope));
     let tools: Vec<Value> = matches
         .tools
         .iter()
@@ -92,6 +93,7 @@ pub(crate) fn retrieve_tools(
     snapshot: &Snapshot,
     arguments: Option<&Map<String, Value>>,
     mode: ToolResponseMode,
+    scope: &Scope,
 ) -> Value {
     let query = match query_of(arguments, RETRIEVE_TOOLS) {
         Ok(query) => query,
@@ -111,7 +113,7 @@ pub(crate) fn retrieve_tools(
     let server = arguments
         .and_then(|a| a.get("server"))
         .and_then(Value::as_str);
-    let matches = snapshot.search(&query, server, limit, |_| true);
+    let matches = snapshot.search(&query, server, limit, |t| snapshot.visible(t, scope));
     let tools: Vec<Value> = matches
         .tools
         .iter()
@@ -178,9 +180,9 @@ fn first_sentence(text: &str) -> &str {
 }
 
 /// The refusal of `call_tool` for a name the caller cannot reach, naming the closest reachable tools.
-pub(crate) fn unknown_name(snapshot: &Snapshot, name: &str) -> Value {
+pub(crate) fn unknown_name(snapshot: &Snapshot, name: &str, scope: &Scope) -> Value {
     let closest: Vec<String> = snapshot
-        .search(name, None, SUGGESTIONS, |_| true)
+        .search(name, None, SUGGESTIONS, |t| snapshot.visible(t, scope))
         .tools
         .iter()
         .map(|(t, _)| t.display_name.clone())

@@ -22,6 +22,15 @@ impl Scope {
         }
     }
 
+    /// Nothing at all: what a request that should have been authenticated but carries no
+    /// identity gets.
+    pub fn nothing() -> Scope {
+        Scope {
+            servers: Some(Arc::new(BTreeSet::new())),
+            permissions: Permissions::default(),
+        }
+    }
+
     /// `servers` (`None`: all) × `permissions`.
     pub fn new(servers: Option<BTreeSet<String>>, permissions: Permissions) -> Scope {
         Scope {

@@ -23,10 +23,20 @@ pub struct Cli {
 pub enum Command {
     /// Run the gateway.
     Serve(ServeArgs),
-    /// Inspect the tools of the configured servers (connects to them; no gateway needed).
+    /// List the tools of the configured servers (no gateway needed), approve or block one.
     Tools {
         #[command(subcommand)]
         command: ToolsCommand,
+    },
+    /// Approve or quarantine servers (through the running gateway, or the state database).
+    Servers {
+        #[command(subcommand)]
+        command: ServersCommand,
+    },
+    /// Agent tokens: scoped credentials for MCP clients.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
     },
     /// Call one tool, by canonical id `server:tool`, without a running gateway.
     Call(CallArgs),
@@ -51,6 +61,10 @@ pub struct ConfigArgs {
     /// Default per-call timeout, e.g. "30s".
     #[arg(long, env = "MCPLEX_CALL_TIMEOUT")]
     pub call_timeout: Option<String>,
+    /// Where approvals, tokens and the API key live (default: the config's data_dir, else
+    /// ~/.mcplex).
+    #[arg(long, env = "MCPLEX_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -92,6 +106,80 @@ pub enum ToolsCommand {
         /// Use the built-in demo servers instead of a config file.
         #[arg(long)]
         demo: bool,
+    },
+    /// Approve a tool's current definition (pending or changed): pins it, and it is served.
+    Approve {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// `server:tool`
+        id: String,
+    },
+    /// Block a tool: never served, whatever its definition.
+    Block {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// `server:tool`
+        id: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ServersCommand {
+    /// Every configured server, approved or quarantined, and its status.
+    List {
+        #[command(flatten)]
+        config: ConfigArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a server: its current tools are pinned and served.
+    Approve {
+        #[command(flatten)]
+        config: ConfigArgs,
+        name: String,
+    },
+    /// Quarantine a server: none of its tools is served until it is approved.
+    Quarantine {
+        #[command(flatten)]
+        config: ConfigArgs,
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Create a token; it is printed once and stored only as a keyed hash.
+    Create {
+        #[command(flatten)]
+        config: ConfigArgs,
+        #[arg(long)]
+        name: String,
+        /// Comma-separated server names (default: every server).
+        #[arg(long, value_delimiter = ',')]
+        servers: Option<Vec<String>>,
+        /// Comma-separated: read (readOnlyHint tools), write (everything else), destructive
+        /// (destructiveHint tools).
+        #[arg(long)]
+        permissions: String,
+        /// Pin the token to a profile: it sees only that profile's servers.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Lifetime, e.g. 30d or 12h (default: no expiry).
+        #[arg(long)]
+        expires: Option<String>,
+    },
+    /// Every token: name, status, scope. Never the secret.
+    List {
+        #[command(flatten)]
+        config: ConfigArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token at once.
+    Revoke {
+        #[command(flatten)]
+        config: ConfigArgs,
+        name: String,
     },
 }
 

@@ -41,6 +41,7 @@ pub fn connector() -> BuiltinConnector {
                 corpus: Vec::new(),
                 page_size: None,
                 stuck_cursor: false,
+                rug_pull: false,
             }
         } else {
             let server = kind.strip_prefix(CORPUS_PREFIX)?;
@@ -51,6 +52,7 @@ pub fn connector() -> BuiltinConnector {
                 corpus,
                 page_size: None,
                 stuck_cursor: false,
+                rug_pull: false,
             }
         };
         let (ours, theirs) = tokio::io::duplex(1 << 16);

@@ -14,7 +14,11 @@ use mcplex_upstream::{UpstreamEvent, UpstreamState};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::trust::{Trust, TrustRequest};
+
 struct Live {
+    /// Approvals and where they are persisted; `None` serves every tool (one-shot commands).
+    trust: Option<Trust>,
     /// The diagnostics of the last rebuild, already logged.
     reported: HashSet<Diagnostic>,
     gateway: Arc<Gateway>,
@@ -31,9 +35,12 @@ pub fn start(
     config: Arc<Config>,
     mut events: mpsc::UnboundedReceiver<UpstreamEvent>,
     mut configs: watch::Receiver<Arc<Config>>,
+    trust: Option<Trust>,
+    mut requests: mpsc::Receiver<TrustRequest>,
 ) -> JoinHandle<()> {
     configs.mark_unchanged();
     let mut live = Live {
+        trust,
         reported: HashSet::new(),
         gateway,
         config,
@@ -41,11 +48,26 @@ pub fn start(
         cache: CatalogCache::default(),
         generation: 0,
     };
+    if let Some(trust) = &mut live.trust {
+        trust.register(&live.config);
+    }
     live.publish();
     tokio::spawn(async move {
         let mut configs_open = true;
+        let mut requests_open = true;
         loop {
             tokio::select! {
+                request = requests.recv(), if requests_open => {
+                    let Some(request) = request else {
+                        requests_open = false;
+                        continue;
+                    };
+                    let snapshot = live.gateway.snapshot();
+                    match &mut live.trust {
+                        Some(trust) => trust.handle(request, &live.config, &snapshot),
+                        None => request.refuse("this command runs without approvals"),
+                    }
+                }
                 event = events.recv() => {
                     let Some(event) = event else { return };
                     apply(&mut live.upstreams, event);
@@ -68,6 +90,9 @@ pub fn start(
                         config.servers.len()
                     );
                     live.upstreams.retain(|name, _| config.servers.iter().any(|s| s.name == *name));
+                    if let Some(trust) = &mut live.trust {
+                        trust.register(&config);
+                    }
                     live.config = config;
                 }
             }
@@ -84,9 +109,14 @@ impl Live {
             config: &self.config,
             hot,
             generation: self.generation,
+            approvals: self.trust.as_mut().map(Trust::approvals_mut),
         };
         let skipped_before = self.cache.skipped_validators;
-        let (snapshot, diagnostics) = build_snapshot(input, &self.upstreams, &mut self.cache);
+        let built = build_snapshot(input, &self.upstreams, &mut self.cache);
+        if let Some(trust) = &self.trust {
+            trust.persist(&built.changes);
+        }
+        let (snapshot, diagnostics) = (built.snapshot, built.diagnostics);
         // Every rebuild sees every upstream's tools again: report only what is new, so one bad
         // schema is one warning, not one per unrelated list_changed.
         let current: HashSet<Diagnostic> = diagnostics.into_iter().collect();

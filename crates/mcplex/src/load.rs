@@ -29,6 +29,7 @@ pub struct Loaded {
 
 pub fn load_with_source(args: &ConfigArgs, mut overrides: Overrides) -> Result<Loaded> {
     overrides.call_timeout = args.call_timeout.clone();
+    overrides.data_dir = args.data_dir.clone();
     let (path, explicit) = match &args.config {
         Some(path) => (path.clone(), true),
         None => (
@@ -56,4 +57,12 @@ pub fn load_with_source(args: &ConfigArgs, mut overrides: Overrides) -> Result<L
         path: exists.then_some(path),
         overrides,
     })
+}
+
+/// The data directory `config` uses.
+pub fn data_dir(config: &Config) -> PathBuf {
+    config
+        .data_dir
+        .clone()
+        .unwrap_or_else(mcplex_state::default_data_dir)
 }

@@ -2,6 +2,8 @@
 //! JSON-RPC channel), wires config → upstreams → catalog → surfaces, and maps failures to exit
 //! codes. Everything with logic of its own lives in the library crates.
 
+mod api;
+mod auth;
 mod bench;
 mod cli;
 mod commands;
@@ -10,6 +12,7 @@ mod live;
 mod load;
 mod logging;
 mod reload;
+mod trust;
 
 use std::process::ExitCode;
 

@@ -26,6 +26,9 @@ struct Args {
     /// Repeat the same nextCursor forever (a broken server).
     #[arg(long)]
     stuck_cursor: bool,
+    /// Offer `weather`, whose description turns malicious after its first call (a rug pull).
+    #[arg(long)]
+    rug_pull: bool,
     /// Print this environment variable's value to stderr at start (redaction tests).
     #[arg(long)]
     print_env: Option<String>,
@@ -65,6 +68,7 @@ async fn main() -> ExitCode {
         corpus,
         page_size: args.page_size,
         stuck_cursor: args.stuck_cursor,
+        rug_pull: args.rug_pull,
     });
     if let Some(address) = args.http {
         let listener = match tokio::net::TcpListener::bind(&address).await {

@@ -54,11 +54,12 @@ pub fn corpus_snapshot(
             config: &config,
             hot,
             generation: 1,
+            approvals: None,
         },
         &upstreams,
         &mut CatalogCache::default(),
     )
-    .0
+    .snapshot
 }
 
 /// Writes a benchmark's JSON report, creating its directory.

@@ -47,6 +47,7 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
         corpus: Vec::new(),
         page_size: None,
         stuck_cursor: false,
+        rug_pull: false,
     });
     let upstream_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let upstream_url = format!("http://{}/mcp", upstream_listener.local_addr()?);
@@ -60,12 +61,26 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
     let shutdown = CancellationToken::new();
     let gateway_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let gateway_url = format!("http://{}/mcp", gateway_listener.local_addr()?);
-    let app = mcplex_surface::router(
-        core.gateway.clone(),
-        mcplex_surface::SurfaceOptions::default(),
-        mcplex_config::RoutingMode::Direct,
-        shutdown.clone(),
-    );
+    // The production stack: the same routes behind the same guard, as an anonymous loopback
+    // caller.
+    let guard = mcplex_surface::Guard {
+        trusted_hosts: Arc::default(),
+        require_auth: false,
+        max_body_bytes: mcplex_config::DEFAULT_MAX_BODY_BYTES,
+        auth: Arc::new(NoCredentials),
+    };
+    let app = mcplex_surface::router(mcplex_surface::Routes {
+        gateway: core.gateway.clone(),
+        options: mcplex_surface::SurfaceOptions::default(),
+        routing_mode: mcplex_config::RoutingMode::Direct,
+        profiles: Vec::new(),
+        max_body_bytes: mcplex_config::DEFAULT_MAX_BODY_BYTES,
+        shutdown: shutdown.clone(),
+    })
+    .layer(axum::middleware::from_fn_with_state(
+        guard,
+        mcplex_surface::guard,
+    ));
     tokio::spawn(mcplex_surface::serve_http(
         gateway_listener,
         app,
@@ -242,4 +257,17 @@ async fn measure(
         }
     }
     (latencies, errors, started.elapsed())
+}
+
+/// The benchmark's gateway accepts no credentials; its client is the anonymous local user.
+struct NoCredentials;
+
+impl mcplex_surface::Authenticator for NoCredentials {
+    fn agent(&self, _token: &str) -> Option<mcplex_surface::Caller> {
+        None
+    }
+
+    fn is_admin(&self, _key: &str) -> bool {
+        false
+    }
 }

@@ -27,7 +27,7 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
     // Only the server that is called is started.
     config.servers.retain(|s| *s.name == *id.server);
     let limit = settle_limit(&config);
-    let core = Core::start(config, builtin, std::time::Duration::ZERO);
+    let core = Core::start(config, builtin, std::time::Duration::ZERO, None);
     settle(&core.gateway, limit).await;
     let outcome = core
         .gateway
@@ -36,7 +36,12 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
                 name: args.tool.clone(),
                 arguments: Some(arguments),
             },
-            CallContext::default(),
+            // The operator's own command: every tool the config offers.
+            CallContext {
+                scope: mcplex_catalog::Scope::full(),
+                cancel: Default::default(),
+                progress: None,
+            },
         )
         .await;
     core.shutdown().await;

@@ -2,6 +2,7 @@
 
 mod call;
 mod check;
+mod manage;
 mod serve;
 mod start;
 mod tools;
@@ -13,14 +14,17 @@ pub fn start_core(
     config: mcplex_config::Config,
     builtin: Option<mcplex_upstream::BuiltinConnector>,
 ) -> Core {
-    Core::start(config, builtin, std::time::Duration::ZERO)
+    Core::start(config, builtin, std::time::Duration::ZERO, None)
 }
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{BenchCommand, Cli, Command, ConfigCommand, ToolsCommand};
+use crate::cli::{
+    BenchCommand, Cli, Command, ConfigCommand, ServersCommand, TokenCommand, ToolsCommand,
+};
+use crate::trust::TrustAction;
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
@@ -34,6 +38,42 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                     demo,
                 },
         } => tools::list(&config, server.as_deref(), json, demo).await,
+        Command::Tools {
+            command: ToolsCommand::Approve { config, id },
+        } => manage::act(&config, TrustAction::ApproveTool(id)).await,
+        Command::Tools {
+            command: ToolsCommand::Block { config, id },
+        } => manage::act(&config, TrustAction::BlockTool(id)).await,
+        Command::Servers { command } => match command {
+            ServersCommand::List { config, json } => manage::servers(&config, json).await,
+            ServersCommand::Approve { config, name } => {
+                manage::act(&config, TrustAction::ApproveServer(name)).await
+            }
+            ServersCommand::Quarantine { config, name } => {
+                manage::act(&config, TrustAction::QuarantineServer(name)).await
+            }
+        },
+        Command::Token { command } => match command {
+            TokenCommand::Create {
+                config,
+                name,
+                servers,
+                permissions,
+                profile,
+                expires,
+            } => {
+                let request = crate::api::CreateToken {
+                    name,
+                    servers,
+                    permissions,
+                    profile,
+                    expires,
+                };
+                manage::create_token(&config, request).await
+            }
+            TokenCommand::List { config, json } => manage::tokens(&config, json).await,
+            TokenCommand::Revoke { config, name } => manage::revoke_token(&config, &name).await,
+        },
         Command::Call(args) => call::run(args).await,
         Command::Config {
             command: ConfigCommand::Check { config },

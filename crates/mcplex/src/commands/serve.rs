@@ -7,9 +7,15 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use mcplex_config::Overrides;
 use mcplex_config::RoutingMode;
+use mcplex_state::Store;
 use mcplex_surface::{
-    DirectSurface, RetrieveSurface, SurfaceOptions, router, serve_http, serve_stdio,
+    DirectSurface, Guard, Reach, RetrieveSurface, Routes, SurfaceOptions, router, serve_http,
+    serve_stdio,
 };
+
+use crate::api::ApiState;
+use crate::auth::Access;
+use crate::trust::Trust;
 use tokio_util::sync::CancellationToken;
 
 use super::start::{Core, settle, settle_limit};
@@ -22,6 +28,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         routing_mode: args.routing_mode.clone(),
         direct_tool_response_mode: args.direct_tool_response_mode.clone(),
         tool_response_mode: args.tool_response_mode.clone(),
+        data_dir: args.config.data_dir.clone(),
     };
     let (config, builtin, source) = if args.demo {
         let mut config = crate::demo::config(args.listen.clone());
@@ -34,6 +41,13 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             config.direct_tool_response_mode =
                 mcplex_config::parse_config("{}", "--demo", &probe)?.direct_tool_response_mode;
         }
+        // The demo keeps its approvals apart from the user's own installation.
+        config.data_dir = Some(
+            args.config
+                .data_dir
+                .clone()
+                .unwrap_or_else(|| mcplex_state::default_data_dir().join("demo")),
+        );
         (config, Some(crate::demo::connector()), None)
     } else {
         let loaded = crate::load::load_with_source(&args.config, overrides)?;
@@ -51,7 +65,18 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     } else {
         std::time::Duration::ZERO
     };
-    let core = Core::start((*config).clone(), builtin, grace);
+    let data_dir = crate::load::data_dir(&config);
+    let (store, opened) = Store::open(&data_dir)
+        .with_context(|| format!("cannot open the state in {}", data_dir.display()))?;
+    let store = Arc::new(store);
+    let trust = Trust::load(store.clone(), opened.created, &config)?;
+    if opened.created {
+        tracing::info!(
+            "new installation in {}: the {servers} configured server(s) start approved",
+            data_dir.display()
+        );
+    }
+    let core = Core::start((*config).clone(), builtin, grace, Some(trust));
     let options = SurfaceOptions::from_config(&config);
     // Kept alive for as long as the gateway serves.
     let _reloader = match source {
@@ -70,10 +95,20 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     if args.stdio {
         let result = match config.routing_mode {
             RoutingMode::Direct => {
-                serve_stdio(DirectSurface::new(core.gateway.clone(), options)).await
+                serve_stdio(DirectSurface::new(
+                    core.gateway.clone(),
+                    options,
+                    Reach::stdio(),
+                ))
+                .await
             }
             RoutingMode::RetrieveTools => {
-                serve_stdio(RetrieveSurface::new(core.gateway.clone(), &options)).await
+                serve_stdio(RetrieveSurface::new(
+                    core.gateway.clone(),
+                    &options,
+                    Reach::stdio(),
+                ))
+                .await
             }
         };
         core.shutdown().await;
@@ -86,18 +121,54 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
     let address = listener.local_addr().context("listener has no address")?;
-    let app = router(
-        core.gateway.clone(),
-        options,
-        config.routing_mode,
-        shutdown.clone(),
+    let require_auth = config
+        .http
+        .require_auth
+        .unwrap_or(!address.ip().is_loopback());
+    if !address.ip().is_loopback() && !require_auth {
+        tracing::warn!(
+            "listening on {address} with require_auth: false: anyone who can reach it can use every tool"
+        );
+    }
+    let api_key = mcplex_state::api_key(&data_dir)?;
+    let access = Arc::new(Access::load(store, api_key, &config)?);
+    let api = crate::api::router(
+        ApiState {
+            gateway: core.gateway.clone(),
+            access: access.clone(),
+            trust: core.trust.clone(),
+            config: core.config.subscribe(),
+        },
+        config.http.max_body_bytes,
     );
+    let guard = Guard {
+        trusted_hosts: Arc::new(config.http.trusted_hosts.clone()),
+        require_auth,
+        max_body_bytes: config.http.max_body_bytes,
+        auth: access,
+    };
+    let app = router(Routes {
+        gateway: core.gateway.clone(),
+        options,
+        routing_mode: config.routing_mode,
+        profiles: config.profiles.clone(),
+        max_body_bytes: config.http.max_body_bytes,
+        shutdown: shutdown.clone(),
+    })
+    .merge(api)
+    .layer(axum::middleware::from_fn_with_state(
+        guard,
+        mcplex_surface::guard,
+    ));
     // The URL goes to stdout so scripts can read it; everything else is logged on stderr.
     println!(
         "mcplex: serving {servers} server(s) at http://{address}/mcp ({} surface; direct at /mcp/all, retrieve at /mcp/call)",
         config.routing_mode.as_str()
     );
-    tracing::info!("listening on http://{address}/mcp");
+    tracing::info!(
+        "listening on http://{address}/mcp; management API at /api/v1 (key in {})",
+        data_dir.join(mcplex_state::API_KEY_FILE).display()
+    );
     if std::io::stderr().is_terminal() {
         let gateway = Arc::clone(&core.gateway);
         tokio::spawn(async move { settle(&gateway, limit).await });

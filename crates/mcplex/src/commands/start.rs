@@ -11,30 +11,46 @@ use mcplex_dispatch::Gateway;
 use mcplex_upstream::{BuiltinConnector, Upstreams};
 use tokio::sync::{mpsc, watch};
 
+use crate::trust::{Trust, TrustRequest};
+
 /// A started core: the gateway and the task that keeps its catalog current.
 pub struct Core {
     pub gateway: Arc<Gateway>,
     /// The config the catalog is built from; sending a new one rebuilds the snapshot.
     pub config: watch::Sender<Arc<Config>>,
+    /// Operator requests to the approvals (refused when the core runs without them).
+    pub trust: mpsc::Sender<TrustRequest>,
     live: tokio::task::JoinHandle<()>,
 }
 
 impl Core {
-    /// Starts every enabled server and returns at once; servers join as they connect.
+    /// Starts every enabled server and returns at once; servers join as they connect. With
+    /// `trust`, only approved servers and tools are served; without, everything is (one-shot
+    /// commands and benchmarks).
     pub fn start(
         config: Config,
         builtin: Option<BuiltinConnector>,
         startup_grace: Duration,
+        trust: Option<Trust>,
     ) -> Core {
         let config = Arc::new(config);
         let (events_tx, events) = mpsc::unbounded_channel();
         let upstreams = Upstreams::start(&config, builtin, events_tx);
         let gateway = Arc::new(Gateway::new(upstreams, startup_grace));
         let configs = watch::Sender::new(config.clone());
-        let live = crate::live::start(gateway.clone(), config, events, configs.subscribe());
+        let (trust_tx, trust_rx) = mpsc::channel(16);
+        let live = crate::live::start(
+            gateway.clone(),
+            config,
+            events,
+            configs.subscribe(),
+            trust,
+            trust_rx,
+        );
         Core {
             gateway,
             config: configs,
+            trust: trust_tx,
             live,
         }
     }

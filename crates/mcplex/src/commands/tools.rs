@@ -28,7 +28,7 @@ pub async fn list(
         config.servers.retain(|s| s.name == server);
     }
     let limit = settle_limit(&config);
-    let core = Core::start(config, builtin, std::time::Duration::ZERO);
+    let core = Core::start(config, builtin, std::time::Duration::ZERO, None);
     settle(&core.gateway, limit).await;
     let snapshot = core.gateway.snapshot();
     let mut failed = false;
@@ -42,8 +42,7 @@ pub async fn list(
         let tools: Vec<Value> = snapshot
             .tools()
             .iter()
-            .zip(snapshot.direct_listing().iter())
-            .map(|(tool, entry)| json!({"id": tool.id.to_string(), "server": tool.id.server.as_ref(), "tool": entry}))
+            .map(|tool| json!({"id": tool.id.to_string(), "server": tool.id.server.as_ref(), "tool": *tool.raw}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&tools)?);
     } else {

@@ -154,7 +154,17 @@ fn stdio_surface_serves_a_spawning_client() {
         &dir,
         &json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}),
     );
-    let argv = json!([tools().mcplex, "serve", "--stdio", "--config", config]).to_string();
+    let data = dir.path().join("data");
+    let argv = json!([
+        tools().mcplex,
+        "serve",
+        "--stdio",
+        "--config",
+        config,
+        "--data-dir",
+        data
+    ])
+    .to_string();
     let listing = python_client(&["--stdio", &argv], "legacy", "list", &[]);
     assert!(
         names(&listing).contains(&"fixture__echo".to_owned()),

@@ -96,6 +96,11 @@ impl Gateway {
     }
 
     pub fn start_with(config: Value, extra_args: &[&str]) -> Gateway {
+        Gateway::start_bound(config, "127.0.0.1", extra_args)
+    }
+
+    /// Starts the gateway listening on `host` (e.g. `0.0.0.0`); clients reach it on loopback.
+    pub fn start_bound(config: Value, host: &str, extra_args: &[&str]) -> Gateway {
         let dir = tempfile::tempdir().expect("tempdir");
         let config_path = dir.path().join("config.json");
         std::fs::write(
@@ -104,13 +109,15 @@ impl Gateway {
         )
         .expect("write config");
         let stderr = std::fs::File::create(dir.path().join("gateway.log")).expect("log file");
-        let listen = format!("127.0.0.1:{}", free_port());
+        let port = free_port();
+        let listen = format!("{host}:{port}");
         let mut child = Command::new(&tools().mcplex)
             .args(["serve", "--config"])
             .arg(&config_path)
             .args(["--listen", &listen])
             .args(extra_args)
             .env("MCPLEX_LOG", "info,mcplex=debug")
+            .env("MCPLEX_DATA_DIR", dir.path().join("data"))
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
@@ -123,7 +130,7 @@ impl Gateway {
         assert!(line.contains("serving"), "unexpected first line: {line:?}");
         Gateway {
             child: Some(child),
-            url: format!("http://{listen}/mcp"),
+            url: format!("http://127.0.0.1:{port}/mcp"),
             dir,
         }
     }
@@ -182,6 +189,64 @@ impl Gateway {
     /// Runs a Python SDK scenario against this gateway in `mode` (`legacy` | `2026-07-28`).
     pub fn client(&self, mode: &str, scenario: &str, args: &[&str]) -> Value {
         python_client(&["--url", &self.url], mode, scenario, args)
+    }
+
+    /// The official client on `path` (e.g. `/mcp/all`), presenting `token` when given.
+    pub fn client_at(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        mode: &str,
+        scenario: &str,
+        args: &[&str],
+    ) -> Value {
+        let url = format!("{}{}", self.url.trim_end_matches("/mcp"), path);
+        let mut target = vec!["--url", url.as_str()];
+        if let Some(token) = token {
+            target.extend(["--token", token]);
+        }
+        python_client(&target, mode, scenario, args)
+    }
+
+    pub fn authority(&self) -> &str {
+        self.url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+    }
+
+    /// The admin API key the gateway created in its data directory.
+    pub fn api_key(&self) -> String {
+        let path = self.dir.path().join("data").join("api_key");
+        eventually("the API key file", Duration::from_secs(10), || {
+            std::fs::read_to_string(&path)
+                .ok()
+                .map(|k| k.trim().to_owned())
+        })
+    }
+
+    /// A management API request with the admin key: (status, JSON body).
+    pub fn api(&self, method: &str, path: &str, body: &str) -> (u16, Value) {
+        let auth = format!("Bearer {}", self.api_key());
+        let (status, body) = http_send(
+            self.authority(),
+            method,
+            path,
+            &[("Authorization", &auth)],
+            body,
+        );
+        (
+            status,
+            serde_json::from_str(&body).unwrap_or(Value::String(body)),
+        )
+    }
+
+    /// Approves `server` through the API once the gateway knows it (a server added by a config
+    /// edit is known once the edit is applied).
+    pub fn approve_server(&self, server: &str) {
+        eventually("the server approval", Duration::from_secs(20), || {
+            let (status, _) = self.api("POST", &format!("/api/v1/servers/{server}/approve"), "");
+            (status == 200).then_some(())
+        });
     }
 
     /// SIGTERM, then wait for the exit status.
@@ -293,10 +358,30 @@ pub fn http_post(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    http_send(authority, "POST", path, headers, body)
+}
+
+/// A minimal HTTP request with a JSON body and extra headers (a `Host` among them replaces the
+/// default one).
+pub fn http_send(
+    authority: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let host = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("host"))
+        .map_or(authority, |(_, value)| value);
     let mut request = format!(
-        "POST {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         body.len()
     );
+    let headers: Vec<&(&str, &str)> = headers
+        .iter()
+        .filter(|(name, _)| !name.eq_ignore_ascii_case("host"))
+        .collect();
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }

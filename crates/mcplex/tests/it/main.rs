@@ -9,4 +9,5 @@ mod harness;
 mod listing;
 mod processes;
 mod search;
+mod trust;
 mod upstreams;

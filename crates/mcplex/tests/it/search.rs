@@ -128,6 +128,8 @@ fn adding_a_deferred_server_changes_no_byte_of_the_listing() {
     more["defer"] = json!(true);
     config["mcpServers"]["more"] = more;
     std::fs::write(gateway.dir.path().join("config.json"), config.to_string()).expect("write");
+    // A server added while running is quarantined until the operator approves it.
+    gateway.approve_server("more");
     // The new server joins: its tools become searchable...
     eventually(
         "the new deferred server to be searchable",
@@ -173,7 +175,13 @@ fn adding_a_listed_server_is_announced() {
     let content =
         json!({"mcpServers": {"a": fixture_server("a", &[]), "b": fixture_server("b", &[])}})
             .to_string();
-    let answer = gateway.client("legacy", "edit_and_wait", &[&path, &content, "20"]);
+    // The added server is quarantined: the client hears of it once the operator approves it.
+    let answer = std::thread::scope(|scope| {
+        let waiting =
+            scope.spawn(|| gateway.client("legacy", "edit_and_wait", &[&path, &content, "20"]));
+        gateway.approve_server("b");
+        waiting.join().expect("client thread")
+    });
     assert_eq!(answer["notified"], true, "{answer}");
 }
 

@@ -47,8 +47,11 @@ fn a_cursor_that_does_not_advance_is_cut_and_the_server_still_serves() {
 
 #[test]
 fn an_upstream_list_changed_reaches_clients_of_both_eras() {
-    let gateway =
-        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    // trust: auto, so the tools the server adds are served at once (see trust.rs for the
+    // default, where they wait for approval).
+    let mut server = fixture_server("fixture", &[]);
+    server["trust"] = json!("auto");
+    let gateway = Gateway::start(json!({"mcpServers": {"fixture": server}}));
     gateway.wait_ready();
     for (mode, tool) in MODES.iter().zip(["legacy_added", "modern_added"]) {
         let args = json!({"name": tool}).to_string();

@@ -1,0 +1,77 @@
+//! Credentials of a running gateway: the admin API key and the agent tokens, checked for every
+//! HTTP request by the surface guard. Tokens are looked up by their keyed hash in an in-memory
+//! copy of the store, refreshed whenever the management API changes them.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use mcplex_config::Config;
+use mcplex_state::{Store, TokenRecord, now_unix};
+use mcplex_surface::{Authenticator, Caller};
+
+pub struct Access {
+    store: Arc<Store>,
+    api_key: String,
+    /// By HMAC.
+    tokens: ArcSwap<HashMap<String, TokenRecord>>,
+    profiles: HashMap<String, BTreeSet<String>>,
+}
+
+impl Access {
+    pub fn load(store: Arc<Store>, api_key: String, config: &Config) -> anyhow::Result<Access> {
+        let access = Access {
+            store,
+            api_key,
+            tokens: ArcSwap::default(),
+            profiles: config
+                .profiles
+                .iter()
+                .map(|p| (p.name.clone(), p.servers.clone()))
+                .collect(),
+        };
+        access.reload_tokens()?;
+        Ok(access)
+    }
+
+    /// Re-reads the tokens from the store (after a create or a revoke).
+    pub fn reload_tokens(&self) -> anyhow::Result<()> {
+        let tokens = self
+            .store
+            .tokens()?
+            .into_iter()
+            .map(|t| (t.mac.clone(), t))
+            .collect();
+        self.tokens.store(Arc::new(tokens));
+        Ok(())
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+}
+
+impl Authenticator for Access {
+    fn agent(&self, token: &str) -> Option<Caller> {
+        let mac = self.store.token_mac(token);
+        let tokens = self.tokens.load();
+        let record = tokens.get(&mac)?;
+        if !record.is_active(now_unix()) {
+            return None;
+        }
+        let mut scope = record.scope();
+        if let Some(profile) = &record.spec.profile {
+            // A profile that no longer exists leaves the token with nothing, never everything.
+            let empty = BTreeSet::new();
+            scope = scope.within(self.profiles.get(profile).unwrap_or(&empty));
+        }
+        Some(Caller {
+            token: Some(record.spec.name.as_str().into()),
+            scope,
+        })
+    }
+
+    fn is_admin(&self, key: &str) -> bool {
+        self.store.secrets_match(key, &self.api_key)
+    }
+}
