@@ -4,7 +4,8 @@
 //! config stays. Of a valid edit, `direct_tool_response_mode`, `tool_response_mode` and
 //! `mcpServers` apply at once (servers that were added start, removed ones are terminated,
 //! unchanged ones keep their connections); an edit that changes none of them rebuilds nothing.
-//! Other changes are reported as needing a restart.
+//! Other changes are reported as needing a restart. A server's `trust` applies hot; its
+//! `quarantined` only decides the state it is first recorded in.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -106,10 +107,13 @@ fn reload(
         || config.instructions != running.instructions
         || config.call_timeout != running.call_timeout
         || config.defers_anything() != running.defers_anything()
-        || config.max_matches != running.max_matches;
+        || config.max_matches != running.max_matches
+        || config.data_dir != running.data_dir
+        || config.http != running.http
+        || config.profiles != running.profiles;
     if needs_restart {
         tracing::warn!(
-            "config changes to listen, routing_mode, instructions, call_timeout or tool_search settings take effect after a restart"
+            "config changes to listen, routing_mode, instructions, call_timeout, tool_search, data_dir, trusted_hosts, require_auth, max_body_bytes or profiles take effect after a restart"
         );
     }
     let applies = config.hot() != running.hot()
@@ -129,6 +133,9 @@ fn reload(
     applied.instructions = running.instructions.clone();
     applied.call_timeout = running.call_timeout;
     applied.max_matches = running.max_matches;
+    applied.data_dir = running.data_dir.clone();
+    applied.http = running.http.clone();
+    applied.profiles = running.profiles.clone();
     // tool_search and call_tool are listed or not from the start. Deferring tools on a gateway
     // that started without them would make those tools unreachable, so that waits for a restart.
     if applied.defers_anything() && !running.defers_anything() {
