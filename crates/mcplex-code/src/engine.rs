@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::pool::Pool;
 use crate::{RunError, ToolHost, result_for_script};
@@ -85,13 +86,15 @@ impl Engine {
         }
     }
 
-    /// Runs `code` as the body of an async function of `input`.
+    /// Runs `code` as the body of an async function of `input`. Cancelling `cancel` (the client
+    /// went away or cancelled) stops the script and its tool calls like a deadline would.
     pub async fn run(
         &self,
         code: String,
         input: Value,
         limits: Limits,
         host: Arc<dyn ToolHost>,
+        cancel: CancellationToken,
     ) -> Result<Outcome, RunError> {
         let _permit = self
             .runs
@@ -109,6 +112,7 @@ impl Engine {
                 hit: Mutex::new(None),
                 host,
                 handle,
+                cancel,
             });
             run_blocking(&pool, code, &input, &state)
         })
@@ -126,6 +130,7 @@ struct RunState {
     hit: Mutex<Option<RunError>>,
     host: Arc<dyn ToolHost>,
     handle: Handle,
+    cancel: CancellationToken,
 }
 
 fn run_blocking(
@@ -140,7 +145,10 @@ fn run_blocking(
     runtime.set_memory_limit(state.limits.memory_bytes);
     runtime.set_max_stack_size(STACK_BYTES);
     let deadline = state.deadline;
-    runtime.set_interrupt_handler(Some(Box::new(move || Instant::now() >= deadline)));
+    let cancel = state.cancel.clone();
+    runtime.set_interrupt_handler(Some(Box::new(move || {
+        Instant::now() >= deadline || cancel.is_cancelled()
+    })));
     let outcome = evaluate(&runtime, code, input, state);
     let exhausted =
         matches!(&outcome, Err(RunError::Limit { limit, .. }) if *limit == MEMORY_LIMIT);
@@ -153,6 +161,9 @@ fn run_blocking(
 const TIMEOUT_LIMIT: &str = "timeout_ms";
 const MEMORY_LIMIT: &str = "code_execution_memory_limit";
 const CALLS_LIMIT: &str = "code_execution_max_tool_calls";
+/// Not a limit, but it ends a run the same way: the client cancelled or went away.
+const CANCELLED: &str = "cancelled";
+const CANCELLED_MESSAGE: &str = "the run was cancelled by the client";
 
 fn evaluate(
     runtime: &Runtime,
@@ -287,6 +298,10 @@ impl RunState {
             let body = self.limit(TIMEOUT_LIMIT, self.timeout_message());
             return vec![Err(body); count];
         }
+        if self.cancel.is_cancelled() {
+            let body = self.limit(CANCELLED, CANCELLED_MESSAGE.to_owned());
+            return vec![Err(body); count];
+        }
         let host = self.host.clone();
         let handle = self.handle.clone();
         let all = futures::stream::iter(calls)
@@ -297,10 +312,18 @@ impl RunState {
             .buffered(self.limits.parallelism.max(1))
             .collect::<Vec<_>>();
         let deadline = tokio::time::Instant::from_std(self.deadline);
-        match self
-            .handle
-            .block_on(async move { tokio::time::timeout_at(deadline, all).await })
-        {
+        let cancel = self.cancel.clone();
+        let finished = self.handle.block_on(async move {
+            tokio::select! {
+                outcomes = tokio::time::timeout_at(deadline, all) => Some(outcomes),
+                () = cancel.cancelled() => None,
+            }
+        });
+        let Some(finished) = finished else {
+            let body = self.limit(CANCELLED, CANCELLED_MESSAGE.to_owned());
+            return vec![Err(body); count];
+        };
+        match finished {
             Ok(outcomes) => outcomes
                 .into_iter()
                 .map(|joined| match joined {
@@ -339,6 +362,8 @@ impl Drop for AbortOnDrop {
 fn failure(ctx: &Ctx<'_>, error: rquickjs::Error, state: &RunState) -> RunError {
     if Instant::now() >= state.deadline {
         state.limit(TIMEOUT_LIMIT, state.timeout_message());
+    } else if state.cancel.is_cancelled() {
+        state.limit(CANCELLED, CANCELLED_MESSAGE.to_owned());
     }
     if let Some(limit) = state.first_limit() {
         return limit;

@@ -75,7 +75,13 @@ fn limits() -> Limits {
 async fn run_with(code: &str, input: Value, limits: Limits) -> Result<crate::Outcome, RunError> {
     let engine = Engine::new(4, 1);
     engine
-        .run(code.to_owned(), input, limits, Arc::new(Host::default()))
+        .run(
+            code.to_owned(),
+            input,
+            limits,
+            Arc::new(Host::default()),
+            Default::default(),
+        )
         .await
 }
 
@@ -219,6 +225,7 @@ async fn the_deadline_cancels_tool_calls_in_flight() {
                 ..limits()
             },
             Arc::new(host),
+            Default::default(),
         )
         .await;
     assert!(
@@ -298,12 +305,51 @@ async fn there_is_no_io_and_nothing_survives_a_run() {
             Value::Null,
             limits(),
             host.clone(),
+            Default::default(),
         )
         .await
         .expect("first");
     let second = engine
-        .run("return typeof leak;".into(), Value::Null, limits(), host)
+        .run(
+            "return typeof leak;".into(),
+            Value::Null,
+            limits(),
+            host,
+            Default::default(),
+        )
         .await
         .expect("second");
     assert_eq!(second.value, json!("undefined"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_stops_a_busy_script() {
+    let engine = Engine::new(1, 0);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        stop.cancel();
+    });
+    let started = Instant::now();
+    let error = engine
+        .run(
+            "while (true) {}".into(),
+            Value::Null,
+            limits(),
+            Arc::new(Host::default()),
+            cancel,
+        )
+        .await;
+    assert!(
+        matches!(
+            &error,
+            Err(RunError::Limit {
+                limit: "cancelled",
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
 }

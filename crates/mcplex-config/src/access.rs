@@ -95,6 +95,52 @@ impl Cx<'_> {
         Ok(security)
     }
 
+    pub(crate) fn code_limits(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<crate::CodeLimits, ConfigError> {
+        let mut limits = crate::CodeLimits::default();
+        if let Some(value) = root.get("code_execution_timeout").filter(|v| !v.is_null()) {
+            let key = "code_execution_timeout";
+            let timeout = self.duration(self.string(value, key)?, key)?;
+            if timeout.is_zero() || timeout > crate::CodeLimits::MAX_TIMEOUT {
+                return Err(self.err(key, "must be more than 0 and at most 600s"));
+            }
+            limits.timeout = timeout;
+        }
+        if let Some(value) = root
+            .get("code_execution_memory_limit")
+            .filter(|v| !v.is_null())
+        {
+            let key = "code_execution_memory_limit";
+            limits.memory_bytes = match value {
+                Value::Number(n) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
+                Value::String(text) => parse_bytes(text),
+                _ => None,
+            }
+            .filter(|n| *n >= 1024 * 1024)
+            .ok_or_else(|| {
+                self.err(key, format!("must be a size of at least 1 MiB, like \"64MiB\" or 67108864, found {value}"))
+            })?;
+        }
+        if let Some(value) = root
+            .get("code_execution_max_tool_calls")
+            .filter(|v| !v.is_null())
+        {
+            limits.max_tool_calls = value
+                .as_u64()
+                .filter(|n| (1..=10_000).contains(n))
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    self.err(
+                        "code_execution_max_tool_calls",
+                        format!("must be a whole number from 1 to 10000, found {value}"),
+                    )
+                })?;
+        }
+        Ok(limits)
+    }
+
     pub(crate) fn profiles(
         &self,
         root: &Map<String, Value>,
@@ -177,4 +223,21 @@ impl Cx<'_> {
         }
         Ok(profiles)
     }
+}
+
+/// `"64MiB"`, `"512KiB"`, `"1GiB"` or a plain number of bytes.
+fn parse_bytes(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, ""),
+    };
+    let scale: usize = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" | "KB" | "k" | "K" => 1024,
+        "MiB" | "MB" | "M" => 1024 * 1024,
+        "GiB" | "GB" | "G" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    number.parse::<usize>().ok()?.checked_mul(scale)
 }

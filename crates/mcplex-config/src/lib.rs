@@ -19,9 +19,9 @@ pub use duration::parse_duration;
 pub use error::ConfigError;
 pub use glob::{Glob, ToolFilter};
 pub use model::{
-    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MATCHES,
-    DirectToolResponseMode, HotSettings, Lifecycle, Overrides, RoutingMode, ServerConfig,
-    ToolResponseMode, Transport,
+    CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN,
+    DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, Lifecycle, Overrides, RoutingMode,
+    ServerConfig, ToolResponseMode, Transport,
 };
 pub use parse::parse_config;
 pub use redact::Redactor;

@@ -39,6 +39,8 @@ pub struct Config {
     pub http: crate::HttpSecurity,
     /// Named server subsets served at `/mcp/p/<name>`.
     pub profiles: Vec<crate::Profile>,
+    /// Limits of the code_execution surface.
+    pub code: CodeLimits,
     /// Things that are not errors but that the user should see (unknown keys, ignored values).
     pub warnings: Vec<String>,
 }
@@ -59,6 +61,7 @@ impl Config {
             data_dir: None,
             http: crate::HttpSecurity::default(),
             profiles: Vec::new(),
+            code: CodeLimits::default(),
             warnings: Vec::new(),
         }
     }
@@ -71,6 +74,8 @@ pub enum RoutingMode {
     Direct,
     /// `retrieve_tools`, `call_tool` and `describe_tool`.
     RetrieveTools,
+    /// `code_execution`, `retrieve_tools` and `describe_tool`.
+    CodeExecution,
 }
 
 impl RoutingMode {
@@ -78,6 +83,7 @@ impl RoutingMode {
         match self {
             RoutingMode::Direct => "direct",
             RoutingMode::RetrieveTools => "retrieve_tools",
+            RoutingMode::CodeExecution => "code_execution",
         }
     }
 }
@@ -90,6 +96,32 @@ pub enum ToolResponseMode {
     Full,
     /// First sentence of the description, the compact signature and a `lossy` flag.
     Compact,
+}
+
+/// The code_execution surface's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeLimits {
+    /// `code_execution_timeout`: a run's default deadline (a call's `timeout_ms` may differ,
+    /// up to [`CodeLimits::MAX_TIMEOUT`]).
+    pub timeout: Duration,
+    /// `code_execution_memory_limit`: the JavaScript heap of one run, in bytes.
+    pub memory_bytes: usize,
+    /// `code_execution_max_tool_calls`: tool calls one run may make.
+    pub max_tool_calls: usize,
+}
+
+impl CodeLimits {
+    pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+}
+
+impl Default for CodeLimits {
+    fn default() -> CodeLimits {
+        CodeLimits {
+            timeout: Duration::from_secs(120),
+            memory_bytes: 64 * 1024 * 1024,
+            max_tool_calls: 100,
+        }
+    }
 }
 
 /// `tool_search.max_matches` when the config does not say.

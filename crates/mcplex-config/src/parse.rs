@@ -30,6 +30,9 @@ const GLOBAL_KEYS: &[&str] = &[
     "require_auth",
     "max_body_bytes",
     "profiles",
+    "code_execution_timeout",
+    "code_execution_memory_limit",
+    "code_execution_max_tool_calls",
 ];
 const SERVER_KEYS: &[&str] = &[
     "defer",
@@ -162,6 +165,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
     };
     let http = cx.http_security(&root)?;
     let profiles = cx.profiles(&root, &servers, &mut warnings)?;
+    let code = cx.code_limits(&root)?;
     Ok(Config {
         listen,
         call_timeout,
@@ -175,6 +179,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         data_dir,
         http,
         profiles,
+        code,
         warnings,
     })
 }
@@ -215,7 +220,7 @@ impl Cx<'_> {
             .ok_or_else(|| self.err(key, format!("must be true or false, found {}", kind(value))))
     }
 
-    fn duration(&self, text: &str, key: &str) -> Result<Duration, ConfigError> {
+    pub(crate) fn duration(&self, text: &str, key: &str) -> Result<Duration, ConfigError> {
         parse_duration(text)
             .map_err(|reason| self.err(key, format!("invalid duration {text:?}: {reason}")))
     }
@@ -238,10 +243,7 @@ impl Cx<'_> {
         match text {
             "direct" => Ok(RoutingMode::Direct),
             "retrieve_tools" => Ok(RoutingMode::RetrieveTools),
-            "code_execution" => Err(self.err(
-                key,
-                format!("{text:?} is a planned routing mode that this build does not serve yet; use \"direct\""),
-            )),
+            "code_execution" => Ok(RoutingMode::CodeExecution),
             "schema_deferred" => Err(self.err(
                 key,
                 "\"schema_deferred\" is not a routing mode; write routing_mode: \"direct\" with direct_tool_response_mode: \"deferred\"",

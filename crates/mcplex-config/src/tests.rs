@@ -318,3 +318,33 @@ fn access_refusals_name_the_key() {
     let host = refused(r#"{"trusted_hosts": ["http://x"]}"#);
     assert!(host.contains("trusted_hosts[0]"), "{host}");
 }
+
+#[test]
+fn code_execution_is_a_routing_mode_with_limits() {
+    let config = ok(
+        r#"{"routing_mode": "code_execution", "code_execution_timeout": "30s",
+        "code_execution_memory_limit": "16MiB", "code_execution_max_tool_calls": 12}"#,
+    );
+    assert_eq!(config.routing_mode, RoutingMode::CodeExecution);
+    assert_eq!(config.code.timeout, Duration::from_secs(30));
+    assert_eq!(config.code.memory_bytes, 16 * 1024 * 1024);
+    assert_eq!(config.code.max_tool_calls, 12);
+    let defaults = ok("{}").code;
+    assert_eq!(
+        (
+            defaults.timeout,
+            defaults.memory_bytes,
+            defaults.max_tool_calls
+        ),
+        (Duration::from_secs(120), 64 << 20, 100)
+    );
+    assert!(refused(r#"{"code_execution_timeout": "11m"}"#).contains("code_execution_timeout"));
+    assert!(
+        refused(r#"{"code_execution_memory_limit": "12 parsecs"}"#)
+            .contains("code_execution_memory_limit")
+    );
+    assert!(
+        refused(r#"{"code_execution_max_tool_calls": 0}"#)
+            .contains("code_execution_max_tool_calls")
+    );
+}

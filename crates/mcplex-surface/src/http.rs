@@ -1,5 +1,6 @@
 //! The HTTP routes: `/mcp` (the configured routing mode), `/mcp/all` (direct), `/mcp/call`
-//! (retrieve) and `/mcp/p/<profile>` (the routing mode, narrowed to the profile's servers);
+//! (retrieve), `/mcp/code` (code execution) and `/mcp/p/<profile>` (the routing mode, narrowed
+//! to the profile's servers);
 //! `/healthz` and `/readyz`.
 
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use mcplex_config::{Profile, RoutingMode};
 
-use crate::{DirectSurface, Reach, RetrieveSurface, SurfaceOptions};
+use crate::{CodeSurface, DirectSurface, Reach, RetrieveSurface, SurfaceOptions};
 
 /// What the routes are built from.
 pub struct Routes {
@@ -60,9 +61,15 @@ pub fn router(routes: Routes) -> Router {
         &options,
         Reach::http(None),
     ));
+    let code = limits.service(CodeSurface::new(
+        gateway.clone(),
+        &options,
+        Reach::http(None),
+    ));
     let mut app = match routing_mode {
         RoutingMode::Direct => Router::new().nest_service("/mcp", direct.clone()),
         RoutingMode::RetrieveTools => Router::new().nest_service("/mcp", retrieve.clone()),
+        RoutingMode::CodeExecution => Router::new().nest_service("/mcp", code.clone()),
     };
     for profile in profiles {
         let reach = Reach::http(Some(profile.servers));
@@ -75,6 +82,10 @@ pub fn router(routes: Routes) -> Router {
             RoutingMode::RetrieveTools => app.nest_service(
                 &path,
                 limits.service(RetrieveSurface::new(gateway.clone(), &options, reach)),
+            ),
+            RoutingMode::CodeExecution => app.nest_service(
+                &path,
+                limits.service(CodeSurface::new(gateway.clone(), &options, reach)),
             ),
         };
     }
@@ -90,6 +101,7 @@ pub fn router(routes: Routes) -> Router {
         .route("/mcp/p", any(unknown_profile))
         .nest_service("/mcp/all", direct)
         .nest_service("/mcp/call", retrieve)
+        .nest_service("/mcp/code", code)
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz).with_state(gateway))
 }

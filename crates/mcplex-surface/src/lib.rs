@@ -12,6 +12,7 @@
 mod access;
 mod caller;
 mod calls;
+mod code;
 mod describe;
 mod direct;
 mod errors;
@@ -25,6 +26,7 @@ mod typed;
 
 pub use access::{Authenticator, Guard, guard};
 pub use caller::{Caller, Reach};
+pub use code::CodeSurface;
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use retrieve::RetrieveSurface;
 
@@ -61,6 +63,8 @@ pub struct SurfaceOptions {
     pub defers_anything: bool,
     /// `tool_search.max_matches`.
     pub max_matches: usize,
+    /// The code_execution surface's limits.
+    pub code: mcplex_config::CodeLimits,
 }
 
 impl SurfaceOptions {
@@ -69,6 +73,7 @@ impl SurfaceOptions {
             instructions: config.instructions.clone(),
             defers_anything: config.defers_anything(),
             max_matches: config.max_matches,
+            code: config.code,
         }
     }
 }

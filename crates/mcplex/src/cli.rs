@@ -74,7 +74,7 @@ pub struct ServeArgs {
     /// host:port to listen on (default 127.0.0.1:8080).
     #[arg(long, env = "MCPLEX_LISTEN")]
     pub listen: Option<String>,
-    /// What /mcp serves: direct or retrieve_tools (code_execution is planned).
+    /// What /mcp serves: direct, retrieve_tools or code_execution.
     #[arg(long, env = "MCPLEX_ROUTING_MODE")]
     pub routing_mode: Option<String>,
     /// How the direct surface renders tools: full or deferred (hot: also read on config edits).

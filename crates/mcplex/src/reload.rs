@@ -110,10 +110,11 @@ fn reload(
         || config.max_matches != running.max_matches
         || config.data_dir != running.data_dir
         || config.http != running.http
-        || config.profiles != running.profiles;
+        || config.profiles != running.profiles
+        || config.code != running.code;
     if needs_restart {
         tracing::warn!(
-            "config changes to listen, routing_mode, instructions, call_timeout, tool_search, data_dir, trusted_hosts, require_auth, max_body_bytes or profiles take effect after a restart"
+            "config changes to listen, routing_mode, instructions, call_timeout, tool_search, data_dir, trusted_hosts, require_auth, max_body_bytes, profiles or code_execution limits take effect after a restart"
         );
     }
     let applies = config.hot() != running.hot()
@@ -136,6 +137,7 @@ fn reload(
     applied.data_dir = running.data_dir.clone();
     applied.http = running.http.clone();
     applied.profiles = running.profiles.clone();
+    applied.code = running.code;
     // tool_search and call_tool are listed or not from the start. Deferring tools on a gateway
     // that started without them would make those tools unreachable, so that waits for a restart.
     if applied.defers_anything() && !running.defers_anything() {

@@ -9,8 +9,8 @@ use mcplex_config::Overrides;
 use mcplex_config::RoutingMode;
 use mcplex_state::Store;
 use mcplex_surface::{
-    DirectSurface, Guard, Reach, RetrieveSurface, Routes, SurfaceOptions, router, serve_http,
-    serve_stdio,
+    CodeSurface, DirectSurface, Guard, Reach, RetrieveSurface, Routes, SurfaceOptions, router,
+    serve_http, serve_stdio,
 };
 
 use crate::api::ApiState;
@@ -104,6 +104,14 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             }
             RoutingMode::RetrieveTools => {
                 serve_stdio(RetrieveSurface::new(
+                    core.gateway.clone(),
+                    &options,
+                    Reach::stdio(),
+                ))
+                .await
+            }
+            RoutingMode::CodeExecution => {
+                serve_stdio(CodeSurface::new(
                     core.gateway.clone(),
                     &options,
                     Reach::stdio(),

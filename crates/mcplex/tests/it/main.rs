@@ -4,6 +4,7 @@
 
 mod calls;
 mod cli;
+mod code;
 mod direct_modes;
 mod harness;
 mod listing;

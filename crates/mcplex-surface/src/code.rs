@@ -1,0 +1,268 @@
+//! The code_execution surface (`/mcp/code`, and `/mcp` with `routing_mode: "code_execution"`):
+//! `code_execution`, `retrieve_tools` and `describe_tool`. A script's tool calls go through
+//! `Gateway::call` with the caller's scope, exactly like any other call.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcplex_catalog::Scope;
+use mcplex_code::{Engine, Limits, RunError, ToolHost};
+use mcplex_config::CodeLimits;
+use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::caller::Reach;
+use crate::calls::finish;
+use crate::describe::{self, DESCRIBE_TOOL};
+use crate::errors::to_wire;
+use crate::search_tools::{self, RETRIEVE_TOOLS};
+use crate::{SurfaceOptions, results};
+
+pub(crate) const CODE_EXECUTION: &str = "code_execution";
+/// Calls of one `call_tools` batch that run at once.
+const BATCH_PARALLELISM: usize = 8;
+/// Scripts that run at once across all sessions; more wait for a free slot.
+const CONCURRENT_RUNS: usize = 16;
+
+const INSTRUCTIONS: &str = "mcplex code surface: find tools with retrieve_tools, then call them from a short JavaScript program with code_execution, combining many calls in one round trip. describe_tool returns a tool's full definition.";
+
+fn definition(limits: &CodeLimits) -> Value {
+    json!({
+        "name": CODE_EXECUTION,
+        "description": format!("Runs JavaScript (the body of an async function) that calls tools and returns one JSON result. \
+    Inside: call_tool(name, args) returns the tool's result (its structured content, else its text parsed as JSON, else the text) \
+    and throws an Error whose .body is the gateway's error (for invalid arguments: what is wrong and the tool's full schema); \
+    call_tools([{{name, args}}, ...]) runs calls in parallel and returns their results in order (on any failure it throws, with \
+    .results holding every outcome); input is the call's input value. Tool names are as retrieve_tools returns them (or server:tool). \
+    Return a JSON-serializable value. There is no filesystem, network, process or timer access. Limits: timeout_ms (default {} ms, \
+    at most {} ms), {} MiB of memory, {} tool calls per run.",
+            limits.timeout.as_millis(), CodeLimits::MAX_TIMEOUT.as_millis(), limits.memory_bytes / (1024 * 1024), limits.max_tool_calls),
+        "inputSchema": {"type": "object", "properties": {
+            "code": {"type": "string", "description": "The function body, e.g. const a = call_tool('server__tool', {x: 1}); return a;"},
+            "input": {"description": "Any JSON value, available to the code as input."},
+            "timeout_ms": {"type": "integer", "minimum": 1, "maximum": CodeLimits::MAX_TIMEOUT.as_millis()}
+        }, "required": ["code"]}
+    })
+}
+
+/// The code surface's server instance.
+#[derive(Clone)]
+pub struct CodeSurface {
+    gateway: Arc<Gateway>,
+    engine: Arc<Engine>,
+    limits: CodeLimits,
+    listing: Arc<Vec<Tool>>,
+    instructions: Arc<str>,
+    reach: Reach,
+}
+
+impl CodeSurface {
+    /// Must be called inside the Tokio runtime the gateway runs on (scripts' tool calls run there).
+    pub fn new(gateway: Arc<Gateway>, options: &SurfaceOptions, reach: Reach) -> CodeSurface {
+        let limits = options.code;
+        let mut retrieve = search_tools::retrieve_tools_definition();
+        retrieve["description"] = json!(
+            "Find tools for a task. Returns ranked matches (id, name, score and how to call them); \
+call one from code_execution with call_tool(name, args). An empty query lists every tool. Use describe_tool for a full definition."
+        );
+        let listing = [definition(&limits), retrieve, describe::definition()]
+            .into_iter()
+            .filter_map(|d| serde_json::from_value(d).ok())
+            .collect();
+        let instructions = options
+            .instructions
+            .clone()
+            .unwrap_or_else(|| INSTRUCTIONS.to_owned())
+            .into();
+        CodeSurface {
+            gateway,
+            engine: Arc::new(Engine::new(CONCURRENT_RUNS, 2)),
+            limits,
+            listing: Arc::new(listing),
+            instructions,
+            reach,
+        }
+    }
+
+    async fn execute(
+        &self,
+        arguments: Option<&Map<String, Value>>,
+        scope: Scope,
+        cancel: CancellationToken,
+    ) -> Value {
+        let empty = Map::new();
+        let arguments = arguments.unwrap_or(&empty);
+        let Some(code) = arguments.get("code").and_then(Value::as_str) else {
+            return refusal(
+                "code_execution: code must be a string (the body of an async function)",
+            );
+        };
+        let timeout = match arguments.get("timeout_ms") {
+            None | Some(Value::Null) => self.limits.timeout,
+            Some(value) => match value.as_u64().map(Duration::from_millis) {
+                Some(t) if !t.is_zero() && t <= CodeLimits::MAX_TIMEOUT => t,
+                _ => {
+                    return refusal(&format!(
+                        "code_execution: timeout_ms must be a whole number from 1 to {}, not {value}",
+                        CodeLimits::MAX_TIMEOUT.as_millis()
+                    ));
+                }
+            },
+        };
+        let limits = Limits {
+            timeout,
+            memory_bytes: self.limits.memory_bytes,
+            max_tool_calls: self.limits.max_tool_calls,
+            parallelism: BATCH_PARALLELISM,
+        };
+        let input = arguments.get("input").cloned().unwrap_or(Value::Null);
+        let host = Arc::new(GatewayHost {
+            gateway: self.gateway.clone(),
+            scope,
+            cancel: cancel.clone(),
+        });
+        match self
+            .engine
+            .run(code.to_owned(), input, limits, host, cancel)
+            .await
+        {
+            Ok(outcome) => {
+                let text = outcome.value.to_string();
+                json!({
+                    "content": [{"type": "text", "text": text}],
+                    "structuredContent": {"result": outcome.value, "tool_calls": outcome.tool_calls},
+                    "isError": false
+                })
+            }
+            Err(RunError::Limit { limit, message }) => results::error(
+                json!({"error": message, "error_type": "limit_exceeded", "limit": limit}),
+            ),
+            Err(RunError::Script { message, line }) => results::error(
+                json!({"error": message, "error_type": "script_error", "line": line}),
+            ),
+            Err(RunError::Internal(message)) => {
+                results::error(json!({"error": message, "error_type": "internal"}))
+            }
+        }
+    }
+}
+
+fn refusal(message: &str) -> Value {
+    results::error(
+        json!({"error": message, "error_type": "invalid_params", "tool": CODE_EXECUTION}),
+    )
+}
+
+/// A script's tool calls, on the one dispatch path with the caller's scope.
+struct GatewayHost {
+    gateway: Arc<Gateway>,
+    scope: Scope,
+    cancel: CancellationToken,
+}
+
+impl ToolHost for GatewayHost {
+    fn call(
+        &self,
+        name: String,
+        arguments: Value,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, Value>> + Send + 'static>> {
+        let gateway = self.gateway.clone();
+        let cx = CallContext {
+            scope: self.scope.clone(),
+            cancel: self.cancel.child_token(),
+            progress: None,
+        };
+        Box::pin(async move {
+            let arguments = match arguments {
+                Value::Object(arguments) => Some(arguments),
+                Value::Null => None,
+                other => {
+                    return Err(
+                        json!({"error": format!("arguments for {name} must be an object, not {other}"), "error_type": "invalid_params", "tool": name}),
+                    );
+                }
+            };
+            match gateway.call(ToolCall { name, arguments }, cx).await {
+                Ok(raw) => Ok(raw),
+                // The same answer for a tool outside the scope as for one that does not exist.
+                Err(DispatchError::UnknownTool { name }) => Err(
+                    json!({"error": format!("unknown tool: {name}"), "error_type": "not_found", "tool": name}),
+                ),
+                Err(error) => match to_wire(error) {
+                    // A result the gateway wrote (the self-healing validation error).
+                    Ok(result) => Ok(result),
+                    Err(wire) => Err(
+                        json!({"error": wire.message, "error_type": "call_failed", "code": wire.code.0, "data": wire.data}),
+                    ),
+                },
+            }
+        })
+    }
+}
+
+impl ServerHandler for CodeSurface {
+    fn get_info(&self) -> InitializeResult {
+        crate::server_info(
+            ServerCapabilities::builder().enable_tools().build(),
+            &self.instructions,
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.listing.as_ref().clone(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.as_ref();
+        let scope = self.reach.scope(&context.extensions);
+        match request.name.as_ref() {
+            CODE_EXECUTION => {
+                self.gateway.startup_settled().await;
+                let body = self.execute(arguments, scope, context.ct.clone()).await;
+                finish(body, &context)
+            }
+            RETRIEVE_TOOLS => {
+                self.gateway.startup_settled().await;
+                let snapshot = self.gateway.snapshot();
+                finish(
+                    search_tools::retrieve_tools(
+                        &snapshot,
+                        arguments,
+                        snapshot.tool_response_mode(),
+                        &scope,
+                    ),
+                    &context,
+                )
+            }
+            DESCRIBE_TOOL => finish(
+                describe::result(&self.gateway.snapshot(), arguments, &scope),
+                &context,
+            ),
+            other => Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool: {other} (this surface offers code_execution, retrieve_tools and describe_tool)"
+                ),
+                Some(json!({"tool": other})),
+            )),
+        }
+    }
+}
