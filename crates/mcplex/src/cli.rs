@@ -218,6 +218,15 @@ pub enum BenchCommand {
         #[arg(long, default_value = "target/bench/cache.json")]
         out: PathBuf,
     },
+    /// 10 dependent tool calls as direct calls vs. one code_execution run: tokens and time;
+    /// and the sandbox's per-run overhead.
+    Code {
+        /// Measured runs of each path.
+        #[arg(long, default_value_t = 20)]
+        repeats: usize,
+        #[arg(long, default_value = "target/bench/code.json")]
+        out: PathBuf,
+    },
     /// Ranking quality (recall@1/5/10, MRR, nDCG@10) and search latency over a tool corpus.
     Retrieval {
         /// A tool corpus (shared/corpora/*.tools.json shape).

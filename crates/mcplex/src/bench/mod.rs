@@ -2,8 +2,10 @@
 //! side in one process and one run, so the ratio is meaningful on a noisy 2-core machine.
 
 pub mod cache;
+pub mod code;
 pub mod overhead;
 pub mod retrieval;
+mod rig;
 mod stats;
 
 use std::collections::BTreeMap;

@@ -10,94 +10,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use mcplex_config::{Config, ServerConfig, Transport};
-use mcplex_fixtures::{Fixture, FixtureOptions, serve_http};
-use mcplex_upstream::{CallOptions, UpstreamEvent, UpstreamState, Upstreams};
+use mcplex_upstream::{CallOptions, Upstreams};
 use serde_json::json;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
+use super::rig::Rig;
 use super::stats::Stats;
-use crate::commands::start_core;
 
 const CONCURRENCY: [usize; 2] = [1, 32];
 const ROUNDS: usize = 2;
 
-fn http_server(name: &str, url: String) -> ServerConfig {
-    let headers = Default::default();
-    ServerConfig::new(
-        name,
-        Transport::Http {
-            url,
-            headers,
-            fallback_to_sse: false,
-        },
-    )
-}
-
-fn config(servers: Vec<ServerConfig>) -> Config {
-    Config::with_servers(servers)
-}
-
 pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
-    // The upstream: a fixture on stateless streamable HTTP.
-    let fixture = Fixture::new(FixtureOptions {
-        name: "fixture".into(),
-        kit: true,
-        corpus: Vec::new(),
-        page_size: None,
-        stuck_cursor: false,
-        rug_pull: false,
-    });
-    let upstream_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let upstream_url = format!("http://{}/mcp", upstream_listener.local_addr()?);
-    tokio::spawn(serve_http(fixture, upstream_listener));
-
-    // The gateway in front of it.
-    let core = start_core(
-        config(vec![http_server("fixture", upstream_url.clone())]),
-        None,
-    );
-    let shutdown = CancellationToken::new();
-    let gateway_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let gateway_url = format!("http://{}/mcp", gateway_listener.local_addr()?);
-    // The production stack: the same routes behind the same guard, as an anonymous loopback
-    // caller.
-    let guard = mcplex_surface::Guard {
-        trusted_hosts: Arc::default(),
-        require_auth: false,
-        max_body_bytes: mcplex_config::DEFAULT_MAX_BODY_BYTES,
-        auth: Arc::new(NoCredentials),
-    };
-    let app = mcplex_surface::router(mcplex_surface::Routes {
-        gateway: core.gateway.clone(),
-        options: mcplex_surface::SurfaceOptions::default(),
-        routing_mode: mcplex_config::RoutingMode::Direct,
-        profiles: Vec::new(),
-        max_body_bytes: mcplex_config::DEFAULT_MAX_BODY_BYTES,
-        shutdown: shutdown.clone(),
-    })
-    .layer(axum::middleware::from_fn_with_state(
-        guard,
-        mcplex_surface::guard,
-    ));
-    tokio::spawn(mcplex_surface::serve_http(
-        gateway_listener,
-        app,
-        shutdown.clone(),
-    ));
-
-    // One client with both paths.
-    let (events_tx, mut events) = mpsc::unbounded_channel();
-    let client = Arc::new(Upstreams::start(
-        &config(vec![
-            http_server("direct", upstream_url),
-            http_server("gateway", gateway_url),
-        ]),
-        None,
-        events_tx,
-    ));
-    wait_ready(&mut events, &["direct", "gateway"]).await?;
+    let rig = Rig::start(&[("gateway", "/mcp")]).await?;
+    let client = rig.client.clone();
     // Warm both paths (connections, lazy statics) before measuring.
     for _ in 0..50 {
         call(&client, "direct", "echo")
@@ -174,40 +98,8 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
     });
     super::write_report(out, &report)?;
 
-    client.shutdown().await;
-    shutdown.cancel();
-    core.shutdown().await;
+    rig.stop().await;
     Ok(ExitCode::SUCCESS)
-}
-
-async fn wait_ready(
-    events: &mut mpsc::UnboundedReceiver<UpstreamEvent>,
-    servers: &[&str],
-) -> Result<()> {
-    let mut ready = std::collections::BTreeSet::new();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while ready.len() < servers.len() {
-            match events.recv().await {
-                Some(UpstreamEvent {
-                    server,
-                    state: UpstreamState::Ready { .. },
-                }) => {
-                    ready.insert(server);
-                }
-                Some(UpstreamEvent {
-                    server,
-                    state: UpstreamState::Failed { reason },
-                }) => {
-                    anyhow::bail!("{server} failed: {reason}");
-                }
-                Some(_) => {}
-                None => anyhow::bail!("client stopped"),
-            }
-        }
-        Ok(())
-    })
-    .await
-    .context("paths not ready within 30s")?
 }
 
 async fn call(client: &Upstreams, server: &str, tool: &str) -> Result<()> {
@@ -257,17 +149,4 @@ async fn measure(
         }
     }
     (latencies, errors, started.elapsed())
-}
-
-/// The benchmark's gateway accepts no credentials; its client is the anonymous local user.
-struct NoCredentials;
-
-impl mcplex_surface::Authenticator for NoCredentials {
-    fn agent(&self, _token: &str) -> Option<mcplex_surface::Caller> {
-        None
-    }
-
-    fn is_admin(&self, _key: &str) -> bool {
-        false
-    }
 }

@@ -92,5 +92,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench {
             command: BenchCommand::Cache { corpus, turns, out },
         } => crate::bench::cache::run(&corpus, turns, &out),
+        Command::Bench {
+            command: BenchCommand::Code { repeats, out },
+        } => crate::bench::code::run(repeats, &out).await,
     }
 }
