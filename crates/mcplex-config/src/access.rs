@@ -95,6 +95,31 @@ impl Cx<'_> {
         Ok(security)
     }
 
+    pub(crate) fn audit(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<crate::AuditSettings, ConfigError> {
+        let mut audit = crate::AuditSettings::default();
+        if let Some(value) = root.get("audit_retention_days").filter(|v| !v.is_null()) {
+            audit.retention_days = value
+                .as_u64()
+                .filter(|n| *n <= 3650)
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| {
+                    self.err(
+                        "audit_retention_days",
+                        format!(
+                            "must be a whole number of days from 0 (off) to 3650, found {value}"
+                        ),
+                    )
+                })?;
+        }
+        if let Some(value) = root.get("audit_arguments").filter(|v| !v.is_null()) {
+            audit.arguments = self.bool(value, "audit_arguments")?;
+        }
+        Ok(audit)
+    }
+
     pub(crate) fn code_limits(
         &self,
         root: &Map<String, Value>,

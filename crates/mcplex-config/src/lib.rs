@@ -19,7 +19,7 @@ pub use duration::parse_duration;
 pub use error::ConfigError;
 pub use glob::{Glob, ToolFilter};
 pub use model::{
-    CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN,
+    AuditSettings, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN,
     DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, Lifecycle, Overrides, RoutingMode,
     ServerConfig, ToolResponseMode, Transport,
 };

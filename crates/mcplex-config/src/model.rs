@@ -41,6 +41,8 @@ pub struct Config {
     pub profiles: Vec<crate::Profile>,
     /// Limits of the code_execution surface.
     pub code: CodeLimits,
+    /// `audit_retention_days` (0: no audit log) and `audit_arguments`.
+    pub audit: AuditSettings,
     /// Things that are not errors but that the user should see (unknown keys, ignored values).
     pub warnings: Vec<String>,
 }
@@ -62,6 +64,7 @@ impl Config {
             http: crate::HttpSecurity::default(),
             profiles: Vec::new(),
             code: CodeLimits::default(),
+            audit: AuditSettings::default(),
             warnings: Vec::new(),
         }
     }
@@ -96,6 +99,24 @@ pub enum ToolResponseMode {
     Full,
     /// First sentence of the description, the compact signature and a `lossy` flag.
     Compact,
+}
+
+/// The audit log of calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditSettings {
+    /// Rows older than this are deleted; 0 turns the audit log off.
+    pub retention_days: u32,
+    /// Store argument values too (off by default: they may hold secrets).
+    pub arguments: bool,
+}
+
+impl Default for AuditSettings {
+    fn default() -> AuditSettings {
+        AuditSettings {
+            retention_days: 30,
+            arguments: false,
+        }
+    }
 }
 
 /// The code_execution surface's limits.

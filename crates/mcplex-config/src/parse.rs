@@ -33,6 +33,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "code_execution_timeout",
     "code_execution_memory_limit",
     "code_execution_max_tool_calls",
+    "audit_retention_days",
+    "audit_arguments",
 ];
 const SERVER_KEYS: &[&str] = &[
     "defer",
@@ -166,6 +168,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
     let http = cx.http_security(&root)?;
     let profiles = cx.profiles(&root, &servers, &mut warnings)?;
     let code = cx.code_limits(&root)?;
+    let audit = cx.audit(&root)?;
     Ok(Config {
         listen,
         call_timeout,
@@ -180,6 +183,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         http,
         profiles,
         code,
+        audit,
         warnings,
     })
 }

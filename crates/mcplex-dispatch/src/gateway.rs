@@ -11,7 +11,10 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::DispatchError;
+use crate::{AuditRecord, DispatchError};
+
+/// The `_meta` key that carries the gateway's request id to the upstream.
+pub const REQUEST_ID_META: &str = "io.mcplex/request-id";
 
 /// A tool call as a surface received it.
 #[derive(Debug, Clone)]
@@ -25,6 +28,8 @@ pub struct ToolCall {
 pub struct CallContext {
     /// What the caller may reach; anything outside it is refused as unknown.
     pub scope: Scope,
+    /// The agent token's name, for the audit log.
+    pub token: Option<Arc<str>>,
     /// Cancelled when the client cancels the request or goes away.
     pub cancel: CancellationToken,
     /// Receives the `params` of each upstream progress notification, when the client asked for
@@ -40,6 +45,13 @@ pub struct Gateway {
     published: watch::Sender<u64>,
     /// Until this instant, listings and calls of unknown names wait for servers still connecting.
     settle_until: Instant,
+    /// Where finished calls are reported, once the operator's audit log is attached.
+    audit: std::sync::OnceLock<Audit>,
+}
+
+struct Audit {
+    records: mpsc::Sender<AuditRecord>,
+    with_arguments: bool,
 }
 
 /// The startup grace a gateway serving one spawning client (stdio) uses. Such clients list once,
@@ -57,6 +69,7 @@ impl Gateway {
             listing_version: watch::Sender::new(0),
             published: watch::Sender::new(0),
             settle_until: Instant::now() + startup_grace,
+            audit: std::sync::OnceLock::new(),
         }
     }
 
@@ -114,10 +127,95 @@ impl Gateway {
         &self.upstreams
     }
 
+    /// Reports every finished call to `records` (bounded: when the writer falls behind, records
+    /// are dropped and counted, calls never wait). Argument values only with `with_arguments`.
+    pub fn audit_to(&self, records: mpsc::Sender<AuditRecord>, with_arguments: bool) {
+        let _ = self.audit.set(Audit {
+            records,
+            with_arguments,
+        });
+    }
+
     /// The one dispatch path: resolve within the caller's scope (quarantine, approvals and token
     /// scope: what the caller may not reach is unknown or unavailable) → validate → call → raw
-    /// result.
+    /// result. Every call gets a request id (sent upstream in `_meta`, in the logs and the audit
+    /// record) and is counted in the metrics.
     pub async fn call(&self, call: ToolCall, cx: CallContext) -> Result<Value, DispatchError> {
+        let started = Instant::now();
+        let at_ms = crate::accounting::now_ms();
+        let request_id = crate::accounting::next_request_id();
+        let audit = self.audit.get();
+        let arguments = audit
+            .filter(|a| a.with_arguments)
+            .and_then(|_| call.arguments.clone().map(Value::Object));
+        let request_bytes = call
+            .arguments
+            .as_ref()
+            .map(|a| crate::accounting::json_size(&Value::Object(a.clone())))
+            .unwrap_or(0);
+        let requested = call.name.clone();
+        let token = cx.token.clone();
+        let (resolved, outcome) = self.dispatch(call, cx, &request_id).await;
+        let status = crate::accounting::status_of(&outcome);
+        let duration = started.elapsed();
+        let metrics = mcplex_telemetry::metrics();
+        // Labels only ever hold configured names, never what a caller typed.
+        let (server, tool) = match &resolved {
+            Some(id) => (id.server.to_string(), id.tool.to_string()),
+            None => ("-".to_owned(), "-".to_owned()),
+        };
+        metrics
+            .calls
+            .get_or_create(&mcplex_telemetry::CallLabels {
+                server: server.clone(),
+                tool,
+                status,
+            })
+            .inc();
+        if status == "invalid_arguments" {
+            metrics
+                .validation_failures
+                .get_or_create(&mcplex_telemetry::server(&server))
+                .inc();
+        }
+        if resolved.is_some() {
+            metrics
+                .call_seconds
+                .get_or_create(&mcplex_telemetry::server(&server))
+                .observe(duration.as_secs_f64());
+        }
+        tracing::debug!(request_id = %request_id, status, elapsed_ms = duration.as_millis() as u64, "tool call {requested}");
+        if let Some(audit) = audit {
+            let record = AuditRecord {
+                at_ms,
+                request_id,
+                token,
+                tool: match &resolved {
+                    Some(id) => id.to_string(),
+                    None => requested.chars().take(200).collect(),
+                },
+                status,
+                duration,
+                request_bytes,
+                response_bytes: outcome
+                    .as_ref()
+                    .map(crate::accounting::json_size)
+                    .unwrap_or(0),
+                arguments,
+            };
+            if audit.records.try_send(record).is_err() {
+                tracing::debug!("audit writer is behind; a record was dropped");
+            }
+        }
+        outcome
+    }
+
+    async fn dispatch(
+        &self,
+        call: ToolCall,
+        cx: CallContext,
+        request_id: &str,
+    ) -> (Option<mcplex_names::ToolId>, Result<Value, DispatchError>) {
         let mut snapshot = self.snapshot();
         if snapshot.resolve(&call.name).is_none() {
             // Right after start the tool's server may still be connecting.
@@ -136,46 +234,56 @@ impl Gateway {
             ) => match snapshot.resolve(&call.name) {
                 Some(tool) if snapshot.visible(tool, &cx.scope) => tool,
                 _ => {
-                    return Err(DispatchError::UnknownTool {
-                        name: call.name.clone(),
-                    });
+                    let name = call.name;
+                    return (None, Err(DispatchError::UnknownTool { name }));
                 }
             },
             Err(reason) => {
-                return Err(DispatchError::Unavailable {
-                    name: call.name.clone(),
+                let error = DispatchError::Unavailable {
+                    name: call.name,
                     reason: reason.as_str(),
-                });
+                };
+                return (None, Err(error));
             }
         };
+        let id = tool.id.clone();
         // Validated against the stored upstream schema, never the advertised (maybe deferred) one.
         // The arguments become a JSON value once and go upstream as they are, unchanged.
         let arguments = call.arguments.map(Value::Object);
         if let Err(problem) = snapshot.check_arguments(tool, arguments.as_ref()) {
             let input_schema = tool.raw.get("inputSchema").cloned().unwrap_or(Value::Null);
-            return Err(DispatchError::InvalidArguments {
+            let error = DispatchError::InvalidArguments {
                 name: call.name,
                 problem,
                 input_schema,
-            });
+            };
+            return (Some(id), Err(error));
         }
-        let mut params = Map::with_capacity(2);
+        let mut params = Map::with_capacity(3);
         params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));
         if let Some(arguments) = arguments {
             params.insert("arguments".to_owned(), arguments);
         }
-        let server = tool.id.server.clone();
+        // The request id reaches the upstream, so its logs and ours name the same call.
+        let mut meta = Map::with_capacity(1);
+        meta.insert(
+            REQUEST_ID_META.to_owned(),
+            Value::String(request_id.to_owned()),
+        );
+        params.insert("_meta".to_owned(), Value::Object(meta));
         let options = CallOptions {
-            timeout: Some(self.upstreams.call_timeout(&server)),
+            timeout: Some(self.upstreams.call_timeout(&id.server)),
             cancel: Some(cx.cancel),
             progress: cx.progress,
         };
         // The snapshot is not held across the upstream call: a rebuild may swap it meanwhile.
         drop(snapshot);
-        Ok(self
+        let outcome = self
             .upstreams
-            .call_tool(&server, Value::Object(params), options)
-            .await?)
+            .call_tool(&id.server, Value::Object(params), options)
+            .await
+            .map_err(DispatchError::from);
+        (Some(id), outcome)
     }
 
     /// Terminates every upstream.

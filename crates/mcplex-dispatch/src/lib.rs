@@ -7,8 +7,10 @@
 //! Must not: parse or render any downstream wire format; surfaces turn [`DispatchError`] into
 //! wire errors in one place each.
 
+mod accounting;
 mod error;
 mod gateway;
 
+pub use accounting::AuditRecord;
 pub use error::DispatchError;
-pub use gateway::{CallContext, Gateway, STARTUP_GRACE, ToolCall};
+pub use gateway::{CallContext, Gateway, REQUEST_ID_META, STARTUP_GRACE, ToolCall};

@@ -25,6 +25,8 @@ pub struct FixtureOptions {
     /// Offer `weather`, whose description turns malicious after its first call (announced
     /// with `list_changed`): a rug pull.
     pub rug_pull: bool,
+    /// Log each call and the gateway's request id (`_meta`) to stderr.
+    pub log_calls: bool,
 }
 
 /// A running fixture server's state, shared by all requests.

@@ -62,6 +62,16 @@ pub(crate) async fn call(
         .get("arguments")
         .cloned()
         .unwrap_or_else(|| json!({}));
+    if fixture.options.log_calls {
+        let request_id = params
+            .pointer("/_meta/io.mcplex~1request-id")
+            .and_then(Value::as_str)
+            .unwrap_or("none");
+        eprintln!(
+            "fixture {}: call {name} request-id {request_id}",
+            fixture.options.name
+        );
+    }
     if let Some(tool) = fixture
         .options
         .corpus

@@ -3,7 +3,7 @@
 //!
 //! Owns: the schema and its migrations, transactional writes of approval [`Change`]s, agent
 //! tokens (stored only as HMAC-SHA256 under a per-installation secret), and the admin API key
-//! (created on first start, file mode 0600). SQLite because the database is a single file a user
+//! (created on first start, file mode 0600), and the audit log of calls with its retention. SQLite because the database is a single file a user
 //! can inspect with `sqlite3`, every write is one ACID transaction (a crash never leaves half an
 //! approval), WAL lets the CLI and a running gateway share it, and the audit log (#8) wants
 //! queries by time and retention deletes.
@@ -11,12 +11,14 @@
 //!
 //! [`Change`]: mcplex_trust::Change
 
+mod activity;
 mod dir;
 mod error;
 mod secret;
 mod store;
 mod tokens;
 
+pub use activity::{Activity, ActivityQuery};
 pub use dir::{API_KEY_FILE, DATABASE_FILE, api_key, default_data_dir};
 pub use error::StateError;
 pub use store::{Opened, Store};

@@ -13,7 +13,7 @@ use crate::secret::random_bytes;
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -41,6 +41,22 @@ CREATE TABLE tokens (
     expires_at INTEGER,
     revoked_at INTEGER
 );
+";
+
+/// Version 2: the audit log.
+const SCHEMA_V2: &str = "
+CREATE TABLE activity (
+    at_ms INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    token TEXT,
+    tool TEXT NOT NULL,
+    status TEXT NOT NULL,
+    duration_us INTEGER NOT NULL,
+    request_bytes INTEGER NOT NULL,
+    response_bytes INTEGER NOT NULL,
+    arguments TEXT
+);
+CREATE INDEX activity_at ON activity (at_ms);
 ";
 
 /// The open database. Every method is one transaction; the connection is shared behind a mutex
@@ -97,8 +113,11 @@ impl Store {
                 known: SCHEMA_VERSION,
             });
         }
-        if version == 0 {
+        if version < 1 {
             tx.execute_batch(SCHEMA_V1)?;
+        }
+        if version < 2 {
+            tx.execute_batch(SCHEMA_V2)?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;

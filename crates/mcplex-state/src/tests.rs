@@ -113,3 +113,56 @@ fn a_database_from_a_newer_build_is_refused_not_damaged() {
         Err(StateError::NewerSchema { found: 99, .. })
     ));
 }
+
+#[test]
+fn the_audit_log_keeps_rows_newest_first_within_retention() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _) = Store::open(dir.path()).expect("open");
+    let row = |at_ms: i64, token: Option<&str>, tool: &str| Activity {
+        at_ms,
+        request_id: format!("r{at_ms}"),
+        token: token.map(str::to_owned),
+        tool: tool.to_owned(),
+        status: "ok".to_owned(),
+        duration_us: 1500,
+        request_bytes: 10,
+        response_bytes: 20,
+        arguments: None,
+    };
+    store
+        .record_activity(
+            &[
+                row(1, None, "a:x"),
+                row(2, Some("ci"), "a:y"),
+                row(3, Some("ci"), "a:x"),
+            ],
+            0,
+        )
+        .expect("record");
+    let all = store
+        .activity(&ActivityQuery {
+            limit: 10,
+            ..Default::default()
+        })
+        .expect("read");
+    assert_eq!(all.iter().map(|a| a.at_ms).collect::<Vec<_>>(), [3, 2, 1]);
+    let ci = store
+        .activity(&ActivityQuery {
+            limit: 10,
+            token: Some("ci".into()),
+            tool: Some("a:x".into()),
+        })
+        .expect("read");
+    assert_eq!(ci, [row(3, Some("ci"), "a:x")]);
+    store.record_activity(&[], 3).expect("prune");
+    assert_eq!(
+        store
+            .activity(&ActivityQuery {
+                limit: 10,
+                ..Default::default()
+            })
+            .expect("read")
+            .len(),
+        1
+    );
+}

@@ -10,7 +10,8 @@
 //!   token (its scope); with no credential, a caller gets full access only where
 //!   authentication is not required (loopback, by default). A credential that is presented
 //!   but wrong is always 401: a typo never silently becomes anonymous access.
-//! - `/healthz` and `/readyz` are open (probes), behind the Host check.
+//! - `/healthz` and `/readyz` are open (probes), behind the Host check; `/metrics` is open
+//!   where MCP needs no credential and takes the API key where it does.
 
 use std::sync::Arc;
 
@@ -81,6 +82,14 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
         return next.run(request).await;
     }
     let credential = bearer(request.headers());
+    // Metrics name every server and tool: open where MCP is, the API key where auth is required.
+    if path == "/metrics" {
+        return match credential {
+            Some(key) if guard.auth.is_admin(key) => next.run(request).await,
+            _ if !guard.require_auth => next.run(request).await,
+            _ => unauthorized("metrics need the admin API key on this listener"),
+        };
+    }
     if path == "/api" || path.starts_with("/api/") {
         return match credential {
             Some(key) if guard.auth.is_admin(key) => next.run(request).await,

@@ -51,22 +51,29 @@ impl Reach {
         }
     }
 
-    /// The scope of the request whose extensions are `extensions`. An HTTP request always has a
-    /// caller (the guard refuses the request otherwise); if one is ever missing, the request sees
-    /// nothing rather than everything.
+    /// The scope of the request whose extensions are `extensions`.
     pub(crate) fn scope(&self, extensions: &Extensions) -> Scope {
-        let base = match extensions.get::<http::request::Parts>() {
-            Some(parts) => parts
-                .extensions
-                .get::<Caller>()
-                .map(|caller| caller.scope.clone())
-                .unwrap_or_else(Scope::nothing),
-            None if self.stdio => Scope::full(),
-            None => Scope::nothing(),
+        self.caller(extensions).scope
+    }
+
+    /// The caller of the request whose extensions are `extensions`, its scope narrowed by the
+    /// route's profile. An HTTP request always has a caller (the guard refuses the request
+    /// otherwise); if one is ever missing, the request sees nothing rather than everything.
+    pub(crate) fn caller(&self, extensions: &Extensions) -> Caller {
+        let mut caller = match extensions.get::<http::request::Parts>() {
+            Some(parts) => parts.extensions.get::<Caller>().cloned().unwrap_or(Caller {
+                token: None,
+                scope: Scope::nothing(),
+            }),
+            None if self.stdio => Caller::local(),
+            None => Caller {
+                token: None,
+                scope: Scope::nothing(),
+            },
         };
-        match &self.profile {
-            Some(servers) => base.within(servers),
-            None => base,
+        if let Some(servers) = &self.profile {
+            caller.scope = caller.scope.within(servers);
         }
+        caller
     }
 }

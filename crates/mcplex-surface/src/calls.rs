@@ -2,7 +2,7 @@
 //! tie cancellation to the request, call `Gateway::call`, and shape the result for the caller's
 //! protocol era.
 
-use mcplex_catalog::Scope;
+use crate::Caller;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
 use mcplex_upstream::STATELESS_VERSION;
 use rmcp::ErrorData;
@@ -25,12 +25,13 @@ pub(crate) async fn call(
     name: String,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
-    scope: Scope,
+    caller: Caller,
     on_unknown: impl FnOnce(&str) -> Option<Value>,
 ) -> Result<CallToolResponse, ErrorData> {
     let (progress, forwarded) = progress_forwarder(context).unzip();
     let cx = CallContext {
-        scope,
+        scope: caller.scope,
+        token: caller.token,
         cancel: context.ct.clone(),
         progress,
     };

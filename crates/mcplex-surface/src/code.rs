@@ -7,7 +7,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcplex_catalog::Scope;
 use mcplex_code::{Engine, Limits, RunError, ToolHost};
 use mcplex_config::CodeLimits;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
@@ -20,6 +19,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::Caller;
 use crate::caller::Reach;
 use crate::calls::finish;
 use crate::describe::{self, DESCRIBE_TOOL};
@@ -96,7 +96,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
     async fn execute(
         &self,
         arguments: Option<&Map<String, Value>>,
-        scope: Scope,
+        caller: Caller,
         cancel: CancellationToken,
     ) -> Value {
         let empty = Map::new();
@@ -127,7 +127,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
         let input = arguments.get("input").cloned().unwrap_or(Value::Null);
         let host = Arc::new(GatewayHost {
             gateway: self.gateway.clone(),
-            scope,
+            caller,
             cancel: cancel.clone(),
         });
         match self
@@ -165,7 +165,7 @@ fn refusal(message: &str) -> Value {
 /// A script's tool calls, on the one dispatch path with the caller's scope.
 struct GatewayHost {
     gateway: Arc<Gateway>,
-    scope: Scope,
+    caller: Caller,
     cancel: CancellationToken,
 }
 
@@ -177,7 +177,8 @@ impl ToolHost for GatewayHost {
     ) -> Pin<Box<dyn Future<Output = Result<Value, Value>> + Send + 'static>> {
         let gateway = self.gateway.clone();
         let cx = CallContext {
-            scope: self.scope.clone(),
+            scope: self.caller.scope.clone(),
+            token: self.caller.token.clone(),
             cancel: self.cancel.child_token(),
             progress: None,
         };
@@ -233,11 +234,12 @@ impl ServerHandler for CodeSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.as_ref();
-        let scope = self.reach.scope(&context.extensions);
+        let caller = self.reach.caller(&context.extensions);
+        let scope = caller.scope.clone();
         match request.name.as_ref() {
             CODE_EXECUTION => {
                 self.gateway.startup_settled().await;
-                let body = self.execute(arguments, scope, context.ct.clone()).await;
+                let body = self.execute(arguments, caller, context.ct.clone()).await;
                 finish(body, &context)
             }
             RETRIEVE_TOOLS => {

@@ -13,6 +13,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
+use crate::Caller;
 use crate::SurfaceOptions;
 use crate::caller::Reach;
 use crate::calls::{call, finish};
@@ -20,7 +21,6 @@ use crate::describe::{self, DESCRIBE_TOOL};
 use crate::listen::LegacyPeers;
 use crate::search_tools::{self, CALL_TOOL, TOOL_SEARCH};
 use crate::typed::ToolsCache;
-use mcplex_catalog::Scope;
 
 /// The legend for compact signatures, exactly as `docs/direct-surface.md` gives it. Emitted in
 /// both modes (phrased conditionally, so it stays true in `full` mode): one shape to cache.
@@ -146,7 +146,8 @@ impl ServerHandler for DirectSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.as_ref();
-        let scope = self.reach.scope(&context.extensions);
+        let caller = self.reach.caller(&context.extensions);
+        let scope = caller.scope.clone();
         match request.name.as_ref() {
             DESCRIBE_TOOL => finish(
                 describe::result(&self.gateway.snapshot(), arguments, &scope),
@@ -163,7 +164,7 @@ impl ServerHandler for DirectSurface {
                 finish(body, &context)
             }
             CALL_TOOL if self.options.defers_anything => {
-                call_by_name(&self.gateway, arguments, &context, scope).await
+                call_by_name(&self.gateway, arguments, &context, caller).await
             }
             _ => {
                 call(
@@ -171,7 +172,7 @@ impl ServerHandler for DirectSurface {
                     request.name.into_owned(),
                     request.arguments,
                     &context,
-                    scope,
+                    caller,
                     |_| None,
                 )
                 .await
@@ -185,14 +186,14 @@ pub(crate) async fn call_by_name(
     gateway: &Gateway,
     arguments: Option<&rmcp::model::JsonObject>,
     context: &RequestContext<RoleServer>,
-    scope: Scope,
+    caller: Caller,
 ) -> Result<CallToolResponse, ErrorData> {
     let (name, inner) = match search_tools::call_tool_target(arguments) {
         Ok(target) => target,
         Err(refusal) => return finish(refusal, context),
     };
-    let suggestions_scope = scope.clone();
-    call(gateway, name, inner, context, scope, move |unknown| {
+    let suggestions_scope = caller.scope.clone();
+    call(gateway, name, inner, context, caller, move |unknown| {
         Some(search_tools::unknown_name(
             &gateway.snapshot(),
             unknown,

@@ -103,6 +103,7 @@ pub fn router(routes: Routes) -> Router {
         .nest_service("/mcp/call", retrieve)
         .nest_service("/mcp/code", code)
         .route("/healthz", get(|| async { "ok" }))
+        .route("/metrics", get(metrics))
         .route("/readyz", get(readyz).with_state(gateway))
 }
 
@@ -149,6 +150,17 @@ pub async fn serve_http(
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
+}
+
+/// The Prometheus text exposition.
+async fn metrics() -> impl IntoResponse {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        mcplex_telemetry::render(),
+    )
 }
 
 /// 200 when every enabled server is ready; otherwise 503. Either way the body lists each server's

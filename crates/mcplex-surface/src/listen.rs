@@ -58,7 +58,12 @@ impl LegacyPeers {
                 drop(gateway);
                 let due: Vec<Peer<RoleServer>> = {
                     let mut sessions = sessions.lock().unwrap_or_else(PoisonError::into_inner);
+                    let before = sessions.len();
                     sessions.retain(|s| !s.peer.is_transport_closed());
+                    let closed = before - sessions.len();
+                    mcplex_telemetry::metrics()
+                        .sessions
+                        .dec_by(i64::try_from(closed).unwrap_or(0));
                     sessions
                         .iter_mut()
                         .filter_map(|session| {
@@ -87,5 +92,6 @@ impl LegacyPeers {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(Session { peer, scope, seen });
+        mcplex_telemetry::metrics().sessions.inc();
     }
 }

@@ -80,7 +80,8 @@ impl ServerHandler for RetrieveSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.as_ref();
-        let scope = self.reach.scope(&context.extensions);
+        let caller = self.reach.caller(&context.extensions);
+        let scope = caller.scope.clone();
         match request.name.as_ref() {
             RETRIEVE_TOOLS => {
                 self.gateway.startup_settled().await;
@@ -95,7 +96,7 @@ impl ServerHandler for RetrieveSurface {
                     &context,
                 )
             }
-            CALL_TOOL => call_by_name(&self.gateway, arguments, &context, scope).await,
+            CALL_TOOL => call_by_name(&self.gateway, arguments, &context, caller).await,
             DESCRIBE_TOOL => finish(
                 describe::result(&self.gateway.snapshot(), arguments, &scope),
                 &context,
@@ -107,7 +108,7 @@ impl ServerHandler for RetrieveSurface {
                     request.name.into_owned(),
                     request.arguments,
                     &context,
-                    scope,
+                    caller,
                     |_| None::<Value>,
                 )
                 .await

@@ -51,6 +51,16 @@ pub(crate) fn retrieve_tools_definition() -> Value {
     })
 }
 
+/// Runs a search, recording its latency.
+fn timed<T>(search: impl FnOnce() -> T) -> T {
+    let started = std::time::Instant::now();
+    let result = search();
+    mcplex_telemetry::metrics()
+        .search_seconds
+        .observe(started.elapsed().as_secs_f64());
+    result
+}
+
 fn query_of(arguments: Option<&Map<String, Value>>, tool: &str) -> Result<String, Value> {
     match arguments.and_then(|a| a.get("query")) {
         None | Some(Value::Null) => Ok(String::new()),
@@ -72,7 +82,8 @@ pub(crate) fn tool_search(
         Ok(query) => query,
         Err(error) => return error,
     };
-    let matches = snapshot.search(&query, None, max_matches, |t| snapshot.visible(t, scope));
+    let matches =
+        timed(|| snapshot.search(&query, None, max_matches, |t| snapshot.visible(t, scope)));
     let tools: Vec<Value> = matches
         .tools
         .iter()
@@ -113,7 +124,7 @@ pub(crate) fn retrieve_tools(
     let server = arguments
         .and_then(|a| a.get("server"))
         .and_then(Value::as_str);
-    let matches = snapshot.search(&query, server, limit, |t| snapshot.visible(t, scope));
+    let matches = timed(|| snapshot.search(&query, server, limit, |t| snapshot.visible(t, scope)));
     let tools: Vec<Value> = matches
         .tools
         .iter()

@@ -38,6 +38,22 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// The audit log of tool calls, newest first.
+    Activity {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// At most this many rows.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Only calls made with this token.
+        #[arg(long)]
+        token: Option<String>,
+        /// Only calls of this tool (`server:tool`).
+        #[arg(long)]
+        tool: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Call one tool, by canonical id `server:tool`, without a running gateway.
     Call(CallArgs),
     /// Work with the config file.

@@ -42,6 +42,7 @@ pub fn connector() -> BuiltinConnector {
                 page_size: None,
                 stuck_cursor: false,
                 rug_pull: false,
+                log_calls: false,
             }
         } else {
             let server = kind.strip_prefix(CORPUS_PREFIX)?;
@@ -53,6 +54,7 @@ pub fn connector() -> BuiltinConnector {
                 page_size: None,
                 stuck_cursor: false,
                 rug_pull: false,
+                log_calls: false,
             }
         };
         let (ours, theirs) = tokio::io::duplex(1 << 16);

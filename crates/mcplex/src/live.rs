@@ -135,15 +135,24 @@ impl Live {
             tools = snapshot.tools().len(),
             "catalog snapshot published"
         );
+        mcplex_telemetry::metrics().snapshot_rebuilds.inc();
         self.gateway.publish(snapshot);
     }
 }
 
 fn apply(upstreams: &mut BTreeMap<String, UpstreamTools>, event: UpstreamEvent) {
-    let previous = upstreams
-        .remove(&event.server)
-        .map(|u| u.tools)
-        .unwrap_or_default();
+    let metrics = mcplex_telemetry::metrics();
+    let label = mcplex_telemetry::server(&event.server);
+    let previous = upstreams.remove(&event.server);
+    let was_up = previous
+        .as_ref()
+        .is_some_and(|u| u.status != ServerStatus::Connecting);
+    if was_up && matches!(event.state, UpstreamState::Connecting) {
+        metrics.upstream_restarts.get_or_create(&label).inc();
+    }
+    let up = i64::from(matches!(event.state, UpstreamState::Ready { .. }));
+    metrics.upstream_up.get_or_create(&label).set(up);
+    let previous = previous.map(|u| u.tools).unwrap_or_default();
     let entry = match event.state {
         UpstreamState::Connecting => UpstreamTools {
             status: ServerStatus::Connecting,

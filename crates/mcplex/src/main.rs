@@ -3,6 +3,7 @@
 //! codes. Everything with logic of its own lives in the library crates.
 
 mod api;
+mod audit;
 mod auth;
 mod bench;
 mod cli;

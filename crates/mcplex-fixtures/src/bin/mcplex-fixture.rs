@@ -29,6 +29,9 @@ struct Args {
     /// Offer `weather`, whose description turns malicious after its first call (a rug pull).
     #[arg(long)]
     rug_pull: bool,
+    /// Log each call with the gateway's request id to stderr.
+    #[arg(long)]
+    log_calls: bool,
     /// Print this environment variable's value to stderr at start (redaction tests).
     #[arg(long)]
     print_env: Option<String>,
@@ -69,6 +72,7 @@ async fn main() -> ExitCode {
         page_size: args.page_size,
         stuck_cursor: args.stuck_cursor,
         rug_pull: args.rug_pull,
+        log_calls: args.log_calls,
     });
     if let Some(address) = args.http {
         let listener = match tokio::net::TcpListener::bind(&address).await {

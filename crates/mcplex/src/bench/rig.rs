@@ -42,6 +42,7 @@ impl Rig {
             page_size: None,
             stuck_cursor: false,
             rug_pull: false,
+            log_calls: false,
         });
         let upstream_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let upstream_url = format!("http://{}/mcp", upstream_listener.local_addr()?);

@@ -39,6 +39,7 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
             // The operator's own command: every tool the config offers.
             CallContext {
                 scope: mcplex_catalog::Scope::full(),
+                token: None,
                 cancel: Default::default(),
                 progress: None,
             },

@@ -1,5 +1,6 @@
 //! One module per command; `run` picks one.
 
+mod activity;
 mod call;
 mod check;
 mod manage;
@@ -75,6 +76,13 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             TokenCommand::Revoke { config, name } => manage::revoke_token(&config, &name).await,
         },
         Command::Call(args) => call::run(args).await,
+        Command::Activity {
+            config,
+            limit,
+            token,
+            tool,
+            json,
+        } => activity::run(&config, limit, token, tool, json),
         Command::Config {
             command: ConfigCommand::Check { config },
         } => check::run(&config),

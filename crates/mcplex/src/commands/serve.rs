@@ -77,6 +77,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         );
     }
     let core = Core::start((*config).clone(), builtin, grace, Some(trust));
+    crate::audit::start(store.clone(), &core.gateway, config.audit);
     let options = SurfaceOptions::from_config(&config);
     // Kept alive for as long as the gateway serves.
     let _reloader = match source {

@@ -8,6 +8,7 @@ mod code;
 mod direct_modes;
 mod harness;
 mod listing;
+mod observability;
 mod processes;
 mod search;
 mod trust;

@@ -421,6 +421,17 @@ fn off_loopback_mcp_needs_a_credential_unless_configured_otherwise() {
         rpc(&gateway, "/mcp", Some(&key), "tools/list", json!({})).0,
         200
     );
+    // Metrics name every tool: off loopback they take the API key too.
+    assert_eq!(gateway.get("/metrics").0, 401);
+    let auth = format!("Bearer {key}");
+    let (status, _) = http_send(
+        gateway.authority(),
+        "GET",
+        "/metrics",
+        &[("Authorization", &auth)],
+        "",
+    );
+    assert_eq!(status, 200);
     drop(gateway);
     let mut open = config;
     open["require_auth"] = json!(false);

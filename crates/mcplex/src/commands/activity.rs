@@ -1,0 +1,60 @@
+//! `mcplex activity`: the audit log, newest first, read from the state database (a running
+//! gateway keeps writing meanwhile).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use mcplex_config::Overrides;
+use mcplex_state::{ActivityQuery, Store};
+use serde_json::json;
+
+use crate::cli::ConfigArgs;
+
+pub fn run(
+    args: &ConfigArgs,
+    limit: usize,
+    token: Option<String>,
+    tool: Option<String>,
+    as_json: bool,
+) -> Result<ExitCode> {
+    let config = crate::load::load(args, Overrides::default())?;
+    let dir = crate::load::data_dir(&config);
+    let (store, _) =
+        Store::open(&dir).with_context(|| format!("cannot open the state in {}", dir.display()))?;
+    let rows = store.activity(&ActivityQuery { limit, token, tool })?;
+    if as_json {
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|a| {
+                json!({
+                    "at_ms": a.at_ms, "request_id": a.request_id, "token": a.token, "tool": a.tool,
+                    "status": a.status, "duration_us": a.duration_us, "request_bytes": a.request_bytes,
+                    "response_bytes": a.response_bytes, "arguments": a.arguments,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:24} {:16} {:14} {:32} {:18} {:>10} {:>9} {:>9}",
+        "TIME (UTC)", "REQUEST", "TOKEN", "TOOL", "STATUS", "MS", "IN B", "OUT B"
+    );
+    for a in &rows {
+        println!(
+            "{:24} {:16} {:14} {:32} {:18} {:>10.1} {:>9} {:>9}",
+            humantime::format_rfc3339_millis(
+                std::time::UNIX_EPOCH
+                    + std::time::Duration::from_millis(u64::try_from(a.at_ms).unwrap_or(0))
+            ),
+            a.request_id,
+            a.token.as_deref().unwrap_or("-"),
+            a.tool,
+            a.status,
+            a.duration_us as f64 / 1000.0,
+            a.request_bytes,
+            a.response_bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,97 @@
+//! What operators see: Prometheus metrics, the request id shared with the upstream's logs, and
+//! the audit log read with `mcplex activity`.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, fixture_server, mcplex};
+
+#[test]
+fn metrics_request_ids_and_the_audit_log_describe_every_call() {
+    let gateway = Gateway::start(json!({
+        "mcpServers": {"fixture": fixture_server("fixture", &["--log-calls"])}
+    }));
+    gateway.wait_ready();
+    let (status, body) = gateway.api(
+        "POST",
+        "/api/v1/tokens",
+        &json!({"name": "agent-7", "permissions": "read,write"}).to_string(),
+    );
+    assert_eq!(status, 201, "{body}");
+    let token = body["token"].as_str().expect("token").to_owned();
+    let call = |tool: &str, args: &str| {
+        gateway.client_at("/mcp", Some(&token), "legacy", "call", &[tool, args])
+    };
+    assert_eq!(
+        call("fixture__echo", r#"{"secret": "hunter2"}"#)["result"]["isError"],
+        false
+    );
+    call("fixture__add", r#"{"a": "one"}"#);
+    call("nope__nothing", "{}");
+
+    let (status, metrics) = gateway.get("/metrics");
+    assert_eq!(status, 200);
+    for line in [
+        r#"mcplex_tool_calls_total{server="fixture",tool="echo",status="ok"} 1"#,
+        r#"mcplex_tool_calls_total{server="fixture",tool="add",status="invalid_arguments"} 1"#,
+        r#"mcplex_tool_calls_total{server="-",tool="-",status="unknown_tool"} 1"#,
+        r#"mcplex_validation_failures_total{server="fixture"} 1"#,
+        r#"mcplex_upstream_up{server="fixture"} 1"#,
+    ] {
+        assert!(metrics.contains(line), "missing {line} in:\n{metrics}");
+    }
+    for family in [
+        "mcplex_tool_call_seconds_bucket",
+        "mcplex_snapshot_rebuilds_total",
+        "mcplex_sessions",
+        "mcplex_search_seconds",
+    ] {
+        assert!(metrics.contains(family), "missing {family}");
+    }
+
+    let cli = gateway.dir.path().join("cli.json");
+    std::fs::write(
+        &cli,
+        json!({"data_dir": gateway.dir.path().join("data"), "mcpServers": {}}).to_string(),
+    )
+    .expect("write");
+    let rows: Vec<Value> = crate::harness::eventually(
+        "three audit rows",
+        std::time::Duration::from_secs(10),
+        || {
+            let (code, out, _) =
+                mcplex(&["activity", "--config", &cli.display().to_string(), "--json"]);
+            let rows: Vec<Value> = serde_json::from_str(&out).ok()?;
+            (code == 0 && rows.len() == 3).then_some(rows)
+        },
+    );
+    let echo = rows
+        .iter()
+        .find(|r| r["tool"] == "fixture:echo")
+        .expect("echo row");
+    assert_eq!(echo["token"], "agent-7");
+    assert_eq!(echo["status"], "ok");
+    assert!(
+        echo["request_bytes"].as_i64().unwrap_or(0) > 0
+            && echo["response_bytes"].as_i64().unwrap_or(0) > 0
+    );
+    assert_eq!(
+        echo["arguments"],
+        Value::Null,
+        "argument values are off by default"
+    );
+    assert!(!rows.iter().any(|r| r.to_string().contains("hunter2")));
+    let statuses: Vec<&str> = rows.iter().filter_map(|r| r["status"].as_str()).collect();
+    assert!(
+        statuses.contains(&"invalid_arguments") && statuses.contains(&"unknown_tool"),
+        "{statuses:?}"
+    );
+    // The upstream logged the same request id the audit log holds.
+    let request_id = echo["request_id"].as_str().expect("request id");
+    assert!(
+        gateway
+            .log()
+            .contains(&format!("call echo request-id {request_id}")),
+        "{}",
+        gateway.log()
+    );
+}
