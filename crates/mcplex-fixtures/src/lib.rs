@@ -16,4 +16,4 @@ mod tools;
 pub use corpus::{CorpusTool, load_corpus, ref45};
 pub use http::serve_http;
 pub use lines::serve_lines;
-pub use server::{Fixture, FixtureOptions};
+pub use server::{Fixture, FixtureOptions, Sabotage};

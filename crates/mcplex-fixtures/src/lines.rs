@@ -18,13 +18,18 @@ pub async fn serve_lines(
     let writer_task = tokio::spawn(async move {
         let mut writer = writer;
         while let Some(message) = outgoing.recv().await {
-            let mut line = message.to_string();
+            // A bare JSON string is never a JSON-RPC message: it is sabotage, written raw.
+            let mut line = match message {
+                Value::String(raw) => raw,
+                other => other.to_string(),
+            };
             line.push('\n');
             if writer.write_all(line.as_bytes()).await.is_err() || writer.flush().await.is_err() {
                 break;
             }
         }
     });
+    let mut sabotage_started = false;
     let mut lines = BufReader::new(reader).lines();
     loop {
         let line = tokio::select! {
@@ -38,6 +43,11 @@ pub async fn serve_lines(
         };
         let is_request =
             message.get("method").is_some() && message.get("id").is_some_and(|id| !id.is_null());
+        if !sabotage_started && message.get("method").and_then(Value::as_str) == Some("initialize")
+        {
+            sabotage_started = true;
+            start_sabotage(&fixture.options.sabotage, &out);
+        }
         if is_request {
             let (fixture, out) = (fixture.clone(), out.clone());
             tokio::spawn(async move {
@@ -51,5 +61,39 @@ pub async fn serve_lines(
     drop(out);
     if !fixture.crash.is_cancelled() {
         let _ = writer_task.await;
+    }
+}
+
+/// Starts the periodic misbehaviour the options ask for, writing through `out`.
+fn start_sabotage(sabotage: &crate::Sabotage, out: &mpsc::UnboundedSender<Value>) {
+    if let Some(per_second) = sabotage.flood_list_changed.filter(|n| *n > 0) {
+        let out = out.clone();
+        let every = std::time::Duration::from_secs(1) / per_second;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                let notification =
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                if out.send(notification).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    if let Some(every) = sabotage.garbage_every {
+        let out = out.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                if out
+                    .send(Value::String("this is not JSON {{{".to_owned()))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
     }
 }

@@ -27,6 +27,19 @@ pub struct FixtureOptions {
     pub rug_pull: bool,
     /// Log each call and the gateway's request id (`_meta`) to stderr.
     pub log_calls: bool,
+    /// Tool definitions served exactly as given (broken or enormous ones included); calls echo.
+    pub raw_tools: Vec<Value>,
+    /// Transport-level misbehaviour (stdio only).
+    pub sabotage: Sabotage,
+}
+
+/// How a stdio fixture breaks its transport on purpose.
+#[derive(Debug, Clone, Default)]
+pub struct Sabotage {
+    /// After `initialize`, send this many `notifications/tools/list_changed` per second.
+    pub flood_list_changed: Option<u32>,
+    /// After `initialize`, write a line that is not JSON this often.
+    pub garbage_every: Option<std::time::Duration>,
 }
 
 /// A running fixture server's state, shared by all requests.
@@ -66,6 +79,7 @@ impl Fixture {
             all.extend(tools::kit_definitions());
         }
         all.extend(self.options.corpus.iter().map(|t| t.definition.clone()));
+        all.extend(self.options.raw_tools.iter().cloned());
         if self.options.rug_pull {
             let pulled = self.pulled.load(std::sync::atomic::Ordering::SeqCst);
             all.push(tools::weather_definition(pulled));

@@ -92,7 +92,8 @@ pub(crate) async fn call(
             &json!({"city": arguments["city"], "sky": "clear"}),
         ));
     }
-    if lock(&fixture.added).iter().any(|t| t["name"] == name) {
+    let raw = fixture.options.raw_tools.iter().any(|t| t["name"] == name);
+    if raw || lock(&fixture.added).iter().any(|t| t["name"] == name) {
         return Ok(text_result(&json!({"tool": name, "arguments": arguments})));
     }
     if !fixture.options.kit {

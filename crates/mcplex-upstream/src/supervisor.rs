@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcplex_config::{Config, Redactor, ServerConfig, Transport};
 use serde_json::Value;
@@ -239,10 +239,19 @@ async fn supervise(
                 );
                 set_connection(&slot, Some(connection.clone()));
                 set_state(&slot, "ready");
+                let tools = Arc::new(tools);
                 emit(UpstreamState::Ready {
-                    tools: Arc::new(tools),
+                    tools: tools.clone(),
                 });
-                let reason = serve(&slot, &connection, &mut notifications, &emit, &shutdown).await;
+                let reason = serve(
+                    &slot,
+                    &connection,
+                    &mut notifications,
+                    tools,
+                    &emit,
+                    &shutdown,
+                )
+                .await;
                 set_connection(&slot, None);
                 connection.shutdown().await;
                 match reason {
@@ -270,15 +279,22 @@ async fn supervise(
     }
 }
 
+/// The least time between two re-lists of one server: a server that floods `list_changed`
+/// costs at most this many listings per second, however many notifications it sends.
+const RELIST_SPACING: Duration = Duration::from_millis(250);
+
 /// Serves one live connection until it dies (`Some(reason)`) or the gateway shuts down (`None`).
+/// `listed` is the tool list last reported for it.
 async fn serve(
     slot: &ServerSlot,
     connection: &Arc<RpcConnection>,
     notifications: &mut mpsc::UnboundedReceiver<Value>,
+    mut listed: Arc<Vec<Value>>,
     emit: &impl Fn(UpstreamState),
     shutdown: &CancellationToken,
 ) -> Option<String> {
     let name = slot.config.name.as_str();
+    let mut last_relist: Option<Instant> = None;
     loop {
         tokio::select! {
             notification = notifications.recv() => {
@@ -287,16 +303,29 @@ async fn serve(
                     tracing::debug!(server = name, "notification from upstream: {notification}");
                     continue;
                 }
-                // A burst of list_changed costs one re-list.
+                // The first change is re-listed at once; later ones wait out the spacing, and
+                // everything that arrives meanwhile costs the same one re-list.
+                if let Some(at) = last_relist {
+                    let wait = RELIST_SPACING.saturating_sub(at.elapsed());
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = connection.closed() => return Some("connection lost".to_owned()),
+                        () = shutdown.cancelled() => return None,
+                    }
+                }
                 while let Ok(more) = notifications.try_recv() {
                     if !is_tools_list_changed(&more) {
                         tracing::debug!(server = name, "notification from upstream: {more}");
                     }
                 }
+                last_relist = Some(Instant::now());
                 match lifecycle::list_tools(connection).await {
+                    // An unchanged list changes nothing downstream: no rebuild, no list_changed.
+                    Ok(tools) if *listed == tools => {}
                     Ok(tools) => {
                         tracing::info!(server = name, tools = tools.len(), "upstream tool list changed");
-                        emit(UpstreamState::Ready { tools: Arc::new(tools) });
+                        listed = Arc::new(tools);
+                        emit(UpstreamState::Ready { tools: listed.clone() });
                     }
                     Err(e) => tracing::warn!(server = name, "re-listing tools failed: {e}"),
                 }

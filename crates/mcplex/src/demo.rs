@@ -43,6 +43,8 @@ pub fn connector() -> BuiltinConnector {
                 stuck_cursor: false,
                 rug_pull: false,
                 log_calls: false,
+                raw_tools: Vec::new(),
+                sabotage: Default::default(),
             }
         } else {
             let server = kind.strip_prefix(CORPUS_PREFIX)?;
@@ -55,6 +57,8 @@ pub fn connector() -> BuiltinConnector {
                 stuck_cursor: false,
                 rug_pull: false,
                 log_calls: false,
+                raw_tools: Vec::new(),
+                sabotage: Default::default(),
             }
         };
         let (ours, theirs) = tokio::io::duplex(1 << 16);

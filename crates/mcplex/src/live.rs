@@ -144,10 +144,11 @@ fn apply(upstreams: &mut BTreeMap<String, UpstreamTools>, event: UpstreamEvent) 
     let metrics = mcplex_telemetry::metrics();
     let label = mcplex_telemetry::server(&event.server);
     let previous = upstreams.remove(&event.server);
-    let was_up = previous
+    // A restart is a ready server that is lost; the supervisor then reconnects it.
+    let was_ready = previous
         .as_ref()
-        .is_some_and(|u| u.status != ServerStatus::Connecting);
-    if was_up && matches!(event.state, UpstreamState::Connecting) {
+        .is_some_and(|u| u.status == ServerStatus::Ready);
+    if was_ready && !matches!(event.state, UpstreamState::Ready { .. }) {
         metrics.upstream_restarts.get_or_create(&label).inc();
     }
     let up = i64::from(matches!(event.state, UpstreamState::Ready { .. }));

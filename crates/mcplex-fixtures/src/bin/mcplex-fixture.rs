@@ -32,6 +32,15 @@ struct Args {
     /// Log each call with the gateway's request id to stderr.
     #[arg(long)]
     log_calls: bool,
+    /// Serve the tool definitions of this file (a JSON array) exactly as they are.
+    #[arg(long)]
+    raw_tools: Option<std::path::PathBuf>,
+    /// After initialize, send this many list_changed notifications per second.
+    #[arg(long)]
+    flood_list_changed: Option<u32>,
+    /// After initialize, write a non-JSON line every this many milliseconds.
+    #[arg(long)]
+    garbage_every_ms: Option<u64>,
     /// Print this environment variable's value to stderr at start (redaction tests).
     #[arg(long)]
     print_env: Option<String>,
@@ -65,6 +74,20 @@ async fn main() -> ExitCode {
             }
         },
     };
+    let raw_tools = match &args.raw_tools {
+        None => Vec::new(),
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                serde_json::from_str::<Vec<serde_json::Value>>(&t).map_err(|e| e.to_string())
+            }) {
+            Ok(tools) => tools,
+            Err(e) => {
+                eprintln!("mcplex-fixture: {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let fixture = Fixture::new(FixtureOptions {
         name: args.name,
         kit: !args.no_kit,
@@ -73,6 +96,11 @@ async fn main() -> ExitCode {
         stuck_cursor: args.stuck_cursor,
         rug_pull: args.rug_pull,
         log_calls: args.log_calls,
+        raw_tools,
+        sabotage: mcplex_fixtures::Sabotage {
+            flood_list_changed: args.flood_list_changed,
+            garbage_every: args.garbage_every_ms.map(std::time::Duration::from_millis),
+        },
     });
     if let Some(address) = args.http {
         let listener = match tokio::net::TcpListener::bind(&address).await {

@@ -62,6 +62,7 @@ pub(crate) fn lines_wire(
     });
     tokio::spawn(async move {
         let mut lines = BufReader::new(reader).lines();
+        let mut garbage = GarbageReport::default();
         loop {
             let line = tokio::select! {
                 line = lines.next_line() => line,
@@ -79,13 +80,11 @@ pub(crate) fn lines_wire(
                                 break;
                             }
                         }
-                        Err(e) => {
-                            tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({e}): {}", snippet(trimmed, 200))
-                        }
+                        Err(e) => garbage.report(&server, &e, trimmed),
                     }
                 }
                 Ok(None) => {
-                    tracing::debug!(server = %server, "server closed its output");
+                    tracing::warn!(server = %server, "server closed its output");
                     break;
                 }
                 Err(e) => {
@@ -97,4 +96,32 @@ pub(crate) fn lines_wire(
         closed.cancel();
     });
     (sender, incoming_rx)
+}
+
+/// Reports output that is not JSON-RPC without letting a chatty server flood the log: the first
+/// line in full, then at most one summary per interval with how many more were ignored.
+#[derive(Default)]
+struct GarbageReport {
+    last: Option<std::time::Instant>,
+    suppressed: u64,
+}
+
+impl GarbageReport {
+    const INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
+
+    fn report(&mut self, server: &str, error: &serde_json::Error, line: &str) {
+        match self.last {
+            Some(at) if at.elapsed() < Self::INTERVAL => self.suppressed += 1,
+            _ => {
+                let more = std::mem::take(&mut self.suppressed);
+                let earlier = if more > 0 {
+                    format!(" ({more} more such lines ignored before this one)")
+                } else {
+                    String::new()
+                };
+                tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({error}){earlier}: {}", snippet(line, 200));
+                self.last = Some(std::time::Instant::now());
+            }
+        }
+    }
 }

@@ -43,6 +43,8 @@ impl Rig {
             stuck_cursor: false,
             rug_pull: false,
             log_calls: false,
+            raw_tools: Vec::new(),
+            sabotage: Default::default(),
         });
         let upstream_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let upstream_url = format!("http://{}/mcp", upstream_listener.local_addr()?);

@@ -6,6 +6,7 @@ mod calls;
 mod cli;
 mod code;
 mod direct_modes;
+mod faults;
 mod harness;
 mod listing;
 mod observability;

@@ -1,4 +1,5 @@
-//! No process outlives the gateway: children and their children, after SIGTERM.
+//! No process outlives the gateway: children and their children after SIGTERM, direct children
+//! after SIGKILL (parent-death signal).
 
 use std::time::Duration;
 
@@ -25,5 +26,27 @@ fn sigterm_leaves_no_upstream_process_or_grandchild() {
         "the upstream and its child to be gone",
         Duration::from_secs(10),
         || (!alive(child) && !alive(grandchild)).then_some(()),
+    );
+}
+
+#[test]
+fn sigkill_of_the_gateway_takes_its_children_down() {
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "a": fixture_server("a", &[]),
+        "b": fixture_server("b", &[])
+    }}));
+    gateway.wait_ready();
+    let pid = |server: &str| {
+        gateway.client("legacy", "call", &[&format!("{server}__pid"), "{}"])["result"]["structuredContent"]["pid"]
+            .as_u64()
+            .expect("pid")
+    };
+    let children = [pid("a"), pid("b")];
+    assert!(children.iter().all(|&p| alive(p)));
+    gateway.kill_hard();
+    eventually(
+        "the children to exit with their parent",
+        Duration::from_secs(10),
+        || children.iter().all(|&p| !alive(p)).then_some(()),
     );
 }

@@ -6,72 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, eventually, fixture_server, http_send, mcplex, names};
-
-/// A raw 2026-07-28 request on `path` with an optional bearer: (status, the JSON-RPC answer as
-/// the wire carried it).
-fn rpc(
-    gateway: &Gateway,
-    path: &str,
-    token: Option<&str>,
-    method: &str,
-    params: Value,
-) -> (u16, String) {
-    rpc_with(gateway, path, token, method, params, &[])
-}
-
-fn rpc_with(
-    gateway: &Gateway,
-    path: &str,
-    token: Option<&str>,
-    method: &str,
-    mut params: Value,
-    extra: &[(&str, &str)],
-) -> (u16, String) {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
-    let auth = token.map(|t| format!("Bearer {t}"));
-    let name = params["name"].as_str().unwrap_or_default().to_owned();
-    let mut headers = vec![
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", method),
-    ];
-    if method == "tools/call" {
-        headers.push(("Mcp-Name", &name));
-    }
-    if let Some(auth) = &auth {
-        headers.push(("Authorization", auth));
-    }
-    headers.extend_from_slice(extra);
-    let (status, answer) = http_send(gateway.authority(), "POST", path, &headers, &body);
-    let data = answer
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .map(str::to_owned)
-        .unwrap_or(answer);
-    (status, data)
-}
-
-fn call_raw(
-    gateway: &Gateway,
-    path: &str,
-    token: Option<&str>,
-    name: &str,
-    arguments: Value,
-) -> String {
-    let (status, answer) = rpc(
-        gateway,
-        path,
-        token,
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    );
-    assert_eq!(status, 200, "{answer}");
-    answer
-}
+use crate::harness::{
+    Gateway, call_raw, eventually, fixture_server, http_send, mcplex, names, rpc, rpc_with,
+};
 
 fn listed(gateway: &Gateway, path: &str, token: Option<&str>) -> Vec<String> {
     let (status, answer) = rpc(gateway, path, token, "tools/list", json!({}));
