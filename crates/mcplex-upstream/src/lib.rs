@@ -19,3 +19,4 @@ pub use error::UpstreamError;
 pub use lifecycle::{LATEST_LEGACY_VERSION, STATELESS_VERSION};
 pub use rpc::{CallOptions, RpcConnection};
 pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamState, Upstreams};
+pub use wire::sys::raise_open_files_limit;

@@ -243,6 +243,24 @@ pub enum BenchCommand {
         #[arg(long, default_value = "target/bench/code.json")]
         out: PathBuf,
     },
+    /// N concurrent sessions × M calls against a gateway process: throughput, latency, lost and
+    /// wrong responses, and the gateway's memory (idle, per session; with --soak, over time).
+    Load {
+        #[arg(long, default_value_t = 1000)]
+        sessions: usize,
+        /// Calls per session.
+        #[arg(long, default_value_t = 10)]
+        calls: usize,
+        /// Also serve this tool corpus (one fixture process per server), e.g. livemcp527.
+        #[arg(long)]
+        corpus: Option<PathBuf>,
+        /// Then run mixed traffic with upstream restarts for this long (e.g. 10m), sampling
+        /// RSS, open files and threads.
+        #[arg(long)]
+        soak: Option<String>,
+        #[arg(long, default_value = "target/bench/load.json")]
+        out: PathBuf,
+    },
     /// Ranking quality (recall@1/5/10, MRR, nDCG@10) and search latency over a tool corpus.
     Retrieval {
         /// A tool corpus (shared/corpora/*.tools.json shape).

@@ -28,6 +28,8 @@ fn main() -> ExitCode {
         "warn"
     };
     logging::init(&cli.log_format, default_level);
+    // One socket per session, pipes per upstream: the default soft limit is too small.
+    let _ = mcplex_upstream::raise_open_files_limit();
     // reqwest is built without a bundled TLS provider; ring is the small one.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -5,7 +5,7 @@ pub(crate) mod http;
 pub(crate) mod lines;
 pub(crate) mod sse;
 pub(crate) mod stdio;
-mod sys;
+pub(crate) mod sys;
 
 use std::future::Future;
 use std::pin::Pin;

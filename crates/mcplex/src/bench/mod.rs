@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod code;
+pub mod load;
 pub mod overhead;
 pub mod retrieval;
 mod rig;

@@ -103,5 +103,27 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench {
             command: BenchCommand::Code { repeats, out },
         } => crate::bench::code::run(repeats, &out).await,
+        Command::Bench {
+            command:
+                BenchCommand::Load {
+                    sessions,
+                    calls,
+                    corpus,
+                    soak,
+                    out,
+                },
+        } => {
+            let soak = soak
+                .map(|s| mcplex_config::parse_duration(&s).map_err(anyhow::Error::msg))
+                .transpose()?;
+            crate::bench::load::run(crate::bench::load::LoadArgs {
+                sessions,
+                calls,
+                corpus,
+                soak,
+                out,
+            })
+            .await
+        }
     }
 }

@@ -1,0 +1,380 @@
+//! `mcplex bench load`: a gateway process (this binary, `mcplex serve`) in front of fixture
+//! upstreams, driven by N concurrent MCP sessions × M calls each. Every answer is checked
+//! against what its call sent, so a lost or crossed response is counted, not just an error.
+//! Reports throughput and latency, and the gateway's RSS: idle with the fleet loaded, per open
+//! session, and (with `--soak`) RSS, file descriptors and threads over a long mixed run in which
+//! an upstream is restarted every 30 s.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use mcplex_config::{Config, ServerConfig, Transport};
+use mcplex_upstream::{CallOptions, UpstreamEvent, UpstreamState, Upstreams};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::stats::Stats;
+
+pub struct LoadArgs {
+    pub sessions: usize,
+    pub calls: usize,
+    pub corpus: Option<PathBuf>,
+    pub soak: Option<Duration>,
+    pub out: PathBuf,
+}
+
+/// The gateway under test, a separate process so its memory is its own.
+struct GatewayProcess {
+    child: Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for GatewayProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl GatewayProcess {
+    fn start(corpus: Option<&Path>) -> Result<GatewayProcess> {
+        let exe = std::env::current_exe().context("where is this binary?")?;
+        let fixture = exe.with_file_name("mcplex-fixture");
+        ensure!(
+            fixture.exists(),
+            "{} not found: build it with `cargo build --release --bins`",
+            fixture.display()
+        );
+        let dir = tempfile::tempdir()?;
+        let mut servers = serde_json::Map::new();
+        servers.insert(
+            "fixture".into(),
+            json!({"command": fixture, "args": ["--name", "fixture"]}),
+        );
+        if let Some(corpus) = corpus {
+            let text = std::fs::read_to_string(corpus)
+                .with_context(|| format!("cannot read {}", corpus.display()))?;
+            let tools = mcplex_fixtures::load_corpus(&text).map_err(anyhow::Error::msg)?;
+            let names: std::collections::BTreeSet<&str> =
+                tools.iter().map(|t| t.server.as_str()).collect();
+            for server in names {
+                servers.insert(
+                    format!("c-{server}"),
+                    json!({"command": fixture, "args": ["--name", server, "--no-kit", "--corpus", corpus, "--corpus-server", server]}),
+                );
+            }
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let config = json!({"listen": format!("127.0.0.1:{port}"), "data_dir": dir.path().join("data"),
+                            "audit_retention_days": 1, "mcpServers": servers});
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, config.to_string())?;
+        let child = Command::new(&exe)
+            .args(["serve", "--config"])
+            .arg(&path)
+            .env("MCPLEX_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start the gateway")?;
+        Ok(GatewayProcess {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            _dir: dir,
+        })
+    }
+
+    async fn wait_ready(&self) -> Result<()> {
+        let http = reqwest::Client::builder().no_proxy().build()?;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Ok(response) = http.get(format!("{}/readyz", self.base)).send().await
+                && response.status().is_success()
+            {
+                return Ok(());
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "the gateway was not ready within 120 s"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn proc_status(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+
+    fn rss_kib(&self) -> u64 {
+        self.proc_status("VmRSS:")
+    }
+
+    fn threads(&self) -> u64 {
+        self.proc_status("Threads:")
+    }
+
+    fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+}
+
+/// `sessions` MCP sessions to the gateway's direct surface, all initialized.
+async fn open_sessions(base: &str, sessions: usize) -> Result<Arc<Upstreams>> {
+    let servers: Vec<ServerConfig> = (0..sessions)
+        .map(|i| {
+            let mut server = ServerConfig::new(
+                format!("s{i}"),
+                Transport::Http {
+                    url: format!("{base}/mcp/all"),
+                    headers: Default::default(),
+                    fallback_to_sse: false,
+                },
+            );
+            server.init_timeout = Duration::from_secs(120);
+            server.call_timeout = Some(Duration::from_secs(60));
+            server
+        })
+        .collect();
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    let client = Arc::new(Upstreams::start(
+        &Config::with_servers(servers),
+        None,
+        events_tx,
+    ));
+    let mut ready = 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
+    while ready < sessions {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(UpstreamEvent {
+                state: UpstreamState::Ready { .. },
+                ..
+            })) => ready += 1,
+            Ok(Some(UpstreamEvent {
+                server,
+                state: UpstreamState::Failed { reason },
+            })) => {
+                bail!("session {server} failed: {reason}")
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => bail!("only {ready} of {sessions} sessions opened"),
+        }
+    }
+    Ok(client)
+}
+
+struct Run {
+    latencies: Vec<Duration>,
+    errors: usize,
+    wrong: usize,
+    wall: Duration,
+}
+
+/// Every session makes `calls` sequential echo calls, all sessions at once; each answer must
+/// carry exactly the arguments its call sent.
+async fn drive(client: &Arc<Upstreams>, sessions: usize, calls: usize, tag: u64) -> Run {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..sessions)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let (mut latencies, mut errors, mut wrong) = (Vec::with_capacity(calls), 0, 0);
+                for j in 0..calls {
+                    let arguments = json!({"session": i, "call": j, "tag": tag});
+                    let params = json!({"name": "fixture__echo", "arguments": arguments});
+                    let begun = Instant::now();
+                    match client
+                        .call_tool(&format!("s{i}"), params, CallOptions::default())
+                        .await
+                    {
+                        Ok(result) if result["structuredContent"] == arguments => {
+                            latencies.push(begun.elapsed())
+                        }
+                        Ok(_) => wrong += 1,
+                        Err(_) => errors += 1,
+                    }
+                }
+                (latencies, errors, wrong)
+            })
+        })
+        .collect();
+    let mut run = Run {
+        latencies: Vec::new(),
+        errors: 0,
+        wrong: 0,
+        wall: Duration::ZERO,
+    };
+    for task in tasks {
+        match task.await {
+            Ok((latencies, errors, wrong)) => {
+                run.latencies.extend(latencies);
+                run.errors += errors;
+                run.wrong += wrong;
+            }
+            Err(_) => run.errors += calls,
+        }
+    }
+    run.wall = started.elapsed();
+    run
+}
+
+pub async fn run(args: LoadArgs) -> Result<ExitCode> {
+    let limit = mcplex_upstream::raise_open_files_limit().unwrap_or(0);
+    ensure!(
+        limit as usize > args.sessions * 3 + 256,
+        "open-file limit {limit} is too low for {} sessions",
+        args.sessions
+    );
+    let gateway = GatewayProcess::start(args.corpus.as_deref())?;
+    gateway.wait_ready().await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_idle = gateway.rss_kib();
+
+    let opened = Instant::now();
+    let client = open_sessions(&gateway.base, args.sessions).await?;
+    let open_time = opened.elapsed();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_sessions = gateway.rss_kib();
+
+    let run = drive(&client, args.sessions, args.calls, 1).await;
+    let expected = args.sessions * args.calls;
+    let lost = expected - run.latencies.len() - run.errors - run.wrong;
+    let stats = Stats::from(run.latencies, run.errors, run.wall);
+    let rss_after = gateway.rss_kib();
+
+    println!(
+        "load: {} concurrent sessions × {} calls (echo through /mcp/all, fixture upstream on stdio)",
+        args.sessions, args.calls
+    );
+    println!(
+        "{:>9} | {:>8} | {:>9} | {:>8} | {:>8} | {:>8} | {:>6} | {:>5} | {:>5}",
+        "sessions", "calls", "calls/s", "p50 ms", "p99 ms", "max ms", "errors", "lost", "wrong"
+    );
+    println!(
+        "{:>9} | {:>8} | {:>9.0} | {:>8.2} | {:>8.2} | {:>8.2} | {:>6} | {:>5} | {:>5}",
+        args.sessions,
+        expected,
+        stats.throughput_per_s,
+        stats.p50_us / 1000.0,
+        stats.p99_us / 1000.0,
+        stats.max_us / 1000.0,
+        run.errors,
+        lost,
+        run.wrong
+    );
+    let per_session = rss_sessions.saturating_sub(rss_idle) as f64 / args.sessions.max(1) as f64;
+    println!();
+    println!(
+        "gateway RSS: {:.1} MiB idle with the fleet loaded ({}), {:.1} MiB with {} sessions open ({:.1} KiB per idle session), {:.1} MiB after the run; {} sessions opened in {:.2} s",
+        rss_idle as f64 / 1024.0,
+        args.corpus
+            .as_deref()
+            .map(|c| c.display().to_string())
+            .unwrap_or_else(|| "fixture only".into()),
+        rss_sessions as f64 / 1024.0,
+        args.sessions,
+        per_session,
+        rss_after as f64 / 1024.0,
+        args.sessions,
+        open_time.as_secs_f64()
+    );
+
+    let soak = match args.soak {
+        Some(duration) => Some(soak(&gateway, &client, args.sessions.min(50), duration).await?),
+        None => None,
+    };
+    client.shutdown().await;
+    let report = json!({
+        "benchmark": "load",
+        "sessions": args.sessions, "calls_per_session": args.calls, "calls": expected,
+        "latency": stats, "errors": run.errors, "lost": lost, "wrong": run.wrong,
+        "rss_kib": {"idle": rss_idle, "sessions_open": rss_sessions, "after_run": rss_after, "per_idle_session": per_session},
+        "corpus": args.corpus.as_ref().map(|c| c.display().to_string()),
+        "sessions_open_seconds": open_time.as_secs_f64(),
+        "soak": soak,
+    });
+    super::write_report(&args.out, &report)?;
+    Ok(if lost == 0 && run.wrong == 0 && run.errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Mixed traffic from `sessions` sessions for `duration`, restarting the upstream every 30 s,
+/// sampling the gateway's RSS, open files and threads every 10 s.
+async fn soak(
+    gateway: &GatewayProcess,
+    client: &Arc<Upstreams>,
+    sessions: usize,
+    duration: Duration,
+) -> Result<Value> {
+    let started = Instant::now();
+    let mut samples = Vec::new();
+    let mut last_sample = Instant::now() - Duration::from_secs(10);
+    let mut last_restart = Instant::now();
+    let (mut calls, mut errors) = (0usize, 0usize);
+    let mut round = 2u64;
+    while started.elapsed() < duration {
+        if last_restart.elapsed() >= Duration::from_secs(30) {
+            // Crash the upstream; the supervisor restarts it. Calls meanwhile may fail.
+            let _ = client
+                .call_tool(
+                    "s0",
+                    json!({"name": "fixture__crash", "arguments": {}}),
+                    CallOptions {
+                        timeout: Some(Duration::from_secs(2)),
+                        ..Default::default()
+                    },
+                )
+                .await;
+            last_restart = Instant::now();
+        }
+        let run = drive(client, sessions, 5, round).await;
+        calls += run.latencies.len() + run.errors + run.wrong;
+        errors += run.errors + run.wrong;
+        round += 1;
+        if last_sample.elapsed() >= Duration::from_secs(10) {
+            samples.push(json!({"t_s": started.elapsed().as_secs(), "rss_kib": gateway.rss_kib(), "fds": gateway.fds(), "threads": gateway.threads()}));
+            last_sample = Instant::now();
+        }
+    }
+    let first = samples.first().cloned().unwrap_or(Value::Null);
+    let last = samples.last().cloned().unwrap_or(Value::Null);
+    println!();
+    println!(
+        "soak: {:.0} s, {calls} calls ({errors} failed around the restarts), {} samples",
+        duration.as_secs_f64(),
+        samples.len()
+    );
+    println!(
+        "{:>8} | {:>10} | {:>6} | {:>8}",
+        "t s", "RSS MiB", "fds", "threads"
+    );
+    for sample in &samples {
+        println!(
+            "{:>8} | {:>10.1} | {:>6} | {:>8}",
+            sample["t_s"],
+            sample["rss_kib"].as_f64().unwrap_or(0.0) / 1024.0,
+            sample["fds"],
+            sample["threads"]
+        );
+    }
+    Ok(
+        json!({"seconds": duration.as_secs(), "calls": calls, "failed": errors, "samples": samples, "first": first, "last": last}),
+    )
+}
