@@ -3,6 +3,7 @@
 #   - tests/py/requirements.txt into .venv: the official MCP Python SDK client, mcp-server-time
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
 #   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace
+#   - then each fuzz target for a bounded time (cargo-fuzz, installed if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +23,27 @@ fi
 cargo build --workspace --bins
 
 if cargo nextest --version >/dev/null 2>&1; then
-  exec cargo nextest run --workspace --no-fail-fast "$@"
+  cargo nextest run --workspace --no-fail-fast "$@"
 else
-  exec cargo test --workspace --no-fail-fast "$@"
+  cargo test --workspace --no-fail-fast "$@"
+fi
+
+# Fuzzing, bounded: each cargo-fuzz target (fuzz/fuzz_targets) for MCPLEX_FUZZ_SECONDS
+# (default 20; 0 skips), starting from the seeds in fuzz/seeds. Longer runs locally:
+#   MCPLEX_FUZZ_SECONDS=3600 scripts/test.sh
+fuzz_seconds="${MCPLEX_FUZZ_SECONDS:-20}"
+if [ "$fuzz_seconds" != 0 ]; then
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "test.sh: installing cargo-fuzz" >&2
+    cargo install --quiet --locked cargo-fuzz
+  fi
+  # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP lets the stable toolchain accept them.
+  # No sanitizer: the code under test is safe Rust, and ASan would double the build.
+  export RUSTC_BOOTSTRAP=1
+  for target in signature names config jsonrpc_lines; do
+    echo "test.sh: fuzzing $target for ${fuzz_seconds}s" >&2
+    mkdir -p "fuzz/corpus/$target"
+    cargo fuzz run --fuzz-dir fuzz --sanitizer none "$target" "fuzz/corpus/$target" "fuzz/seeds/$target" -- \
+      -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 2>&1 | tail -n 12
+  done
 fi
