@@ -54,6 +54,23 @@ impl Rig {
             Config::with_servers(vec![http_server("fixture", upstream_url.clone())]),
             None,
         );
+        // The gateway's own upstream must be in its catalog before anyone calls through it.
+        let mut published = core.gateway.snapshot_changes();
+        tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let ready = core
+                    .gateway
+                    .snapshot()
+                    .servers()
+                    .get("fixture")
+                    .is_some_and(|v| v.status == mcplex_catalog::ServerStatus::Ready);
+                if ready || published.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await
+        .context("the gateway's upstream was not ready within 30s")?;
         let shutdown = CancellationToken::new();
         let gateway_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let gateway_base = format!("http://{}", gateway_listener.local_addr()?);
