@@ -24,6 +24,7 @@ use crate::caller::Reach;
 use crate::calls::finish;
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::errors::to_wire;
+use crate::retrieve::retrieve;
 use crate::search_tools::{self, RETRIEVE_TOOLS};
 use crate::{SurfaceOptions, results};
 
@@ -242,19 +243,7 @@ impl ServerHandler for CodeSurface {
                 let body = self.execute(arguments, caller, context.ct.clone()).await;
                 finish(body, &context)
             }
-            RETRIEVE_TOOLS => {
-                self.gateway.startup_settled().await;
-                let snapshot = self.gateway.snapshot();
-                finish(
-                    search_tools::retrieve_tools(
-                        &snapshot,
-                        arguments,
-                        snapshot.tool_response_mode(),
-                        &scope,
-                    ),
-                    &context,
-                )
-            }
+            RETRIEVE_TOOLS => retrieve(&self.gateway, arguments, &scope, &context).await,
             DESCRIBE_TOOL => finish(
                 describe::result(&self.gateway.snapshot(), arguments, &scope),
                 &context,

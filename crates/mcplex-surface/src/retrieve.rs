@@ -83,19 +83,7 @@ impl ServerHandler for RetrieveSurface {
         let caller = self.reach.caller(&context.extensions);
         let scope = caller.scope.clone();
         match request.name.as_ref() {
-            RETRIEVE_TOOLS => {
-                self.gateway.startup_settled().await;
-                let snapshot = self.gateway.snapshot();
-                finish(
-                    search_tools::retrieve_tools(
-                        &snapshot,
-                        arguments,
-                        snapshot.tool_response_mode(),
-                        &scope,
-                    ),
-                    &context,
-                )
-            }
+            RETRIEVE_TOOLS => retrieve(&self.gateway, arguments, &scope, &context).await,
             CALL_TOOL => call_by_name(&self.gateway, arguments, &context, caller).await,
             DESCRIBE_TOOL => finish(
                 describe::result(&self.gateway.snapshot(), arguments, &scope),
@@ -115,4 +103,20 @@ impl ServerHandler for RetrieveSurface {
             }
         }
     }
+}
+
+/// Answers `retrieve_tools` for a caller with `scope` (the retrieve and code surfaces).
+pub(crate) async fn retrieve(
+    gateway: &Gateway,
+    arguments: Option<&rmcp::model::JsonObject>,
+    scope: &mcplex_catalog::Scope,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    gateway.startup_settled().await;
+    let snapshot = gateway.snapshot();
+    let mode = snapshot.tool_response_mode();
+    finish(
+        search_tools::retrieve_tools(&snapshot, arguments, mode, scope),
+        context,
+    )
 }

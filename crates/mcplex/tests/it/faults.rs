@@ -30,7 +30,13 @@ fn an_upstream_that_exits_mid_call_fails_the_call_within_a_second_and_comes_back
     let (failed_after, other) = std::thread::scope(|scope| {
         // A raw request, so the moment its answer arrives is measured, not a client's teardown.
         let slow = scope.spawn(|| {
-            let answer = call_raw(&gateway, "/mcp", None, "fixture__slow", json!({"ms": 20000}));
+            let answer = call_raw(
+                &gateway,
+                "/mcp",
+                None,
+                "fixture__slow",
+                json!({"ms": 20000}),
+            );
             let answer: Value = serde_json::from_str(&answer).expect("json");
             (Instant::now(), answer)
         });
