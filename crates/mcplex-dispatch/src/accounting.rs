@@ -62,7 +62,7 @@ pub(crate) fn status_of(outcome: &Result<Value, DispatchError>) -> &'static str 
 }
 
 /// The serialized size of `value`, without building the text.
-pub(crate) fn json_size(value: &Value) -> usize {
+pub(crate) fn json_size(value: &impl serde::Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {

@@ -148,11 +148,11 @@ impl Gateway {
         let arguments = audit
             .filter(|a| a.with_arguments)
             .and_then(|_| call.arguments.clone().map(Value::Object));
-        let request_bytes = call
-            .arguments
-            .as_ref()
-            .map(|a| crate::accounting::json_size(&Value::Object(a.clone())))
-            .unwrap_or(0);
+        // Measured only for the audit log, and without copying the arguments.
+        let request_bytes = match (audit, &call.arguments) {
+            (Some(_), Some(arguments)) => crate::accounting::json_size(arguments),
+            _ => 0,
+        };
         let requested = call.name.clone();
         let token = cx.token.clone();
         let (resolved, outcome) = self.dispatch(call, cx, &request_id).await;

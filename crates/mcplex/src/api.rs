@@ -143,6 +143,11 @@ async fn approvals(State(state): State<ApiState>) -> Json<Value> {
 
 /// Sends `action` to the live task and answers with its outcome.
 async fn ask(state: &ApiState, action: TrustAction) -> Response {
+    // The snapshot that reflects the change is published right after the reply; wait for it so
+    // a listing right after this answer already shows the change. Subscribed before asking, so
+    // a quick publish is not missed (the wait would then run into its timeout).
+    let mut published = state.gateway.snapshot_changes();
+    published.mark_unchanged();
     let (reply, outcome) = oneshot::channel();
     if state
         .trust
@@ -155,10 +160,6 @@ async fn ask(state: &ApiState, action: TrustAction) -> Response {
             "the gateway is shutting down",
         );
     }
-    // The snapshot that reflects the change is published right after the reply; wait for it so
-    // a listing right after this answer already shows the change.
-    let mut published = state.gateway.snapshot_changes();
-    published.mark_unchanged();
     match outcome.await {
         Ok(Ok(message)) => {
             let _ =
