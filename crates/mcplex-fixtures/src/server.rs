@@ -33,6 +33,23 @@ pub struct FixtureOptions {
     pub sabotage: Sabotage,
 }
 
+impl FixtureOptions {
+    /// A well-behaved server called `name` with the kit and nothing else.
+    pub fn kit(name: impl Into<String>) -> FixtureOptions {
+        FixtureOptions {
+            name: name.into(),
+            kit: true,
+            corpus: Vec::new(),
+            page_size: None,
+            stuck_cursor: false,
+            rug_pull: false,
+            log_calls: false,
+            raw_tools: Vec::new(),
+            sabotage: Sabotage::default(),
+        }
+    }
+}
+
 /// How a stdio fixture breaks its transport on purpose.
 #[derive(Debug, Clone, Default)]
 pub struct Sabotage {

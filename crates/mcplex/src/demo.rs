@@ -35,30 +35,14 @@ pub fn config(listen: Option<String>) -> Config {
 pub fn connector() -> BuiltinConnector {
     Arc::new(|kind: &str| {
         let options = if kind == KIT {
-            FixtureOptions {
-                name: "demo".into(),
-                kit: true,
-                corpus: Vec::new(),
-                page_size: None,
-                stuck_cursor: false,
-                rug_pull: false,
-                log_calls: false,
-                raw_tools: Vec::new(),
-                sabotage: Default::default(),
-            }
+            FixtureOptions::kit("demo")
         } else {
             let server = kind.strip_prefix(CORPUS_PREFIX)?;
             let corpus = ref45().into_iter().filter(|t| t.server == server).collect();
             FixtureOptions {
-                name: server.to_owned(),
                 kit: false,
-                corpus,
-                page_size: None,
-                stuck_cursor: false,
-                rug_pull: false,
-                log_calls: false,
-                raw_tools: Vec::new(),
-                sabotage: Default::default(),
+                corpus: corpus,
+                ..FixtureOptions::kit(server.to_owned())
             }
         };
         let (ours, theirs) = tokio::io::duplex(1 << 16);

@@ -35,17 +35,7 @@ fn http_server(name: &str, url: String) -> ServerConfig {
 impl Rig {
     /// Starts everything; `routes` are (client server name, gateway path) pairs.
     pub async fn start(routes: &[(&str, &str)]) -> Result<Rig> {
-        let fixture = Fixture::new(FixtureOptions {
-            name: "fixture".into(),
-            kit: true,
-            corpus: Vec::new(),
-            page_size: None,
-            stuck_cursor: false,
-            rug_pull: false,
-            log_calls: false,
-            raw_tools: Vec::new(),
-            sabotage: Default::default(),
-        });
+        let fixture = Fixture::new(FixtureOptions::kit("fixture"));
         let upstream_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let upstream_url = format!("http://{}/mcp", upstream_listener.local_addr()?);
         tokio::spawn(serve_http(fixture, upstream_listener));
