@@ -208,13 +208,8 @@ fn scripts_from_many_sessions_run_at_once() {
 fn a_script_cannot_reach_outside_its_token_scope() {
     let gateway = Gateway::start(fleet(json!({})));
     gateway.wait_ready();
-    let (status, body) = gateway.api(
-        "POST",
-        "/api/v1/tokens",
-        &json!({"name": "reader", "servers": ["fixture"], "permissions": "read"}).to_string(),
-    );
-    assert_eq!(status, 201, "{body}");
-    let token = body["token"].as_str().expect("token").to_owned();
+    let token = gateway
+        .create_token(json!({"name": "reader", "servers": ["fixture"], "permissions": "read"}));
     let catch = |name: &str| {
         let code = format!(
             "try {{ return call_tool('{name}', {{a: 1, b: 2}}); }} catch (e) {{ return e.body; }}"

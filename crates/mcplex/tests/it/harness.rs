@@ -240,6 +240,13 @@ impl Gateway {
         )
     }
 
+    /// Creates an agent token through the API; the token itself.
+    pub fn create_token(&self, request: Value) -> String {
+        let (status, body) = self.api("POST", "/api/v1/tokens", &request.to_string());
+        assert_eq!(status, 201, "{body}");
+        body["token"].as_str().expect("token").to_owned()
+    }
+
     /// Approves `server` through the API once the gateway knows it (a server added by a config
     /// edit is known once the edit is applied).
     pub fn approve_server(&self, server: &str) {

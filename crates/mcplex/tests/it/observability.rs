@@ -11,13 +11,7 @@ fn metrics_request_ids_and_the_audit_log_describe_every_call() {
         "mcpServers": {"fixture": fixture_server("fixture", &["--log-calls"])}
     }));
     gateway.wait_ready();
-    let (status, body) = gateway.api(
-        "POST",
-        "/api/v1/tokens",
-        &json!({"name": "agent-7", "permissions": "read,write"}).to_string(),
-    );
-    assert_eq!(status, 201, "{body}");
-    let token = body["token"].as_str().expect("token").to_owned();
+    let token = gateway.create_token(json!({"name": "agent-7", "permissions": "read,write"}));
     let call = |tool: &str, args: &str| {
         gateway.client_at("/mcp", Some(&token), "legacy", "call", &[tool, args])
     };

@@ -17,12 +17,6 @@ fn listed(gateway: &Gateway, path: &str, token: Option<&str>) -> Vec<String> {
     names(&answer["result"])
 }
 
-fn create_token(gateway: &Gateway, request: Value) -> String {
-    let (status, body) = gateway.api("POST", "/api/v1/tokens", &request.to_string());
-    assert_eq!(status, 201, "{body}");
-    body["token"].as_str().expect("token").to_owned()
-}
-
 #[test]
 fn a_rug_pull_is_withheld_everywhere_until_approved() {
     let gateway = Gateway::start(json!({
@@ -105,14 +99,48 @@ fn a_rug_pull_is_withheld_everywhere_until_approved() {
     let (status, body) = gateway.api("POST", "/api/v1/tools/fixture:weather/approve", "");
     assert_eq!(status, 200, "{body}");
     assert!(listed(&gateway, "/mcp", None).contains(&"fixture__weather".to_owned()));
+    // A blocked tool is withheld whatever its definition, until approved again.
+    let (status, body) = gateway.api("POST", "/api/v1/tools/fixture:weather/block", "");
+    assert_eq!(status, 200, "{body}");
+    assert!(!listed(&gateway, "/mcp", None).contains(&"fixture__weather".to_owned()));
+    let blocked = call_raw(
+        &gateway,
+        "/mcp",
+        None,
+        "fixture:weather",
+        json!({"city": "Oslo"}),
+    );
+    assert!(blocked.contains("tool_blocked"), "{blocked}");
+    let (status, _) = gateway.api("POST", "/api/v1/tools/fixture:weather/approve", "");
+    assert_eq!(status, 200);
+    assert!(listed(&gateway, "/mcp", None).contains(&"fixture__weather".to_owned()));
 }
 
 #[test]
 fn a_server_added_while_running_is_quarantined_until_approved() {
-    let gateway = Gateway::start(json!({"mcpServers": {"a": fixture_server("a", &[])}}));
+    // `q` is in the founding config but marked quarantined: it starts quarantined all the same.
+    let mut q = fixture_server("q", &[]);
+    q["quarantined"] = json!(true);
+    let gateway = Gateway::start(json!({"mcpServers": {"a": fixture_server("a", &[]), "q": q}}));
     gateway.wait_ready();
-    let config =
-        json!({"mcpServers": {"a": fixture_server("a", &[]), "b": fixture_server("b", &[])}});
+    let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
+    let state = |name: &str| {
+        servers["servers"]
+            .as_array()
+            .and_then(|all| all.iter().find(|s| s["name"] == name))
+            .map(|s| s["state"].clone())
+    };
+    assert_eq!(
+        (state("a"), state("q")),
+        (Some(json!("approved")), Some(json!("quarantined"))),
+        "{servers}"
+    );
+    assert!(
+        !listed(&gateway, "/mcp", None)
+            .iter()
+            .any(|n| n.starts_with("q__"))
+    );
+    let config = json!({"mcpServers": {"a": fixture_server("a", &[]), "q": q, "b": fixture_server("b", &[])}});
     std::fs::write(gateway.dir.path().join("config.json"), config.to_string()).expect("write");
     eventually(
         "b to be connected and quarantined",
@@ -158,15 +186,12 @@ fn a_server_added_while_running_is_quarantined_until_approved() {
 #[test]
 fn tokens_scope_every_surface_and_hide_the_rest_byte_for_byte() {
     let gateway = Gateway::start(json!({
-        "mcpServers": {"a": fixture_server("a", &[]), "b": fixture_server("b", &[])},
-        "tools": {}
+        "mcpServers": {"a": fixture_server("a", &[]), "b": fixture_server("b", &[])}
     }));
     gateway.wait_ready();
     // read on a: a's readOnly tools only (echo); add is un-annotated, so write.
-    let token = create_token(
-        &gateway,
-        json!({"name": "reader", "servers": ["a"], "permissions": "read"}),
-    );
+    let token =
+        gateway.create_token(json!({"name": "reader", "servers": ["a"], "permissions": "read"}));
     let visible = listed(&gateway, "/mcp", Some(&token));
     assert_eq!(visible, ["describe_tool", "a__echo"], "{visible:?}");
     // The official client presents the token the same way.
@@ -244,11 +269,9 @@ fn tokens_scope_every_surface_and_hide_the_rest_byte_for_byte() {
 fn expired_revoked_and_wrong_tokens_are_refused() {
     let gateway = Gateway::start(json!({"mcpServers": {"a": fixture_server("a", &[])}}));
     gateway.wait_ready();
-    let short = create_token(
-        &gateway,
-        json!({"name": "short", "permissions": "read", "expires": "2s"}),
-    );
-    let revoked = create_token(&gateway, json!({"name": "gone", "permissions": "read"}));
+    let short =
+        gateway.create_token(json!({"name": "short", "permissions": "read", "expires": "2s"}));
+    let revoked = gateway.create_token(json!({"name": "gone", "permissions": "read"}));
     assert_eq!(
         rpc(&gateway, "/mcp", Some(&short), "tools/list", json!({})).0,
         200
@@ -305,10 +328,8 @@ fn profiles_narrow_the_surface_and_pin_tokens() {
         profile.contains(&"b__echo".to_owned()) && !profile.iter().any(|n| n.starts_with("a__")),
         "{profile:?}"
     );
-    let pinned = create_token(
-        &gateway,
-        json!({"name": "pinned", "permissions": "read,write", "profile": "only-b"}),
-    );
+    let pinned = gateway
+        .create_token(json!({"name": "pinned", "permissions": "read,write", "profile": "only-b"}));
     let everywhere = listed(&gateway, "/mcp/all", Some(&pinned));
     assert!(
         !everywhere.iter().any(|n| n.starts_with("a__")),
@@ -348,7 +369,7 @@ fn off_loopback_mcp_needs_a_credential_unless_configured_otherwise() {
     let gateway = Gateway::start_bound(config.clone(), "0.0.0.0", &[]);
     gateway.wait_ready();
     assert_eq!(rpc(&gateway, "/mcp", None, "tools/list", json!({})).0, 401);
-    let token = create_token(&gateway, json!({"name": "remote", "permissions": "read"}));
+    let token = gateway.create_token(json!({"name": "remote", "permissions": "read"}));
     assert_eq!(
         rpc(&gateway, "/mcp", Some(&token), "tools/list", json!({})).0,
         200
