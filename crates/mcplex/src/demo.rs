@@ -41,7 +41,7 @@ pub fn connector() -> BuiltinConnector {
             let corpus = ref45().into_iter().filter(|t| t.server == server).collect();
             FixtureOptions {
                 kit: false,
-                corpus: corpus,
+                corpus,
                 ..FixtureOptions::kit(server.to_owned())
             }
         };
