@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use mcplex_config::{Config, HotSettings, ServerConfig};
 use mcplex_names::{RegistrationTable, ToolId};
-use mcplex_trust::{Approvals, Change, Permission, Verdict, pin_hash};
+use mcplex_trust::{Approvals, Change, Permission, Verdict, pin_hash, prompt_pin_hash};
 use serde_json::{Map, Value};
 
 use crate::CatalogCache;
 use crate::describe::UnavailableReason;
+use crate::offers::{self, Offer, ServerOffer};
 use crate::render::direct_entry;
 use crate::snapshot::{CatalogTool, ServerView, Snapshot, WithheldTool};
 
@@ -44,7 +45,13 @@ impl fmt::Display for ServerStatus {
 pub struct UpstreamTools {
     pub status: ServerStatus,
     pub tools: Arc<Vec<Value>>,
+    /// Its prompts, resources and templates, kept through an outage like the tools.
+    pub offer: Arc<Offer>,
 }
+
+/// Approvals key prompts as tools named `prompt:<name>` (a colon never appears in a well-formed
+/// tool name), so `mcplex tools approve server:prompt:<name>` approves one.
+pub const PROMPT_APPROVAL_PREFIX: &str = "prompt:";
 
 /// Something in an upstream's answer that the catalog had to skip.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -94,12 +101,13 @@ pub fn build_snapshot(
     let mut servers = BTreeMap::new();
     let mut accepted: Vec<Accepted> = Vec::new();
     let mut withheld: Vec<WithheldTool> = Vec::new();
+    let mut server_offers: Vec<ServerOffer<'_>> = Vec::new();
 
     for server in &config.servers {
-        let (status, tools) = match (server.enabled, upstreams.get(&server.name)) {
-            (false, _) => (ServerStatus::Disabled, None),
-            (true, None) => (ServerStatus::Connecting, None),
-            (true, Some(up)) => (up.status.clone(), Some(&up.tools)),
+        let (status, tools, offer) = match (server.enabled, upstreams.get(&server.name)) {
+            (false, _) => (ServerStatus::Disabled, None, None),
+            (true, None) => (ServerStatus::Connecting, None, None),
+            (true, Some(up)) => (up.status.clone(), Some(&up.tools), Some(&*up.offer)),
         };
         let quarantined = approvals
             .as_ref()
@@ -114,6 +122,7 @@ pub fn build_snapshot(
                 &mut diagnostics,
             );
         }
+        let offered_prompts = offer.map(|o| accept_prompts(server, o, &mut diagnostics)).unwrap_or_default();
         // Only a fresh listing is observed: a server still connecting has listed nothing yet,
         // and its (empty) list must not use up the approval that covers its first listing.
         if let Some(approvals) = approvals.as_deref_mut()
@@ -122,6 +131,7 @@ pub fn build_snapshot(
             let listed: Vec<(String, String)> = offered
                 .iter()
                 .map(|tool| (tool.id.tool.to_string(), tool.pin.clone()))
+                .chain(offered_prompts.iter().map(|p| (p.key.clone(), p.pin.clone())))
                 .collect();
             changes.extend(approvals.observe(&server.name, &listed, server.trust_auto));
         }
@@ -131,14 +141,7 @@ pub fn build_snapshot(
                 None => Verdict::Approved,
                 Some(approvals) => approvals.verdict(&tool.id.server, &tool.id.tool, &tool.pin),
             };
-            let reason = match verdict {
-                _ if quarantined => Some(UnavailableReason::ServerQuarantined),
-                Verdict::Approved => None,
-                Verdict::Pending => Some(UnavailableReason::ToolPendingApproval),
-                Verdict::Changed => Some(UnavailableReason::ToolChanged),
-                Verdict::Blocked => Some(UnavailableReason::ToolBlocked),
-            };
-            match reason {
+            match withheld_reason(quarantined, verdict) {
                 None => accepted.push(tool),
                 // Never listed, searched or described: a changed definition must not reach a
                 // model unseen. Kept for the operator's approval queue.
@@ -152,6 +155,35 @@ pub fn build_snapshot(
                 }),
             }
         }
+        if let Some(offer) = offer {
+            let mut served_prompts = Vec::new();
+            for prompt in offered_prompts {
+                let verdict = match approvals.as_deref() {
+                    None => Verdict::Approved,
+                    Some(approvals) => approvals.verdict(&server.name, &prompt.key, &prompt.pin),
+                };
+                match withheld_reason(quarantined, verdict) {
+                    None => served_prompts.push(prompt.raw),
+                    Some(reason) => withheld.push(WithheldTool {
+                        id: ToolId::new(server.name.as_str(), prompt.key.as_str()),
+                        raw: Arc::new(prompt.raw.clone()),
+                        pin: prompt.pin,
+                        permission: Permission::Read,
+                        verdict,
+                        reason,
+                    }),
+                }
+            }
+            if !quarantined {
+                server_offers.push(ServerOffer {
+                    config: server,
+                    capabilities: &offer.capabilities,
+                    prompts: served_prompts,
+                    resources: &offer.resources,
+                    templates: &offer.resource_templates,
+                });
+            }
+        }
         servers.insert(
             server.name.clone(),
             ServerView {
@@ -162,7 +194,26 @@ pub fn build_snapshot(
         );
     }
 
-    let table = RegistrationTable::build(accepted.iter().map(|tool| tool.id.clone()));
+    let offers = offers::build(server_offers, &mut diagnostics);
+    let transparent: HashSet<&str> = config
+        .servers
+        .iter()
+        .filter(|s| !s.namespace)
+        .map(|s| s.name.as_str())
+        .collect();
+    let (table, conflicts) = RegistrationTable::build_with(
+        accepted.iter().map(|tool| tool.id.clone()),
+        |id| transparent.contains(&*id.server),
+    );
+    for conflict in conflicts {
+        diagnostics.push(Diagnostic {
+            server: conflict.refused.server.to_string(),
+            message: format!(
+                "tool {:?} is not served: server {:?} (\"namespace\": false) already serves a tool of that name; set \"namespace\": true on one of them",
+                conflict.name, conflict.holder.server
+            ),
+        });
+    }
     let mut used = HashSet::new();
     let mut tools: Vec<CatalogTool> = accepted
         .into_iter()
@@ -210,6 +261,7 @@ pub fn build_snapshot(
         direct_owners,
         search_index,
         withheld,
+        offers,
     };
     Built {
         snapshot,
@@ -279,4 +331,53 @@ fn accept_tools(
             raw: Arc::new(object.clone()),
         });
     }
+}
+
+/// Why a tool or prompt with `verdict` is withheld, if it is.
+fn withheld_reason(quarantined: bool, verdict: Verdict) -> Option<UnavailableReason> {
+    match verdict {
+        _ if quarantined => Some(UnavailableReason::ServerQuarantined),
+        Verdict::Approved => None,
+        Verdict::Pending => Some(UnavailableReason::ToolPendingApproval),
+        Verdict::Changed => Some(UnavailableReason::ToolChanged),
+        Verdict::Blocked => Some(UnavailableReason::ToolBlocked),
+    }
+}
+
+/// A prompt an upstream offers that passed the filter, before approvals are consulted.
+struct AcceptedPrompt<'a> {
+    /// Its approvals key, `prompt:<name>`.
+    key: String,
+    pin: String,
+    raw: &'a Map<String, Value>,
+}
+
+fn accept_prompts<'a>(
+    config: &ServerConfig,
+    offer: &'a Offer,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<AcceptedPrompt<'a>> {
+    let mut seen = HashSet::new();
+    let mut accepted = Vec::new();
+    for (index, prompt) in offer.prompts.iter().enumerate() {
+        let Some((object, name)) = prompt.as_object().and_then(|object| {
+            let name = object.get("name").and_then(Value::as_str)?;
+            (!name.is_empty()).then_some((object, name))
+        }) else {
+            diagnostics.push(Diagnostic {
+                server: config.name.clone(),
+                message: format!("prompts[{index}] is not an object with a name; skipped"),
+            });
+            continue;
+        };
+        if !seen.insert(name) || !config.prompts.admits(name) {
+            continue;
+        }
+        accepted.push(AcceptedPrompt {
+            key: format!("{PROMPT_APPROVAL_PREFIX}{name}"),
+            pin: prompt_pin_hash(object),
+            raw: object,
+        });
+    }
+    accepted
 }

@@ -10,12 +10,20 @@
 mod build;
 mod cache;
 mod describe;
+mod offers;
 mod render;
 mod search;
 mod snapshot;
 mod validate;
 
-pub use build::{BuildInput, Built, Diagnostic, ServerStatus, UpstreamTools, build_snapshot};
+pub use build::{
+    BuildInput, Built, Diagnostic, PROMPT_APPROVAL_PREFIX, ServerStatus, UpstreamTools,
+    build_snapshot,
+};
+pub use offers::{
+    NAMESPACED_URI_PREFIX, Offer, OfferedPrompt, OfferedResource, Offers, ServerFeatures, Target,
+    namespaced_uri, split_namespaced_uri, template_matches,
+};
 pub use cache::CatalogCache;
 pub use describe::UnavailableReason;
 pub use mcplex_trust::{ContentHash, content_hash};
@@ -25,3 +33,5 @@ pub use snapshot::{CatalogTool, ServerView, Snapshot, WithheldTool};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod offers_tests;

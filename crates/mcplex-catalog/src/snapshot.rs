@@ -75,12 +75,19 @@ pub struct Snapshot {
     pub(crate) withheld: Vec<WithheldTool>,
     /// BM25F over `tools` (document i is `tools[i]`).
     pub(crate) search_index: mcplex_search::Index,
+    /// Prompts, resources and templates.
+    pub(crate) offers: crate::Offers,
 }
 
 impl Snapshot {
     /// A snapshot with no tools, for before anything connected.
     pub fn empty() -> Snapshot {
         Snapshot::default()
+    }
+
+    /// The served prompts, resources and resource templates.
+    pub fn offers(&self) -> &crate::Offers {
+        &self.offers
     }
 
     /// Increases by one with every rebuild; useful in logs and tests.

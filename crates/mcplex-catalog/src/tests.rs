@@ -53,6 +53,7 @@ fn ready(tools: Value) -> UpstreamTools {
     UpstreamTools {
         status: ServerStatus::Ready,
         tools: Arc::new(tools),
+        offer: Arc::default(),
     }
 }
 

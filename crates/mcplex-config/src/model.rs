@@ -249,6 +249,13 @@ pub struct ServerConfig {
     pub trust_auto: bool,
     /// `"quarantined": true`: when first recorded, the server starts quarantined.
     pub quarantined: bool,
+    /// `"namespace": false` makes the server transparent: its tools, prompts and resources keep
+    /// their own names and URIs (a clash with anything else is refused by name).
+    pub namespace: bool,
+    /// `prompts.include` / `prompts.exclude`, over prompt names.
+    pub prompts: crate::ToolFilter,
+    /// `resources.include` / `resources.exclude`, over resource URIs and URI templates.
+    pub resources: crate::ToolFilter,
 }
 
 impl ServerConfig {
@@ -265,6 +272,9 @@ impl ServerConfig {
             lifecycle: Lifecycle::Initialize,
             trust_auto: false,
             quarantined: false,
+            namespace: true,
+            prompts: crate::ToolFilter::default(),
+            resources: crate::ToolFilter::default(),
         }
     }
 
@@ -366,6 +376,9 @@ impl fmt::Debug for ServerConfig {
             .field("tools", &self.tools)
             .field("trust_auto", &self.trust_auto)
             .field("quarantined", &self.quarantined)
+            .field("namespace", &self.namespace)
+            .field("prompts", &self.prompts)
+            .field("resources", &self.resources)
             .finish()
     }
 }

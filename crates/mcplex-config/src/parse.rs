@@ -56,6 +56,9 @@ const SERVER_KEYS: &[&str] = &[
     "lifecycle",
     "trust",
     "quarantined",
+    "namespace",
+    "prompts",
+    "resources",
 ];
 
 /// Parses and validates `text` (the content of `file`, used in messages), then applies `overrides`.
@@ -281,24 +284,33 @@ impl Cx<'_> {
             .collect()
     }
 
+    /// `tools` (include/exclude/defer globs), or with `with_defer` false `prompts` and
+    /// `resources` (include/exclude).
     fn tool_filter(
         &self,
         value: &Value,
         key: &str,
+        with_defer: bool,
         warnings: &mut Vec<String>,
     ) -> Result<ToolFilter, ConfigError> {
+        let keys: &[&str] = if with_defer {
+            &["include", "exclude", "defer"]
+        } else {
+            &["include", "exclude"]
+        };
         let Value::Object(object) = value else {
             return Err(self.err(
                 key,
                 format!(
-                    "must be an object with include/exclude/defer globs, found {}",
+                    "must be an object with {} globs, found {}",
+                    keys.join("/"),
                     kind(value)
                 ),
             ));
         };
         warn_unknown(
             object,
-            &["include", "exclude", "defer"],
+            keys,
             &format!("{key}."),
             self.file,
             warnings,
@@ -314,7 +326,11 @@ impl Cx<'_> {
         Ok(ToolFilter {
             include: list("include")?,
             exclude: list("exclude")?,
-            defer: list("defer")?,
+            defer: if with_defer {
+                list("defer")?
+            } else {
+                Vec::new()
+            },
         })
     }
 
@@ -563,9 +579,21 @@ impl Cx<'_> {
             .map(|v| self.bool(v, &path("defer")))
             .transpose()?;
         let tools = field("tools")
-            .map(|v| self.tool_filter(v, &path("tools"), warnings))
+            .map(|v| self.tool_filter(v, &path("tools"), true, warnings))
             .transpose()?
             .unwrap_or_default();
+        let prompts = field("prompts")
+            .map(|v| self.tool_filter(v, &path("prompts"), false, warnings))
+            .transpose()?
+            .unwrap_or_default();
+        let resources = field("resources")
+            .map(|v| self.tool_filter(v, &path("resources"), false, warnings))
+            .transpose()?
+            .unwrap_or_default();
+        let namespace = field("namespace")
+            .map(|v| self.bool(v, &path("namespace")))
+            .transpose()?
+            .unwrap_or(true);
         let trust_auto = match field("trust") {
             None => false,
             Some(v) => match self.string(v, &path("trust"))? {
@@ -591,6 +619,9 @@ impl Cx<'_> {
             lifecycle,
             trust_auto,
             quarantined,
+            namespace,
+            prompts,
+            resources,
         })
     }
 

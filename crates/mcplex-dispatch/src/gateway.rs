@@ -6,7 +6,7 @@ use arc_swap::ArcSwap;
 use std::time::{Duration, Instant};
 
 use mcplex_catalog::{Scope, ServerStatus, Snapshot, UnavailableReason};
-use mcplex_upstream::{CallOptions, Upstreams};
+use mcplex_upstream::{CallOptions, ClientRelay, Upstreams};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -35,6 +35,9 @@ pub struct CallContext {
     /// Receives the `params` of each upstream progress notification, when the client asked for
     /// progress. The surface rewrites the token back to the client's own.
     pub progress: Option<mpsc::UnboundedSender<Value>>,
+    /// Reaches the calling client, for the requests (sampling, elicitation, roots) and log
+    /// messages the upstream sends while it works on the call.
+    pub relay: Option<Arc<dyn ClientRelay>>,
 }
 
 /// The live gateway: what every surface reads and calls through.
@@ -42,6 +45,8 @@ pub struct Gateway {
     snapshot: ArcSwap<Snapshot>,
     upstreams: Upstreams,
     listing_version: watch::Sender<u64>,
+    /// Ticks when the served prompts, resources or templates change.
+    offers_version: watch::Sender<u64>,
     published: watch::Sender<u64>,
     /// Until this instant, listings and calls of unknown names wait for servers still connecting.
     settle_until: Instant,
@@ -67,6 +72,7 @@ impl Gateway {
             snapshot: ArcSwap::from_pointee(Snapshot::empty()),
             upstreams,
             listing_version: watch::Sender::new(0),
+            offers_version: watch::Sender::new(0),
             published: watch::Sender::new(0),
             settle_until: Instant::now() + startup_grace,
             audit: std::sync::OnceLock::new(),
@@ -85,6 +91,9 @@ impl Gateway {
         let current = self.snapshot.load();
         if previous.direct_listing() != current.direct_listing() {
             self.listing_version.send_modify(|version| *version += 1);
+        }
+        if !previous.offers().same_listing(current.offers()) {
+            self.offers_version.send_modify(|version| *version += 1);
         }
         self.published.send_modify(|count| *count += 1);
     }
@@ -116,6 +125,33 @@ impl Gateway {
     /// A receiver that changes with every published snapshot (server status changes included).
     pub fn snapshot_changes(&self) -> watch::Receiver<u64> {
         self.published.subscribe()
+    }
+
+    /// A receiver that changes whenever the served prompts, resources or templates change.
+    pub fn offers_changes(&self) -> watch::Receiver<u64> {
+        self.offers_version.subscribe()
+    }
+
+    /// Sends a request other than a tool call (`prompts/get`, `resources/read`,
+    /// `completion/complete`, `resources/subscribe`, `logging/setLevel`, ...) to `server`, with
+    /// the server's call timeout, and returns its raw result. The surface has resolved the name
+    /// through the snapshot within the caller's scope.
+    pub async fn forward(
+        &self,
+        server: &str,
+        method: &str,
+        params: Value,
+        cancel: CancellationToken,
+    ) -> Result<Value, DispatchError> {
+        let options = CallOptions {
+            timeout: Some(self.upstreams.call_timeout(server)),
+            cancel: Some(cancel),
+            ..CallOptions::default()
+        };
+        self.upstreams
+            .request(server, method, params, options)
+            .await
+            .map_err(DispatchError::Upstream)
     }
 
     /// A receiver that changes whenever the direct listing changes.
@@ -275,6 +311,7 @@ impl Gateway {
             timeout: Some(self.upstreams.call_timeout(&id.server)),
             cancel: Some(cx.cancel),
             progress: cx.progress,
+            relay: cx.relay,
         };
         // The snapshot is not held across the upstream call: a rebuild may swap it meanwhile.
         drop(snapshot);

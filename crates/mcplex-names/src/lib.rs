@@ -10,7 +10,7 @@ mod sanitize;
 mod table;
 
 pub use sanitize::{MAX_NAME_LEN, is_valid_name, sanitize};
-pub use table::{RegistrationTable, ToolId};
+pub use table::{NameConflict, RegistrationTable, ToolId};
 
 #[cfg(test)]
 mod tests;

@@ -44,6 +44,16 @@ impl fmt::Debug for ToolId {
     }
 }
 
+/// Two ids of servers with `"namespace": false` that claim the same display name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameConflict {
+    pub name: String,
+    /// The id that keeps the name.
+    pub holder: ToolId,
+    /// The id left without a name.
+    pub refused: ToolId,
+}
+
 /// Hex digits of the suffix that disambiguates a shortened or colliding name.
 const HASH_LEN: usize = 8;
 
@@ -58,6 +68,48 @@ pub struct RegistrationTable {
 impl RegistrationTable {
     /// Assigns a display name to every id (duplicates are ignored).
     pub fn build(ids: impl IntoIterator<Item = ToolId>) -> RegistrationTable {
+        RegistrationTable::build_with(ids, |_| false).0
+    }
+
+    /// Like [`RegistrationTable::build`], but ids for which `own_name` holds (tools of servers
+    /// with `"namespace": false`) keep their own name, unprefixed. Such a name must be a valid
+    /// display name and free: when two of them claim the same name, the smaller id keeps it and
+    /// the other gets no name at all; it is returned with the id that holds the name, so the
+    /// operator can be told both. Namespaced ids never take a claimed name (they are hashed).
+    pub fn build_with(
+        ids: impl IntoIterator<Item = ToolId>,
+        own_name: impl Fn(&ToolId) -> bool,
+    ) -> (RegistrationTable, Vec<NameConflict>) {
+        let mut table = RegistrationTable::default();
+        let mut conflicts = Vec::new();
+        let (mut own, namespaced): (Vec<ToolId>, Vec<ToolId>) =
+            ids.into_iter().partition(|id| own_name(id));
+        own.sort();
+        own.dedup();
+        for id in own {
+            let name = if is_valid_name(&id.tool) {
+                id.tool.to_string()
+            } else {
+                sanitize(&id.tool)
+            };
+            match table.by_name.get(&name) {
+                Some(holder) => conflicts.push(NameConflict {
+                    name,
+                    holder: holder.clone(),
+                    refused: id,
+                }),
+                None if is_valid_name(&name) => table.insert(name, id),
+                None => {
+                    let name = table.free_hashed_name(&name, &id);
+                    table.insert(name, id);
+                }
+            }
+        }
+        table.add_namespaced(namespaced);
+        (table, conflicts)
+    }
+
+    fn add_namespaced(&mut self, ids: Vec<ToolId>) {
         // Group ids by their natural name `sanitize(server)__sanitize(tool)`.
         let mut groups: BTreeMap<String, Vec<ToolId>> = BTreeMap::new();
         for id in ids {
@@ -67,7 +119,6 @@ impl RegistrationTable {
                 group.push(id);
             }
         }
-        let mut table = RegistrationTable::default();
         let mut hashed = Vec::new();
         for (natural, group) in groups {
             // In a colliding group only the one id whose raw name already is the natural name
@@ -77,19 +128,19 @@ impl RegistrationTable {
             let exact_count = group.iter().filter(|id| exact(id)).count();
             for id in group.iter() {
                 let keeps = is_valid_name(&natural)
+                    && !self.by_name.contains_key(&natural)
                     && (group.len() == 1 || (exact_count == 1 && exact(id)));
                 if keeps {
-                    table.insert(natural.clone(), id.clone());
+                    self.insert(natural.clone(), id.clone());
                 } else {
                     hashed.push((natural.clone(), id.clone()));
                 }
             }
         }
         for (natural, id) in hashed {
-            let name = table.free_hashed_name(&natural, &id);
-            table.insert(name, id);
+            let name = self.free_hashed_name(&natural, &id);
+            self.insert(name, id);
         }
-        table
     }
 
     fn insert(&mut self, name: String, id: ToolId) {

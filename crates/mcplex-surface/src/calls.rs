@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::errors::to_wire;
+use crate::relay::PeerRelay;
 use crate::typed::call_response;
 
 /// Calls `name` through the one dispatch path on behalf of the request in `context`.
@@ -29,18 +30,21 @@ pub(crate) async fn call(
     on_unknown: impl FnOnce(&str) -> Option<Value>,
 ) -> Result<CallToolResponse, ErrorData> {
     let (progress, forwarded) = progress_forwarder(context).unzip();
+    let (relay, logged) = PeerRelay::for_request(context);
     let cx = CallContext {
         scope: caller.scope,
         token: caller.token,
         cancel: context.ct.clone(),
         progress,
+        relay: Some(relay),
     };
     let outcome = gateway.call(ToolCall { name, arguments }, cx).await;
-    // Progress the upstream sent before its answer reaches the caller before the answer does:
-    // once the call is over every sender is gone, so the forwarder drains and ends.
+    // Progress and log messages the upstream sent before its answer reach the caller before the
+    // answer does: once the call is over every sender is gone, so the forwarders drain and end.
     if let Some(forwarded) = forwarded {
         let _ = tokio::time::timeout(PROGRESS_DRAIN, forwarded).await;
     }
+    let _ = tokio::time::timeout(PROGRESS_DRAIN, logged).await;
     let raw = match outcome {
         Ok(raw) => raw,
         Err(DispatchError::UnknownTool { name }) => match on_unknown(&name) {

@@ -182,6 +182,7 @@ impl ToolHost for GatewayHost {
             token: self.caller.token.clone(),
             cancel: self.cancel.child_token(),
             progress: None,
+            relay: None,
         };
         Box::pin(async move {
             let arguments = match arguments {

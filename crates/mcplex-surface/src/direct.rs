@@ -1,13 +1,17 @@
 //! The direct surface: `describe_tool`, the two search built-ins when the config defers anything,
 //! then every visible, non-deferred tool as `server__tool` in `full` or `deferred` form. Calls
 //! go through `Gateway::call` (resolve → policy → validate → upstream).
+#![allow(deprecated)] // logging: deprecated by 2026-07-28 (SEP-2577), used by session-era clients
 
 use std::sync::Arc;
 
 use mcplex_dispatch::Gateway;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -19,6 +23,8 @@ use crate::caller::Reach;
 use crate::calls::{call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::listen::LegacyPeers;
+use crate::offers;
+use crate::subscriptions::{Subscriber, Subscriptions};
 use crate::search_tools::{self, CALL_TOOL, TOOL_SEARCH};
 use crate::typed::ToolsCache;
 
@@ -36,6 +42,7 @@ const DEFERRAL_INSTRUCTIONS: &str = "More tools are reachable than are listed: f
 pub struct DirectSurface {
     gateway: Arc<Gateway>,
     peers: LegacyPeers,
+    subscriptions: Subscriptions,
     tools: ToolsCache,
     /// Built-ins listed before the upstream tools, decided from the config alone.
     builtins: Arc<Vec<Value>>,
@@ -61,6 +68,7 @@ impl DirectSurface {
         }
         let instructions = format!("{instructions}\n\n{SIGNATURE_LEGEND}").into();
         DirectSurface {
+            subscriptions: Subscriptions::start(&gateway),
             gateway,
             peers,
             tools,
@@ -78,11 +86,98 @@ impl DirectSurface {
 
 impl ServerHandler for DirectSurface {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
-        crate::server_info(capabilities, &self.instructions)
+        crate::server_info(crate::full_capabilities(), &self.instructions)
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.gateway.startup_settled().await;
+        let scope = self.reach.scope(&context.extensions);
+        offers::list_prompts(&self.gateway.snapshot(), &scope, request.as_ref())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let scope = self.reach.scope(&context.extensions);
+        offers::get_prompt(&self.gateway, &scope, request, context.ct.clone()).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.gateway.startup_settled().await;
+        let scope = self.reach.scope(&context.extensions);
+        offers::list_resources(&self.gateway.snapshot(), &scope, request.as_ref())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.gateway.startup_settled().await;
+        let scope = self.reach.scope(&context.extensions);
+        offers::list_resource_templates(&self.gateway.snapshot(), &scope, request.as_ref())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let scope = self.reach.scope(&context.extensions);
+        offers::read_resource(&self.gateway, &scope, request, context.ct.clone()).await
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let scope = self.reach.scope(&context.extensions);
+        let subscriber = Subscriber::Session(context.peer.clone());
+        self.subscriptions
+            .subscribe(&self.gateway, &scope, &request.uri, subscriber, context.ct.clone())
+            .await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions
+            .unsubscribe_session(&self.gateway, &context.peer, &request.uri)
+            .await;
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let scope = self.reach.scope(&context.extensions);
+        offers::complete(&self.gateway, &scope, request, context.ct.clone()).await
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let scope = self.reach.scope(&context.extensions);
+        offers::set_level(&self.gateway, &scope, request, context.ct.clone()).await
     }
 
     async fn list_tools(
@@ -108,23 +203,47 @@ impl ServerHandler for DirectSurface {
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|wanted| *wanted);
+        accepted.prompts_list_changed = requested.prompts_list_changed.filter(|wanted| *wanted);
+        accepted.resources_list_changed =
+            requested.resources_list_changed.filter(|wanted| *wanted);
+        // Which URIs resolve is decided per caller in `listen`; one that does not is dropped
+        // there with a log line.
+        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
         Some(accepted)
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.gateway.listing_changes();
         changes.mark_unchanged();
-        let wants_tools = subscription.accepted().tools_list_changed == Some(true);
-        let scope = self.reach.scope(&subscription.request_context().extensions);
+        let mut offer_changes = self.gateway.offers_changes();
+        offer_changes.mark_unchanged();
+        let accepted = subscription.accepted().clone();
+        let wants_tools = accepted.tools_list_changed == Some(true);
+        let wants_prompts = accepted.prompts_list_changed == Some(true);
+        let wants_resources = accepted.resources_list_changed == Some(true);
+        let context = subscription.request_context();
+        let scope = self.reach.scope(&context.extensions);
+        let listen_id = self.subscriptions.listen_id();
+        for uri in accepted.resource_subscriptions.iter().flatten() {
+            let subscriber = Subscriber::Listen(subscription.sink().clone(), listen_id);
+            if let Err(e) = self
+                .subscriptions
+                .subscribe(&self.gateway, &scope, uri, subscriber, context.ct.clone())
+                .await
+            {
+                tracing::debug!("subscriptions/listen: not subscribed to {uri}: {}", e.message);
+            }
+        }
         // Only a change to what this caller sees is worth a notification.
         let mut seen = self
             .tools
             .get(&self.gateway.snapshot(), &self.builtins, &scope);
-        loop {
+        let mut seen_offers = self.gateway.snapshot();
+        let ended = loop {
             tokio::select! {
                 changed = changes.changed() => {
                     if changed.is_err() {
-                        return Ok(());
+                        break Ok(());
                     }
                     let now = self.tools.get(&self.gateway.snapshot(), &self.builtins, &scope);
                     if now == seen {
@@ -132,12 +251,29 @@ impl ServerHandler for DirectSurface {
                     }
                     seen = now;
                     if wants_tools && subscription.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
+                        break Ok(());
                     }
                 }
-                () = subscription.cancelled() => return Ok(()),
+                changed = offer_changes.changed() => {
+                    if changed.is_err() {
+                        break Ok(());
+                    }
+                    let now = self.gateway.snapshot();
+                    let (prompts, resources) = now.offers().changed_for(seen_offers.offers(), &scope);
+                    seen_offers = now;
+                    let sink = subscription.sink();
+                    if wants_prompts && prompts && sink.notify_prompt_list_changed().await.is_err() {
+                        break Ok(());
+                    }
+                    if wants_resources && resources && sink.notify_resource_list_changed().await.is_err() {
+                        break Ok(());
+                    }
+                }
+                () = subscription.cancelled() => break Ok(()),
             }
-        }
+        };
+        self.subscriptions.end_listen(&self.gateway, listen_id).await;
+        ended
     }
 
     async fn call_tool(

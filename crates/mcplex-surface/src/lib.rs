@@ -18,10 +18,13 @@ mod direct;
 mod errors;
 mod http;
 mod listen;
+mod offers;
+mod relay;
 mod results;
 mod retrieve;
 mod search_tools;
 mod stdio;
+mod subscriptions;
 mod typed;
 
 pub use access::{Authenticator, Guard, guard};
@@ -39,6 +42,21 @@ pub fn direct_builtins(defers_anything: bool) -> Vec<serde_json::Value> {
         builtins.push(search_tools::call_tool_definition());
     }
     builtins
+}
+
+/// What every surface declares: tools, prompts and resources (with `list_changed` and resource
+/// subscriptions), completions and logging, all aggregated over the upstreams. A surface
+/// declares them whatever its upstreams offer right now, so that its answer never depends on
+/// which servers have connected.
+fn full_capabilities() -> rmcp::model::ServerCapabilities {
+    let declared = serde_json::json!({
+        "tools": {"listChanged": true},
+        "prompts": {"listChanged": true},
+        "resources": {"listChanged": true, "subscribe": true},
+        "completions": {},
+        "logging": {},
+    });
+    serde_json::from_value(declared).unwrap_or_default()
 }
 
 /// The `initialize` / `server/discover` answer of a surface.

@@ -59,6 +59,17 @@ pub fn pin_hash(tool: &Map<String, Value>) -> String {
     hex(&content_hash(&Value::Object(pinned)))
 }
 
+/// The pinned identity of a prompt (a prompt is text a model reads): SHA-256 over its name,
+/// title, description and arguments (absent fields count as `null`). Lowercase hex.
+pub fn prompt_pin_hash(prompt: &Map<String, Value>) -> String {
+    let field = |key: &str| prompt.get(key).cloned().unwrap_or(Value::Null);
+    let mut pinned = Map::new();
+    for key in ["name", "title", "description", "arguments"] {
+        pinned.insert(key.to_owned(), field(key));
+    }
+    hex(&content_hash(&Value::Object(pinned)))
+}
+
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

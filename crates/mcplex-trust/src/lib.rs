@@ -12,7 +12,7 @@ mod permission;
 mod scope;
 
 pub use approvals::{Approvals, Change, ServerRecord, ServerState, ToolRecord, Verdict};
-pub use hash::{ContentHash, content_hash, hex, pin_hash};
+pub use hash::{ContentHash, content_hash, hex, pin_hash, prompt_pin_hash};
 pub use permission::{Permission, Permissions};
 pub use scope::Scope;
 

@@ -11,12 +11,15 @@
 
 mod error;
 mod lifecycle;
+mod relay;
 mod rpc;
 mod supervisor;
 mod wire;
 
 pub use error::UpstreamError;
 pub use lifecycle::{LATEST_LEGACY_VERSION, STATELESS_VERSION};
+pub use relay::{ClientRelay, RelayError, RelayFuture};
 pub use rpc::{CallOptions, RpcConnection};
-pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamState, Upstreams};
+pub use lifecycle::Offer;
+pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamState, Upstreams};
 pub use wire::sys::raise_open_files_limit;

@@ -27,6 +27,15 @@ const MAX_PAGES: usize = 1000;
 pub(crate) struct Handshake {
     pub protocol_version: String,
     pub server_info: Value,
+    /// The server's `capabilities`.
+    pub capabilities: Value,
+}
+
+/// What the gateway declares it can do as the upstream's client. Sampling and elicitation are
+/// forwarded to the client of the call that asks for them. `roots` is not declared: roots belong
+/// to one client, and an upstream connection is shared by all of them.
+fn client_capabilities() -> Value {
+    json!({"sampling": {}, "elicitation": {"form": {}, "url": {}}})
 }
 
 fn client_info() -> Value {
@@ -47,7 +56,7 @@ pub(crate) async fn open(
 async fn initialize(connection: &RpcConnection) -> Result<Handshake, UpstreamError> {
     let params = json!({
         "protocolVersion": LATEST_LEGACY_VERSION,
-        "capabilities": {},
+        "capabilities": client_capabilities(),
         "clientInfo": client_info(),
     });
     let result = connection
@@ -63,6 +72,7 @@ async fn initialize(connection: &RpcConnection) -> Result<Handshake, UpstreamErr
     Ok(Handshake {
         protocol_version,
         server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null),
+        capabilities: result.get("capabilities").cloned().unwrap_or(Value::Null),
     })
 }
 
@@ -91,26 +101,88 @@ async fn discover(connection: &RpcConnection) -> Result<Handshake, UpstreamError
     Ok(Handshake {
         protocol_version: STATELESS_VERSION.to_owned(),
         server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null),
+        capabilities: result.get("capabilities").cloned().unwrap_or(Value::Null),
     })
 }
 
-/// Reads every page of `tools/list`. A cursor seen before ends the listing with a warning rather
-/// than looping forever.
+/// Reads every page of `tools/list`.
 pub(crate) async fn list_tools(connection: &RpcConnection) -> Result<Vec<Value>, UpstreamError> {
+    list_all(connection, "tools/list", "tools").await
+}
+
+/// What a server offers besides tools, read as its capabilities announce.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Offer {
+    /// The server's `capabilities`, as it declared them.
+    pub capabilities: Value,
+    /// Every page of `prompts/list`.
+    pub prompts: Vec<Value>,
+    /// Every page of `resources/list`.
+    pub resources: Vec<Value>,
+    /// Every page of `resources/templates/list`.
+    pub resource_templates: Vec<Value>,
+}
+
+/// Which parts of an [`Offer`] to (re-)read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct OfferParts {
+    pub prompts: bool,
+    pub resources: bool,
+}
+
+impl OfferParts {
+    pub(crate) const ALL: OfferParts = OfferParts {
+        prompts: true,
+        resources: true,
+    };
+}
+
+/// Re-reads `parts` of `offer`. A server that declares no capability for a part offers nothing
+/// there; one whose listing fails is logged and keeps what it offered before, so a broken
+/// `prompts/list` never costs a server its tools.
+pub(crate) async fn read_offer(connection: &RpcConnection, offer: &mut Offer, parts: OfferParts) {
+    let declares = |capability: &str| offer.capabilities.get(capability).is_some_and(Value::is_object);
+    let (prompts, resources) = (declares("prompts"), declares("resources"));
+    if parts.prompts && prompts {
+        match list_all(connection, "prompts/list", "prompts").await {
+            Ok(listed) => offer.prompts = listed,
+            Err(e) => tracing::warn!(server = connection.server(), "listing prompts failed: {e}"),
+        }
+    }
+    if parts.resources && resources {
+        match list_all(connection, "resources/list", "resources").await {
+            Ok(listed) => offer.resources = listed,
+            Err(e) => tracing::warn!(server = connection.server(), "listing resources failed: {e}"),
+        }
+        match list_all(connection, "resources/templates/list", "resourceTemplates").await {
+            Ok(listed) => offer.resource_templates = listed,
+            // Templates are optional even for servers with resources.
+            Err(e) => tracing::debug!(server = connection.server(), "listing resource templates failed: {e}"),
+        }
+    }
+}
+
+/// Reads every page of a paginated listing `method` whose items are in `key`. A cursor seen
+/// before ends the listing with a warning rather than looping forever.
+async fn list_all(
+    connection: &RpcConnection,
+    method: &str,
+    key: &str,
+) -> Result<Vec<Value>, UpstreamError> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     for _ in 0..MAX_PAGES {
         let params = cursor.as_ref().map(|c| json!({"cursor": c}));
         let result = connection
-            .request("tools/list", params, CallOptions::default())
+            .request(method, params, CallOptions::default())
             .await?;
-        match result.get("tools") {
+        match result.get(key) {
             Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
             _ => {
                 return Err(UpstreamError::Transport {
                     server: connection.server().to_owned(),
-                    reason: "tools/list answer has no tools array".to_owned(),
+                    reason: format!("{method} answer has no {key} array"),
                 });
             }
         }
@@ -119,7 +191,7 @@ pub(crate) async fn list_tools(connection: &RpcConnection) -> Result<Vec<Value>,
                 if !seen.insert(next.to_owned()) {
                     tracing::warn!(
                         server = connection.server(),
-                        "tools/list cursor {next:?} repeats; listing stopped at {} tools",
+                        "{method} cursor {next:?} repeats; listing stopped at {} items",
                         tools.len()
                     );
                     return Ok(tools);
@@ -131,7 +203,7 @@ pub(crate) async fn list_tools(connection: &RpcConnection) -> Result<Vec<Value>,
     }
     tracing::warn!(
         server = connection.server(),
-        "tools/list has more than {MAX_PAGES} pages; listing stopped at {} tools",
+        "{method} has more than {MAX_PAGES} pages; listing stopped at {} items",
         tools.len()
     );
     Ok(tools)

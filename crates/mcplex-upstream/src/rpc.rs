@@ -1,7 +1,9 @@
 //! A JSON-RPC client over one wire. Matches answers to requests by id, routes upstream progress
 //! to the caller that asked for it (our request id doubles as the upstream progress token, so
 //! tokens never collide between callers), sends `notifications/cancelled` upstream when a call
-//! times out or its caller goes away, and hands every other notification to the supervisor.
+//! times out or its caller goes away, relays the upstream's own requests and logging to the
+//! client of the call they belong to (see `relay.rs`), and hands every other notification to the
+//! supervisor.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -13,7 +15,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::UpstreamError;
-use crate::wire::{Wire, WireSend};
+use crate::relay::{ClientRelay, RelayError};
+use crate::wire::{RELATED_KEY, Wire, WireSend};
 
 /// What a caller attaches to one request.
 #[derive(Default)]
@@ -24,11 +27,15 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Receives the `params` of every upstream `notifications/progress` for this request.
     pub progress: Option<mpsc::UnboundedSender<Value>>,
+    /// Reaches the client of this request: the upstream's own requests and log messages sent
+    /// while it works on it go there. Without one they are refused (requests) or dropped.
+    pub relay: Option<Arc<dyn ClientRelay>>,
 }
 
 struct Pending {
     reply: oneshot::Sender<Result<Value, UpstreamError>>,
     progress: Option<mpsc::UnboundedSender<Value>>,
+    relay: Option<Arc<dyn ClientRelay>>,
 }
 
 /// A live JSON-RPC session with one upstream.
@@ -169,6 +176,7 @@ impl RpcConnection {
             Pending {
                 reply: reply_tx,
                 progress: options.progress,
+                relay: options.relay,
             },
         );
         let mut guard = PendingGuard {
@@ -316,20 +324,45 @@ fn route(
                 let _ = sink.send(params);
             }
         }
+        // A log message about one of our calls goes to that call's client.
+        (Some("notifications/message"), None) => {
+            let mut message = message;
+            match relay_for(pending, &mut message) {
+                Some(relay) => relay.notify(
+                    "notifications/message".to_owned(),
+                    message.get("params").cloned().unwrap_or(Value::Null),
+                ),
+                None => tracing::debug!(server, "upstream log message outside a call: {message}"),
+            }
+        }
         (Some(_), None) => {
+            let mut message = message;
+            if let Some(object) = message.as_object_mut() {
+                object.remove(RELATED_KEY);
+            }
             let _ = notifications.send(message);
         }
         // A request from the server to us.
         (Some(method), Some(id)) => {
-            let answer = match method {
-                "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                _ => {
-                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("mcplex does not forward {method} yet")}})
-                }
-            };
-            // Answered off the reader task: an HTTP answer may itself produce incoming messages.
-            let (sender, server, method) = (sender.clone(), server.to_owned(), method.to_owned());
+            let (method, id) = (method.to_owned(), id.clone());
+            let mut message = message;
+            let relay = relay_for(pending, &mut message);
+            let params = message.get("params").cloned().unwrap_or(Value::Null);
+            // Answered off the reader task: the client may take minutes (a person answering an
+            // elicitation), and an HTTP answer may itself produce incoming messages.
+            let (sender, server) = (sender.clone(), server.to_owned());
             tokio::spawn(async move {
+                let outcome = match (method.as_str(), relay) {
+                    ("ping", _) => Ok(json!({})),
+                    (_, Some(relay)) => relay.request(method.clone(), params).await,
+                    (_, None) => Err(RelayError::unsupported(format!(
+                        "mcplex has no client to forward {method} to: the server sent it outside a tool call"
+                    ))),
+                };
+                let answer = match outcome {
+                    Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                    Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()}),
+                };
                 if let Err(e) = sender.send(answer).await {
                     tracing::debug!(server, "cannot answer the server's {method}: {e}");
                 }
@@ -340,4 +373,25 @@ fn route(
             "ignored a message that is neither request, answer nor notification"
         ),
     }
+}
+
+/// The relay of the call a server request or notification belongs to: the request whose answer
+/// stream carried it, else the oldest call in flight that has a relay. Removes the wire's mark.
+fn relay_for(
+    pending: &Mutex<HashMap<i64, Pending>>,
+    message: &mut Value,
+) -> Option<Arc<dyn ClientRelay>> {
+    let related = message
+        .as_object_mut()
+        .and_then(|object| object.remove(RELATED_KEY))
+        .and_then(|id| id.as_i64());
+    let pending = lock(pending);
+    if let Some(relay) = related.and_then(|id| pending.get(&id)?.relay.clone()) {
+        return Some(relay);
+    }
+    pending
+        .iter()
+        .filter(|(_, p)| p.relay.is_some())
+        .min_by_key(|(id, _)| **id)
+        .and_then(|(_, p)| p.relay.clone())
 }

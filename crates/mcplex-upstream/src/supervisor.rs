@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use mcplex_config::{Config, Redactor, ServerConfig, Transport};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::UpstreamError;
-use crate::lifecycle;
+use crate::lifecycle::{self, Offer, OfferParts};
 use crate::rpc::{CallOptions, RpcConnection};
 use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
 
@@ -36,8 +36,11 @@ pub type BuiltinConnector = Arc<
 pub enum UpstreamState {
     /// First connection attempt under way.
     Connecting,
-    /// Connected; these are its tools as raw JSON objects, all pages.
-    Ready { tools: Arc<Vec<Value>> },
+    /// Connected; these are its tools as raw JSON objects, all pages, and what else it offers.
+    Ready {
+        tools: Arc<Vec<Value>>,
+        offer: Arc<Offer>,
+    },
     /// Not connected; the supervisor retries after a backoff.
     Failed { reason: String },
 }
@@ -48,6 +51,18 @@ pub struct UpstreamEvent {
     pub server: String,
     pub state: UpstreamState,
 }
+
+/// A notification an upstream sent that is about no call and changes no listing (such as
+/// `notifications/resources/updated`), for whoever subscribed to it downstream.
+#[derive(Debug, Clone)]
+pub struct UpstreamNotice {
+    pub server: Arc<str>,
+    pub method: String,
+    pub params: Value,
+}
+
+/// How many notices may wait for a slow subscriber before it misses some.
+const NOTICE_BUFFER: usize = 256;
 
 const BACKOFF_FIRST: Duration = Duration::from_millis(250);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
@@ -68,6 +83,7 @@ pub struct Upstreams {
     call_timeout: Duration,
     builtin: Option<BuiltinConnector>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    notices: broadcast::Sender<UpstreamNotice>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
 }
@@ -84,6 +100,7 @@ impl Upstreams {
             call_timeout: config.call_timeout,
             builtin,
             events,
+            notices: broadcast::Sender::new(NOTICE_BUFFER),
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
         };
@@ -129,6 +146,7 @@ impl Upstreams {
                 slot,
                 self.builtin.clone(),
                 self.events.clone(),
+                self.notices.clone(),
                 stop,
             ));
         }
@@ -156,10 +174,25 @@ impl Upstreams {
         params: Value,
         options: CallOptions,
     ) -> Result<Value, UpstreamError> {
+        self.request(server, "tools/call", params, options).await
+    }
+
+    /// Sends any request to `server` (`prompts/get`, `resources/read`, `completion/complete`,
+    /// ...) and returns the raw result.
+    pub async fn request(
+        &self,
+        server: &str,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<Value, UpstreamError> {
         let connection = self.connection(server)?;
-        connection
-            .request("tools/call", Some(params), options)
-            .await
+        connection.request(method, Some(params), options).await
+    }
+
+    /// Notices from every upstream, from now on.
+    pub fn notices(&self) -> broadcast::Receiver<UpstreamNotice> {
+        self.notices.subscribe()
     }
 
     fn connection(&self, server: &str) -> Result<Arc<RpcConnection>, UpstreamError> {
@@ -209,6 +242,7 @@ async fn supervise(
     slot: Arc<ServerSlot>,
     builtin: Option<BuiltinConnector>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    notices: broadcast::Sender<UpstreamNotice>,
     shutdown: CancellationToken,
 ) {
     let name = slot.config.name.clone();
@@ -228,7 +262,7 @@ async fn supervise(
             () = shutdown.cancelled() => return,
         };
         let reason = match opened {
-            Ok(Ok((connection, handshake, tools))) => {
+            Ok(Ok((connection, handshake, tools, offer))) => {
                 failures = 0;
                 tracing::info!(
                     server = %name,
@@ -239,16 +273,18 @@ async fn supervise(
                 );
                 set_connection(&slot, Some(connection.clone()));
                 set_state(&slot, "ready");
-                let tools = Arc::new(tools);
-                emit(UpstreamState::Ready {
-                    tools: tools.clone(),
-                });
+                let listed = Listed {
+                    tools: Arc::new(tools),
+                    offer: Arc::new(offer),
+                };
+                emit(listed.state());
                 let reason = serve(
                     &slot,
                     &connection,
                     &mut notifications,
-                    tools,
+                    listed,
                     &emit,
+                    &notices,
                     &shutdown,
                 )
                 .await;
@@ -283,24 +319,72 @@ async fn supervise(
 /// costs at most this many listings per second, however many notifications it sends.
 const RELIST_SPACING: Duration = Duration::from_millis(250);
 
+/// What one live connection last reported.
+struct Listed {
+    tools: Arc<Vec<Value>>,
+    offer: Arc<Offer>,
+}
+
+impl Listed {
+    fn state(&self) -> UpstreamState {
+        UpstreamState::Ready {
+            tools: self.tools.clone(),
+            offer: self.offer.clone(),
+        }
+    }
+}
+
+/// Which listings a batch of notifications asks to re-read.
+#[derive(Default)]
+struct Stale {
+    tools: bool,
+    offer: OfferParts,
+}
+
+impl Stale {
+    /// Notes `notification` if it is a `list_changed`; returns whether it was one.
+    fn note(&mut self, notification: &Value) -> bool {
+        match notification.get("method").and_then(Value::as_str) {
+            Some("notifications/tools/list_changed") => self.tools = true,
+            Some("notifications/prompts/list_changed") => self.offer.prompts = true,
+            Some("notifications/resources/list_changed") => self.offer.resources = true,
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// Serves one live connection until it dies (`Some(reason)`) or the gateway shuts down (`None`).
-/// `listed` is the tool list last reported for it.
+/// `listed` is what was last reported for it.
+#[allow(clippy::too_many_arguments)]
 async fn serve(
     slot: &ServerSlot,
     connection: &Arc<RpcConnection>,
     notifications: &mut mpsc::UnboundedReceiver<Value>,
-    mut listed: Arc<Vec<Value>>,
+    mut listed: Listed,
     emit: &impl Fn(UpstreamState),
+    notices: &broadcast::Sender<UpstreamNotice>,
     shutdown: &CancellationToken,
 ) -> Option<String> {
     let name = slot.config.name.as_str();
+    let server: Arc<str> = name.into();
+    let notice = |notification: Value| {
+        let method = notification.get("method").and_then(Value::as_str).unwrap_or_default();
+        tracing::debug!(server = name, "notification from upstream: {method}");
+        let _ = notices.send(UpstreamNotice {
+            server: server.clone(),
+            method: method.to_owned(),
+            params: notification.get("params").cloned().unwrap_or(Value::Null),
+        });
+    };
     let mut last_relist: Option<Instant> = None;
     loop {
         tokio::select! {
             notification = notifications.recv() => {
                 let Some(notification) = notification else { return Some("connection lost".to_owned()) };
-                if !is_tools_list_changed(&notification) {
-                    tracing::debug!(server = name, "notification from upstream: {notification}");
+                let mut stale = Stale::default();
+                if !stale.note(&notification) {
+                    notice(notification);
                     continue;
                 }
                 // The first change is re-listed at once; later ones wait out the spacing, and
@@ -314,20 +398,13 @@ async fn serve(
                     }
                 }
                 while let Ok(more) = notifications.try_recv() {
-                    if !is_tools_list_changed(&more) {
-                        tracing::debug!(server = name, "notification from upstream: {more}");
+                    if !stale.note(&more) {
+                        notice(more);
                     }
                 }
                 last_relist = Some(Instant::now());
-                match lifecycle::list_tools(connection).await {
-                    // An unchanged list changes nothing downstream: no rebuild, no list_changed.
-                    Ok(tools) if *listed == tools => {}
-                    Ok(tools) => {
-                        tracing::info!(server = name, tools = tools.len(), "upstream tool list changed");
-                        listed = Arc::new(tools);
-                        emit(UpstreamState::Ready { tools: listed.clone() });
-                    }
-                    Err(e) => tracing::warn!(server = name, "re-listing tools failed: {e}"),
+                if relist(connection, &mut listed, &stale).await {
+                    emit(listed.state());
                 }
             }
             () = connection.closed() => return Some("connection lost".to_owned()),
@@ -336,8 +413,32 @@ async fn serve(
     }
 }
 
-fn is_tools_list_changed(notification: &Value) -> bool {
-    notification.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed")
+/// Re-reads what `stale` names; returns whether anything changed. An unchanged list changes
+/// nothing downstream: no rebuild, no list_changed.
+async fn relist(connection: &RpcConnection, listed: &mut Listed, stale: &Stale) -> bool {
+    let name = connection.server();
+    let mut changed = false;
+    if stale.tools {
+        match lifecycle::list_tools(connection).await {
+            Ok(tools) if *listed.tools == tools => {}
+            Ok(tools) => {
+                tracing::info!(server = name, tools = tools.len(), "upstream tool list changed");
+                listed.tools = Arc::new(tools);
+                changed = true;
+            }
+            Err(e) => tracing::warn!(server = name, "re-listing tools failed: {e}"),
+        }
+    }
+    if stale.offer != OfferParts::default() {
+        let mut offer = Offer::clone(&listed.offer);
+        lifecycle::read_offer(connection, &mut offer, stale.offer).await;
+        if offer != *listed.offer {
+            tracing::info!(server = name, "upstream prompts or resources changed");
+            listed.offer = Arc::new(offer);
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Shuts a half-opened connection down if the opener fails, times out or is dropped.
@@ -357,7 +458,7 @@ impl Drop for ShutdownOnDrop {
     }
 }
 
-type Opened = (Arc<RpcConnection>, lifecycle::Handshake, Vec<Value>);
+type Opened = (Arc<RpcConnection>, lifecycle::Handshake, Vec<Value>, Offer);
 
 async fn connect(
     config: &ServerConfig,
@@ -439,5 +540,10 @@ async fn open_on(
     let tools = lifecycle::list_tools(&connection)
         .await
         .map_err(|e| e.to_string())?;
-    Ok((guard.defuse(), handshake, tools))
+    let mut offer = Offer {
+        capabilities: handshake.capabilities.clone(),
+        ..Offer::default()
+    };
+    lifecycle::read_offer(&connection, &mut offer, OfferParts::ALL).await;
+    Ok((guard.defuse(), handshake, tools, offer))
 }

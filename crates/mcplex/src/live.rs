@@ -153,20 +153,31 @@ fn apply(upstreams: &mut BTreeMap<String, UpstreamTools>, event: UpstreamEvent) 
     }
     let up = i64::from(matches!(event.state, UpstreamState::Ready { .. }));
     metrics.upstream_up.get_or_create(&label).set(up);
-    let previous = previous.map(|u| u.tools).unwrap_or_default();
+    let (previous_tools, previous_offer) = previous
+        .map(|u| (u.tools, u.offer))
+        .unwrap_or_default();
     let entry = match event.state {
         UpstreamState::Connecting => UpstreamTools {
             status: ServerStatus::Connecting,
-            tools: previous,
+            tools: previous_tools,
+            offer: previous_offer,
         },
-        UpstreamState::Ready { tools } => UpstreamTools {
+        UpstreamState::Ready { tools, offer } => UpstreamTools {
             status: ServerStatus::Ready,
             tools,
+            offer: Arc::new(mcplex_catalog::Offer {
+                capabilities: offer.capabilities.clone(),
+                prompts: offer.prompts.clone(),
+                resources: offer.resources.clone(),
+                resource_templates: offer.resource_templates.clone(),
+            }),
         },
-        // Keep the last known tools through an outage: listings stay stable, calls fail clearly.
+        // Keep the last known tools and offers through an outage: listings stay stable, calls
+        // fail clearly.
         UpstreamState::Failed { reason } => UpstreamTools {
             status: ServerStatus::Unhealthy { reason },
-            tools: previous,
+            tools: previous_tools,
+            offer: previous_offer,
         },
     };
     upstreams.insert(event.server, entry);

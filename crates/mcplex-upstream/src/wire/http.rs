@@ -115,6 +115,8 @@ impl HttpSender {
     }
 
     async fn post(&self, message: Value) -> Result<(), HttpFailure> {
+        // Requests and notifications the server sends on this request's answer stream belong to it.
+        let related = message.get("method").and(message.get("id")).cloned();
         let mut request = self
             .request(reqwest::Method::POST)
             .header(ACCEPT, "application/json, text/event-stream")
@@ -166,7 +168,9 @@ impl HttpSender {
                 self.incoming.clone(),
                 self.closed.clone(),
             );
-            tokio::spawn(read_event_stream(server, response, incoming, closed));
+            tokio::spawn(read_event_stream(
+                server, response, incoming, closed, related,
+            ));
         } else {
             let body = response
                 .bytes()
@@ -181,7 +185,7 @@ impl HttpSender {
                     snippet(&String::from_utf8_lossy(&body), 200)
                 ))
             })?;
-            push_messages(&self.incoming, value).await;
+            push_messages(&self.incoming, value, related.as_ref()).await;
         }
         Ok(())
     }
@@ -208,7 +212,7 @@ impl HttpSender {
                         this.incoming.clone(),
                         this.closed.clone(),
                     );
-                    read_event_stream(server, response, incoming, closed).await;
+                    read_event_stream(server, response, incoming, closed, None).await;
                 }
                 Ok(response) => {
                     tracing::debug!(server = %this.server, "no GET stream for notifications (HTTP {})", response.status())
@@ -221,12 +225,14 @@ impl HttpSender {
     }
 }
 
-/// Feeds every `data:` of an SSE response into `incoming` until the stream ends.
+/// Feeds every `data:` of an SSE response into `incoming` until the stream ends. `related` is
+/// the id of the request whose answer this stream carries (none for the GET stream).
 pub(crate) async fn read_event_stream(
     server: Arc<str>,
     response: reqwest::Response,
     incoming: mpsc::Sender<Value>,
     closed: CancellationToken,
+    related: Option<Value>,
 ) {
     let mut events = SseStream::from_bytes_stream(response.bytes_stream());
     loop {
@@ -240,7 +246,7 @@ pub(crate) async fn read_event_stream(
                     continue;
                 };
                 match serde_json::from_str::<Value>(&data) {
-                    Ok(value) => push_messages(&incoming, value).await,
+                    Ok(value) => push_messages(&incoming, value, related.as_ref()).await,
                     Err(e) => {
                         tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
                     }

@@ -38,16 +38,34 @@ pub(crate) struct Wire {
     pub closed: CancellationToken,
 }
 
-/// Pushes one parsed HTTP body or SSE data field (a message or a batch) into `incoming`.
-pub(crate) async fn push_messages(incoming: &mpsc::Sender<Value>, value: Value) {
+/// The key a wire adds to a server request or notification that arrived on the answer stream of
+/// one of our requests (HTTP): the id of that request. The connection removes it before anything
+/// else sees the message.
+pub(crate) const RELATED_KEY: &str = "io.mcplex/related";
+
+/// Pushes one parsed HTTP body or SSE data field (a message or a batch) into `incoming`. Messages
+/// the server sent on the answer stream of request `related` are marked with its id.
+pub(crate) async fn push_messages(
+    incoming: &mpsc::Sender<Value>,
+    value: Value,
+    related: Option<&Value>,
+) {
+    let mark = |mut message: Value| {
+        if let (Some(related), Some(object)) = (related, message.as_object_mut())
+            && object.contains_key("method")
+        {
+            object.insert(RELATED_KEY.to_owned(), related.clone());
+        }
+        message
+    };
     match value {
         Value::Array(batch) => {
             for message in batch {
-                let _ = incoming.send(message).await;
+                let _ = incoming.send(mark(message)).await;
             }
         }
         message => {
-            let _ = incoming.send(message).await;
+            let _ = incoming.send(mark(message)).await;
         }
     }
 }

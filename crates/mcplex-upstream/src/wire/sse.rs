@@ -78,7 +78,7 @@ pub(crate) async fn connect(
                             continue;
                         };
                         match serde_json::from_str::<Value>(&data) {
-                            Ok(value) => push_messages(&incoming_tx, value).await,
+                            Ok(value) => push_messages(&incoming_tx, value, None).await,
                             Err(e) => {
                                 tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
                             }

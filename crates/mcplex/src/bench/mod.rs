@@ -48,6 +48,7 @@ pub fn corpus_snapshot(
                 UpstreamTools {
                     status: ServerStatus::Ready,
                     tools: Arc::new(tools),
+                    offer: Arc::default(),
                 },
             )
         })

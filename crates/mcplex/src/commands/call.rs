@@ -42,6 +42,7 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
                 token: None,
                 cancel: Default::default(),
                 progress: None,
+                relay: None,
             },
         )
         .await;

@@ -1,0 +1,452 @@
+//! Prompts, resources and resource templates, aggregated over the servers like tools are.
+//!
+//! Names are namespaced reversibly, and resolved through tables built here, never by parsing
+//! a name apart:
+//! - a prompt is listed as `server__prompt` (the tools' registration scheme, hashed when too
+//!   long or colliding);
+//! - a resource URI or URI template is listed as `mcplex://<server>/<original>`, where `<server>`
+//!   is the configured name percent-encoded (so it never contains `/` or `{`) and `<original>` is
+//!   the upstream's URI, verbatim. Stripping the prefix gives the original back exactly, and a
+//!   template stays a template.
+//!
+//! A server with `"namespace": false` keeps its own prompt names and URIs; a name or URI that
+//! another server already holds is refused with a diagnostic naming both.
+//!
+//! Prompts and resources need the `read` permission of a token's scope (they change nothing).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use mcplex_config::ServerConfig;
+use mcplex_names::{RegistrationTable, ToolId};
+use mcplex_trust::{Permission, Scope};
+use serde_json::Value;
+
+use crate::Diagnostic;
+
+/// The scheme of a namespaced resource URI: `mcplex://<server>/<original URI>`.
+pub const NAMESPACED_URI_PREFIX: &str = "mcplex://";
+
+/// What one server offers besides tools, as it listed them (raw JSON).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Offer {
+    /// The server's declared `capabilities`.
+    pub capabilities: Value,
+    pub prompts: Vec<Value>,
+    pub resources: Vec<Value>,
+    pub resource_templates: Vec<Value>,
+}
+
+/// A prompt as served: its upstream and the listing entry with the served name.
+#[derive(Debug, Clone)]
+pub struct OfferedPrompt {
+    pub server: Arc<str>,
+    /// The upstream's own name for it.
+    pub original: String,
+    /// The upstream's prompt object with `name` replaced by the served name.
+    pub listed: Value,
+}
+
+/// A resource or resource template as served.
+#[derive(Debug, Clone)]
+pub struct OfferedResource {
+    pub server: Arc<str>,
+    /// The upstream's own URI (or URI template).
+    pub original: String,
+    /// The upstream's object with `uri` (or `uriTemplate`) replaced by the served one.
+    pub listed: Value,
+}
+
+/// What a served server can do besides tools, from its declared capabilities.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerFeatures {
+    /// `"namespace": false`.
+    pub transparent: bool,
+    pub resources: bool,
+    /// `resources.subscribe`.
+    pub subscribe: bool,
+    pub completions: bool,
+    pub logging: bool,
+}
+
+/// Every served prompt, resource and template of one snapshot.
+#[derive(Debug, Default)]
+pub struct Offers {
+    /// Sorted by served name.
+    prompts: Vec<OfferedPrompt>,
+    prompt_index: HashMap<String, usize>,
+    /// In config order of their servers, then upstream order.
+    resources: Vec<OfferedResource>,
+    resource_index: HashMap<String, usize>,
+    templates: Vec<OfferedResource>,
+    template_index: HashMap<String, usize>,
+    /// Servers whose offers are served (connected at least once, not quarantined), by name.
+    features: BTreeMap<Arc<str>, ServerFeatures>,
+}
+
+/// A request target: the upstream and the name or URI in its own terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub server: Arc<str>,
+    pub original: String,
+}
+
+/// One server's contribution to a build, after quarantine and approvals.
+pub(crate) struct ServerOffer<'a> {
+    pub config: &'a ServerConfig,
+    pub capabilities: &'a Value,
+    /// Prompts that passed the filter and approvals.
+    pub prompts: Vec<&'a serde_json::Map<String, Value>>,
+    pub resources: &'a [Value],
+    pub templates: &'a [Value],
+}
+
+fn declares(capabilities: &Value, name: &str) -> bool {
+    capabilities.get(name).is_some_and(Value::is_object)
+}
+
+/// Builds the offers of `servers` (in config order).
+pub(crate) fn build(servers: Vec<ServerOffer<'_>>, diagnostics: &mut Vec<Diagnostic>) -> Offers {
+    let mut offers = Offers::default();
+    let transparent: HashMap<&str, bool> = servers
+        .iter()
+        .map(|s| (s.config.name.as_str(), !s.config.namespace))
+        .collect();
+    // Prompts: the tools' naming scheme, with transparent servers keeping their own names.
+    let mut raw_prompts: HashMap<ToolId, &serde_json::Map<String, Value>> = HashMap::new();
+    for server in &servers {
+        for prompt in &server.prompts {
+            if let Some(name) = prompt.get("name").and_then(Value::as_str) {
+                raw_prompts.insert(ToolId::new(server.config.name.as_str(), name), prompt);
+            }
+        }
+    }
+    let (table, conflicts) = RegistrationTable::build_with(raw_prompts.keys().cloned(), |id| {
+        transparent.get(&*id.server).copied().unwrap_or(false)
+    });
+    for conflict in conflicts {
+        diagnostics.push(Diagnostic {
+            server: conflict.refused.server.to_string(),
+            message: format!(
+                "prompt {:?} is not served: server {:?} (\"namespace\": false) already serves a prompt of that name; set \"namespace\": true on one of them",
+                conflict.name, conflict.holder.server
+            ),
+        });
+    }
+    for (id, prompt) in raw_prompts {
+        let Some(name) = table.name_of(&id) else {
+            continue;
+        };
+        let mut listed = Value::Object(prompt.clone());
+        listed["name"] = Value::from(name);
+        offers.prompts.push(OfferedPrompt {
+            server: id.server.clone(),
+            original: id.tool.to_string(),
+            listed,
+        });
+    }
+    offers
+        .prompts
+        .sort_by(|a, b| served_name(&a.listed).cmp(served_name(&b.listed)));
+    offers.prompt_index = offers
+        .prompts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (served_name(&p.listed).to_owned(), i))
+        .collect();
+
+    for server in &servers {
+        let name: Arc<str> = server.config.name.as_str().into();
+        let caps = server.capabilities;
+        offers.features.insert(
+            name.clone(),
+            ServerFeatures {
+                transparent: !server.config.namespace,
+                resources: declares(caps, "resources"),
+                subscribe: caps
+                    .pointer("/resources/subscribe")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                completions: declares(caps, "completions"),
+                logging: declares(caps, "logging"),
+            },
+        );
+        let filter = &server.config.resources;
+        let mut add = |items: &[Value], key: &str, templates: bool| {
+            for item in items {
+                let Some(original) = item.get(key).and_then(Value::as_str) else {
+                    diagnostics.push(Diagnostic {
+                        server: name.to_string(),
+                        message: format!("a resource entry has no {key}; skipped"),
+                    });
+                    continue;
+                };
+                if !filter.admits(original) {
+                    continue;
+                }
+                let served = if server.config.namespace {
+                    namespaced_uri(&name, original)
+                } else {
+                    original.to_owned()
+                };
+                let (list, index) = if templates {
+                    (&mut offers.templates, &mut offers.template_index)
+                } else {
+                    (&mut offers.resources, &mut offers.resource_index)
+                };
+                if let Some(&holder) = index.get(&served) {
+                    if list[holder].server != name {
+                        diagnostics.push(Diagnostic {
+                            server: name.to_string(),
+                            message: format!(
+                                "resource {served:?} is not served: server {:?} already serves that URI; set \"namespace\": true on one of them",
+                                list[holder].server
+                            ),
+                        });
+                    }
+                    continue;
+                }
+                let mut listed = item.clone();
+                listed[key] = Value::from(served.as_str());
+                index.insert(served, list.len());
+                list.push(OfferedResource {
+                    server: name.clone(),
+                    original: original.to_owned(),
+                    listed,
+                });
+            }
+        };
+        add(server.resources, "uri", false);
+        add(server.templates, "uriTemplate", true);
+    }
+    offers
+}
+
+fn served_name(listed: &Value) -> &str {
+    listed.get("name").and_then(Value::as_str).unwrap_or_default()
+}
+
+/// `mcplex://<server, percent-encoded>/<uri>`.
+pub fn namespaced_uri(server: &str, uri: &str) -> String {
+    let mut out = String::with_capacity(NAMESPACED_URI_PREFIX.len() + server.len() + uri.len() + 1);
+    out.push_str(NAMESPACED_URI_PREFIX);
+    for byte in server.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out.push('/');
+    out.push_str(uri);
+    out
+}
+
+/// The inverse of [`namespaced_uri`]: `(server, original URI)`.
+pub fn split_namespaced_uri(uri: &str) -> Option<(String, &str)> {
+    let rest = uri.strip_prefix(NAMESPACED_URI_PREFIX)?;
+    let (encoded, original) = rest.split_once('/')?;
+    let mut bytes = Vec::with_capacity(encoded.len());
+    let mut input = encoded.bytes();
+    while let Some(byte) = input.next() {
+        if byte == b'%' {
+            let high = char::from(input.next()?).to_digit(16)?;
+            let low = char::from(input.next()?).to_digit(16)?;
+            bytes.push(u8::try_from(high * 16 + low).ok()?);
+        } else {
+            bytes.push(byte);
+        }
+    }
+    let server = String::from_utf8(bytes).ok()?;
+    (!server.is_empty()).then_some((server, original))
+}
+
+/// Whether `uri` is an expansion of the RFC 6570 `template`: literal text must match exactly;
+/// a simple `{var}` matches any run without `/`, `?`, `#` or `&`, and an operator expression
+/// (`{+var}`, `{/var}`, `{?var}`, ...) matches any run at all.
+pub fn template_matches(template: &str, uri: &str) -> bool {
+    fn matches(template: &str, uri: &str) -> bool {
+        let Some(open) = template.find('{') else {
+            return template == uri;
+        };
+        let (literal, rest) = template.split_at(open);
+        let Some(uri) = uri.strip_prefix(literal) else {
+            return false;
+        };
+        let Some(close) = rest.find('}') else {
+            return false;
+        };
+        let expression = &rest[1..close];
+        let after = &rest[close + 1..];
+        let simple = expression
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        for (end, _) in uri.char_indices().chain(std::iter::once((uri.len(), ' '))) {
+            let taken = &uri[..end];
+            if simple && taken.contains(['/', '?', '#', '&']) {
+                return false;
+            }
+            if matches(after, &uri[end..]) {
+                return true;
+            }
+        }
+        false
+    }
+    matches(template, uri)
+}
+
+impl Offers {
+    /// Served prompts the caller may see, in name order.
+    pub fn prompts<'a>(&'a self, scope: &'a Scope) -> impl Iterator<Item = &'a Value> {
+        self.prompts
+            .iter()
+            .filter(move |p| scope.admits(&p.server, Permission::Read))
+            .map(|p| &p.listed)
+    }
+
+    /// The prompt served as `name`, if the caller may see it.
+    pub fn prompt(&self, name: &str, scope: &Scope) -> Option<&OfferedPrompt> {
+        let prompt = &self.prompts[*self.prompt_index.get(name)?];
+        scope
+            .admits(&prompt.server, Permission::Read)
+            .then_some(prompt)
+    }
+
+    /// Served resources the caller may see.
+    pub fn resources<'a>(&'a self, scope: &'a Scope) -> impl Iterator<Item = &'a Value> {
+        self.resources
+            .iter()
+            .filter(move |r| scope.admits(&r.server, Permission::Read))
+            .map(|r| &r.listed)
+    }
+
+    /// Served resource templates the caller may see.
+    pub fn templates<'a>(&'a self, scope: &'a Scope) -> impl Iterator<Item = &'a Value> {
+        self.templates
+            .iter()
+            .filter(move |r| scope.admits(&r.server, Permission::Read))
+            .map(|r| &r.listed)
+    }
+
+    /// The template served as `template`, if the caller may see it (completion references).
+    pub fn template(&self, template: &str, scope: &Scope) -> Option<&OfferedResource> {
+        let offered = &self.templates[*self.template_index.get(template)?];
+        scope
+            .admits(&offered.server, Permission::Read)
+            .then_some(offered)
+    }
+
+    /// Which upstream serves `uri`, and under which URI of its own:
+    /// 1. a listed URI, exactly;
+    /// 2. a namespaced URI `mcplex://<server>/<original>` of a server with resources;
+    /// 3. a transparent server: the first (in config order) with a template that matches, else
+    ///    the only transparent server with resources;
+    /// 4. an upstream URI as one server listed it (as in a resource a tool returned).
+    ///
+    /// Only servers in the caller's scope are considered.
+    pub fn resolve_uri(&self, uri: &str, scope: &Scope) -> Option<Target> {
+        let in_scope = |server: &str| scope.admits(server, Permission::Read);
+        if let Some(&i) = self.resource_index.get(uri) {
+            let resource = &self.resources[i];
+            return in_scope(&resource.server).then(|| Target {
+                server: resource.server.clone(),
+                original: resource.original.clone(),
+            });
+        }
+        if let Some((server, original)) = split_namespaced_uri(uri)
+            && let Some((name, features)) = self.features.get_key_value(server.as_str())
+            && features.resources
+            && in_scope(name)
+        {
+            return Some(Target {
+                server: name.clone(),
+                original: original.to_owned(),
+            });
+        }
+        let transparent: Vec<&Arc<str>> = self
+            .features
+            .iter()
+            .filter(|(name, f)| f.transparent && f.resources && in_scope(name))
+            .map(|(name, _)| name)
+            .collect();
+        let by_template = self.templates.iter().find(|t| {
+            transparent.contains(&&t.server) && template_matches(&t.original, uri)
+        });
+        let owner = match (by_template, transparent.as_slice()) {
+            (Some(template), _) => Some(template.server.clone()),
+            (None, [only]) => Some((*only).clone()),
+            _ => None,
+        };
+        if let Some(server) = owner {
+            return Some(Target {
+                server,
+                original: uri.to_owned(),
+            });
+        }
+        let mut listed_by = self
+            .resources
+            .iter()
+            .filter(|r| r.original == uri && in_scope(&r.server));
+        match (listed_by.next(), listed_by.next()) {
+            (Some(only), None) => Some(Target {
+                server: only.server.clone(),
+                original: uri.to_owned(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The URI a client knows for `uri` of `server` (namespaced unless the server is
+    /// transparent).
+    pub fn served_uri(&self, server: &str, uri: &str) -> String {
+        match self.features.get(server) {
+            Some(features) if features.transparent => uri.to_owned(),
+            _ => namespaced_uri(server, uri),
+        }
+    }
+
+    /// Whether `other` lists the same prompts, resources and templates (a change is worth a
+    /// `list_changed`).
+    pub fn same_listing(&self, other: &Offers) -> bool {
+        let listed = |items: &[OfferedResource], others: &[OfferedResource]| {
+            items.len() == others.len()
+                && items
+                    .iter()
+                    .zip(others)
+                    .all(|(a, b)| a.server == b.server && a.listed == b.listed)
+        };
+        self.prompts.len() == other.prompts.len()
+            && self
+                .prompts
+                .iter()
+                .zip(&other.prompts)
+                .all(|(a, b)| a.server == b.server && a.listed == b.listed)
+            && listed(&self.resources, &other.resources)
+            && listed(&self.templates, &other.templates)
+    }
+
+    /// Whether what `scope` sees of the prompts (`prompts`) or of the resources and templates
+    /// differs between `self` and `other`.
+    pub fn changed_for(&self, other: &Offers, scope: &Scope) -> (bool, bool) {
+        let prompts = !self.prompts(scope).eq(other.prompts(scope));
+        let resources = !self.resources(scope).eq(other.resources(scope))
+            || !self.templates(scope).eq(other.templates(scope));
+        (prompts, resources)
+    }
+
+    /// What a served server can do besides tools.
+    pub fn features(&self, server: &str) -> Option<&ServerFeatures> {
+        self.features.get(server)
+    }
+
+    /// Served servers in the caller's scope, with their features.
+    pub fn servers<'a>(
+        &'a self,
+        scope: &'a Scope,
+    ) -> impl Iterator<Item = (&'a Arc<str>, &'a ServerFeatures)> {
+        self.features
+            .iter()
+            .filter(move |(name, _)| scope.admits(name, Permission::Read))
+    }
+}

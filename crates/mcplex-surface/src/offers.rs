@@ -1,0 +1,270 @@
+//! Prompts, resources, completion and logging on a surface: listings (paginated), and requests
+//! resolved through the snapshot within the caller's scope, then forwarded to the one upstream
+//! that serves the name or URI. Names and URIs are translated both ways (see
+//! `mcplex_catalog::Offers` for the scheme); results otherwise pass through.
+#![allow(deprecated)] // logging: deprecated by 2026-07-28 (SEP-2577), used by session-era clients
+
+use mcplex_catalog::{Scope, Snapshot};
+use mcplex_dispatch::{DispatchError, Gateway};
+use rmcp::ErrorData;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, SetLevelRequestParams,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::to_wire;
+
+/// Items per page of a prompts, resources or templates listing. A cursor is the offset of the
+/// next page; listings are deterministic within a snapshot.
+pub(crate) const PAGE_SIZE: usize = 500;
+
+/// One page of `items` from `request`'s cursor, and the next cursor.
+fn page<'a>(
+    items: impl Iterator<Item = &'a Value>,
+    request: Option<&PaginatedRequestParams>,
+) -> Result<(Vec<Value>, Option<String>), ErrorData> {
+    let start = match request.and_then(|r| r.cursor.as_deref()) {
+        None => 0,
+        Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+            ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
+        })?,
+    };
+    let mut items = items.skip(start);
+    let page: Vec<Value> = items.by_ref().take(PAGE_SIZE).cloned().collect();
+    let next = items
+        .next()
+        .is_some()
+        .then(|| (start + PAGE_SIZE).to_string());
+    Ok((page, next))
+}
+
+/// `raw` as one of rmcp's result types; a shape the schema does not allow is the upstream's fault.
+fn typed<T: DeserializeOwned>(raw: Value, what: &str) -> Result<T, ErrorData> {
+    serde_json::from_value(raw).map_err(|e| {
+        ErrorData::internal_error(format!("the upstream's {what} result is malformed: {e}"), None)
+    })
+}
+
+/// A 2026-07-28 upstream may answer "input required"; that passes through as it is.
+fn input_required(raw: &Value) -> bool {
+    raw.get("resultType").and_then(Value::as_str) == Some("input_required")
+}
+
+fn listing<T: DeserializeOwned>(
+    key: &str,
+    (items, next): (Vec<Value>, Option<String>),
+) -> Result<T, ErrorData> {
+    let mut result = json!({ key: items });
+    if let Some(next) = next {
+        result["nextCursor"] = Value::from(next);
+    }
+    typed(result, key)
+}
+
+pub(crate) fn list_prompts(
+    snapshot: &Snapshot,
+    scope: &Scope,
+    request: Option<&PaginatedRequestParams>,
+) -> Result<ListPromptsResult, ErrorData> {
+    listing("prompts", page(snapshot.offers().prompts(scope), request)?)
+}
+
+pub(crate) fn list_resources(
+    snapshot: &Snapshot,
+    scope: &Scope,
+    request: Option<&PaginatedRequestParams>,
+) -> Result<ListResourcesResult, ErrorData> {
+    listing("resources", page(snapshot.offers().resources(scope), request)?)
+}
+
+pub(crate) fn list_resource_templates(
+    snapshot: &Snapshot,
+    scope: &Scope,
+    request: Option<&PaginatedRequestParams>,
+) -> Result<ListResourceTemplatesResult, ErrorData> {
+    listing(
+        "resourceTemplates",
+        page(snapshot.offers().templates(scope), request)?,
+    )
+}
+
+fn upstream_error(error: DispatchError) -> ErrorData {
+    match to_wire(error) {
+        Err(error) => error,
+        Ok(_) => ErrorData::internal_error("the upstream failed", None),
+    }
+}
+
+/// `prompts/get`: the prompt served under `request.name`, fetched from its upstream by its own
+/// name.
+pub(crate) async fn get_prompt(
+    gateway: &Gateway,
+    scope: &Scope,
+    request: GetPromptRequestParams,
+    cancel: CancellationToken,
+) -> Result<GetPromptResponse, ErrorData> {
+    let snapshot = gateway.snapshot();
+    let Some(prompt) = snapshot.offers().prompt(&request.name, scope) else {
+        return Err(ErrorData::invalid_params(
+            format!("unknown prompt: {}", request.name),
+            Some(json!({"prompt": request.name})),
+        ));
+    };
+    let (server, original) = (prompt.server.clone(), prompt.original.clone());
+    drop(snapshot);
+    let mut params = json!({"name": original});
+    if let Some(arguments) = request.arguments {
+        params["arguments"] = Value::Object(arguments);
+    }
+    let raw = gateway
+        .forward(&server, "prompts/get", params, cancel)
+        .await
+        .map_err(upstream_error)?;
+    if input_required(&raw) {
+        return typed::<InputRequiredResult>(raw, "prompts/get").map(GetPromptResponse::InputRequired);
+    }
+    typed::<GetPromptResult>(raw, "prompts/get").map(GetPromptResponse::Complete)
+}
+
+/// `resources/read`: the URI resolved to its upstream, read there by its own URI; the URIs in
+/// the contents are given back in the client's terms.
+pub(crate) async fn read_resource(
+    gateway: &Gateway,
+    scope: &Scope,
+    request: ReadResourceRequestParams,
+    cancel: CancellationToken,
+) -> Result<ReadResourceResponse, ErrorData> {
+    let snapshot = gateway.snapshot();
+    let Some(target) = snapshot.offers().resolve_uri(&request.uri, scope) else {
+        return Err(ErrorData::resource_not_found(
+            format!("unknown resource: {}", request.uri),
+            Some(json!({"uri": request.uri})),
+        ));
+    };
+    drop(snapshot);
+    let mut raw = gateway
+        .forward(
+            &target.server,
+            "resources/read",
+            json!({"uri": target.original}),
+            cancel,
+        )
+        .await
+        .map_err(upstream_error)?;
+    if input_required(&raw) {
+        return typed::<InputRequiredResult>(raw, "resources/read")
+            .map(ReadResourceResponse::InputRequired);
+    }
+    let snapshot = gateway.snapshot();
+    if let Some(contents) = raw.get_mut("contents").and_then(Value::as_array_mut) {
+        for content in contents {
+            if let Some(uri) = content.get("uri").and_then(Value::as_str) {
+                let served = if uri == target.original {
+                    request.uri.clone()
+                } else {
+                    snapshot.offers().served_uri(&target.server, uri)
+                };
+                content["uri"] = Value::from(served);
+            }
+        }
+    }
+    typed::<ReadResourceResult>(raw, "resources/read").map(ReadResourceResponse::Complete)
+}
+
+/// `completion/complete` for a prompt argument or a resource template variable: the reference is
+/// translated to the upstream's name or template and forwarded to it.
+pub(crate) async fn complete(
+    gateway: &Gateway,
+    scope: &Scope,
+    request: CompleteRequestParams,
+    cancel: CancellationToken,
+) -> Result<CompleteResult, ErrorData> {
+    let mut params = serde_json::to_value(&request)
+        .map_err(|e| ErrorData::invalid_params(format!("invalid completion request: {e}"), None))?;
+    let snapshot = gateway.snapshot();
+    let reference = params.get("ref").cloned().unwrap_or(Value::Null);
+    let kind = reference.get("type").and_then(Value::as_str);
+    let target = match kind {
+        Some("ref/prompt") => {
+            let name = reference.get("name").and_then(Value::as_str).unwrap_or_default();
+            snapshot.offers().prompt(name, scope).map(|p| {
+                params["ref"]["name"] = Value::from(p.original.as_str());
+                p.server.clone()
+            })
+        }
+        Some("ref/resource") => {
+            let uri = reference.get("uri").and_then(Value::as_str).unwrap_or_default();
+            match snapshot.offers().template(uri, scope) {
+                Some(template) => {
+                    params["ref"]["uri"] = Value::from(template.original.as_str());
+                    Some(template.server.clone())
+                }
+                None => snapshot.offers().resolve_uri(uri, scope).map(|target| {
+                    params["ref"]["uri"] = Value::from(target.original);
+                    target.server
+                }),
+            }
+        }
+        _ => None,
+    };
+    let Some(server) = target else {
+        return Err(ErrorData::invalid_params(
+            "the completion reference names no prompt or resource template this client can reach",
+            Some(json!({"ref": reference})),
+        ));
+    };
+    let offers_completion = snapshot
+        .offers()
+        .features(&server)
+        .is_some_and(|f| f.completions);
+    drop(snapshot);
+    if !offers_completion {
+        // The server offers no completions: no suggestions, which is a valid answer.
+        return typed(
+            json!({"completion": {"values": [], "hasMore": false}}),
+            "completion/complete",
+        );
+    }
+    let raw = gateway
+        .forward(&server, "completion/complete", params, cancel)
+        .await
+        .map_err(upstream_error)?;
+    typed(raw, "completion/complete")
+}
+
+/// `logging/setLevel`: forwarded to every server in the caller's scope that declares logging.
+/// A server that fails to take it is logged, not reported: the level is advisory.
+pub(crate) async fn set_level(
+    gateway: &Gateway,
+    scope: &Scope,
+    request: SetLevelRequestParams,
+    cancel: CancellationToken,
+) -> Result<(), ErrorData> {
+    let params = serde_json::to_value(&request)
+        .map_err(|e| ErrorData::invalid_params(format!("invalid level: {e}"), None))?;
+    let servers: Vec<String> = gateway
+        .snapshot()
+        .offers()
+        .servers(scope)
+        .filter(|(_, features)| features.logging)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let sends = servers.iter().map(|server| {
+        let (params, cancel) = (params.clone(), cancel.clone());
+        async move {
+            if let Err(e) = gateway
+                .forward(server, "logging/setLevel", params, cancel)
+                .await
+            {
+                tracing::debug!(server, "logging/setLevel not taken: {e}");
+            }
+        }
+    });
+    futures::future::join_all(sends).await;
+    Ok(())
+}

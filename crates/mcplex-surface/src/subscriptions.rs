@@ -1,0 +1,251 @@
+//! Resource subscriptions: `resources/subscribe` / `resources/unsubscribe` from session-era
+//! clients and the `resourceSubscriptions` of a 2026-07-28 `subscriptions/listen`.
+//!
+//! A subscription is resolved to (server, upstream URI) like a read. The upstream is subscribed
+//! once per URI however many clients want it, and unsubscribed when the last one leaves;
+//! `notifications/resources/updated` from it reaches every subscriber under the URI that
+//! subscriber used.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcplex_catalog::Scope;
+use mcplex_dispatch::Gateway;
+use rmcp::ErrorData;
+use rmcp::Peer;
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::{RoleServer, SubscriptionSink};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// Where one subscriber's updates go.
+#[derive(Clone)]
+pub(crate) enum Subscriber {
+    /// A session-era client; identified by its session's handshake record.
+    Session(Peer<RoleServer>),
+    /// One `subscriptions/listen` request of a 2026-07-28 client.
+    Listen(SubscriptionSink, u64),
+}
+
+impl Subscriber {
+    fn identity(&self) -> Identity {
+        match self {
+            // The handshake record is allocated once per session: its address names the session.
+            Subscriber::Session(peer) => {
+                Identity::Session(peer.peer_info().map(|info| Arc::as_ptr(&info) as usize))
+            }
+            Subscriber::Listen(_, id) => Identity::Listen(*id),
+        }
+    }
+
+    fn is_gone(&self) -> bool {
+        match self {
+            Subscriber::Session(peer) => peer.is_transport_closed(),
+            Subscriber::Listen(..) => false,
+        }
+    }
+}
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum Identity {
+    Session(Option<usize>),
+    Listen(u64),
+}
+
+struct Entry {
+    server: Arc<str>,
+    original: String,
+    served: String,
+    subscriber: Subscriber,
+}
+
+/// Every resource subscription of one surface.
+#[derive(Clone)]
+pub(crate) struct Subscriptions {
+    entries: Arc<Mutex<Vec<Entry>>>,
+    next_listen: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Subscriptions {
+    /// Starts forwarding the upstreams' `notifications/resources/updated`; the task ends with the
+    /// surface.
+    pub(crate) fn start(gateway: &Arc<Gateway>) -> Subscriptions {
+        let subscriptions = Subscriptions {
+            entries: Arc::default(),
+            next_listen: Arc::default(),
+        };
+        let weak = Arc::downgrade(&subscriptions.entries);
+        let mut notices = gateway.upstreams().notices();
+        tokio::spawn(async move {
+            loop {
+                let notice = match notices.recv().await {
+                    Ok(notice) => notice,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!("{missed} upstream notifications were dropped (a slow subscriber)");
+                        continue;
+                    }
+                    Err(_) => return,
+                };
+                if notice.method != "notifications/resources/updated" {
+                    continue;
+                }
+                let Some(entries) = weak.upgrade() else { return };
+                let Some(uri) = notice.params.get("uri").and_then(Value::as_str) else {
+                    continue;
+                };
+                let due: Vec<(Subscriber, String)> = {
+                    let mut entries = entries.lock().unwrap_or_else(PoisonError::into_inner);
+                    entries.retain(|e| !e.subscriber.is_gone());
+                    entries
+                        .iter()
+                        .filter(|e| e.server == notice.server && e.original == uri)
+                        .map(|e| (e.subscriber.clone(), e.served.clone()))
+                        .collect()
+                };
+                for (subscriber, served) in due {
+                    let sent = match subscriber {
+                        Subscriber::Session(peer) => peer
+                            .notify_resource_updated(ResourceUpdatedNotificationParam::new(served))
+                            .await
+                            .map_err(|e| e.to_string()),
+                        Subscriber::Listen(sink, _) => sink
+                            .notify_resource_updated(served)
+                            .await
+                            .map_err(|e| e.to_string()),
+                    };
+                    if let Err(e) = sent {
+                        tracing::debug!("cannot forward a resource update: {e}");
+                    }
+                }
+            }
+        });
+        subscriptions
+    }
+
+    /// A fresh id for one `subscriptions/listen` request.
+    pub(crate) fn listen_id(&self) -> u64 {
+        self.next_listen
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Subscribes `subscriber` to `uri` (as the client knows it).
+    pub(crate) async fn subscribe(
+        &self,
+        gateway: &Gateway,
+        scope: &Scope,
+        uri: &str,
+        subscriber: Subscriber,
+        cancel: CancellationToken,
+    ) -> Result<(), ErrorData> {
+        let snapshot = gateway.snapshot();
+        let Some(target) = snapshot.offers().resolve_uri(uri, scope) else {
+            return Err(ErrorData::resource_not_found(
+                format!("unknown resource: {uri}"),
+                Some(json!({"uri": uri})),
+            ));
+        };
+        let supports = snapshot
+            .offers()
+            .features(&target.server)
+            .is_some_and(|f| f.subscribe);
+        drop(snapshot);
+        if !supports {
+            return Err(ErrorData::invalid_params(
+                format!("the server of {uri} does not support resource subscriptions"),
+                Some(json!({"uri": uri})),
+            ));
+        }
+        let identity = subscriber.identity();
+        let first = {
+            let mut entries = self.lock();
+            let known = |e: &Entry| e.server == target.server && e.original == target.original;
+            if entries
+                .iter()
+                .any(|e| known(e) && e.subscriber.identity() == identity)
+            {
+                return Ok(());
+            }
+            let first = !entries.iter().any(known);
+            entries.push(Entry {
+                server: target.server.clone(),
+                original: target.original.clone(),
+                served: uri.to_owned(),
+                subscriber,
+            });
+            first
+        };
+        if first
+            && let Err(e) = gateway
+                .forward(
+                    &target.server,
+                    "resources/subscribe",
+                    json!({"uri": target.original}),
+                    cancel,
+                )
+                .await
+        {
+            self.remove(gateway, |e| e.subscriber.identity() == identity && e.served == uri)
+                .await;
+            return Err(ErrorData::internal_error(
+                format!("the upstream refused the subscription: {e}"),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ends the subscription of the session `peer` to `uri`.
+    pub(crate) async fn unsubscribe_session(
+        &self,
+        gateway: &Gateway,
+        peer: &Peer<RoleServer>,
+        uri: &str,
+    ) {
+        let identity = Subscriber::Session(peer.clone()).identity();
+        self.remove(gateway, |e| e.subscriber.identity() == identity && e.served == uri)
+            .await;
+    }
+
+    /// Ends every subscription of one `subscriptions/listen` request.
+    pub(crate) async fn end_listen(&self, gateway: &Gateway, id: u64) {
+        self.remove(gateway, |e| matches!(e.subscriber, Subscriber::Listen(_, i) if i == id))
+            .await;
+    }
+
+    /// Removes the matching entries; unsubscribes upstream from URIs nobody wants any more.
+    async fn remove(&self, gateway: &Gateway, matching: impl Fn(&Entry) -> bool) {
+        let orphans: Vec<(Arc<str>, String)> = {
+            let mut entries = self.lock();
+            let removed: Vec<(Arc<str>, String)> = entries
+                .iter()
+                .filter(|e| matching(e))
+                .map(|e| (e.server.clone(), e.original.clone()))
+                .collect();
+            entries.retain(|e| !matching(e));
+            removed
+                .into_iter()
+                .filter(|(server, original)| {
+                    !entries
+                        .iter()
+                        .any(|e| &e.server == server && &e.original == original)
+                })
+                .collect()
+        };
+        for (server, original) in orphans {
+            let unsubscribed = gateway
+                .forward(
+                    &server,
+                    "resources/unsubscribe",
+                    json!({"uri": original}),
+                    CancellationToken::new(),
+                )
+                .await;
+            if let Err(e) = unsubscribed {
+                tracing::debug!(server = %server, "resources/unsubscribe failed: {e}");
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
