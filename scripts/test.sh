@@ -2,6 +2,7 @@
 # The whole test suite: installs what the tests need (idempotent), then runs every test once.
 #   - tests/py/requirements.txt into .venv: the official MCP Python SDK client, mcp-server-time
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
+#     and the official conformance suite @modelcontextprotocol/conformance
 #   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace
 #   - then each fuzz target for a bounded time (cargo-fuzz, installed if missing)
 set -euo pipefail
@@ -13,7 +14,8 @@ if ! .venv/bin/python -c 'import mcp, mcp_server_time' 2>/dev/null; then
   .venv/bin/pip install --quiet --disable-pip-version-check -r tests/py/requirements.txt
 fi
 
-if [ ! -f tests/node/node_modules/@modelcontextprotocol/server-everything/package.json ]; then
+if [ ! -f tests/node/node_modules/@modelcontextprotocol/server-everything/package.json ] ||
+   [ ! -f tests/node/node_modules/@modelcontextprotocol/conformance/package.json ]; then
   echo "test.sh: installing the npm test servers into tests/node" >&2
   (cd tests/node && npm ci --silent --no-audit --no-fund)
 fi

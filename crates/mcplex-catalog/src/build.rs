@@ -122,7 +122,9 @@ pub fn build_snapshot(
                 &mut diagnostics,
             );
         }
-        let offered_prompts = offer.map(|o| accept_prompts(server, o, &mut diagnostics)).unwrap_or_default();
+        let offered_prompts = offer
+            .map(|o| accept_prompts(server, o, &mut diagnostics))
+            .unwrap_or_default();
         // Only a fresh listing is observed: a server still connecting has listed nothing yet,
         // and its (empty) list must not use up the approval that covers its first listing.
         if let Some(approvals) = approvals.as_deref_mut()
@@ -131,7 +133,11 @@ pub fn build_snapshot(
             let listed: Vec<(String, String)> = offered
                 .iter()
                 .map(|tool| (tool.id.tool.to_string(), tool.pin.clone()))
-                .chain(offered_prompts.iter().map(|p| (p.key.clone(), p.pin.clone())))
+                .chain(
+                    offered_prompts
+                        .iter()
+                        .map(|p| (p.key.clone(), p.pin.clone())),
+                )
                 .collect();
             changes.extend(approvals.observe(&server.name, &listed, server.trust_auto));
         }
@@ -201,10 +207,10 @@ pub fn build_snapshot(
         .filter(|s| !s.namespace)
         .map(|s| s.name.as_str())
         .collect();
-    let (table, conflicts) = RegistrationTable::build_with(
-        accepted.iter().map(|tool| tool.id.clone()),
-        |id| transparent.contains(&*id.server),
-    );
+    let (table, conflicts) =
+        RegistrationTable::build_with(accepted.iter().map(|tool| tool.id.clone()), |id| {
+            transparent.contains(&*id.server)
+        });
     for conflict in conflicts {
         diagnostics.push(Diagnostic {
             server: conflict.refused.server.to_string(),

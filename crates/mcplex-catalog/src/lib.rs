@@ -20,18 +20,18 @@ pub use build::{
     BuildInput, Built, Diagnostic, PROMPT_APPROVAL_PREFIX, ServerStatus, UpstreamTools,
     build_snapshot,
 };
-pub use offers::{
-    NAMESPACED_URI_PREFIX, Offer, OfferedPrompt, OfferedResource, Offers, ServerFeatures, Target,
-    namespaced_uri, split_namespaced_uri, template_matches,
-};
 pub use cache::CatalogCache;
 pub use describe::UnavailableReason;
 pub use mcplex_trust::{ContentHash, content_hash};
 pub use mcplex_trust::{Permission, Scope};
+pub use offers::{
+    NAMESPACED_URI_PREFIX, Offer, OfferedPrompt, OfferedResource, Offers, ServerFeatures, Target,
+    namespaced_uri, split_namespaced_uri, template_matches,
+};
 pub use search::Matches;
 pub use snapshot::{CatalogTool, ServerView, Snapshot, WithheldTool};
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod offers_tests;
+#[cfg(test)]
+mod tests;

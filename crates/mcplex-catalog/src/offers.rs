@@ -223,7 +223,10 @@ pub(crate) fn build(servers: Vec<ServerOffer<'_>>, diagnostics: &mut Vec<Diagnos
 }
 
 fn served_name(listed: &Value) -> &str {
-    listed.get("name").and_then(Value::as_str).unwrap_or_default()
+    listed
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// `mcplex://<server, percent-encoded>/<uri>`.
@@ -370,9 +373,10 @@ impl Offers {
             .filter(|(name, f)| f.transparent && f.resources && in_scope(name))
             .map(|(name, _)| name)
             .collect();
-        let by_template = self.templates.iter().find(|t| {
-            transparent.contains(&&t.server) && template_matches(&t.original, uri)
-        });
+        let by_template = self
+            .templates
+            .iter()
+            .find(|t| transparent.contains(&&t.server) && template_matches(&t.original, uri));
         let owner = match (by_template, transparent.as_slice()) {
             (Some(template), _) => Some(template.server.clone()),
             (None, [only]) => Some((*only).clone()),

@@ -94,7 +94,10 @@ fn prompts_and_uris_are_namespaced_and_resolve_back() {
         ["docs__summarize", "wiki__greet", "wiki__summarize"]
     );
     let prompt = offers.prompt("wiki__summarize", &full).expect("served");
-    assert_eq!((&*prompt.server, prompt.original.as_str()), ("wiki", "summarize"));
+    assert_eq!(
+        (&*prompt.server, prompt.original.as_str()),
+        ("wiki", "summarize")
+    );
     // Every other field of the upstream's prompt is kept.
     let docs = offers.prompt("docs__summarize", &full).expect("served");
     assert_eq!(docs.listed["arguments"], json!([{"name": "text"}]));
@@ -102,7 +105,11 @@ fn prompts_and_uris_are_namespaced_and_resolve_back() {
     let uris = names(offers.resources(&full).cloned(), "uri");
     assert_eq!(
         uris,
-        ["mcplex://docs/file:///a.txt", "mcplex://wiki/file:///a.txt", "mcplex://wiki/test://only-wiki"]
+        [
+            "mcplex://docs/file:///a.txt",
+            "mcplex://wiki/file:///a.txt",
+            "mcplex://wiki/test://only-wiki"
+        ]
     );
     assert_eq!(
         names(offers.templates(&full).cloned(), "uriTemplate"),
@@ -115,15 +122,24 @@ fn prompts_and_uris_are_namespaced_and_resolve_back() {
             original: original.to_owned(),
         })
     };
-    assert_eq!(target("mcplex://wiki/file:///a.txt"), at("wiki", "file:///a.txt"));
+    assert_eq!(
+        target("mcplex://wiki/file:///a.txt"),
+        at("wiki", "file:///a.txt")
+    );
     // A namespaced URI that no listing has (a template expansion) still reaches its server.
-    assert_eq!(target("mcplex://docs/file:///b/c.txt"), at("docs", "file:///b/c.txt"));
+    assert_eq!(
+        target("mcplex://docs/file:///b/c.txt"),
+        at("docs", "file:///b/c.txt")
+    );
     // An upstream URI listed by exactly one server (as in a resource a tool returned).
     assert_eq!(target("test://only-wiki"), at("wiki", "test://only-wiki"));
     // Listed by two servers: ambiguous, so not guessed.
     assert_eq!(target("file:///a.txt"), None);
     assert_eq!(target("mcplex://nobody/x"), None);
-    assert_eq!(offers.served_uri("wiki", "test://x"), "mcplex://wiki/test://x");
+    assert_eq!(
+        offers.served_uri("wiki", "test://x"),
+        "mcplex://wiki/test://x"
+    );
 }
 
 #[test]
@@ -133,7 +149,10 @@ fn namespaced_uris_are_reversible_for_any_server_name() {
             let namespaced = namespaced_uri(server, uri);
             let server_part = &namespaced["mcplex://".len()..namespaced.len() - uri.len() - 1];
             assert!(!server_part.contains(['/', '{', '}']), "{namespaced}");
-            assert_eq!(split_namespaced_uri(&namespaced), Some((server.to_owned(), uri)));
+            assert_eq!(
+                split_namespaced_uri(&namespaced),
+                Some((server.to_owned(), uri))
+            );
         }
     }
     assert_eq!(split_namespaced_uri("mcplex://%zz/x"), None);
@@ -142,9 +161,18 @@ fn namespaced_uris_are_reversible_for_any_server_name() {
 
 #[test]
 fn templates_match_their_expansions() {
-    assert!(template_matches("test://template/{id}/data", "test://template/123/data"));
-    assert!(!template_matches("test://template/{id}/data", "test://template/1/2/data"));
-    assert!(!template_matches("test://template/{id}/data", "test://other/123/data"));
+    assert!(template_matches(
+        "test://template/{id}/data",
+        "test://template/123/data"
+    ));
+    assert!(!template_matches(
+        "test://template/{id}/data",
+        "test://template/1/2/data"
+    ));
+    assert!(!template_matches(
+        "test://template/{id}/data",
+        "test://other/123/data"
+    ));
     assert!(template_matches("file:///{+path}", "file:///a/b/c"));
     assert!(template_matches("x://{a}-{b}", "x://1-2"));
     assert!(!template_matches("x://{a}", "x://a?b"));
@@ -161,14 +189,21 @@ fn a_transparent_server_keeps_its_names_and_a_clash_is_refused_naming_both() {
         names(offers.prompts(&full).cloned(), "name"),
         ["greet", "summarize"]
     );
-    assert_eq!(&*offers.prompt("summarize", &full).expect("served").server, "docs");
+    assert_eq!(
+        &*offers.prompt("summarize", &full).expect("served").server,
+        "docs"
+    );
     let refusals: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
     assert!(
-        refusals.iter().any(|m| m.contains("\"summarize\"") && m.contains("\"docs\"")),
+        refusals
+            .iter()
+            .any(|m| m.contains("\"summarize\"") && m.contains("\"docs\"")),
         "{refusals:?}"
     );
     assert!(
-        refusals.iter().any(|m| m.contains("file:///a.txt") && m.contains("\"docs\"")),
+        refusals
+            .iter()
+            .any(|m| m.contains("file:///a.txt") && m.contains("\"docs\"")),
         "{refusals:?}"
     );
     assert_eq!(
@@ -195,12 +230,18 @@ fn filters_quarantine_pins_and_scope_apply_to_prompts() {
     let full = Scope::full();
     let offers = snapshot.offers();
     // docs: prompt filtered out; wiki: quarantined, so nothing of it is served.
-    assert_eq!(names(offers.prompts(&full).cloned(), "name"), Vec::<String>::new());
+    assert_eq!(
+        names(offers.prompts(&full).cloned(), "name"),
+        Vec::<String>::new()
+    );
     assert_eq!(
         names(offers.resources(&full).cloned(), "uri"),
         ["mcplex://docs/file:///a.txt"]
     );
-    assert_eq!(offers.resolve_uri("mcplex://wiki/test://only-wiki", &full), None);
+    assert_eq!(
+        offers.resolve_uri("mcplex://wiki/test://only-wiki", &full),
+        None
+    );
     assert!(
         snapshot
             .withheld()
@@ -229,7 +270,17 @@ fn filters_quarantine_pins_and_scope_apply_to_prompts() {
 
     // A token scoped to docs sees none of wiki; one without `read` sees no prompt at all.
     let docs_only = Scope::new(Some(BTreeSet::from(["docs".to_owned()])), Permissions::ALL);
-    assert!(snapshot.offers().prompt("wiki__summarize", &docs_only).is_none());
+    assert!(
+        snapshot
+            .offers()
+            .prompt("wiki__summarize", &docs_only)
+            .is_none()
+    );
     let write_only = Scope::new(None, Permissions::default().with(Permission::Write));
-    assert!(snapshot.offers().prompt("wiki__summarize", &write_only).is_none());
+    assert!(
+        snapshot
+            .offers()
+            .prompt("wiki__summarize", &write_only)
+            .is_none()
+    );
 }

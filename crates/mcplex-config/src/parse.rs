@@ -308,13 +308,7 @@ impl Cx<'_> {
                 ),
             ));
         };
-        warn_unknown(
-            object,
-            keys,
-            &format!("{key}."),
-            self.file,
-            warnings,
-        );
+        warn_unknown(object, keys, &format!("{key}."), self.file, warnings);
         let list = |field: &str| {
             object
                 .get(field)

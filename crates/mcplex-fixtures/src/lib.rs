@@ -7,12 +7,14 @@
 //! streamable HTTP (for benchmarks). Must not: depend on any gateway crate; it plays the
 //! upstream, so it must not share the gateway's code paths it is used to test.
 
+mod conformance;
 mod corpus;
 mod http;
 mod lines;
 mod server;
 mod tools;
 
+pub use conformance::ConformanceServer;
 pub use corpus::{CorpusTool, load_corpus, ref45};
 pub use http::serve_http;
 pub use lines::serve_lines;

@@ -24,8 +24,8 @@ use crate::calls::{call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::listen::LegacyPeers;
 use crate::offers;
-use crate::subscriptions::{Subscriber, Subscriptions};
 use crate::search_tools::{self, CALL_TOOL, TOOL_SEARCH};
+use crate::subscriptions::{Subscriber, Subscriptions};
 use crate::typed::ToolsCache;
 
 /// The legend for compact signatures, exactly as `docs/direct-surface.md` gives it. Emitted in
@@ -146,7 +146,13 @@ impl ServerHandler for DirectSurface {
         let scope = self.reach.scope(&context.extensions);
         let subscriber = Subscriber::Session(context.peer.clone());
         self.subscriptions
-            .subscribe(&self.gateway, &scope, &request.uri, subscriber, context.ct.clone())
+            .subscribe(
+                &self.gateway,
+                &scope,
+                &request.uri,
+                subscriber,
+                context.ct.clone(),
+            )
             .await
     }
 
@@ -204,8 +210,7 @@ impl ServerHandler for DirectSurface {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|wanted| *wanted);
         accepted.prompts_list_changed = requested.prompts_list_changed.filter(|wanted| *wanted);
-        accepted.resources_list_changed =
-            requested.resources_list_changed.filter(|wanted| *wanted);
+        accepted.resources_list_changed = requested.resources_list_changed.filter(|wanted| *wanted);
         // Which URIs resolve is decided per caller in `listen`; one that does not is dropped
         // there with a log line.
         accepted.resource_subscriptions = requested.resource_subscriptions.clone();
@@ -231,7 +236,10 @@ impl ServerHandler for DirectSurface {
                 .subscribe(&self.gateway, &scope, uri, subscriber, context.ct.clone())
                 .await
             {
-                tracing::debug!("subscriptions/listen: not subscribed to {uri}: {}", e.message);
+                tracing::debug!(
+                    "subscriptions/listen: not subscribed to {uri}: {}",
+                    e.message
+                );
             }
         }
         // Only a change to what this caller sees is worth a notification.
@@ -272,7 +280,9 @@ impl ServerHandler for DirectSurface {
                 () = subscription.cancelled() => break Ok(()),
             }
         };
-        self.subscriptions.end_listen(&self.gateway, listen_id).await;
+        self.subscriptions
+            .end_listen(&self.gateway, listen_id)
+            .await;
         ended
     }
 

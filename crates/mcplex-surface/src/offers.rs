@@ -30,9 +30,9 @@ fn page<'a>(
 ) -> Result<(Vec<Value>, Option<String>), ErrorData> {
     let start = match request.and_then(|r| r.cursor.as_deref()) {
         None => 0,
-        Some(cursor) => cursor.parse::<usize>().map_err(|_| {
-            ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
-        })?,
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .map_err(|_| ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None))?,
     };
     let mut items = items.skip(start);
     let page: Vec<Value> = items.by_ref().take(PAGE_SIZE).cloned().collect();
@@ -46,7 +46,10 @@ fn page<'a>(
 /// `raw` as one of rmcp's result types; a shape the schema does not allow is the upstream's fault.
 fn typed<T: DeserializeOwned>(raw: Value, what: &str) -> Result<T, ErrorData> {
     serde_json::from_value(raw).map_err(|e| {
-        ErrorData::internal_error(format!("the upstream's {what} result is malformed: {e}"), None)
+        ErrorData::internal_error(
+            format!("the upstream's {what} result is malformed: {e}"),
+            None,
+        )
     })
 }
 
@@ -79,7 +82,10 @@ pub(crate) fn list_resources(
     scope: &Scope,
     request: Option<&PaginatedRequestParams>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    listing("resources", page(snapshot.offers().resources(scope), request)?)
+    listing(
+        "resources",
+        page(snapshot.offers().resources(scope), request)?,
+    )
 }
 
 pub(crate) fn list_resource_templates(
@@ -126,7 +132,8 @@ pub(crate) async fn get_prompt(
         .await
         .map_err(upstream_error)?;
     if input_required(&raw) {
-        return typed::<InputRequiredResult>(raw, "prompts/get").map(GetPromptResponse::InputRequired);
+        return typed::<InputRequiredResult>(raw, "prompts/get")
+            .map(GetPromptResponse::InputRequired);
     }
     typed::<GetPromptResult>(raw, "prompts/get").map(GetPromptResponse::Complete)
 }
@@ -191,14 +198,20 @@ pub(crate) async fn complete(
     let kind = reference.get("type").and_then(Value::as_str);
     let target = match kind {
         Some("ref/prompt") => {
-            let name = reference.get("name").and_then(Value::as_str).unwrap_or_default();
+            let name = reference
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             snapshot.offers().prompt(name, scope).map(|p| {
                 params["ref"]["name"] = Value::from(p.original.as_str());
                 p.server.clone()
             })
         }
         Some("ref/resource") => {
-            let uri = reference.get("uri").and_then(Value::as_str).unwrap_or_default();
+            let uri = reference
+                .get("uri")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             match snapshot.offers().template(uri, scope) {
                 Some(template) => {
                     params["ref"]["uri"] = Value::from(template.original.as_str());

@@ -80,7 +80,9 @@ impl Subscriptions {
                 let notice = match notices.recv().await {
                     Ok(notice) => notice,
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!("{missed} upstream notifications were dropped (a slow subscriber)");
+                        tracing::warn!(
+                            "{missed} upstream notifications were dropped (a slow subscriber)"
+                        );
                         continue;
                     }
                     Err(_) => return,
@@ -88,7 +90,9 @@ impl Subscriptions {
                 if notice.method != "notifications/resources/updated" {
                     continue;
                 }
-                let Some(entries) = weak.upgrade() else { return };
+                let Some(entries) = weak.upgrade() else {
+                    return;
+                };
                 let Some(uri) = notice.params.get("uri").and_then(Value::as_str) else {
                     continue;
                 };
@@ -183,8 +187,10 @@ impl Subscriptions {
                 )
                 .await
         {
-            self.remove(gateway, |e| e.subscriber.identity() == identity && e.served == uri)
-                .await;
+            self.remove(gateway, |e| {
+                e.subscriber.identity() == identity && e.served == uri
+            })
+            .await;
             return Err(ErrorData::internal_error(
                 format!("the upstream refused the subscription: {e}"),
                 None,
@@ -201,14 +207,19 @@ impl Subscriptions {
         uri: &str,
     ) {
         let identity = Subscriber::Session(peer.clone()).identity();
-        self.remove(gateway, |e| e.subscriber.identity() == identity && e.served == uri)
-            .await;
+        self.remove(gateway, |e| {
+            e.subscriber.identity() == identity && e.served == uri
+        })
+        .await;
     }
 
     /// Ends every subscription of one `subscriptions/listen` request.
     pub(crate) async fn end_listen(&self, gateway: &Gateway, id: u64) {
-        self.remove(gateway, |e| matches!(e.subscriber, Subscriber::Listen(_, i) if i == id))
-            .await;
+        self.remove(
+            gateway,
+            |e| matches!(e.subscriber, Subscriber::Listen(_, i) if i == id),
+        )
+        .await;
     }
 
     /// Removes the matching entries; unsubscribes upstream from URIs nobody wants any more.

@@ -17,9 +17,9 @@ mod supervisor;
 mod wire;
 
 pub use error::UpstreamError;
+pub use lifecycle::Offer;
 pub use lifecycle::{LATEST_LEGACY_VERSION, STATELESS_VERSION};
 pub use relay::{ClientRelay, RelayError, RelayFuture};
 pub use rpc::{CallOptions, RpcConnection};
-pub use lifecycle::Offer;
 pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamState, Upstreams};
 pub use wire::sys::raise_open_files_limit;

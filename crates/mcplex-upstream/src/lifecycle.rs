@@ -141,7 +141,12 @@ impl OfferParts {
 /// there; one whose listing fails is logged and keeps what it offered before, so a broken
 /// `prompts/list` never costs a server its tools.
 pub(crate) async fn read_offer(connection: &RpcConnection, offer: &mut Offer, parts: OfferParts) {
-    let declares = |capability: &str| offer.capabilities.get(capability).is_some_and(Value::is_object);
+    let declares = |capability: &str| {
+        offer
+            .capabilities
+            .get(capability)
+            .is_some_and(Value::is_object)
+    };
     let (prompts, resources) = (declares("prompts"), declares("resources"));
     if parts.prompts && prompts {
         match list_all(connection, "prompts/list", "prompts").await {
@@ -152,12 +157,18 @@ pub(crate) async fn read_offer(connection: &RpcConnection, offer: &mut Offer, pa
     if parts.resources && resources {
         match list_all(connection, "resources/list", "resources").await {
             Ok(listed) => offer.resources = listed,
-            Err(e) => tracing::warn!(server = connection.server(), "listing resources failed: {e}"),
+            Err(e) => tracing::warn!(
+                server = connection.server(),
+                "listing resources failed: {e}"
+            ),
         }
         match list_all(connection, "resources/templates/list", "resourceTemplates").await {
             Ok(listed) => offer.resource_templates = listed,
             // Templates are optional even for servers with resources.
-            Err(e) => tracing::debug!(server = connection.server(), "listing resource templates failed: {e}"),
+            Err(e) => tracing::debug!(
+                server = connection.server(),
+                "listing resource templates failed: {e}"
+            ),
         }
     }
 }

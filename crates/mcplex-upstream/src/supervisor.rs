@@ -369,7 +369,10 @@ async fn serve(
     let name = slot.config.name.as_str();
     let server: Arc<str> = name.into();
     let notice = |notification: Value| {
-        let method = notification.get("method").and_then(Value::as_str).unwrap_or_default();
+        let method = notification
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         tracing::debug!(server = name, "notification from upstream: {method}");
         let _ = notices.send(UpstreamNotice {
             server: server.clone(),
@@ -422,7 +425,11 @@ async fn relist(connection: &RpcConnection, listed: &mut Listed, stale: &Stale) 
         match lifecycle::list_tools(connection).await {
             Ok(tools) if *listed.tools == tools => {}
             Ok(tools) => {
-                tracing::info!(server = name, tools = tools.len(), "upstream tool list changed");
+                tracing::info!(
+                    server = name,
+                    tools = tools.len(),
+                    "upstream tool list changed"
+                );
                 listed.tools = Arc::new(tools);
                 changed = true;
             }

@@ -153,9 +153,7 @@ fn apply(upstreams: &mut BTreeMap<String, UpstreamTools>, event: UpstreamEvent) 
     }
     let up = i64::from(matches!(event.state, UpstreamState::Ready { .. }));
     metrics.upstream_up.get_or_create(&label).set(up);
-    let (previous_tools, previous_offer) = previous
-        .map(|u| (u.tools, u.offer))
-        .unwrap_or_default();
+    let (previous_tools, previous_offer) = previous.map(|u| (u.tools, u.offer)).unwrap_or_default();
     let entry = match event.state {
         UpstreamState::Connecting => UpstreamTools {
             status: ServerStatus::Connecting,

@@ -19,6 +19,10 @@ pub struct Tools {
     pub python: PathBuf,
     pub everything: PathBuf,
     pub time_server: PathBuf,
+    /// `mcplex-conformance-fixture`, the server the conformance scenarios describe.
+    pub conformance_fixture: PathBuf,
+    /// The official conformance suite's CLI (npm `@modelcontextprotocol/conformance`).
+    pub conformance: PathBuf,
 }
 
 pub fn tools() -> &'static Tools {
@@ -30,6 +34,7 @@ pub fn tools() -> &'static Tools {
             .expect("repo root");
         let mcplex = PathBuf::from(env!("CARGO_BIN_EXE_mcplex"));
         let fixture = mcplex.with_file_name("mcplex-fixture");
+        let conformance_fixture = mcplex.with_file_name("mcplex-conformance-fixture");
         let venv = std::env::var_os("MCPLEX_TEST_VENV")
             .map(PathBuf::from)
             .unwrap_or_else(|| repo.join(".venv"));
@@ -40,6 +45,9 @@ pub fn tools() -> &'static Tools {
             everything: repo.join(
                 "tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
             ),
+            conformance: repo
+                .join("tests/node/node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+            conformance_fixture,
             mcplex,
             repo,
         };
@@ -59,6 +67,14 @@ pub fn tools() -> &'static Tools {
             (
                 "server-everything (scripts/test.sh runs npm ci in tests/node)",
                 &tools.everything,
+            ),
+            (
+                "the conformance suite (scripts/test.sh runs npm ci in tests/node)",
+                &tools.conformance,
+            ),
+            (
+                "the conformance fixture (cargo build --workspace)",
+                &tools.conformance_fixture,
             ),
         ] {
             assert!(path.exists(), "missing {what}: {}", path.display());

@@ -5,6 +5,7 @@
 mod calls;
 mod cli;
 mod code;
+mod conformance;
 mod direct_modes;
 mod faults;
 mod harness;
