@@ -1,6 +1,7 @@
 """Drives mcplex with the official MCP Python SDK (mcp==2.3.0) for the Rust integration tests.
 
-Usage: mcp_client.py (--url URL [--token T] | --stdio JSON_ARGV) --mode (legacy|2026-07-28) SCENARIO [ARGS...]
+Usage: mcp_client.py (--url URL [--token T] | --stdio JSON_ARGV) --mode (legacy|2026-07-28) [--answer]
+       SCENARIO [ARGS...]
 Prints one JSON object on stdout; the Rust test asserts on it.
 """
 
@@ -10,7 +11,7 @@ import sys
 import time
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -59,24 +60,116 @@ async def scenario_cancel(client, args):
     return {"cancelled": scope.cancelled_caught, "elapsed": time.monotonic() - started}
 
 
+async def all_pages(fetch, key):
+    """Follows nextCursor to the end; returns (items, pages)."""
+    items, pages, cursor = [], 0, None
+    while True:
+        result = await fetch(cursor)
+        pages += 1
+        items.extend(dump(item) for item in getattr(result, key))
+        cursor = result.next_cursor
+        if not cursor:
+            return items, pages
+
+
+async def scenario_offers(client, _args):
+    resources, resource_pages = await all_pages(lambda c: client.list_resources(cursor=c), "resources")
+    templates, _ = await all_pages(lambda c: client.list_resource_templates(cursor=c), "resource_templates")
+    prompts, _ = await all_pages(lambda c: client.list_prompts(cursor=c), "prompts")
+    return {
+        "resources": resources,
+        "resource_pages": resource_pages,
+        "templates": templates,
+        "prompts": prompts,
+    }
+
+
+async def scenario_read(client, args):
+    try:
+        return {"result": dump(await client.read_resource(args[0]))}
+    except MCPError as exc:
+        return {"error": error_of(exc)}
+
+
+async def scenario_prompt(client, args):
+    try:
+        arguments = json.loads(args[1]) if len(args) > 1 else None
+        return {"result": dump(await client.get_prompt(args[0], arguments))}
+    except MCPError as exc:
+        return {"error": error_of(exc)}
+
+
+async def scenario_complete(client, args):
+    ref = types.PromptReference(type="ref/prompt", name=args[0])
+    try:
+        result = await client.complete(ref, {"name": args[1], "value": args[2]})
+        return {"result": dump(result)}
+    except MCPError as exc:
+        return {"error": error_of(exc)}
+
+
+async def scenario_subscribe(client, args, mode, updates):
+    """Subscribes to args[0] and waits up to 10 s for its update."""
+    uri = args[0]
+    if mode == "legacy":
+        try:
+            await client.subscribe_resource(uri)
+        except MCPError as exc:
+            return {"error": error_of(exc)}
+        with anyio.move_on_after(10):
+            while not updates:
+                await anyio.sleep(0.05)
+        await client.unsubscribe_resource(uri)
+        return {"updated": list(updates)}
+    async with client.listen(resource_subscriptions=[uri]) as sub:
+        with anyio.move_on_after(10):
+            async for event in sub:
+                updates.append(getattr(event, "uri", None) or str(event))
+                break
+        return {"updated": list(updates), "honored": dump(sub.honored) if hasattr(sub, "honored") else None}
+
+
 async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url")
     parser.add_argument("--stdio")
     parser.add_argument("--token", help="sent as Authorization: Bearer on every HTTP request")
     parser.add_argument("--mode", default="legacy")
+    parser.add_argument("--answer", action="store_true", help="declare sampling and elicitation")
     parser.add_argument("scenario")
     parser.add_argument("args", nargs="*")
     opts = parser.parse_args()
 
     holder = {}
+    updates = []
+    asked = []
+    logs = []
 
     async def on_message(message):
         root = getattr(message, "root", message)
-        if getattr(root, "method", None) == "notifications/tools/list_changed":
+        method = getattr(root, "method", None)
+        if method == "notifications/tools/list_changed":
             event = holder.get("event")
             if event is not None:
                 event.set()
+        if method == "notifications/resources/updated":
+            updates.append(root.params.uri)
+
+    async def on_sampling(_context, params):
+        asked.append({"method": "sampling/createMessage", "params": dump(params)})
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="sampled by the test client"),
+            model="test-model",
+            stop_reason="endTurn",
+        )
+
+    async def on_elicitation(_context, params):
+        asked.append({"method": "elicitation/create", "params": dump(params)})
+        return types.ElicitResult(action="accept", content={"username": "tester", "email": "t@example.com"})
+
+    async def on_log(params):
+        logs.append(dump(params))
 
     target = opts.url
     if opts.url and opts.token:
@@ -85,7 +178,11 @@ async def main():
     if opts.stdio:
         argv = json.loads(opts.stdio)
         target = StdioServerParameters(command=argv[0], args=argv[1:])
-    kwargs = {"mode": opts.mode, "message_handler": on_message}
+    kwargs = {"mode": opts.mode, "message_handler": on_message, "logging_callback": on_log}
+    # --answer: declare sampling and elicitation and answer them (the default declares neither).
+    if opts.answer:
+        kwargs["sampling_callback"] = on_sampling
+        kwargs["elicitation_callback"] = on_elicitation
     async with Client(target, **kwargs) as client:
         if opts.scenario == "list":
             out = await scenario_list(client, opts.args)
@@ -95,6 +192,23 @@ async def main():
             out = await scenario_progress(client, opts.args)
         elif opts.scenario == "cancel":
             out = await scenario_cancel(client, opts.args)
+        elif opts.scenario == "offers":
+            out = await scenario_offers(client, opts.args)
+        elif opts.scenario == "read":
+            out = await scenario_read(client, opts.args)
+        elif opts.scenario == "prompt":
+            out = await scenario_prompt(client, opts.args)
+        elif opts.scenario == "complete":
+            out = await scenario_complete(client, opts.args)
+        elif opts.scenario == "subscribe":
+            out = await scenario_subscribe(client, opts.args, opts.mode, updates)
+        elif opts.scenario == "relay":
+            # A call during which the upstream asks the client something and logs.
+            if opts.mode == "legacy":
+                await client.set_logging_level("debug")
+            out = await scenario_call(client, opts.args)
+            out["asked"] = asked
+            out["logs"] = logs
         elif opts.scenario == "initialize":
             out = {"instructions": client.instructions}
         elif opts.scenario == "edit_and_wait":

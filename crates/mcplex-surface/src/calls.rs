@@ -62,15 +62,27 @@ pub(crate) fn finish(
     mut raw: Value,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
-    let stateless_caller = context
+    mark_complete(&mut raw, context);
+    call_response(raw)
+}
+
+/// Whether the request in `context` came from a 2026-07-28 (stateless) client.
+pub(crate) fn stateless_caller(context: &RequestContext<RoleServer>) -> bool {
+    context
         .protocol_version()
-        .is_some_and(|v| v.as_str() >= STATELESS_VERSION);
-    if stateless_caller && let Some(result) = raw.as_object_mut() {
+        .is_some_and(|v| v.as_str() >= STATELESS_VERSION)
+}
+
+/// A 2026-07-28 result states its type; one from an older upstream (or written by the gateway)
+/// does not, so it is marked `complete` for such a caller.
+pub(crate) fn mark_complete(raw: &mut Value, context: &RequestContext<RoleServer>) {
+    if stateless_caller(context)
+        && let Some(result) = raw.as_object_mut()
+    {
         result
             .entry("resultType")
             .or_insert_with(|| Value::from("complete"));
     }
-    call_response(raw)
 }
 
 /// How long a finished call waits for its last progress notifications to go out.

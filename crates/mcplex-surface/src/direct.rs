@@ -96,7 +96,7 @@ impl ServerHandler for DirectSurface {
     ) -> Result<ListPromptsResult, ErrorData> {
         self.gateway.startup_settled().await;
         let scope = self.reach.scope(&context.extensions);
-        offers::list_prompts(&self.gateway.snapshot(), &scope, request.as_ref())
+        offers::list_prompts(&self.gateway.snapshot(), &scope, request.as_ref(), &context)
     }
 
     async fn get_prompt(
@@ -105,7 +105,7 @@ impl ServerHandler for DirectSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let scope = self.reach.scope(&context.extensions);
-        offers::get_prompt(&self.gateway, &scope, request, context.ct.clone()).await
+        offers::get_prompt(&self.gateway, &scope, request, &context).await
     }
 
     async fn list_resources(
@@ -115,7 +115,7 @@ impl ServerHandler for DirectSurface {
     ) -> Result<ListResourcesResult, ErrorData> {
         self.gateway.startup_settled().await;
         let scope = self.reach.scope(&context.extensions);
-        offers::list_resources(&self.gateway.snapshot(), &scope, request.as_ref())
+        offers::list_resources(&self.gateway.snapshot(), &scope, request.as_ref(), &context)
     }
 
     async fn list_resource_templates(
@@ -125,7 +125,12 @@ impl ServerHandler for DirectSurface {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         self.gateway.startup_settled().await;
         let scope = self.reach.scope(&context.extensions);
-        offers::list_resource_templates(&self.gateway.snapshot(), &scope, request.as_ref())
+        offers::list_resource_templates(
+            &self.gateway.snapshot(),
+            &scope,
+            request.as_ref(),
+            &context,
+        )
     }
 
     async fn read_resource(
@@ -134,7 +139,7 @@ impl ServerHandler for DirectSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let scope = self.reach.scope(&context.extensions);
-        offers::read_resource(&self.gateway, &scope, request, context.ct.clone()).await
+        offers::read_resource(&self.gateway, &scope, request, &context).await
     }
 
     #[allow(deprecated)]
@@ -174,7 +179,7 @@ impl ServerHandler for DirectSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let scope = self.reach.scope(&context.extensions);
-        offers::complete(&self.gateway, &scope, request, context.ct.clone()).await
+        offers::complete(&self.gateway, &scope, request, &context).await
     }
 
     async fn set_level(
@@ -183,7 +188,7 @@ impl ServerHandler for DirectSurface {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let scope = self.reach.scope(&context.extensions);
-        offers::set_level(&self.gateway, &scope, request, context.ct.clone()).await
+        offers::set_level(&self.gateway, &scope, request, &context).await
     }
 
     async fn list_tools(

@@ -13,10 +13,11 @@ use rmcp::model::{
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, SetLevelRequestParams,
 };
+use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
+use crate::calls::mark_complete;
 use crate::errors::to_wire;
 
 /// Items per page of a prompts, resources or templates listing. A cursor is the offset of the
@@ -43,8 +44,14 @@ fn page<'a>(
     Ok((page, next))
 }
 
-/// `raw` as one of rmcp's result types; a shape the schema does not allow is the upstream's fault.
-fn typed<T: DeserializeOwned>(raw: Value, what: &str) -> Result<T, ErrorData> {
+/// `raw` as one of rmcp's result types, marked complete for a 2026-07-28 caller; a shape the
+/// schema does not allow is the upstream's fault.
+fn typed<T: DeserializeOwned>(
+    mut raw: Value,
+    what: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<T, ErrorData> {
+    mark_complete(&mut raw, context);
     serde_json::from_value(raw).map_err(|e| {
         ErrorData::internal_error(
             format!("the upstream's {what} result is malformed: {e}"),
@@ -61,30 +68,38 @@ fn input_required(raw: &Value) -> bool {
 fn listing<T: DeserializeOwned>(
     key: &str,
     (items, next): (Vec<Value>, Option<String>),
+    context: &RequestContext<RoleServer>,
 ) -> Result<T, ErrorData> {
     let mut result = json!({ key: items });
     if let Some(next) = next {
         result["nextCursor"] = Value::from(next);
     }
-    typed(result, key)
+    typed(result, key, context)
 }
 
 pub(crate) fn list_prompts(
     snapshot: &Snapshot,
     scope: &Scope,
     request: Option<&PaginatedRequestParams>,
+    context: &RequestContext<RoleServer>,
 ) -> Result<ListPromptsResult, ErrorData> {
-    listing("prompts", page(snapshot.offers().prompts(scope), request)?)
+    listing(
+        "prompts",
+        page(snapshot.offers().prompts(scope), request)?,
+        context,
+    )
 }
 
 pub(crate) fn list_resources(
     snapshot: &Snapshot,
     scope: &Scope,
     request: Option<&PaginatedRequestParams>,
+    context: &RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, ErrorData> {
     listing(
         "resources",
         page(snapshot.offers().resources(scope), request)?,
+        context,
     )
 }
 
@@ -92,10 +107,12 @@ pub(crate) fn list_resource_templates(
     snapshot: &Snapshot,
     scope: &Scope,
     request: Option<&PaginatedRequestParams>,
+    context: &RequestContext<RoleServer>,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
     listing(
         "resourceTemplates",
         page(snapshot.offers().templates(scope), request)?,
+        context,
     )
 }
 
@@ -112,7 +129,7 @@ pub(crate) async fn get_prompt(
     gateway: &Gateway,
     scope: &Scope,
     request: GetPromptRequestParams,
-    cancel: CancellationToken,
+    context: &RequestContext<RoleServer>,
 ) -> Result<GetPromptResponse, ErrorData> {
     let snapshot = gateway.snapshot();
     let Some(prompt) = snapshot.offers().prompt(&request.name, scope) else {
@@ -128,14 +145,14 @@ pub(crate) async fn get_prompt(
         params["arguments"] = Value::Object(arguments);
     }
     let raw = gateway
-        .forward(&server, "prompts/get", params, cancel)
+        .forward(&server, "prompts/get", params, context.ct.clone())
         .await
         .map_err(upstream_error)?;
     if input_required(&raw) {
-        return typed::<InputRequiredResult>(raw, "prompts/get")
+        return typed::<InputRequiredResult>(raw, "prompts/get", context)
             .map(GetPromptResponse::InputRequired);
     }
-    typed::<GetPromptResult>(raw, "prompts/get").map(GetPromptResponse::Complete)
+    typed::<GetPromptResult>(raw, "prompts/get", context).map(GetPromptResponse::Complete)
 }
 
 /// `resources/read`: the URI resolved to its upstream, read there by its own URI; the URIs in
@@ -144,7 +161,7 @@ pub(crate) async fn read_resource(
     gateway: &Gateway,
     scope: &Scope,
     request: ReadResourceRequestParams,
-    cancel: CancellationToken,
+    context: &RequestContext<RoleServer>,
 ) -> Result<ReadResourceResponse, ErrorData> {
     let snapshot = gateway.snapshot();
     let Some(target) = snapshot.offers().resolve_uri(&request.uri, scope) else {
@@ -159,12 +176,12 @@ pub(crate) async fn read_resource(
             &target.server,
             "resources/read",
             json!({"uri": target.original}),
-            cancel,
+            context.ct.clone(),
         )
         .await
         .map_err(upstream_error)?;
     if input_required(&raw) {
-        return typed::<InputRequiredResult>(raw, "resources/read")
+        return typed::<InputRequiredResult>(raw, "resources/read", context)
             .map(ReadResourceResponse::InputRequired);
     }
     let snapshot = gateway.snapshot();
@@ -180,7 +197,7 @@ pub(crate) async fn read_resource(
             }
         }
     }
-    typed::<ReadResourceResult>(raw, "resources/read").map(ReadResourceResponse::Complete)
+    typed::<ReadResourceResult>(raw, "resources/read", context).map(ReadResourceResponse::Complete)
 }
 
 /// `completion/complete` for a prompt argument or a resource template variable: the reference is
@@ -189,7 +206,7 @@ pub(crate) async fn complete(
     gateway: &Gateway,
     scope: &Scope,
     request: CompleteRequestParams,
-    cancel: CancellationToken,
+    context: &RequestContext<RoleServer>,
 ) -> Result<CompleteResult, ErrorData> {
     let mut params = serde_json::to_value(&request)
         .map_err(|e| ErrorData::invalid_params(format!("invalid completion request: {e}"), None))?;
@@ -241,13 +258,14 @@ pub(crate) async fn complete(
         return typed(
             json!({"completion": {"values": [], "hasMore": false}}),
             "completion/complete",
+            context,
         );
     }
     let raw = gateway
-        .forward(&server, "completion/complete", params, cancel)
+        .forward(&server, "completion/complete", params, context.ct.clone())
         .await
         .map_err(upstream_error)?;
-    typed(raw, "completion/complete")
+    typed(raw, "completion/complete", context)
 }
 
 /// `logging/setLevel`: forwarded to every server in the caller's scope that declares logging.
@@ -256,7 +274,7 @@ pub(crate) async fn set_level(
     gateway: &Gateway,
     scope: &Scope,
     request: SetLevelRequestParams,
-    cancel: CancellationToken,
+    context: &RequestContext<RoleServer>,
 ) -> Result<(), ErrorData> {
     let params = serde_json::to_value(&request)
         .map_err(|e| ErrorData::invalid_params(format!("invalid level: {e}"), None))?;
@@ -268,7 +286,7 @@ pub(crate) async fn set_level(
         .map(|(name, _)| name.to_string())
         .collect();
     let sends = servers.iter().map(|server| {
-        let (params, cancel) = (params.clone(), cancel.clone());
+        let (params, cancel) = (params.clone(), context.ct.clone());
         async move {
             if let Err(e) = gateway
                 .forward(server, "logging/setLevel", params, cancel)

@@ -12,6 +12,7 @@ mod harness;
 mod listing;
 mod observability;
 mod processes;
+mod protocol;
 mod search;
 mod trust;
 mod upstreams;

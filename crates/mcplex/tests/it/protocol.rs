@@ -1,0 +1,394 @@
+//! Protocol fidelity with the official Python SDK client: resources, templates and prompts of
+//! several servers (namespaced, paginated both ways), reads, completions, subscriptions, and the
+//! requests an upstream sends to the client during a call (sampling, elicitation) and its log
+//! messages, with real upstreams (server-everything) and the conformance fixture.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Background, Gateway, MODES, eventually, free_port, python_client, tools};
+
+/// The conformance fixture listing 1,100 more resources (upstream pages of 100), and
+/// server-everything, both namespaced.
+fn two_servers() -> Gateway {
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "conf": {"command": tools().conformance_fixture, "args": ["--extra-resources", "1100"]},
+        "everything": {"command": "node", "args": [tools().everything, "stdio"]}
+    }}));
+    gateway.wait_ready();
+    gateway
+}
+
+fn strings<'a>(items: &'a Value, key: &str) -> Vec<&'a str> {
+    items
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|item| item[key].as_str().expect(key))
+        .collect()
+}
+
+/// The Python client at `/mcp/all`, declaring and answering sampling and elicitation.
+fn answering_client(gateway: &Gateway, mode: &str, scenario: &str, args: &[&str]) -> Value {
+    let url = format!("{}/all", gateway.url);
+    python_client(&["--url", &url, "--answer"], mode, scenario, args)
+}
+
+#[test]
+fn every_servers_resources_templates_and_prompts_are_listed_namespaced_and_paginated() {
+    let gateway = two_servers();
+    for mode in MODES {
+        let offers = gateway.client_at("/mcp/all", None, mode, "offers", &[]);
+        let uris = strings(&offers["resources"], "uri");
+        // 3 scenario resources + 1,100 extra ones, read upstream in 12 pages...
+        let conf: Vec<&&str> = uris
+            .iter()
+            .filter(|u| u.starts_with("mcplex://conf/"))
+            .collect();
+        assert_eq!(conf.len(), 1103, "{mode}");
+        assert!(uris.contains(&"mcplex://conf/test://extra/1099"), "{mode}");
+        assert!(
+            uris.iter()
+                .any(|u| u.starts_with("mcplex://everything/demo://resource/")),
+            "{mode}: {uris:?}"
+        );
+        // ...and served in pages of 500 that the client follows.
+        let expected_pages = uris.len().div_ceil(500);
+        assert_eq!(offers["resource_pages"], expected_pages, "{mode}");
+        // Every other field of a resource is the upstream's.
+        let text = &offers["resources"][0];
+        assert_eq!(text["uri"], "mcplex://conf/test://static-text", "{mode}");
+        assert_eq!(text["description"], "A static text resource", "{mode}");
+
+        let templates = strings(&offers["templates"], "uriTemplate");
+        assert!(
+            templates.contains(&"mcplex://conf/test://template/{id}/data"),
+            "{mode}: {templates:?}"
+        );
+        let prompts = strings(&offers["prompts"], "name");
+        for name in [
+            "conf__test_simple_prompt",
+            "conf__test_prompt_with_arguments",
+            "everything__simple-prompt",
+        ] {
+            assert!(prompts.contains(&name), "{mode}: {prompts:?}");
+        }
+        let with_arguments = offers["prompts"]
+            .as_array()
+            .expect("prompts")
+            .iter()
+            .find(|p| p["name"] == "conf__test_prompt_with_arguments")
+            .expect("listed");
+        assert_eq!(with_arguments["arguments"][1]["name"], "arg2", "{mode}");
+    }
+}
+
+#[test]
+fn reads_prompts_and_completions_reach_the_server_that_owns_the_name() {
+    let gateway = two_servers();
+    for mode in MODES {
+        let read = |uri: &str| gateway.client_at("/mcp/all", None, mode, "read", &[uri]);
+        // A template expansion: the URI is given back in the client's terms.
+        let data = read("mcplex://conf/test://template/42/data");
+        let content = &data["result"]["contents"][0];
+        assert_eq!(
+            content["uri"], "mcplex://conf/test://template/42/data",
+            "{mode}: {data}"
+        );
+        assert!(
+            content["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("\"42\"")),
+            "{mode}: {data}"
+        );
+        let binary = read("mcplex://conf/test://static-binary");
+        assert!(
+            binary["result"]["contents"][0]["blob"].is_string(),
+            "{mode}: {binary}"
+        );
+        let real = read("mcplex://everything/demo://resource/dynamic/text/3");
+        assert!(
+            real["result"]["contents"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Resource 3")),
+            "{mode}: {real}"
+        );
+        // Resource not found: -32002 in the session era, -32602 from 2026-07-28 on.
+        let unknown = read("mcplex://nobody/x");
+        let not_found = if mode == "legacy" { -32002 } else { -32602 };
+        assert_eq!(unknown["error"]["code"], not_found, "{mode}: {unknown}");
+
+        let prompt = gateway.client_at(
+            "/mcp/all",
+            None,
+            mode,
+            "prompt",
+            &[
+                "conf__test_prompt_with_arguments",
+                r#"{"arg1": "hello", "arg2": "world"}"#,
+            ],
+        );
+        assert_eq!(
+            prompt["result"]["messages"][0]["content"]["text"],
+            "Prompt with arguments: arg1='hello', arg2='world'",
+            "{mode}: {prompt}"
+        );
+        let unknown = gateway.client_at("/mcp/all", None, mode, "prompt", &["conf__nope"]);
+        assert_eq!(unknown["error"]["code"], -32602, "{mode}: {unknown}");
+
+        let completion = gateway.client_at(
+            "/mcp/all",
+            None,
+            mode,
+            "complete",
+            &["everything__completable-prompt", "department", "E"],
+        );
+        assert_eq!(
+            completion["result"]["completion"]["values"],
+            json!(["Engineering"]),
+            "{mode}: {completion}"
+        );
+    }
+}
+
+#[test]
+fn a_resource_update_reaches_its_subscriber_in_both_eras() {
+    let gateway = two_servers();
+    // The fixture announces an update of a URI 100 ms after it is subscribed to.
+    for mode in MODES {
+        let uri = "mcplex://conf/test://watched-resource";
+        let answer = gateway.client_at("/mcp/all", None, mode, "subscribe", &[uri]);
+        assert_eq!(answer["updated"], json!([uri]), "{mode}: {answer}");
+    }
+}
+
+#[test]
+fn sampling_elicitation_and_logs_during_a_call_reach_the_calling_client() {
+    let gateway = two_servers();
+    // A real upstream: server-everything asks the client's model.
+    let sampled = answering_client(
+        &gateway,
+        "legacy",
+        "relay",
+        &[
+            "everything__trigger-sampling-request",
+            r#"{"prompt": "hello", "maxTokens": 20}"#,
+        ],
+    );
+    assert_eq!(
+        sampled["asked"][0]["method"], "sampling/createMessage",
+        "{sampled}"
+    );
+    assert!(
+        sampled["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("sampled by the test client")),
+        "the client's answer went back to the upstream: {sampled}"
+    );
+
+    let elicited = answering_client(
+        &gateway,
+        "legacy",
+        "relay",
+        &["everything__trigger-elicitation-request", "{}"],
+    );
+    assert_eq!(
+        elicited["asked"][0]["method"], "elicitation/create",
+        "{elicited}"
+    );
+    assert!(
+        elicited["result"]["content"]
+            .to_string()
+            .contains("t@example.com"),
+        "{elicited}"
+    );
+
+    // A client that did not declare sampling is never asked; the upstream gets -32601.
+    let refused = gateway.client_at(
+        "/mcp/all",
+        None,
+        "legacy",
+        "relay",
+        &["conf__test_sampling", r#"{"prompt": "hi"}"#],
+    );
+    assert_eq!(refused["asked"], json!([]), "{refused}");
+    let text = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("-32601") && text.contains("did not declare the sampling capability"),
+        "{refused}"
+    );
+
+    // Log messages the upstream sends during the call reach that call's client, in order.
+    let logged = answering_client(
+        &gateway,
+        "legacy",
+        "relay",
+        &["conf__test_tool_with_logging", "{}"],
+    );
+    let messages: Vec<&Value> = logged["logs"]
+        .as_array()
+        .expect("logs")
+        .iter()
+        .map(|l| &l["data"])
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            &json!("Tool execution started"),
+            &json!("Tool processing data"),
+            &json!("Tool execution completed")
+        ],
+        "{logged}"
+    );
+}
+
+#[test]
+fn an_http_upstreams_request_reaches_the_client_of_the_call_it_belongs_to() {
+    let port = free_port();
+    let child = std::process::Command::new(&tools().conformance_fixture)
+        .args(["--http", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the conformance fixture");
+    let _fixture = Background(child);
+    eventually("the fixture to listen", Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "remote": {"url": format!("http://127.0.0.1:{port}/mcp")}
+    }}));
+    gateway.wait_ready();
+    // Two clients at once: each one's sampling request comes back to it (the upstream's request
+    // arrives on the answer stream of that client's call).
+    let (first, second) = std::thread::scope(|scope| {
+        let calls = ["one", "two"].map(|prompt| {
+            let gateway = &gateway;
+            scope.spawn(move || {
+                let arguments = json!({"prompt": prompt}).to_string();
+                answering_client(
+                    gateway,
+                    "legacy",
+                    "relay",
+                    &["remote__test_sampling", &arguments],
+                )
+            })
+        });
+        let [a, b] = calls.map(|c| c.join().expect("client thread"));
+        (a, b)
+    });
+    for (answer, prompt) in [(&first, "one"), (&second, "two")] {
+        let asked = &answer["asked"];
+        assert_eq!(asked.as_array().map(Vec::len), Some(1), "{answer}");
+        assert_eq!(
+            asked[0]["params"]["messages"][0]["content"]["text"], prompt,
+            "{answer}"
+        );
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "LLM response: sampled by the test client",
+            "{answer}"
+        );
+    }
+}
+
+#[test]
+fn a_transparent_server_keeps_its_own_names() {
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "conf": {"command": tools().conformance_fixture, "namespace": false},
+        "everything": {"command": "node", "args": [tools().everything, "stdio"]}
+    }}));
+    gateway.wait_ready();
+    for mode in MODES {
+        let offers = gateway.client_at("/mcp/all", None, mode, "offers", &[]);
+        let uris = strings(&offers["resources"], "uri");
+        assert!(uris.contains(&"test://static-text"), "{mode}: {uris:?}");
+        assert!(
+            uris.iter().any(|u| u.starts_with("mcplex://everything/")),
+            "the other server stays namespaced: {uris:?}"
+        );
+        let prompts = strings(&offers["prompts"], "name");
+        assert!(
+            prompts.contains(&"test_simple_prompt"),
+            "{mode}: {prompts:?}"
+        );
+        assert!(
+            prompts.contains(&"everything__simple-prompt"),
+            "{mode}: {prompts:?}"
+        );
+        let listing = gateway.client_at("/mcp/all", None, mode, "list", &[]);
+        let tools = crate::harness::names(&listing);
+        assert!(
+            tools.iter().any(|t| t == "test_simple_text"),
+            "{mode}: {tools:?}"
+        );
+        assert!(
+            tools.iter().any(|t| t == "everything__echo"),
+            "{mode}: {tools:?}"
+        );
+        let called = gateway.client_at("/mcp/all", None, mode, "call", &["test_simple_text", "{}"]);
+        assert_eq!(
+            called["result"]["content"][0]["text"], "This is a simple text response for testing.",
+            "{mode}: {called}"
+        );
+        // A template URI of the transparent server is read by its own name.
+        let read = gateway.client_at("/mcp/all", None, mode, "read", &["test://template/7/data"]);
+        assert_eq!(
+            read["result"]["contents"][0]["uri"], "test://template/7/data",
+            "{mode}: {read}"
+        );
+    }
+}
+
+#[test]
+fn a_tokens_scope_applies_to_prompts_and_resources() {
+    let gateway = two_servers();
+    let token = gateway.create_token(
+        json!({"name": "everything-reader", "servers": ["everything"], "permissions": "read"}),
+    );
+    let offers = gateway.client_at("/mcp/all", Some(&token), "legacy", "offers", &[]);
+    let uris = strings(&offers["resources"], "uri");
+    assert!(
+        !uris.is_empty() && uris.iter().all(|u| u.starts_with("mcplex://everything/")),
+        "{uris:?}"
+    );
+    let prompts = strings(&offers["prompts"], "name");
+    assert!(
+        prompts.iter().all(|p| p.starts_with("everything__")),
+        "{prompts:?}"
+    );
+    // Out of scope reads exactly like nonexistent.
+    let hidden = gateway.client_at(
+        "/mcp/all",
+        Some(&token),
+        "legacy",
+        "read",
+        &["mcplex://conf/test://static-text"],
+    );
+    let missing = gateway.client_at(
+        "/mcp/all",
+        Some(&token),
+        "legacy",
+        "read",
+        &["mcplex://conf/test://no-such"],
+    );
+    assert_eq!(hidden["error"]["code"], -32002, "{hidden}");
+    assert_eq!(
+        hidden["error"]["message"]
+            .as_str()
+            .map(|m| m.replace("static-text", "X")),
+        missing["error"]["message"]
+            .as_str()
+            .map(|m| m.replace("no-such", "X")),
+    );
+    let prompt = gateway.client_at(
+        "/mcp/all",
+        Some(&token),
+        "legacy",
+        "prompt",
+        &["conf__test_simple_prompt"],
+    );
+    assert_eq!(prompt["error"]["code"], -32602, "{prompt}");
+}
