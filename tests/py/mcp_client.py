@@ -129,6 +129,25 @@ async def scenario_subscribe(client, args, mode, updates):
         return {"updated": list(updates), "honored": dump(sub.honored) if hasattr(sub, "honored") else None}
 
 
+async def scenario_offers_changed(client, args, mode, changed):
+    """Waits up to args[0] s for both prompts and resources list_changed, then lists prompts."""
+    seconds = float(args[0])
+    if mode == "legacy":
+        await client.list_prompts()
+        with anyio.move_on_after(seconds):
+            while len(changed) < 2:
+                await anyio.sleep(0.05)
+    else:
+        async with client.listen(prompts_list_changed=True, resources_list_changed=True) as sub:
+            with anyio.move_on_after(seconds):
+                async for event in sub:
+                    changed.add("prompts" if "prompt" in type(event).__name__.lower() else "resources")
+                    if len(changed) == 2:
+                        break
+    prompts, _ = await all_pages(lambda c: client.list_prompts(cursor=c, cache_mode="refresh"), "prompts")
+    return {"changed": sorted(changed), "prompts": [p["name"] for p in prompts]}
+
+
 async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url")
@@ -142,6 +161,7 @@ async def main():
 
     holder = {}
     updates = []
+    changed = set()
     asked = []
     logs = []
 
@@ -154,6 +174,8 @@ async def main():
                 event.set()
         if method == "notifications/resources/updated":
             updates.append(root.params.uri)
+        if method in ("notifications/prompts/list_changed", "notifications/resources/list_changed"):
+            changed.add(method.split("/")[1])
 
     async def on_sampling(_context, params):
         asked.append({"method": "sampling/createMessage", "params": dump(params)})
@@ -202,6 +224,8 @@ async def main():
             out = await scenario_complete(client, opts.args)
         elif opts.scenario == "subscribe":
             out = await scenario_subscribe(client, opts.args, opts.mode, updates)
+        elif opts.scenario == "offers_changed":
+            out = await scenario_offers_changed(client, opts.args, opts.mode, changed)
         elif opts.scenario == "relay":
             # A call during which the upstream asks the client something and logs.
             if opts.mode == "legacy":

@@ -392,3 +392,37 @@ fn a_tokens_scope_applies_to_prompts_and_resources() {
     );
     assert_eq!(prompt["error"]["code"], -32602, "{prompt}");
 }
+
+#[test]
+fn prompts_and_resources_list_changed_reach_clients_of_both_eras() {
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "conf": {"command": tools().conformance_fixture},
+        "everything": {"command": "node", "args": [tools().everything, "stdio"], "quarantined": true}
+    }}));
+    gateway.wait_ready();
+    // Approving the quarantined server serves its prompts and resources; quarantining it again
+    // withdraws them. Either is a change of both lists.
+    for (mode, action, served) in [
+        ("legacy", "approve", true),
+        ("2026-07-28", "quarantine", false),
+    ] {
+        let answer = std::thread::scope(|scope| {
+            let waiting = scope
+                .spawn(|| gateway.client_at("/mcp/all", None, mode, "offers_changed", &["20"]));
+            std::thread::sleep(Duration::from_secs(2));
+            let (status, body) =
+                gateway.api("POST", &format!("/api/v1/servers/everything/{action}"), "");
+            assert_eq!(status, 200, "{body}");
+            waiting.join().expect("client thread")
+        });
+        assert_eq!(
+            answer["changed"],
+            json!(["prompts", "resources"]),
+            "{mode}: {answer}"
+        );
+        let listed = answer["prompts"]
+            .as_array()
+            .is_some_and(|p| p.contains(&json!("everything__simple-prompt")));
+        assert_eq!(listed, served, "{mode}: {answer}");
+    }
+}
