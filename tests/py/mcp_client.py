@@ -155,6 +155,7 @@ async def main():
     parser.add_argument("--token", help="sent as Authorization: Bearer on every HTTP request")
     parser.add_argument("--mode", default="legacy")
     parser.add_argument("--answer", action="store_true", help="declare sampling and elicitation")
+    parser.add_argument("--log-level", help="2026-07-28: opt in to log messages at this level")
     parser.add_argument("scenario")
     parser.add_argument("args", nargs="*")
     opts = parser.parse_args()
@@ -202,6 +203,8 @@ async def main():
         target = StdioServerParameters(command=argv[0], args=argv[1:])
     kwargs = {"mode": opts.mode, "message_handler": on_message, "logging_callback": on_log}
     # --answer: declare sampling and elicitation and answer them (the default declares neither).
+    if opts.log_level:
+        kwargs["log_level"] = opts.log_level
     if opts.answer:
         kwargs["sampling_callback"] = on_sampling
         kwargs["elicitation_callback"] = on_elicitation

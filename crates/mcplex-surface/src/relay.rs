@@ -30,6 +30,25 @@ pub(crate) struct PeerRelay {
     cancel: CancellationToken,
     /// Log messages, sent in order by one task.
     logs: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
+    /// The least severity forwarded; `None`: no log messages.
+    threshold: Option<u8>,
+}
+
+/// The `_meta` key by which a 2026-07-28 request opts in to log messages.
+const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
+
+/// Severity rank of a syslog level name as MCP uses them (unknown names rank lowest).
+fn severity(level: &str) -> u8 {
+    match level {
+        "info" => 1,
+        "notice" => 2,
+        "warning" => 3,
+        "error" => 4,
+        "critical" => 5,
+        "alert" => 6,
+        "emergency" => 7,
+        _ => 0,
+    }
 }
 
 impl PeerRelay {
@@ -53,6 +72,18 @@ impl PeerRelay {
                     .unwrap_or_default(),
             )
         };
+        // A 2026-07-28 client gets log messages only when its request opts in, and only at or
+        // above the level it names; a session-era client sets its level with logging/setLevel.
+        let threshold = if stateless {
+            context
+                .meta
+                .0
+                .get(LOG_LEVEL_META)
+                .and_then(Value::as_str)
+                .map(severity)
+        } else {
+            Some(0)
+        };
         let (logs, mut pending) = mpsc::unbounded_channel::<LoggingMessageNotificationParam>();
         let peer = context.peer.clone();
         let forwarder = tokio::spawn(async move {
@@ -68,6 +99,7 @@ impl PeerRelay {
             capabilities,
             cancel: context.ct.clone(),
             logs,
+            threshold,
         });
         (relay, forwarder)
     }
@@ -131,7 +163,14 @@ impl ClientRelay for PeerRelay {
     }
 
     fn notify(&self, method: String, params: Value) {
-        if method != "notifications/message" {
+        let Some(threshold) = self.threshold else {
+            return;
+        };
+        let level = params
+            .get("level")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if method != "notifications/message" || severity(level) < threshold {
             return;
         }
         match serde_json::from_value::<LoggingMessageNotificationParam>(params) {

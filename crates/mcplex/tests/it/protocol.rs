@@ -221,28 +221,35 @@ fn sampling_elicitation_and_logs_during_a_call_reach_the_calling_client() {
         "{refused}"
     );
 
-    // Log messages the upstream sends during the call reach that call's client, in order.
-    let logged = answering_client(
-        &gateway,
-        "legacy",
-        "relay",
-        &["conf__test_tool_with_logging", "{}"],
-    );
-    let messages: Vec<&Value> = logged["logs"]
-        .as_array()
-        .expect("logs")
-        .iter()
-        .map(|l| &l["data"])
-        .collect();
-    assert_eq!(
-        messages,
-        [
+    // Log messages the upstream sends during the call reach that call's client, in order: a
+    // session-era client (which set its level), and a 2026-07-28 client that opted in on the
+    // request; one that did not opt in, or only for errors, gets none.
+    let url = format!("{}/all", gateway.url);
+    let logging = ["conf__test_tool_with_logging", "{}"];
+    for (mode, opt_in, expected) in [
+        ("legacy", None, 3),
+        ("2026-07-28", Some("info"), 3),
+        ("2026-07-28", Some("error"), 0),
+        ("2026-07-28", None, 0),
+    ] {
+        let mut target = vec!["--url", url.as_str()];
+        if let Some(level) = opt_in {
+            target.extend(["--log-level", level]);
+        }
+        let logged = python_client(&target, mode, "relay", &logging);
+        let messages: Vec<&Value> = logged["logs"]
+            .as_array()
+            .expect("logs")
+            .iter()
+            .map(|l| &l["data"])
+            .collect();
+        let all = [
             &json!("Tool execution started"),
             &json!("Tool processing data"),
-            &json!("Tool execution completed")
-        ],
-        "{logged}"
-    );
+            &json!("Tool execution completed"),
+        ];
+        assert_eq!(messages, all[..expected], "{mode} {opt_in:?}: {logged}");
+    }
 }
 
 #[test]
