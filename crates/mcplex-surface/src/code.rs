@@ -1,6 +1,7 @@
 //! The code_execution surface (`/mcp/code`, and `/mcp` with `routing_mode: "code_execution"`):
 //! `code_execution`, `retrieve_tools` and `describe_tool`. A script's tool calls go through
 //! `Gateway::call` with the caller's scope, exactly like any other call.
+#![allow(deprecated)] // logging (in `serve_offers!`): deprecated by 2026-07-28, still used
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,7 +13,7 @@ use mcplex_config::CodeLimits;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, Tool,
+    PaginatedRequestParams, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -24,9 +25,12 @@ use crate::caller::Reach;
 use crate::calls::finish;
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::errors::to_wire;
+use crate::listen::Clients;
+use crate::relay::PeerRelay;
 use crate::retrieve::retrieve;
 use crate::search_tools::{self, RETRIEVE_TOOLS};
 use crate::{SurfaceOptions, results};
+use mcplex_upstream::ClientRelay;
 
 pub(crate) const CODE_EXECUTION: &str = "code_execution";
 /// Calls of one `call_tools` batch that run at once.
@@ -64,6 +68,8 @@ pub struct CodeSurface {
     listing: Arc<Vec<Tool>>,
     instructions: Arc<str>,
     reach: Reach,
+    /// Sessions and resource subscriptions (prompts and resources are served here too).
+    clients: Clients,
 }
 
 impl CodeSurface {
@@ -85,6 +91,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
             .unwrap_or_else(|| INSTRUCTIONS.to_owned())
             .into();
         CodeSurface {
+            clients: Clients::start(&gateway, None),
             gateway,
             engine: Arc::new(Engine::new(CONCURRENT_RUNS, 2)),
             limits,
@@ -99,6 +106,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
         arguments: Option<&Map<String, Value>>,
         caller: Caller,
         cancel: CancellationToken,
+        relay: Arc<dyn ClientRelay>,
     ) -> Value {
         let empty = Map::new();
         let arguments = arguments.unwrap_or(&empty);
@@ -130,6 +138,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
             gateway: self.gateway.clone(),
             caller,
             cancel: cancel.clone(),
+            relay,
         });
         match self
             .engine
@@ -168,6 +177,9 @@ struct GatewayHost {
     gateway: Arc<Gateway>,
     caller: Caller,
     cancel: CancellationToken,
+    /// The client of the `code_execution` call: sampling, elicitation and log messages of the
+    /// script's tool calls go there.
+    relay: Arc<dyn ClientRelay>,
 }
 
 impl ToolHost for GatewayHost {
@@ -182,7 +194,7 @@ impl ToolHost for GatewayHost {
             token: self.caller.token.clone(),
             cancel: self.cancel.child_token(),
             progress: None,
-            relay: None,
+            relay: Some(self.relay.clone()),
         };
         Box::pin(async move {
             let arguments = match arguments {
@@ -214,11 +226,11 @@ impl ToolHost for GatewayHost {
 
 impl ServerHandler for CodeSurface {
     fn get_info(&self) -> InitializeResult {
-        crate::server_info(
-            ServerCapabilities::builder().enable_tools().build(),
-            &self.instructions,
-        )
+        // The tool listing never changes; prompts and resources do.
+        crate::server_info(crate::full_capabilities(false), &self.instructions)
     }
+
+    crate::offers::serve_offers!();
 
     async fn list_tools(
         &self,
@@ -241,7 +253,12 @@ impl ServerHandler for CodeSurface {
         match request.name.as_ref() {
             CODE_EXECUTION => {
                 self.gateway.startup_settled().await;
-                let body = self.execute(arguments, caller, context.ct.clone()).await;
+                let (relay, logged) = PeerRelay::for_request(&context);
+                let body = self
+                    .execute(arguments, caller, context.ct.clone(), relay)
+                    .await;
+                // The run's log messages reach the client before its result.
+                let _ = tokio::time::timeout(Duration::from_secs(2), logged).await;
                 finish(body, &context)
             }
             RETRIEVE_TOOLS => retrieve(&self.gateway, arguments, &scope, &context).await,

@@ -44,13 +44,13 @@ pub fn direct_builtins(defers_anything: bool) -> Vec<serde_json::Value> {
     builtins
 }
 
-/// What every surface declares: tools, prompts and resources (with `list_changed` and resource
-/// subscriptions), completions and logging, all aggregated over the upstreams. A surface
-/// declares them whatever its upstreams offer right now, so that its answer never depends on
-/// which servers have connected.
-fn full_capabilities() -> rmcp::model::ServerCapabilities {
+/// What every surface declares: tools (`list_changed` where the listing can change), prompts and
+/// resources (with `list_changed` and resource subscriptions), completions and logging, all
+/// aggregated over the upstreams. A surface declares them whatever its upstreams offer right now,
+/// so that its answer never depends on which servers have connected.
+fn full_capabilities(tools_change: bool) -> rmcp::model::ServerCapabilities {
     let declared = serde_json::json!({
-        "tools": {"listChanged": true},
+        "tools": {"listChanged": tools_change},
         "prompts": {"listChanged": true},
         "resources": {"listChanged": true, "subscribe": true},
         "completions": {},

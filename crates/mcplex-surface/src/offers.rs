@@ -299,3 +299,157 @@ pub(crate) async fn set_level(
     futures::future::join_all(sends).await;
     Ok(())
 }
+
+/// The `ServerHandler` methods every surface shares: prompts, resources, subscriptions,
+/// completion, logging, registering sessions for `list_changed`, and `subscriptions/listen`.
+/// Expands inside `impl ServerHandler for …` of a type with `gateway: Arc<Gateway>`,
+/// `reach: Reach` and `clients: Clients`.
+macro_rules! serve_offers {
+    () => {
+        async fn list_prompts(
+            &self,
+            request: Option<rmcp::model::PaginatedRequestParams>,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
+            self.gateway.startup_settled().await;
+            let scope = self.reach.scope(&context.extensions);
+            $crate::offers::list_prompts(
+                &self.gateway.snapshot(),
+                &scope,
+                request.as_ref(),
+                &context,
+            )
+        }
+
+        async fn get_prompt(
+            &self,
+            request: rmcp::model::GetPromptRequestParams,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
+            let scope = self.reach.scope(&context.extensions);
+            $crate::offers::get_prompt(&self.gateway, &scope, request, &context).await
+        }
+
+        async fn list_resources(
+            &self,
+            request: Option<rmcp::model::PaginatedRequestParams>,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<rmcp::model::ListResourcesResult, rmcp::ErrorData> {
+            self.gateway.startup_settled().await;
+            let scope = self.reach.scope(&context.extensions);
+            $crate::offers::list_resources(
+                &self.gateway.snapshot(),
+                &scope,
+                request.as_ref(),
+                &context,
+            )
+        }
+
+        async fn list_resource_templates(
+            &self,
+            request: Option<rmcp::model::PaginatedRequestParams>,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<rmcp::model::ListResourceTemplatesResult, rmcp::ErrorData> {
+            self.gateway.startup_settled().await;
+            let scope = self.reach.scope(&context.extensions);
+            $crate::offers::list_resource_templates(
+                &self.gateway.snapshot(),
+                &scope,
+                request.as_ref(),
+                &context,
+            )
+        }
+
+        async fn read_resource(
+            &self,
+            request: rmcp::model::ReadResourceRequestParams,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+            let scope = self.reach.scope(&context.extensions);
+            $crate::offers::read_resource(&self.gateway, &scope, request, &context).await
+        }
+
+        async fn subscribe(
+            &self,
+            request: rmcp::model::SubscribeRequestParams,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<(), rmcp::ErrorData> {
+            let scope = self.reach.scope(&context.extensions);
+            let subscriber = $crate::subscriptions::Subscriber::Session(context.peer.clone());
+            self.clients
+                .subscriptions
+                .subscribe(
+                    &self.gateway,
+                    &scope,
+                    &request.uri,
+                    subscriber,
+                    context.ct.clone(),
+                )
+                .await
+        }
+
+        async fn unsubscribe(
+            &self,
+            request: rmcp::model::UnsubscribeRequestParams,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<(), rmcp::ErrorData> {
+            self.clients
+                .subscriptions
+                .unsubscribe_session(&self.gateway, &context.peer, &request.uri)
+                .await;
+            Ok(())
+        }
+
+        async fn complete(
+            &self,
+            request: rmcp::model::CompleteRequestParams,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<rmcp::model::CompleteResult, rmcp::ErrorData> {
+            let scope = self.reach.scope(&context.extensions);
+            $crate::offers::complete(&self.gateway, &scope, request, &context).await
+        }
+
+        async fn set_level(
+            &self,
+            request: rmcp::model::SetLevelRequestParams,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<(), rmcp::ErrorData> {
+            let scope = self.reach.scope(&context.extensions);
+            $crate::offers::set_level(&self.gateway, &scope, request, &context).await
+        }
+
+        async fn on_initialized(
+            &self,
+            context: rmcp::service::NotificationContext<rmcp::service::RoleServer>,
+        ) {
+            let scope = self.reach.scope(&context.extensions);
+            self.clients.peers.add(context.peer, scope);
+        }
+
+        fn accepted_subscription_filter(
+            &self,
+            requested: &rmcp::model::SubscriptionFilter,
+        ) -> Option<rmcp::model::SubscriptionFilter> {
+            Some($crate::listen::accepted_filter(
+                requested,
+                self.clients.tools.is_some(),
+            ))
+        }
+
+        async fn listen(
+            &self,
+            subscription: rmcp::service::SubscriptionContext,
+        ) -> Result<(), rmcp::ErrorData> {
+            let scope = self.reach.scope(&subscription.request_context().extensions);
+            $crate::listen::listen(
+                &self.gateway,
+                &self.clients.subscriptions,
+                scope,
+                self.clients.tools.as_ref(),
+                subscription,
+            )
+            .await
+        }
+    };
+}
+pub(crate) use serve_offers;

@@ -1,13 +1,14 @@
 //! The retrieve surface (`/mcp/call`, and `/mcp` with `routing_mode: "retrieve_tools"`): three
 //! constant tools, `retrieve_tools`, `call_tool` and `describe_tool`. Its listing never changes,
 //! whatever the fleet does.
+#![allow(deprecated)] // logging (in `serve_offers!`): deprecated by 2026-07-28, still used
 
 use std::sync::Arc;
 
 use mcplex_dispatch::Gateway;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities,
+    PaginatedRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -18,6 +19,7 @@ use crate::caller::Reach;
 use crate::calls::{call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::direct::call_by_name;
+use crate::listen::Clients;
 use crate::search_tools::{self, CALL_TOOL, RETRIEVE_TOOLS};
 
 const DEFAULT_INSTRUCTIONS: &str = "mcplex retrieve surface: find tools with retrieve_tools (a description of the task as the query), then call one with call_tool using the name it returned. describe_tool returns a tool's full definition.";
@@ -29,6 +31,8 @@ pub struct RetrieveSurface {
     listing: Arc<Vec<rmcp::model::Tool>>,
     instructions: Arc<str>,
     reach: Reach,
+    /// Sessions and resource subscriptions (prompts and resources are served here too).
+    clients: Clients,
 }
 
 impl RetrieveSurface {
@@ -48,6 +52,7 @@ impl RetrieveSurface {
             .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_owned())
             .into();
         RetrieveSurface {
+            clients: Clients::start(&gateway, None),
             gateway,
             listing: Arc::new(listing),
             instructions,
@@ -58,11 +63,11 @@ impl RetrieveSurface {
 
 impl ServerHandler for RetrieveSurface {
     fn get_info(&self) -> InitializeResult {
-        crate::server_info(
-            ServerCapabilities::builder().enable_tools().build(),
-            &self.instructions,
-        )
+        // The tool listing never changes; prompts and resources do.
+        crate::server_info(crate::full_capabilities(false), &self.instructions)
     }
+
+    crate::offers::serve_offers!();
 
     async fn list_tools(
         &self,

@@ -31,7 +31,17 @@ fn strings<'a>(items: &'a Value, key: &str) -> Vec<&'a str> {
 
 /// The Python client at `/mcp/all`, declaring and answering sampling and elicitation.
 fn answering_client(gateway: &Gateway, mode: &str, scenario: &str, args: &[&str]) -> Value {
-    let url = format!("{}/all", gateway.url);
+    answering_client_at(gateway, "/all", mode, scenario, args)
+}
+
+fn answering_client_at(
+    gateway: &Gateway,
+    path: &str,
+    mode: &str,
+    scenario: &str,
+    args: &[&str],
+) -> Value {
+    let url = format!("{}{path}", gateway.url);
     python_client(&["--url", &url, "--answer"], mode, scenario, args)
 }
 
@@ -432,4 +442,55 @@ fn prompts_and_resources_list_changed_reach_clients_of_both_eras() {
             .is_some_and(|p| p.contains(&json!("everything__simple-prompt")));
         assert_eq!(listed, served, "{mode}: {answer}");
     }
+}
+
+#[test]
+fn every_surface_serves_prompts_and_resources_and_relays_to_its_client() {
+    let gateway = two_servers();
+    for path in ["/call", "/code"] {
+        let offers = gateway.client_at(&format!("/mcp{path}"), None, "legacy", "offers", &[]);
+        assert!(
+            offers["prompts"]
+                .to_string()
+                .contains("conf__test_simple_prompt"),
+            "{path}: {offers}"
+        );
+        let read = gateway.client_at(
+            &format!("/mcp{path}"),
+            None,
+            "2026-07-28",
+            "read",
+            &["mcplex://conf/test://static-text"],
+        );
+        assert!(
+            read["result"]["contents"][0]["text"].is_string(),
+            "{path}: {read}"
+        );
+    }
+    // A script's tool call that asks for sampling reaches the client of the code_execution call.
+    let code = json!({"code": "const r = await call_tool('conf__test_sampling', {prompt: 'from a script'}); return r;"});
+    let started = std::time::Instant::now();
+    let answer = answering_client_at(
+        &gateway,
+        "/code",
+        "legacy",
+        "relay",
+        &["code_execution", &code.to_string()],
+    );
+    assert_eq!(
+        answer["asked"][0]["params"]["messages"][0]["content"]["text"], "from a script",
+        "{answer}"
+    );
+    assert!(
+        answer["result"]
+            .to_string()
+            .contains("sampled by the test client"),
+        "{answer}"
+    );
+    // The run does not wait for its log forwarder beyond the answer.
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
 }
