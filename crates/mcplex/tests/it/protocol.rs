@@ -494,3 +494,54 @@ fn every_surface_serves_prompts_and_resources_and_relays_to_its_client() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_prompt_is_blocked_and_approved_like_a_tool() {
+    let gateway = two_servers();
+    let prompts = |gateway: &Gateway| {
+        let offers = gateway.client_at("/mcp/all", None, "legacy", "offers", &[]);
+        strings(&offers["prompts"], "name")
+            .into_iter()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert!(prompts(&gateway).contains(&"conf__test_simple_prompt".to_owned()));
+    let (status, body) = gateway.api(
+        "POST",
+        "/api/v1/tools/conf:prompt:test_simple_prompt/block",
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    eventually("the prompt to be withheld", Duration::from_secs(10), || {
+        (!prompts(&gateway).contains(&"conf__test_simple_prompt".to_owned())).then_some(())
+    });
+    let refused = gateway.client_at(
+        "/mcp/all",
+        None,
+        "legacy",
+        "prompt",
+        &["conf__test_simple_prompt"],
+    );
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let (_, approvals) = gateway.api("GET", "/api/v1/approvals", "");
+    assert_eq!(
+        approvals["tools"][0]["id"], "conf:prompt:test_simple_prompt",
+        "{approvals}"
+    );
+    assert_eq!(approvals["tools"][0]["status"], "blocked", "{approvals}");
+    let (status, body) = gateway.api(
+        "POST",
+        "/api/v1/tools/conf:prompt:test_simple_prompt/approve",
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    eventually(
+        "the prompt to be served again",
+        Duration::from_secs(10),
+        || {
+            prompts(&gateway)
+                .contains(&"conf__test_simple_prompt".to_owned())
+                .then_some(())
+        },
+    );
+}
