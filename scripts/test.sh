@@ -42,7 +42,7 @@ if [ "$fuzz_seconds" != 0 ]; then
   # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP lets the stable toolchain accept them.
   # No sanitizer: the code under test is safe Rust, and ASan would double the build.
   export RUSTC_BOOTSTRAP=1
-  for target in signature names config jsonrpc_lines; do
+  for target in signature names config jsonrpc_lines uris; do
     echo "test.sh: fuzzing $target for ${fuzz_seconds}s" >&2
     mkdir -p "fuzz/corpus/$target"
     cargo fuzz run --fuzz-dir fuzz --sanitizer none "$target" "fuzz/corpus/$target" "fuzz/seeds/$target" -- \

@@ -266,37 +266,64 @@ pub fn split_namespaced_uri(uri: &str) -> Option<(String, &str)> {
 
 /// Whether `uri` is an expansion of the RFC 6570 `template`: literal text must match exactly;
 /// a simple `{var}` matches any run without `/`, `?`, `#` or `&`, and an operator expression
-/// (`{+var}`, `{/var}`, `{?var}`, ...) matches any run at all.
+/// (`{+var}`, `{/var}`, `{?var}`, ...) matches any run at all. Templates come from upstreams and
+/// URIs from clients, so the match is one pass over the URI per template part, never
+/// backtracking.
 pub fn template_matches(template: &str, uri: &str) -> bool {
-    fn matches(template: &str, uri: &str) -> bool {
-        let Some(open) = template.find('{') else {
-            return template == uri;
-        };
-        let (literal, rest) = template.split_at(open);
-        let Some(uri) = uri.strip_prefix(literal) else {
+    enum Part<'a> {
+        Literal(&'a str),
+        Expression { simple: bool },
+    }
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
             return false;
         };
-        let Some(close) = rest.find('}') else {
-            return false;
-        };
-        let expression = &rest[1..close];
-        let after = &rest[close + 1..];
+        if open > 0 {
+            parts.push(Part::Literal(&rest[..open]));
+        }
+        let expression = &rest[open + 1..close];
         let simple = expression
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        for (end, _) in uri.char_indices().chain(std::iter::once((uri.len(), ' '))) {
-            let taken = &uri[..end];
-            if simple && taken.contains(['/', '?', '#', '&']) {
-                return false;
+        parts.push(Part::Expression { simple });
+        rest = &rest[close + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Literal(rest));
+    }
+    // reachable[at]: the parts so far can match exactly uri[..at]. Each part maps that set to the
+    // next one in one pass over the URI.
+    let mut reachable = vec![false; uri.len() + 1];
+    reachable[0] = true;
+    for part in &parts {
+        let mut next = vec![false; uri.len() + 1];
+        match part {
+            Part::Literal(literal) => {
+                for start in (0..=uri.len()).filter(|&at| reachable[at]) {
+                    if uri[start..].starts_with(literal) {
+                        next[start + literal.len()] = true;
+                    }
+                }
             }
-            if matches(after, &uri[end..]) {
-                return true;
+            Part::Expression { simple } => {
+                // An expansion may end anywhere after a reachable start, unless a simple one
+                // would have to run over a delimiter.
+                let mut open = false;
+                for (at, c) in uri.char_indices().chain(std::iter::once((uri.len(), ' '))) {
+                    open |= reachable[at];
+                    next[at] = open;
+                    if *simple && matches!(c, '/' | '?' | '#' | '&') {
+                        open = false;
+                    }
+                }
             }
         }
-        false
+        reachable = next;
     }
-    matches(template, uri)
+    reachable[uri.len()]
 }
 
 impl Offers {

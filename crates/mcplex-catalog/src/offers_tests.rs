@@ -176,6 +176,14 @@ fn templates_match_their_expansions() {
     assert!(template_matches("file:///{+path}", "file:///a/b/c"));
     assert!(template_matches("x://{a}-{b}", "x://1-2"));
     assert!(!template_matches("x://{a}", "x://a?b"));
+    assert!(template_matches("x://{a}", "x://"));
+    assert!(template_matches("ü://{a}/ß", "ü://é/ß"));
+    assert!(!template_matches("x://{a", "x://a"));
+    // Many expressions against a long URI that does not match: one pass per part (a
+    // backtracking matcher would not finish).
+    let template = format!("x://{}!", "{a}".repeat(200));
+    let uri = format!("x://{}", "y".repeat(20_000));
+    assert!(!template_matches(&template, &uri));
 }
 
 #[test]
