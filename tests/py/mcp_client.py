@@ -130,15 +130,18 @@ async def scenario_subscribe(client, args, mode, updates):
 
 
 async def scenario_offers_changed(client, args, mode, changed):
-    """Waits up to args[0] s for both prompts and resources list_changed, then lists prompts."""
-    seconds = float(args[0])
+    """Waits up to args[0] s for both prompts and resources list_changed, then lists prompts.
+    Creates the file args[1] once it is listening, so the test knows when to make the change."""
+    seconds, ready = float(args[0]), args[1]
     if mode == "legacy":
         await client.list_prompts()
+        open(ready, "w").close()
         with anyio.move_on_after(seconds):
             while len(changed) < 2:
                 await anyio.sleep(0.05)
     else:
         async with client.listen(prompts_list_changed=True, resources_list_changed=True) as sub:
+            open(ready, "w").close()
             with anyio.move_on_after(seconds):
                 async for event in sub:
                     changed.add("prompts" if "prompt" in type(event).__name__.lower() else "resources")

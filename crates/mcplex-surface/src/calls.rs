@@ -30,13 +30,13 @@ pub(crate) async fn call(
     on_unknown: impl FnOnce(&str) -> Option<Value>,
 ) -> Result<CallToolResponse, ErrorData> {
     let (progress, forwarded) = progress_forwarder(context).unzip();
-    let (relay, logged) = PeerRelay::for_request(context);
+    let relay = PeerRelay::for_request(context);
     let cx = CallContext {
         scope: caller.scope,
         token: caller.token,
         cancel: context.ct.clone(),
         progress,
-        relay: Some(relay),
+        relay: Some(relay.clone()),
     };
     let outcome = gateway.call(ToolCall { name, arguments }, cx).await;
     // Progress and log messages the upstream sent before its answer reach the caller before the
@@ -44,7 +44,7 @@ pub(crate) async fn call(
     if let Some(forwarded) = forwarded {
         let _ = tokio::time::timeout(PROGRESS_DRAIN, forwarded).await;
     }
-    let _ = tokio::time::timeout(PROGRESS_DRAIN, logged).await;
+    relay.flush().await;
     let raw = match outcome {
         Ok(raw) => raw,
         Err(DispatchError::UnknownTool { name }) => match on_unknown(&name) {

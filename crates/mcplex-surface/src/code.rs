@@ -253,12 +253,12 @@ impl ServerHandler for CodeSurface {
         match request.name.as_ref() {
             CODE_EXECUTION => {
                 self.gateway.startup_settled().await;
-                let (relay, logged) = PeerRelay::for_request(&context);
+                let relay = PeerRelay::for_request(&context);
                 let body = self
-                    .execute(arguments, caller, context.ct.clone(), relay)
+                    .execute(arguments, caller, context.ct.clone(), relay.clone())
                     .await;
                 // The run's log messages reach the client before its result.
-                let _ = tokio::time::timeout(Duration::from_secs(2), logged).await;
+                relay.flush().await;
                 finish(body, &context)
             }
             RETRIEVE_TOOLS => retrieve(&self.gateway, arguments, &scope, &context).await,

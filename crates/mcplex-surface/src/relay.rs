@@ -9,12 +9,13 @@
 //! untouched when the upstream speaks it).
 #![allow(deprecated)] // logging: deprecated by 2026-07-28 (SEP-2577), used by session-era clients
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use mcplex_upstream::{ClientRelay, RelayError, RelayFuture, STATELESS_VERSION};
 use rmcp::Peer;
 use rmcp::model::{
-    ClientCapabilities, CustomRequest, LoggingMessageNotificationParam, ServerRequest,
+    ClientCapabilities, ClientInfo, CustomRequest, LoggingMessageNotificationParam, ServerRequest,
 };
 use rmcp::service::{RequestContext, RoleServer, ServiceError};
 use serde_json::Value;
@@ -25,17 +26,27 @@ use tokio_util::sync::CancellationToken;
 /// Relays to the client of one request.
 pub(crate) struct PeerRelay {
     peer: Peer<RoleServer>,
-    /// `None` for a 2026-07-28 client (no server-to-client requests in that revision).
-    capabilities: Option<ClientCapabilities>,
+    /// The session's handshake; `None` for a 2026-07-28 client (no server-to-client requests in
+    /// that revision).
+    client: Option<Arc<ClientInfo>>,
     cancel: CancellationToken,
-    /// Log messages, sent in order by one task.
-    logs: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
     /// The least severity forwarded; `None`: no log messages.
     threshold: Option<u8>,
+    /// Started with the first log message: most calls log nothing and cost no task.
+    logs: Mutex<Option<LogForwarder>>,
+}
+
+/// Sends one call's log messages to its client, in order.
+struct LogForwarder {
+    messages: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
+    task: JoinHandle<()>,
 }
 
 /// The `_meta` key by which a 2026-07-28 request opts in to log messages.
 const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
+
+/// How long a finished call waits for its last log messages to go out.
+const LOG_DRAIN: Duration = Duration::from_secs(2);
 
 /// Severity rank of a syslog level name as MCP uses them (unknown names rank lowest).
 fn severity(level: &str) -> u8 {
@@ -52,26 +63,11 @@ fn severity(level: &str) -> u8 {
 }
 
 impl PeerRelay {
-    /// The relay for the client that sent the request in `context`, and the task that forwards
-    /// its log messages in order. The task ends once every copy of the relay is dropped (the
-    /// upstream answered), after sending what it holds.
-    pub(crate) fn for_request(
-        context: &RequestContext<RoleServer>,
-    ) -> (Arc<dyn ClientRelay>, JoinHandle<()>) {
+    /// The relay for the client that sent the request in `context`.
+    pub(crate) fn for_request(context: &RequestContext<RoleServer>) -> Arc<PeerRelay> {
         let stateless = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= STATELESS_VERSION);
-        let capabilities = if stateless {
-            None
-        } else {
-            Some(
-                context
-                    .peer
-                    .peer_info()
-                    .map(|info| info.capabilities.clone())
-                    .unwrap_or_default(),
-            )
-        };
         // A 2026-07-28 client gets log messages only when its request opts in, and only at or
         // above the level it names; a session-era client sets its level with logging/setLevel.
         let threshold = if stateless {
@@ -84,24 +80,31 @@ impl PeerRelay {
         } else {
             Some(0)
         };
-        let (logs, mut pending) = mpsc::unbounded_channel::<LoggingMessageNotificationParam>();
-        let peer = context.peer.clone();
-        let forwarder = tokio::spawn(async move {
-            while let Some(param) = pending.recv().await {
-                if let Err(e) = peer.notify_logging_message(param).await {
-                    tracing::debug!("cannot forward a log message to the client: {e}");
-                    break;
-                }
-            }
-        });
-        let relay = Arc::new(PeerRelay {
+        Arc::new(PeerRelay {
             peer: context.peer.clone(),
-            capabilities,
+            client: if stateless {
+                None
+            } else {
+                Some(context.peer.peer_info().unwrap_or_default())
+            },
             cancel: context.ct.clone(),
-            logs,
             threshold,
-        });
-        (relay, forwarder)
+            logs: Mutex::new(None),
+        })
+    }
+
+    /// Waits (at most a moment) until the log messages received so far have reached the client:
+    /// called once the call is answered, so they arrive before its result.
+    pub(crate) async fn flush(&self) {
+        let forwarder = self
+            .logs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(LogForwarder { messages, task }) = forwarder {
+            drop(messages);
+            let _ = tokio::time::timeout(LOG_DRAIN, task).await;
+        }
     }
 }
 
@@ -119,14 +122,14 @@ impl ClientRelay for PeerRelay {
     fn request(&self, method: String, params: Value) -> RelayFuture {
         let peer = self.peer.clone();
         let cancel = self.cancel.clone();
-        let capabilities = self.capabilities.clone();
+        let client = self.client.clone();
         Box::pin(async move {
-            let Some(capabilities) = capabilities else {
+            let Some(client) = client else {
                 return Err(RelayError::unsupported(format!(
                     "the client speaks {STATELESS_VERSION}, in which a server cannot send it {method}"
                 )));
             };
-            if let Some((capability, false)) = capability_for(&method, &capabilities) {
+            if let Some((capability, false)) = capability_for(&method, &client.capabilities) {
                 return Err(RelayError::unsupported(format!(
                     "the client did not declare the {capability} capability, so mcplex cannot forward {method} to it"
                 )));
@@ -173,11 +176,27 @@ impl ClientRelay for PeerRelay {
         if method != "notifications/message" || severity(level) < threshold {
             return;
         }
-        match serde_json::from_value::<LoggingMessageNotificationParam>(params) {
-            Ok(param) => {
-                let _ = self.logs.send(param);
+        let param = match serde_json::from_value::<LoggingMessageNotificationParam>(params) {
+            Ok(param) => param,
+            Err(e) => {
+                tracing::debug!("dropped a malformed upstream log message: {e}");
+                return;
             }
-            Err(e) => tracing::debug!("dropped a malformed upstream log message: {e}"),
-        }
+        };
+        let mut logs = self.logs.lock().unwrap_or_else(PoisonError::into_inner);
+        let forwarder = logs.get_or_insert_with(|| {
+            let (messages, mut pending) = mpsc::unbounded_channel();
+            let peer = self.peer.clone();
+            let task = tokio::spawn(async move {
+                while let Some(param) = pending.recv().await {
+                    if let Err(e) = peer.notify_logging_message(param).await {
+                        tracing::debug!("cannot forward a log message to the client: {e}");
+                        break;
+                    }
+                }
+            });
+            LogForwarder { messages, task }
+        });
+        let _ = forwarder.messages.send(param);
     }
 }

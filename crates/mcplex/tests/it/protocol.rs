@@ -423,10 +423,21 @@ fn prompts_and_resources_list_changed_reach_clients_of_both_eras() {
         ("legacy", "approve", true),
         ("2026-07-28", "quarantine", false),
     ] {
+        let ready = gateway.dir.path().join(format!("listening-{action}"));
+        let ready_arg = ready.display().to_string();
         let answer = std::thread::scope(|scope| {
-            let waiting = scope
-                .spawn(|| gateway.client_at("/mcp/all", None, mode, "offers_changed", &["20"]));
-            std::thread::sleep(Duration::from_secs(2));
+            let waiting = scope.spawn(|| {
+                gateway.client_at(
+                    "/mcp/all",
+                    None,
+                    mode,
+                    "offers_changed",
+                    &["30", &ready_arg],
+                )
+            });
+            eventually("the client to listen", Duration::from_secs(30), || {
+                ready.exists().then_some(())
+            });
             let (status, body) =
                 gateway.api("POST", &format!("/api/v1/servers/everything/{action}"), "");
             assert_eq!(status, 200, "{body}");
@@ -469,7 +480,6 @@ fn every_surface_serves_prompts_and_resources_and_relays_to_its_client() {
     }
     // A script's tool call that asks for sampling reaches the client of the code_execution call.
     let code = json!({"code": "const r = await call_tool('conf__test_sampling', {prompt: 'from a script'}); return r;"});
-    let started = std::time::Instant::now();
     let answer = answering_client_at(
         &gateway,
         "/code",
@@ -486,12 +496,6 @@ fn every_surface_serves_prompts_and_resources_and_relays_to_its_client() {
             .to_string()
             .contains("sampled by the test client"),
         "{answer}"
-    );
-    // The run does not wait for its log forwarder beyond the answer.
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "{:?}",
-        started.elapsed()
     );
 }
 
