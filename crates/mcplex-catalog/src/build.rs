@@ -211,15 +211,7 @@ pub fn build_snapshot(
         RegistrationTable::build_with(accepted.iter().map(|tool| tool.id.clone()), |id| {
             transparent.contains(&*id.server)
         });
-    for conflict in conflicts {
-        diagnostics.push(Diagnostic {
-            server: conflict.refused.server.to_string(),
-            message: format!(
-                "tool {:?} is not served: server {:?} (\"namespace\": false) already serves a tool of that name; set \"namespace\": true on one of them",
-                conflict.name, conflict.holder.server
-            ),
-        });
-    }
+    diagnostics.extend(conflicts.iter().map(|c| offers::clash("tool", c)));
     let mut used = HashSet::new();
     let mut tools: Vec<CatalogTool> = accepted
         .into_iter()

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use mcplex_config::ServerConfig;
-use mcplex_names::{RegistrationTable, ToolId};
+use mcplex_names::{NameConflict, RegistrationTable, ToolId};
 use mcplex_trust::{Permission, Scope};
 use serde_json::Value;
 
@@ -124,15 +124,7 @@ pub(crate) fn build(servers: Vec<ServerOffer<'_>>, diagnostics: &mut Vec<Diagnos
     let (table, conflicts) = RegistrationTable::build_with(raw_prompts.keys().cloned(), |id| {
         transparent.get(&*id.server).copied().unwrap_or(false)
     });
-    for conflict in conflicts {
-        diagnostics.push(Diagnostic {
-            server: conflict.refused.server.to_string(),
-            message: format!(
-                "prompt {:?} is not served: server {:?} (\"namespace\": false) already serves a prompt of that name; set \"namespace\": true on one of them",
-                conflict.name, conflict.holder.server
-            ),
-        });
-    }
+    diagnostics.extend(conflicts.into_iter().map(|c| clash("prompt", &c)));
     for (id, prompt) in raw_prompts {
         let Some(name) = table.name_of(&id) else {
             continue;
@@ -220,6 +212,17 @@ pub(crate) fn build(servers: Vec<ServerOffer<'_>>, diagnostics: &mut Vec<Diagnos
         add(server.templates, "uriTemplate", true);
     }
     offers
+}
+
+/// The diagnostic for a name two `"namespace": false` servers claim: both are named.
+pub(crate) fn clash(kind: &str, conflict: &NameConflict) -> Diagnostic {
+    Diagnostic {
+        server: conflict.refused.server.to_string(),
+        message: format!(
+            "{kind} {:?} is not served: server {:?} (\"namespace\": false) already serves a {kind} of that name; set \"namespace\": true on one of them",
+            conflict.name, conflict.holder.server
+        ),
+    }
 }
 
 fn served_name(listed: &Value) -> &str {

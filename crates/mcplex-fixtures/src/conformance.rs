@@ -60,6 +60,15 @@ fn from<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
 }
 
+/// The string argument `name` (empty when absent or not a string).
+fn string_argument(arguments: Option<&serde_json::Map<String, Value>>, name: &str) -> String {
+    arguments
+        .and_then(|a| a.get(name))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
 fn text_result(text: impl Into<String>) -> Result<CallToolResponse, ErrorData> {
     from::<CallToolResult>(json!({"content": [{"type": "text", "text": text.into()}]}))
         .map(Into::into)
@@ -179,15 +188,7 @@ impl ServerHandler for ConformanceServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let argument = |name: &str| {
-            request
-                .arguments
-                .as_ref()
-                .and_then(|a| a.get(name))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
+        let argument = |name: &str| string_argument(request.arguments.as_ref(), name);
         let content =
             |content: Value| from::<CallToolResult>(json!({"content": content})).map(Into::into);
         match request.name.as_ref() {
@@ -398,15 +399,7 @@ impl ServerHandler for ConformanceServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let argument = |name: &str| {
-            request
-                .arguments
-                .as_ref()
-                .and_then(|a| a.get(name))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
+        let argument = |name: &str| string_argument(request.arguments.as_ref(), name);
         let messages = match request.name.as_str() {
             "test_simple_prompt" => {
                 json!([{"role": "user", "content": {"type": "text", "text": "This is a simple prompt for testing."}}])

@@ -4,14 +4,12 @@
 //! upstream in front of ordinary servers (server-everything, mcp-server-time).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{Background, Gateway, eventually, free_port, tools};
+use crate::harness::{Gateway, conformance_fixture_http, tools};
 
 /// One run of the suite.
 struct Run {
@@ -89,30 +87,13 @@ fn baseline(path: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-fn conformance_fixture_over_http() -> (Background, u16) {
-    let port = free_port();
-    let child = Command::new(&tools().conformance_fixture)
-        .args(["--http", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the conformance fixture");
-    let background = Background(child);
-    eventually(
-        "the conformance fixture to listen",
-        Duration::from_secs(20),
-        || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
-    );
-    (background, port)
-}
-
 #[test]
 fn every_server_scenario_passes_through_the_gateway_as_it_does_directly() {
     // Directly, against an empty baseline: every failure and warning of the fixture is flagged.
     let scratch = tempfile::tempdir().expect("temp dir");
     let empty = scratch.path().join("none.yml");
     std::fs::write(&empty, "server: []\n").expect("write baseline");
-    let (_fixture, port) = conformance_fixture_over_http();
+    let (_fixture, port) = conformance_fixture_http();
     let direct = run_suite(
         &format!("http://127.0.0.1:{port}/mcp"),
         &[

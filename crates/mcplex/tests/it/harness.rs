@@ -460,21 +460,36 @@ impl Drop for Background {
 /// Starts server-everything over HTTP (`streamableHttp` or `sse`) and waits for its port.
 pub fn everything_http(transport: &str) -> (Background, u16) {
     let port = free_port();
-    let child = Command::new("node")
+    let mut command = Command::new("node");
+    command
         .arg(&tools().everything)
         .arg(transport)
-        .env("PORT", port.to_string())
+        .env("PORT", port.to_string());
+    (listening(command, port, "server-everything"), port)
+}
+
+/// Starts the conformance fixture on streamable HTTP (`http://127.0.0.1:<port>/mcp`).
+pub fn conformance_fixture_http() -> (Background, u16) {
+    let port = free_port();
+    let mut command = Command::new(&tools().conformance_fixture);
+    command.args(["--http", &format!("127.0.0.1:{port}")]);
+    (listening(command, port, "the conformance fixture"), port)
+}
+
+/// Spawns `command` (output discarded) and waits until it accepts connections on `port`.
+fn listening(mut command: Command, port: u16, what: &str) -> Background {
+    let child = command
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn node");
+        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
     let background = Background(child);
     eventually(
-        "server-everything to listen",
+        &format!("{what} to listen"),
         Duration::from_secs(20),
         || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
     );
-    (background, port)
+    background
 }
 
 /// Tool names of a `list` scenario answer.

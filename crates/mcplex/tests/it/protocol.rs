@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Background, Gateway, MODES, eventually, free_port, python_client, tools};
+use crate::harness::{Gateway, MODES, conformance_fixture_http, eventually, python_client, tools};
 
 /// The conformance fixture listing 1,100 more resources (upstream pages of 100), and
 /// server-everything, both namespaced.
@@ -264,17 +264,7 @@ fn sampling_elicitation_and_logs_during_a_call_reach_the_calling_client() {
 
 #[test]
 fn an_http_upstreams_request_reaches_the_client_of_the_call_it_belongs_to() {
-    let port = free_port();
-    let child = std::process::Command::new(&tools().conformance_fixture)
-        .args(["--http", &format!("127.0.0.1:{port}")])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn the conformance fixture");
-    let _fixture = Background(child);
-    eventually("the fixture to listen", Duration::from_secs(20), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
-    });
+    let (_fixture, port) = conformance_fixture_http();
     let gateway = Gateway::start(json!({"mcpServers": {
         "remote": {"url": format!("http://127.0.0.1:{port}/mcp")}
     }}));
