@@ -348,3 +348,33 @@ fn code_execution_is_a_routing_mode_with_limits() {
             .contains("code_execution_max_tool_calls")
     );
 }
+
+#[test]
+fn namespace_and_prompt_and_resource_filters_are_read_and_checked() {
+    let config = ok(
+        r#"{"mcpServers": {"a": {"command": "x", "namespace": false, "prompts": {"exclude": ["draft_*"]}, "resources": {"include": ["file:*"]}}, "b": {"command": "y"}}}"#,
+    );
+    let (a, b) = (&config.servers[0], &config.servers[1]);
+    assert!(
+        !a.namespace && b.namespace,
+        "namespaced unless said otherwise"
+    );
+    assert!(!a.prompts.admits("draft_note") && a.prompts.admits("summary"));
+    assert!(a.resources.admits("file:///x") && !a.resources.admits("https://x"));
+    assert!(b.prompts.admits("anything") && b.resources.admits("anything"));
+
+    let wrong = refused(r#"{"mcpServers": {"a": {"command": "x", "namespace": "no"}}}"#);
+    assert!(wrong.contains("namespace"), "{wrong}");
+    // `defer` means nothing for prompts: a warning, not a filter.
+    let warned = parse_config(
+        r#"{"mcpServers": {"a": {"command": "x", "prompts": {"defer": ["*"]}}}}"#,
+        "cfg.json",
+        &Overrides::default(),
+    )
+    .expect("valid");
+    assert!(
+        warned.warnings.iter().any(|w| w.contains("prompts.defer")),
+        "{:?}",
+        warned.warnings
+    );
+}
