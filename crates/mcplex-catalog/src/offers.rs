@@ -10,7 +10,8 @@
 //!   template stays a template.
 //!
 //! A server with `"namespace": false` keeps its own prompt names and URIs; a name or URI that
-//! another server already holds is refused with a diagnostic naming both.
+//! another server already holds is refused with a diagnostic naming both (the server whose name
+//! sorts first keeps it, as for tools).
 //!
 //! Prompts and resources need the `read` permission of a token's scope (they change nothing).
 
@@ -75,7 +76,7 @@ pub struct Offers {
     /// Sorted by served name.
     prompts: Vec<OfferedPrompt>,
     prompt_index: HashMap<String, usize>,
-    /// In config order of their servers, then upstream order.
+    /// In the order of their servers' names, then upstream order.
     resources: Vec<OfferedResource>,
     resource_index: HashMap<String, usize>,
     templates: Vec<OfferedResource>,
@@ -105,8 +106,14 @@ fn declares(capabilities: &Value, name: &str) -> bool {
     capabilities.get(name).is_some_and(Value::is_object)
 }
 
-/// Builds the offers of `servers` (in config order).
-pub(crate) fn build(servers: Vec<ServerOffer<'_>>, diagnostics: &mut Vec<Diagnostic>) -> Offers {
+/// Builds the offers of `servers`. Resources are listed, and clashes decided, in the order of
+/// the servers' names (as for tools): the same servers give the same answer whatever the
+/// config's order.
+pub(crate) fn build(
+    mut servers: Vec<ServerOffer<'_>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Offers {
+    servers.sort_by(|a, b| a.config.name.cmp(&b.config.name));
     let mut offers = Offers::default();
     let transparent: HashMap<&str, bool> = servers
         .iter()
@@ -373,8 +380,8 @@ impl Offers {
     /// Which upstream serves `uri`, and under which URI of its own:
     /// 1. a listed URI, exactly;
     /// 2. a namespaced URI `mcplex://<server>/<original>` of a server with resources;
-    /// 3. a transparent server: the first (in config order) with a template that matches, else
-    ///    the only transparent server with resources;
+    /// 3. a transparent server: the first (by name) with a template that matches, else the only
+    ///    transparent server with resources;
     /// 4. an upstream URI as one server listed it (as in a resource a tool returned).
     ///
     /// Only servers in the caller's scope are considered.

@@ -218,6 +218,21 @@ fn a_transparent_server_keeps_its_names_and_a_clash_is_refused_naming_both() {
         names(offers.resources(&full).cloned(), "uri"),
         ["file:///a.txt", "test://only-wiki"]
     );
+    // The config's order decides nothing: the same servers listed the other way round.
+    let reversed = r#"{"wiki": {"command": "y", "namespace": false}, "docs": {"command": "x", "namespace": false}}"#;
+    let (again, _) = build_with(reversed, &fleet(), None);
+    assert_eq!(
+        names(again.offers().resources(&full).cloned(), "uri"),
+        names(offers.resources(&full).cloned(), "uri")
+    );
+    assert_eq!(
+        &*again
+            .offers()
+            .prompt("summarize", &full)
+            .expect("served")
+            .server,
+        "docs"
+    );
     // A transparent server's template claims the URIs it matches.
     assert_eq!(
         offers.resolve_uri("file:///other.txt", &full),
