@@ -1,8 +1,6 @@
 //! Calls through the one dispatch path: routing, pass-through, progress, cancellation, timeout
 //! and the shape of every kind of failure.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use crate::harness::{Gateway, MODES, everything_http, fixture_server, tools};
@@ -120,33 +118,20 @@ fn progress_is_forwarded_in_both_eras() {
     }
 }
 
-/// How many cancellations the fixture has logged (it writes one stderr line per cancellation it
-/// receives, which the gateway logs).
-fn cancellations_logged(gateway: &Gateway) -> usize {
-    gateway.log().matches("fixture fixture: request").count()
-}
-
-fn wait_for_cancellation(gateway: &Gateway, before: usize, what: &str) {
-    crate::harness::eventually(what, Duration::from_secs(10), || {
-        (cancellations_logged(gateway) > before).then_some(())
-    });
-}
-
 #[test]
 fn cancellation_reaches_the_upstream() {
     let gateway =
         Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
     gateway.wait_ready();
     for mode in MODES {
-        let before = cancellations_logged(&gateway);
+        let before = gateway.cancellations_logged();
         let answer = gateway.client(
             mode,
             "cancel",
             &["fixture__slow", r#"{"ms": 20000}"#, "0.5"],
         );
         assert_eq!(answer["cancelled"], true, "{mode}: {answer}");
-        wait_for_cancellation(
-            &gateway,
+        gateway.wait_for_cancellation(
             before,
             &format!("{mode}: the upstream to receive the cancellation"),
         );
@@ -187,7 +172,7 @@ fn a_call_timeout_names_the_server_and_the_timeout() {
         "{message}"
     );
     // The upstream was told to stop.
-    wait_for_cancellation(&gateway, 0, "the upstream to receive the cancellation");
+    gateway.wait_for_cancellation(0, "the upstream to receive the cancellation");
 }
 
 #[test]

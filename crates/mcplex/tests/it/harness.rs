@@ -155,6 +155,19 @@ impl Gateway {
         std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()
     }
 
+    /// How many cancellations the fixture called `fixture` has logged (it writes one stderr line
+    /// per `notifications/cancelled` it receives, which the gateway logs).
+    pub fn cancellations_logged(&self) -> usize {
+        self.log().matches("fixture fixture: request").count()
+    }
+
+    /// Waits until the fixture has logged more than `before` cancellations.
+    pub fn wait_for_cancellation(&self, before: usize, what: &str) {
+        eventually(what, Duration::from_secs(10), || {
+            (self.cancellations_logged() > before).then_some(())
+        });
+    }
+
     /// GET `path` on the gateway: (status, body).
     pub fn get(&self, path: &str) -> (u16, String) {
         let authority = self
