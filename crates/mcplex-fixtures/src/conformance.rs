@@ -351,6 +351,7 @@ impl ServerHandler for ConformanceServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(request.uri.clone());
+        eprintln!("conformance fixture: subscribed {}", request.uri);
         // Announce a change at once, so that the forwarding of updates can be tested.
         let peer = context.peer.clone();
         tokio::spawn(async move {
@@ -373,6 +374,7 @@ impl ServerHandler for ConformanceServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&request.uri);
+        eprintln!("conformance fixture: unsubscribed {}", request.uri);
         Ok(())
     }
 

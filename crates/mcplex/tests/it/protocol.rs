@@ -171,6 +171,22 @@ fn a_resource_update_reaches_its_subscriber_in_both_eras() {
         let answer = gateway.client_at("/mcp/all", None, mode, "subscribe", &[uri]);
         assert_eq!(answer["updated"], json!([uri]), "{mode}: {answer}");
     }
+    // Each client's subscription reached the upstream under the upstream's own URI, and when the
+    // client left (unsubscribe, or the end of its listen stream) the upstream was unsubscribed.
+    let count = |what: &str| {
+        gateway
+            .log()
+            .matches(&format!(
+                "conformance fixture: {what} test://watched-resource"
+            ))
+            .count()
+    };
+    eventually(
+        "both upstream unsubscriptions",
+        Duration::from_secs(10),
+        || (count("unsubscribed") == 2).then_some(()),
+    );
+    assert_eq!(count("subscribed"), 2, "{}", gateway.log());
 }
 
 #[test]
