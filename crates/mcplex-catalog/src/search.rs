@@ -1,7 +1,7 @@
-//! The catalog's search: one BM25F index per snapshot over its tools, queried with a visibility
-//! filter applied before the cut.
+//! The catalog's search: one BM25F index per snapshot over its tools, joined by their embeddings
+//! once a model has computed them, queried with a visibility filter applied before the cut.
 
-use mcplex_search::{Document, Index};
+use mcplex_search::{Document, Index, Semantic, Vectors};
 use serde_json::Value;
 
 use crate::{CatalogTool, Snapshot};
@@ -44,16 +44,23 @@ pub struct Matches<'a> {
 
 impl Snapshot {
     /// Searches the tools `visible` accepts (optionally only those of `server`). An empty query
-    /// matches every visible tool in listing order.
+    /// matches every visible tool in listing order. With the query's embedding and once this
+    /// snapshot's tools are embedded ([`Snapshot::set_vectors`]), the ranking is hybrid;
+    /// otherwise it is BM25F.
     pub fn search(
         &self,
         query: &str,
+        query_vector: Option<&[f32]>,
         server: Option<&str>,
         limit: usize,
         visible: impl Fn(&CatalogTool) -> bool,
     ) -> Matches<'_> {
+        let semantic = query_vector
+            .zip(self.vectors.get())
+            .map(|(query, documents)| Semantic { query, documents });
         let result = self.search_index.search(
             query,
+            semantic,
             |doc| {
                 let tool = &self.tools[doc];
                 server.is_none_or(|s| *tool.id.server == *s) && visible(tool)
@@ -68,5 +75,25 @@ impl Snapshot {
                 .collect(),
             total: result.total,
         }
+    }
+
+    /// The text each tool is embedded as, in `tools()` order.
+    pub fn passages(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .map(|tool| mcplex_search::passage(&document(tool)))
+            .collect()
+    }
+
+    /// Attaches the embeddings of [`Snapshot::passages`]; from then on searches given a query
+    /// vector are hybrid. Refused (false) when the count does not match or vectors are already
+    /// attached.
+    pub fn set_vectors(&self, vectors: Vectors) -> bool {
+        vectors.len() == self.tools.len() && self.vectors.set(vectors).is_ok()
+    }
+
+    /// Whether this snapshot's tools are embedded, so that a query vector would be used.
+    pub fn has_vectors(&self) -> bool {
+        self.vectors.get().is_some()
     }
 }

@@ -75,6 +75,10 @@ pub struct Snapshot {
     pub(crate) withheld: Vec<WithheldTool>,
     /// BM25F over `tools` (document i is `tools[i]`).
     pub(crate) search_index: mcplex_search::Index,
+    /// Embeddings of `tools` for hybrid search, set once when a model has embedded them (off the
+    /// request path, after the snapshot is published). Until then, and without a model, search
+    /// is plain BM25F.
+    pub(crate) vectors: std::sync::OnceLock<mcplex_search::Vectors>,
     /// Prompts, resources and templates.
     pub(crate) offers: crate::Offers,
 }

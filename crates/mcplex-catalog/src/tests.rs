@@ -353,7 +353,10 @@ fn withheld_tools_are_not_listed_searched_or_resolved_but_explain_themselves() {
     let built = build_trusted(&config, &second, &mut approvals);
     let snapshot = &built.snapshot;
     assert!(names(snapshot, &Scope::full()).is_empty());
-    assert_eq!(snapshot.search("adds ssh", None, 10, |_| true).total, 0);
+    assert_eq!(
+        snapshot.search("adds ssh", None, None, 10, |_| true).total,
+        0
+    );
     assert!(snapshot.resolve("s__a").is_none());
     assert_eq!(
         snapshot.availability("s:a", &Scope::full()).err(),

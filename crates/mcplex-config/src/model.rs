@@ -31,6 +31,9 @@ pub struct Config {
     pub defer_tools: bool,
     /// `tool_search.max_matches`: how many matches one search returns (never 0).
     pub max_matches: usize,
+    /// `search_model`: a sentence-embedding model directory; searches are hybrid with it
+    /// (builds with the `semantic` feature). Read at start only.
+    pub search_model: Option<PathBuf>,
     /// Upstream servers in file order, names unique.
     pub servers: Vec<ServerConfig>,
     /// Where approvals, tokens and the API key live; `None`: `~/.mcplex`.
@@ -59,6 +62,7 @@ impl Config {
             tool_response_mode: ToolResponseMode::Full,
             defer_tools: false,
             max_matches: DEFAULT_MAX_MATCHES,
+            search_model: None,
             servers,
             data_dir: None,
             http: crate::HttpSecurity::default(),

@@ -19,6 +19,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "tool_response_mode",
     "defer_tools",
     "tool_search",
+    "search_model",
     "listen",
     "call_timeout",
     "routing_mode",
@@ -156,6 +157,18 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
             ));
         }
     };
+    let search_model = match root.get("search_model") {
+        None | Some(Value::Null) => None,
+        Some(value) => match cx.string(value, "search_model")? {
+            dir if dir.trim().is_empty() => {
+                return Err(cx.err(
+                    "search_model",
+                    "must be the path of a model directory (config.json, tokenizer.json, model.safetensors)",
+                ));
+            }
+            dir => Some(std::path::PathBuf::from(dir)),
+        },
+    };
     let instructions = match root.get("instructions") {
         None | Some(Value::Null) => None,
         Some(value) => Some(cx.string(value, "instructions")?.to_owned()),
@@ -181,6 +194,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         tool_response_mode,
         defer_tools,
         max_matches,
+        search_model,
         servers,
         data_dir,
         http,

@@ -243,6 +243,16 @@ fn deferral_filters_and_search_settings() {
         refused(r#"{"tool_search": {"max_matches": 0}}"#)
             .contains("tool_search.max_matches: must be a whole number from 1 to 100")
     );
+    assert_eq!(config.search_model, None, "no model: plain BM25F");
+    assert_eq!(
+        ok(r#"{"search_model": "models/minilm"}"#).search_model,
+        Some(std::path::PathBuf::from("models/minilm"))
+    );
+    assert!(
+        refused(r#"{"search_model": " "}"#)
+            .contains("search_model: must be the path of a model directory")
+    );
+    assert!(refused(r#"{"search_model": 3}"#).contains("search_model"));
     assert_eq!(
         refused(r#"{"mcpServers": {"a": {"command": "x", "tools": {"include": "x"}}}}"#),
         "cfg.json: mcpServers.a.tools.include: must be an array of glob strings, found a string"

@@ -52,6 +52,8 @@ pub struct Gateway {
     settle_until: Instant,
     /// Where finished calls are reported, once the operator's audit log is attached.
     audit: std::sync::OnceLock<Audit>,
+    /// The sentence-embedding model, once attached: searches turn hybrid.
+    semantic: std::sync::OnceLock<crate::SemanticSearch>,
 }
 
 struct Audit {
@@ -76,6 +78,7 @@ impl Gateway {
             published: watch::Sender::new(0),
             settle_until: Instant::now() + startup_grace,
             audit: std::sync::OnceLock::new(),
+            semantic: std::sync::OnceLock::new(),
         }
     }
 
@@ -96,6 +99,31 @@ impl Gateway {
             self.offers_version.send_modify(|version| *version += 1);
         }
         self.published.send_modify(|count| *count += 1);
+        if let Some(semantic) = self.semantic.get() {
+            semantic.embed_later(self.snapshot());
+        }
+    }
+
+    /// Turns on hybrid search with `semantic`'s model: the current snapshot and every one
+    /// published after it are embedded in the background. Once only; later calls are ignored.
+    pub fn search_semantically(&self, semantic: crate::SemanticSearch) {
+        if self.semantic.set(semantic).is_ok()
+            && let Some(semantic) = self.semantic.get()
+        {
+            semantic.embed_later(self.snapshot());
+        }
+    }
+
+    /// The embedding of a search `query` against `snapshot`: `None` (plain BM25F) without a
+    /// model, before the snapshot's tools are embedded, or for an empty query.
+    pub async fn query_vector(
+        &self,
+        snapshot: &Snapshot,
+        query: Option<&str>,
+    ) -> Option<Arc<[f32]>> {
+        let semantic = self.semantic.get()?;
+        let query = query.filter(|_| snapshot.has_vectors())?;
+        semantic.query_vector(query).await
     }
 
     /// During the startup grace, waits until no server is connecting for the first time (or the

@@ -10,7 +10,9 @@
 mod accounting;
 mod error;
 mod gateway;
+mod semantic;
 
 pub use accounting::AuditRecord;
 pub use error::DispatchError;
 pub use gateway::{CallContext, Gateway, REQUEST_ID_META, STARTUP_GRACE, ToolCall};
+pub use semantic::SemanticSearch;

@@ -11,6 +11,7 @@ mod conformance;
 mod corpus;
 mod http;
 mod lines;
+mod model;
 mod server;
 mod tools;
 
@@ -18,4 +19,5 @@ pub use conformance::ConformanceServer;
 pub use corpus::{CorpusTool, load_corpus, ref45};
 pub use http::serve_http;
 pub use lines::serve_lines;
+pub use model::installed_sentence_model;
 pub use server::{Fixture, FixtureOptions, Sabotage};

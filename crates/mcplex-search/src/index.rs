@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use crate::semantic::Semantic;
 use crate::tokenize::tokenize;
 
 /// One searchable tool.
@@ -34,8 +35,17 @@ const WEIGHT: [f32; FIELDS] = [3.0, 1.5, 1.0, 1.5, 0.4];
 /// Length normalisation per field (BM25's b).
 const LENGTH_NORM: [f32; FIELDS] = [0.3, 0.0, 0.75, 0.5, 0.75];
 const K1: f32 = 1.2;
-/// Added to an exact name match so it outranks any BM25 score.
+/// Added to an exact name match so it outranks any other score.
 const EXACT_BONUS: f32 = 1.0e6;
+/// The semantic score's share in hybrid ranking. Both scores are scaled to 0..1 over the visible
+/// documents (cosine min-max, BM25 by its maximum) and mixed (relative score fusion). The vector
+/// side carries paraphrase and synonyms, the BM25 side rare exact words; leaning towards the
+/// vector side is the usual default of engines that fuse this way.
+const SEMANTIC_WEIGHT: f32 = 0.75;
+/// A document that shares no word with the query joins a hybrid ranking only when its cosine
+/// similarity reaches this; sentence models place unrelated text below it. Without a floor every
+/// query would match every tool, and `total` would say nothing.
+const SEMANTIC_FLOOR: f32 = 0.15;
 
 /// One ranked answer.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -141,17 +151,19 @@ impl Index {
     }
 
     /// Ranks the documents `visible` accepts against `query`; returns the best `limit` and the
-    /// number that matched. Equal scores are ordered by id; an empty query matches every visible
-    /// document, in id order.
+    /// number that matched. With `semantic`, BM25 and cosine similarity are fused (hybrid);
+    /// without, the ranking is plain BM25F. An exact name always ranks first, equal scores are
+    /// ordered by id, and an empty query matches every visible document, in id order.
     pub fn search(
         &self,
         query: &str,
+        semantic: Option<Semantic<'_>>,
         visible: impl Fn(usize) -> bool,
         limit: usize,
     ) -> SearchResult {
         let terms = tokenize(query);
         let exact = self.exact.get(&query.trim().to_lowercase());
-        if query.trim().is_empty() || (terms.is_empty() && exact.is_none()) {
+        if query.trim().is_empty() || (terms.is_empty() && exact.is_none() && semantic.is_none()) {
             let mut all: Vec<usize> = (0..self.len()).filter(|&doc| visible(doc)).collect();
             all.sort_by(|a, b| self.ids[*a].cmp(&self.ids[*b]));
             let hits = all
@@ -190,27 +202,86 @@ impl Index {
             }
             seen.push(term);
         }
-        for doc in exact.into_iter().flatten() {
-            *scores.entry(*doc).or_insert(0.0) += EXACT_BONUS;
+        let mut hits: Vec<Hit> = match semantic {
+            Some(semantic) => self.fuse(&scores, semantic, &visible),
+            None => scores
+                .into_iter()
+                .filter(|(doc, _)| visible(*doc as usize))
+                .map(|(doc, score)| Hit {
+                    doc: doc as usize,
+                    score,
+                })
+                .collect(),
+        };
+        for &doc in exact.into_iter().flatten() {
+            let doc = doc as usize;
+            if !visible(doc) {
+                continue;
+            }
+            match hits.iter_mut().find(|hit| hit.doc == doc) {
+                Some(hit) => hit.score += EXACT_BONUS,
+                None => hits.push(Hit {
+                    doc,
+                    score: EXACT_BONUS,
+                }),
+            }
         }
-        let mut ranked: Vec<Hit> = scores
-            .into_iter()
-            .filter(|(doc, _)| visible(*doc as usize))
-            .map(|(doc, score)| Hit {
-                doc: doc as usize,
-                score,
-            })
-            .collect();
-        ranked.sort_by(|a, b| {
+        let total = hits.len();
+        let order = |a: &Hit, b: &Hit| {
             b.score
                 .total_cmp(&a.score)
                 .then_with(|| self.ids[a.doc].cmp(&self.ids[b.doc]))
-        });
-        let total = ranked.len();
-        ranked.truncate(limit);
-        SearchResult {
-            hits: ranked,
-            total,
+        };
+        // Only the best `limit` are ordered: on a large fleet most matches are cut anyway.
+        if limit < hits.len() {
+            hits.select_nth_unstable_by(limit, order);
+            hits.truncate(limit);
         }
+        hits.sort_by(order);
+        SearchResult { hits, total }
+    }
+
+    /// Relative score fusion of the BM25 scores with cosine similarity. Both are scaled over the
+    /// whole index, not only what the caller sees, so a tool's score never depends on who asks
+    /// and filtering never reorders. A document matches when it shares a word with the query or
+    /// its similarity reaches [`SEMANTIC_FLOOR`]; only matches are checked for visibility.
+    fn fuse(
+        &self,
+        bm25: &HashMap<u32, f32>,
+        semantic: Semantic<'_>,
+        visible: &impl Fn(usize) -> bool,
+    ) -> Vec<Hit> {
+        let similarities: Vec<f32> = (0..self.len())
+            .map(|doc| semantic.documents.similarity(doc, semantic.query))
+            .collect();
+        let (low, high) = similarities
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(low, high), s| {
+                (low.min(*s), high.max(*s))
+            });
+        let spread = (high - low).max(f32::EPSILON);
+        let mut lexical = vec![0f32; self.len()];
+        for (&doc, &score) in bm25 {
+            lexical[doc as usize] = score;
+        }
+        let best_lexical = lexical.iter().fold(0f32, |best, score| best.max(*score));
+        let lexical_scale = if best_lexical > 0.0 {
+            1.0 / best_lexical
+        } else {
+            0.0
+        };
+        similarities
+            .iter()
+            .enumerate()
+            .zip(&lexical)
+            .filter_map(|((doc, &similarity), &lexical)| {
+                let matches = lexical > 0.0 || similarity >= SEMANTIC_FLOOR;
+                (matches && visible(doc)).then(|| Hit {
+                    doc,
+                    score: SEMANTIC_WEIGHT * (similarity - low) / spread
+                        + (1.0 - SEMANTIC_WEIGHT) * lexical * lexical_scale,
+                })
+            })
+            .collect()
     }
 }

@@ -1,4 +1,6 @@
-use crate::{Document, Index, tokenize};
+use std::sync::Arc;
+
+use crate::{Document, Index, Semantic, Vectors, passage, tokenize};
 
 #[test]
 fn tokenizer_splits_identifiers_and_stems() {
@@ -74,7 +76,7 @@ fn fleet() -> Vec<Document> {
 fn check(query: &str, expect: &[&str]) {
     let docs = fleet();
     let index = Index::build(&docs);
-    let result = index.search(query, |_| true, expect.len());
+    let result = index.search(query, None, |_| true, expect.len());
     let ids: Vec<&str> = result
         .hits
         .iter()
@@ -103,7 +105,7 @@ fn an_exact_name_ranks_first() {
 #[test]
 fn empty_query_matches_everything_in_order() {
     let index = Index::build(&fleet());
-    let result = index.search("  ", |_| true, 3);
+    let result = index.search("  ", None, |_| true, 3);
     assert_eq!(result.total, 5);
     // fs:list_directory, fs:read_file, fs:write_file: id order.
     assert_eq!(
@@ -116,7 +118,7 @@ fn empty_query_matches_everything_in_order() {
 fn filtering_happens_before_the_cut() {
     let index = Index::build(&fleet());
     // "file" matches three fs tools; hiding the best one still returns two.
-    let result = index.search("file", |doc| doc != 0, 2);
+    let result = index.search("file", None, |doc| doc != 0, 2);
     assert_eq!(result.hits.len(), 2);
     assert!(result.hits.iter().all(|h| h.doc != 0));
     assert_eq!(result.total, 2);
@@ -126,17 +128,154 @@ fn filtering_happens_before_the_cut() {
 fn ties_break_by_id_so_results_are_deterministic() {
     let docs = vec![doc("b:x", "same words", &[]), doc("a:x", "same words", &[])];
     let index = Index::build(&docs);
-    let first = index.search("same words", |_| true, 2);
+    let first = index.search("same words", None, |_| true, 2);
     assert_eq!(
         first.hits.iter().map(|h| h.doc).collect::<Vec<_>>(),
         [1, 0],
         "a:x before b:x"
     );
-    assert_eq!(first, index.search("same words", |_| true, 2));
-    let all = index.search("", |_| true, 2);
+    assert_eq!(first, index.search("same words", None, |_| true, 2));
+    let all = index.search("", None, |_| true, 2);
     assert_eq!(
         all.hits.iter().map(|h| h.doc).collect::<Vec<_>>(),
         [1, 0],
         "empty query in id order"
     );
+}
+
+/// Vectors for [`fleet`] in a toy three-concept space: files, change history, time.
+fn fleet_vectors() -> Vectors {
+    let rows: [[f32; 3]; 5] = [
+        [1.0, 0.0, 0.0], // fs:read_file
+        [0.6, 0.8, 0.0], // fs:write_file: files, and a change
+        [1.0, 0.0, 0.0], // fs:list_directory
+        [0.0, 1.0, 0.0], // git:git_log
+        [0.0, 0.0, 1.0], // time:get_current_time
+    ];
+    Vectors::new(rows.iter().map(|row| Arc::from(&row[..])).collect()).expect("one dimension")
+}
+
+const ABOUT_CHANGES: [f32; 3] = [0.0, 1.0, 0.0];
+
+fn hybrid(query: &str, visible: impl Fn(usize) -> bool, limit: usize) -> (Vec<String>, usize) {
+    let docs = fleet();
+    let index = Index::build(&docs);
+    let vectors = fleet_vectors();
+    let semantic = Semantic {
+        query: &ABOUT_CHANGES,
+        documents: &vectors,
+    };
+    let result = index.search(query, Some(semantic), visible, limit);
+    let ids = result.hits.iter().map(|h| docs[h.doc].id.clone()).collect();
+    (ids, result.total)
+}
+
+#[test]
+fn hybrid_search_finds_a_paraphrase_that_shares_no_word() {
+    let query = "what changed recently";
+    let index = Index::build(&fleet());
+    assert_eq!(
+        index.search(query, None, |_| true, 5).total,
+        0,
+        "no word in common"
+    );
+    // Similar enough: git_log (1.0) and write_file (0.8); the rest are below the floor.
+    assert_eq!(
+        hybrid(query, |_| true, 5),
+        (
+            vec!["git:git_log".to_owned(), "fs:write_file".to_owned()],
+            2
+        )
+    );
+}
+
+#[test]
+fn hybrid_search_keeps_exact_names_first_and_filters_before_the_cut() {
+    let (ids, _) = hybrid("fs__read_file", |_| true, 1);
+    assert_eq!(
+        ids,
+        ["fs:read_file"],
+        "an exact name outranks any similarity"
+    );
+    let (ids, total) = hybrid("what changed recently", |doc| doc != 3, 1);
+    assert_eq!((ids, total), (vec!["fs:write_file".to_owned()], 1));
+    let (ids, total) = hybrid("", |_| true, 2);
+    assert_eq!(
+        ids,
+        ["fs:list_directory", "fs:read_file"],
+        "empty query: id order"
+    );
+    assert_eq!(total, 5);
+}
+
+#[test]
+fn hybrid_search_still_weighs_words() {
+    // Two tools equally similar to the query vector; the one whose words match wins.
+    let docs = vec![
+        doc("a:fetch_page", "Fetch a web page.", &["url"]),
+        doc("b:open_page", "Open a document.", &["id"]),
+    ];
+    let index = Index::build(&docs);
+    let vectors = Vectors::new(vec![Arc::from(&[1.0f32, 0.0][..]); 2]).expect("one dimension");
+    let semantic = Semantic {
+        query: &[1.0, 0.0],
+        documents: &vectors,
+    };
+    let result = index.search("fetch", Some(semantic), |_| true, 2);
+    assert_eq!(
+        result.hits.iter().map(|h| h.doc).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    assert!(result.hits[0].score > result.hits[1].score);
+}
+
+#[test]
+fn vectors_must_share_one_dimension() {
+    assert!(
+        Vectors::new(vec![
+            Arc::from(&[1.0f32][..]),
+            Arc::from(&[1.0f32, 0.0][..])
+        ])
+        .is_none()
+    );
+}
+
+#[test]
+fn a_passage_is_the_name_in_words_and_the_first_paragraph() {
+    let mut document = doc(
+        "time:getCurrentTime",
+        "  Get the current time.\n\nUse  IANA   names.",
+        &[],
+    );
+    assert_eq!(
+        passage(&document),
+        "get current time: Get the current time."
+    );
+    document.description = String::new();
+    assert_eq!(passage(&document), "get current time");
+}
+
+#[test]
+fn similarity_is_the_dot_product_at_any_dimension() {
+    for dimension in [1, 3, 8, 384, 385] {
+        let row: Vec<f32> = (0..dimension)
+            .map(|i| ((i * 7 % 11) as f32 - 5.0) / 10.0)
+            .collect();
+        let query: Vec<f32> = (0..dimension)
+            .map(|i| ((i * 3 % 5) as f32 - 2.0) / 4.0)
+            .collect();
+        let naive: f32 = row.iter().zip(&query).map(|(a, b)| a * b).sum();
+        let vectors = Vectors::new(vec![Arc::from(&row[..])]).expect("one row");
+        let fast = vectors.similarity(0, &query);
+        assert!(
+            (fast - naive).abs() < 1e-4,
+            "{dimension}: {fast} vs {naive}"
+        );
+        assert_eq!(
+            vectors.similarity(0, &query[1..]),
+            0.0,
+            "dimension mismatch"
+        );
+        assert_eq!(vectors.similarity(1, &query), 0.0, "no such document");
+    }
 }

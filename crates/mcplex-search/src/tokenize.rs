@@ -22,7 +22,7 @@ pub fn tokenize(text: &str) -> Vec<String> {
 }
 
 /// Splits on anything not alphanumeric, and inside words at camelCase and letter/digit changes.
-fn split_words(text: &str) -> Vec<&str> {
+pub(crate) fn split_words(text: &str) -> Vec<&str> {
     let mut words = Vec::new();
     for chunk in text.split(|c: char| !c.is_alphanumeric()) {
         let mut start = 0;

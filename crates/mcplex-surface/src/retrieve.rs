@@ -120,8 +120,10 @@ pub(crate) async fn retrieve(
     gateway.startup_settled().await;
     let snapshot = gateway.snapshot();
     let mode = snapshot.tool_response_mode();
+    let query = search_tools::query_text(arguments);
+    let query_vector = gateway.query_vector(&snapshot, query).await;
     finish(
-        search_tools::retrieve_tools(&snapshot, arguments, mode, scope),
+        search_tools::retrieve_tools(&snapshot, query_vector.as_deref(), arguments, mode, scope),
         context,
     )
 }

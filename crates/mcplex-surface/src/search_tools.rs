@@ -61,6 +61,14 @@ fn timed<T>(search: impl FnOnce() -> T) -> T {
     result
 }
 
+/// The query of a search call, when it is a non-empty string: what a model embeds.
+pub(crate) fn query_text(arguments: Option<&Map<String, Value>>) -> Option<&str> {
+    arguments
+        .and_then(|a| a.get("query"))
+        .and_then(Value::as_str)
+        .filter(|query| !query.trim().is_empty())
+}
+
 fn query_of(arguments: Option<&Map<String, Value>>, tool: &str) -> Result<String, Value> {
     match arguments.and_then(|a| a.get("query")) {
         None | Some(Value::Null) => Ok(String::new()),
@@ -72,8 +80,10 @@ fn query_of(arguments: Option<&Map<String, Value>>, tool: &str) -> Result<String
 }
 
 /// `tool_search {query}`: at most `max_matches` matches over every visible tool, deferred or not.
+/// `query_vector` is the query's embedding, when semantic search is on.
 pub(crate) fn tool_search(
     snapshot: &Snapshot,
+    query_vector: Option<&[f32]>,
     arguments: Option<&Map<String, Value>>,
     max_matches: usize,
     scope: &Scope,
@@ -82,8 +92,11 @@ pub(crate) fn tool_search(
         Ok(query) => query,
         Err(error) => return error,
     };
-    let matches =
-        timed(|| snapshot.search(&query, None, max_matches, |t| snapshot.visible(t, scope)));
+    let matches = timed(|| {
+        snapshot.search(&query, query_vector, None, max_matches, |t| {
+            snapshot.visible(t, scope)
+        })
+    });
     let tools: Vec<Value> = matches
         .tools
         .iter()
@@ -99,9 +112,10 @@ pub(crate) fn tool_search(
     results::structured(json!({"tools": tools, "left_out": left_out}))
 }
 
-/// `retrieve_tools {query, limit?, server?}` in `mode`.
+/// `retrieve_tools {query, limit?, server?}` in `mode`; `query_vector` as for [`tool_search`].
 pub(crate) fn retrieve_tools(
     snapshot: &Snapshot,
+    query_vector: Option<&[f32]>,
     arguments: Option<&Map<String, Value>>,
     mode: ToolResponseMode,
     scope: &Scope,
@@ -124,7 +138,11 @@ pub(crate) fn retrieve_tools(
     let server = arguments
         .and_then(|a| a.get("server"))
         .and_then(Value::as_str);
-    let matches = timed(|| snapshot.search(&query, server, limit, |t| snapshot.visible(t, scope)));
+    let matches = timed(|| {
+        snapshot.search(&query, query_vector, server, limit, |t| {
+            snapshot.visible(t, scope)
+        })
+    });
     let tools: Vec<Value> = matches
         .tools
         .iter()
@@ -193,7 +211,9 @@ fn first_sentence(text: &str) -> &str {
 /// The refusal of `call_tool` for a name the caller cannot reach, naming the closest reachable tools.
 pub(crate) fn unknown_name(snapshot: &Snapshot, name: &str, scope: &Scope) -> Value {
     let closest: Vec<String> = snapshot
-        .search(name, None, SUGGESTIONS, |t| snapshot.visible(t, scope))
+        .search(name, None, None, SUGGESTIONS, |t| {
+            snapshot.visible(t, scope)
+        })
         .tools
         .iter()
         .map(|(t, _)| t.display_name.clone())

@@ -41,6 +41,8 @@ pub struct Metrics {
     pub snapshot_rebuilds: Counter,
     pub validation_failures: Family<ServerLabels, Counter>,
     pub search_seconds: Histogram,
+    /// Embedding a search query with the sentence model (hybrid search; cache misses only).
+    pub query_embedding_seconds: Histogram,
     /// Initialized session-era MCP sessions currently open.
     pub sessions: Gauge,
 }
@@ -102,6 +104,12 @@ impl Metrics {
             "Tool search latency",
             search_seconds.clone(),
         );
+        let query_embedding_seconds = latency_histogram();
+        registry.register(
+            "query_embedding_seconds",
+            "Embedding a search query with the sentence model (hybrid search)",
+            query_embedding_seconds.clone(),
+        );
         let sessions = Gauge::default();
         registry.register(
             "sessions",
@@ -117,6 +125,7 @@ impl Metrics {
             snapshot_rebuilds,
             validation_failures,
             search_seconds,
+            query_embedding_seconds,
             sessions,
         }
     }

@@ -269,6 +269,13 @@ pub enum BenchCommand {
         /// Graded queries (shared/corpora/*.golden.json shape).
         #[arg(long)]
         queries: PathBuf,
+        /// A sentence-embedding model directory: also measure hybrid search, side by side
+        /// (builds with the `semantic` feature).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Latency rounds: each query is timed this many times per fleet size.
+        #[arg(long, default_value_t = 20)]
+        rounds: usize,
         #[arg(long, default_value = "target/bench/retrieval.json")]
         out: PathBuf,
     },

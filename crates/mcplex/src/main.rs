@@ -13,6 +13,7 @@ mod live;
 mod load;
 mod logging;
 mod reload;
+mod semantic;
 mod trust;
 
 use std::process::ExitCode;

@@ -108,13 +108,14 @@ fn reload(
         || config.call_timeout != running.call_timeout
         || config.defers_anything() != running.defers_anything()
         || config.max_matches != running.max_matches
+        || config.search_model != running.search_model
         || config.data_dir != running.data_dir
         || config.http != running.http
         || config.profiles != running.profiles
         || config.code != running.code;
     if needs_restart {
         tracing::warn!(
-            "config changes to listen, routing_mode, instructions, call_timeout, tool_search, data_dir, trusted_hosts, require_auth, max_body_bytes, profiles or code_execution limits take effect after a restart"
+            "config changes to listen, routing_mode, instructions, call_timeout, tool_search, search_model, data_dir, trusted_hosts, require_auth, max_body_bytes, profiles or code_execution limits take effect after a restart"
         );
     }
     let applies = config.hot() != running.hot()
@@ -134,6 +135,7 @@ fn reload(
     applied.instructions = running.instructions.clone();
     applied.call_timeout = running.call_timeout;
     applied.max_matches = running.max_matches;
+    applied.search_model = running.search_model.clone();
     applied.data_dir = running.data_dir.clone();
     applied.http = running.http.clone();
     applied.profiles = running.profiles.clone();

@@ -133,7 +133,7 @@ impl Snapshots {
                     .and_then(Value::as_str)
                     .unwrap_or(&pick.id.tool);
                 self.full
-                    .search(request, None, BIND_TOP_K, |_| true)
+                    .search(request, None, None, BIND_TOP_K, |_| true)
                     .tools
                     .iter()
                     .map(|(tool, _)| json!({"name": tool.display_name, "description": tool.raw.get("description"), "inputSchema": tool.raw.get("inputSchema")}))

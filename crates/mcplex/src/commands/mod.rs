@@ -94,9 +94,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 BenchCommand::Retrieval {
                     corpus,
                     queries,
+                    model,
+                    rounds,
                     out,
                 },
-        } => crate::bench::retrieval::run(&corpus, &queries, &out),
+        } => crate::bench::retrieval::run(&corpus, &queries, model.as_deref(), rounds, &out),
         Command::Bench {
             command: BenchCommand::Cache { corpus, turns, out },
         } => crate::bench::cache::run(&corpus, turns, &out),

@@ -76,7 +76,11 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             data_dir.display()
         );
     }
+    let semantic = crate::semantic::load(&config)?;
     let core = Core::start((*config).clone(), builtin, grace, Some(trust));
+    if let Some(semantic) = semantic {
+        core.gateway.search_semantically(semantic);
+    }
     crate::audit::start(store.clone(), &core.gateway, config.audit);
     let options = SurfaceOptions::from_config(&config);
     // Kept alive for as long as the gateway serves.

