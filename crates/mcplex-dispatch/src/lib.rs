@@ -15,4 +15,4 @@ mod semantic;
 pub use accounting::AuditRecord;
 pub use error::DispatchError;
 pub use gateway::{CallContext, Gateway, REQUEST_ID_META, STARTUP_GRACE, ToolCall};
-pub use semantic::SemanticSearch;
+pub use semantic::{EmbeddingStore, PassageKey, SemanticSearch, passage_key};

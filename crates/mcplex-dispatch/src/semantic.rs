@@ -2,9 +2,11 @@
 //! that embeds each published snapshot's tools off the request path.
 //!
 //! A snapshot is searched with plain BM25F until its tools are embedded; then the worker attaches
-//! the vectors and searches turn hybrid. Embeddings are kept by passage text, so a new snapshot
-//! costs only the tools whose text is new (a server joining, a description changing), and a
-//! snapshot published while the worker is busy is skipped in favour of the newest one.
+//! the vectors and searches turn hybrid. Embeddings are kept by a hash of the passage text, so a
+//! new snapshot costs only the tools whose text is new (a server joining, a description
+//! changing), and a snapshot published while the worker is busy is skipped in favour of the
+//! newest one. With an [`EmbeddingStore`] they also outlive the process: a restart embeds only
+//! what changed while it was down.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -12,12 +14,27 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use mcplex_catalog::{Embedder, Snapshot, Vectors};
+use sha2::{Digest, Sha256};
 
 /// Passages embedded per model call: large enough to amortise the call, small enough that a
 /// newer snapshot is not kept waiting long.
 const BATCH: usize = 32;
 /// Query embeddings remembered (agents repeat searches); the cache empties when it is full.
 const QUERY_CACHE: usize = 512;
+
+/// The SHA-256 of a passage's text: how its embedding is found again.
+pub type PassageKey = [u8; 32];
+
+/// Where embeddings outlive the process (the state database). Failures are logged by the caller
+/// and cost only a re-embedding later.
+pub trait EmbeddingStore: Send + Sync {
+    /// Every embedding kept for `model` (and only for it: others may be forgotten).
+    fn load(&self, model: &str) -> Result<Vec<(PassageKey, Vec<f32>)>, String>;
+    /// Keeps `embeddings` of `model`.
+    fn save(&self, model: &str, embeddings: &[(PassageKey, Arc<[f32]>)]) -> Result<(), String>;
+    /// Forgets the embeddings of `model` whose key is not in `keep`.
+    fn retain(&self, model: &str, keep: &[PassageKey]) -> Result<(), String>;
+}
 
 /// The model and its caches. Shared by the gateway (query embeddings) and the worker thread
 /// (passage embeddings).
@@ -28,15 +45,21 @@ pub struct SemanticSearch {
 
 struct Shared {
     embedder: Arc<dyn Embedder>,
-    passages: Mutex<HashMap<String, Arc<[f32]>>>,
+    store: Option<Arc<dyn EmbeddingStore>>,
+    passages: Mutex<HashMap<PassageKey, Arc<[f32]>>>,
     queries: Mutex<HashMap<String, Arc<[f32]>>>,
 }
 
 impl SemanticSearch {
-    /// Starts the worker thread; it ends when this value is dropped.
-    pub fn start(embedder: Arc<dyn Embedder>) -> std::io::Result<SemanticSearch> {
+    /// Starts the worker thread; it ends when this value is dropped. With `store`, the worker
+    /// first loads the embeddings kept there, and keeps every new one.
+    pub fn start(
+        embedder: Arc<dyn Embedder>,
+        store: Option<Arc<dyn EmbeddingStore>>,
+    ) -> std::io::Result<SemanticSearch> {
         let shared = Arc::new(Shared {
             embedder,
+            store,
             passages: Mutex::new(HashMap::new()),
             queries: Mutex::new(HashMap::new()),
         });
@@ -133,6 +156,23 @@ fn embed_one(shared: &Shared, text: &str) -> Result<Arc<[f32]>, String> {
 }
 
 fn work(shared: &Shared, pending: &Receiver<Arc<Snapshot>>) {
+    if let Some(store) = &shared.store {
+        let model = shared.embedder.model();
+        match store.load(model) {
+            Ok(kept) => {
+                let count = kept.len();
+                let mut cache = shared
+                    .passages
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                cache.extend(kept.into_iter().map(|(key, vector)| (key, vector.into())));
+                tracing::info!(count, "semantic search: embeddings loaded from the state");
+            }
+            Err(error) => {
+                tracing::warn!(%error, "semantic search: cannot load the kept embeddings; embedding anew");
+            }
+        }
+    }
     while let Ok(mut snapshot) = pending.recv() {
         while let Ok(newer) = pending.try_recv() {
             snapshot = newer;
@@ -154,7 +194,8 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
     }
     let started = Instant::now();
     let passages = snapshot.passages();
-    let mut missing: Vec<&str> = {
+    let keys: Vec<PassageKey> = passages.iter().map(|p| passage_key(p)).collect();
+    let mut missing: Vec<(&str, PassageKey)> = {
         let cache = shared
             .passages
             .lock()
@@ -162,17 +203,19 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
         passages
             .iter()
             .map(String::as_str)
-            .filter(|p| !cache.contains_key(*p))
+            .zip(keys.iter().copied())
+            .filter(|(_, key)| !cache.contains_key(key))
             .collect()
     };
-    missing.sort_unstable();
-    missing.dedup();
+    missing.sort_unstable_by_key(|(_, key)| *key);
+    missing.dedup_by_key(|(_, key)| *key);
     // Similar lengths batch together, so little of each batch is padding.
-    missing.sort_by_key(|p| p.len());
+    missing.sort_by_key(|(passage, _)| passage.len());
     for batch in missing.chunks(BATCH) {
+        let texts: Vec<&str> = batch.iter().map(|(passage, _)| *passage).collect();
         let vectors = shared
             .embedder
-            .embed(batch)
+            .embed(&texts)
             .map_err(|error| error.to_string())?;
         if vectors.len() != batch.len() {
             return Err(format!(
@@ -181,28 +224,40 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
                 batch.len()
             ));
         }
-        let mut cache = shared
+        let embedded: Vec<(PassageKey, Arc<[f32]>)> = batch
+            .iter()
+            .zip(vectors)
+            .map(|((_, key), vector)| (*key, vector.into()))
+            .collect();
+        if let Some(store) = &shared.store
+            && let Err(error) = store.save(shared.embedder.model(), &embedded)
+        {
+            tracing::warn!(%error, "semantic search: cannot keep new embeddings; a restart embeds them again");
+        }
+        shared
             .passages
             .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        for (passage, vector) in batch.iter().zip(vectors) {
-            cache.insert((*passage).to_owned(), vector.into());
-        }
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(embedded);
     }
     let rows: Vec<Arc<[f32]>> = {
         let mut cache = shared
             .passages
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let rows = passages
+        let rows = keys
             .iter()
-            .filter_map(|p| cache.get(p).cloned())
+            .filter_map(|key| cache.get(key).cloned())
             .collect::<Vec<_>>();
         // Forget tools long gone, but keep recent ones: a server that reconnects costs nothing.
-        if cache.len() > 2 * passages.len() + 1024 {
-            let current: std::collections::HashSet<&str> =
-                passages.iter().map(String::as_str).collect();
-            cache.retain(|passage, _| current.contains(passage.as_str()));
+        if cache.len() > 2 * keys.len() + 1024 {
+            let current: std::collections::HashSet<&PassageKey> = keys.iter().collect();
+            cache.retain(|key, _| current.contains(key));
+            if let Some(store) = &shared.store
+                && let Err(error) = store.retain(shared.embedder.model(), &keys)
+            {
+                tracing::warn!(%error, "semantic search: cannot forget old embeddings");
+            }
         }
         rows
     };
@@ -218,4 +273,9 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The key of a passage's embedding.
+pub fn passage_key(passage: &str) -> PassageKey {
+    Sha256::digest(passage.as_bytes()).into()
 }

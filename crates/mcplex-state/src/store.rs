@@ -13,7 +13,7 @@ use crate::secret::random_bytes;
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -57,6 +57,16 @@ CREATE TABLE activity (
     arguments TEXT
 );
 CREATE INDEX activity_at ON activity (at_ms);
+";
+
+/// Version 3: tool embeddings for hybrid search.
+const SCHEMA_V3: &str = "
+CREATE TABLE embeddings (
+    model TEXT NOT NULL,
+    passage BLOB NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, passage)
+) WITHOUT ROWID;
 ";
 
 /// The open database. Every method is one transaction; the connection is shared behind a mutex
@@ -118,6 +128,9 @@ impl Store {
         }
         if version < 2 {
             tx.execute_batch(SCHEMA_V2)?;
+        }
+        if version < 3 {
+            tx.execute_batch(SCHEMA_V3)?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;

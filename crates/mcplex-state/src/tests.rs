@@ -166,3 +166,55 @@ fn the_audit_log_keeps_rows_newest_first_within_retention() {
         1
     );
 }
+
+#[test]
+fn embeddings_survive_a_restart_for_their_model_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _) = Store::open(dir.path()).expect("open");
+    let (one, two) = ([1u8; 32], [2u8; 32]);
+    store
+        .save_embeddings("minilm", &[(&one, &[0.5, -0.25]), (&two, &[1.0, 0.0])])
+        .expect("save");
+    store
+        .save_embeddings("other", &[(&one, &[9.0])])
+        .expect("save");
+    drop(store);
+    let (store, _) = Store::open(dir.path()).expect("reopen");
+    let mut loaded = store.load_embeddings("minilm").expect("load");
+    loaded.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        loaded,
+        [
+            (one.to_vec(), vec![0.5, -0.25]),
+            (two.to_vec(), vec![1.0, 0.0])
+        ]
+    );
+    store.retain_embeddings("minilm", &[&two]).expect("retain");
+    assert_eq!(
+        store.load_embeddings("minilm").expect("load"),
+        [(two.to_vec(), vec![1.0, 0.0])]
+    );
+    assert!(
+        store.load_embeddings("other").expect("load").is_empty(),
+        "loading minilm forgot the other model's rows"
+    );
+    assert!(
+        store.load_embeddings("minilm").expect("load").is_empty(),
+        "and loading the other model forgot minilm's"
+    );
+}
+
+#[test]
+fn a_version_2_database_gains_the_embeddings_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(Store::open(dir.path()).expect("open"));
+    let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("raw open");
+    conn.execute_batch("DROP TABLE embeddings; PRAGMA user_version = 2;")
+        .expect("back to version 2");
+    drop(conn);
+    let (store, opened) = Store::open(dir.path()).expect("migrate");
+    assert!(!opened.created);
+    store
+        .save_embeddings("m", &[(&[7u8][..], &[1.0][..])])
+        .expect("the table is there");
+}

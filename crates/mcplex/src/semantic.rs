@@ -1,14 +1,18 @@
 //! Turning on hybrid search: loading the `search_model` the config names, in builds with the
-//! `semantic` cargo feature. Without the feature, or without a model, search is BM25F.
+//! `semantic` cargo feature, with its embeddings kept in the state database. Without the
+//! feature, or without a model, search is BM25F.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use mcplex_config::Config;
-use mcplex_dispatch::SemanticSearch;
+use mcplex_dispatch::{EmbeddingStore, PassageKey, SemanticSearch};
+use mcplex_state::Store;
 
-/// The model `config` names, loaded and with its embedding worker started; `None` when the
-/// config names none, or this build cannot run one (a warning says so).
-pub fn load(config: &Config) -> anyhow::Result<Option<SemanticSearch>> {
+/// The model `config` names, loaded and with its embedding worker started (keeping embeddings
+/// in `store`); `None` when the config names none, or this build cannot run one (a warning says
+/// so).
+pub fn load(config: &Config, store: Arc<Store>) -> anyhow::Result<Option<SemanticSearch>> {
     let Some(dir) = &config.search_model else {
         return Ok(None);
     };
@@ -20,7 +24,7 @@ pub fn load(config: &Config) -> anyhow::Result<Option<SemanticSearch>> {
         return Ok(None);
     }
     let started = std::time::Instant::now();
-    let semantic = load_dir(dir)?;
+    let semantic = load_dir(dir, Some(Arc::new(KeptEmbeddings(store))))?;
     tracing::info!(
         model = semantic.model(),
         ms = started.elapsed().as_millis() as u64,
@@ -31,18 +35,54 @@ pub fn load(config: &Config) -> anyhow::Result<Option<SemanticSearch>> {
 
 /// The model in `dir` with its embedding worker started.
 #[cfg(feature = "semantic")]
-pub fn load_dir(dir: &Path) -> anyhow::Result<SemanticSearch> {
+pub fn load_dir(
+    dir: &Path,
+    store: Option<Arc<dyn EmbeddingStore>>,
+) -> anyhow::Result<SemanticSearch> {
     use anyhow::Context;
     let encoder = mcplex_embed::SentenceEncoder::load(dir)
         .with_context(|| format!("search_model: cannot load the model in {}", dir.display()))?;
-    SemanticSearch::start(std::sync::Arc::new(encoder))
+    SemanticSearch::start(Arc::new(encoder), store)
         .context("search_model: cannot start the embedding worker")
 }
 
 #[cfg(not(feature = "semantic"))]
-pub fn load_dir(dir: &Path) -> anyhow::Result<SemanticSearch> {
+pub fn load_dir(
+    dir: &Path,
+    _store: Option<Arc<dyn EmbeddingStore>>,
+) -> anyhow::Result<SemanticSearch> {
     anyhow::bail!(
         "cannot load the model in {}: this build has no semantic search (build with --features semantic)",
         dir.display()
     )
+}
+
+/// The state database as the place embeddings outlive the process.
+struct KeptEmbeddings(Arc<Store>);
+
+impl EmbeddingStore for KeptEmbeddings {
+    fn load(&self, model: &str) -> Result<Vec<(PassageKey, Vec<f32>)>, String> {
+        let rows = self.0.load_embeddings(model).map_err(|e| e.to_string())?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(key, vector)| Some((PassageKey::try_from(key).ok()?, vector)))
+            .collect())
+    }
+
+    fn save(&self, model: &str, embeddings: &[(PassageKey, Arc<[f32]>)]) -> Result<(), String> {
+        let rows: Vec<(&[u8], &[f32])> = embeddings
+            .iter()
+            .map(|(key, vector)| (&key[..], &vector[..]))
+            .collect();
+        self.0
+            .save_embeddings(model, &rows)
+            .map_err(|e| e.to_string())
+    }
+
+    fn retain(&self, model: &str, keep: &[PassageKey]) -> Result<(), String> {
+        let keep: Vec<&[u8]> = keep.iter().map(|key| &key[..]).collect();
+        self.0
+            .retain_embeddings(model, &keep)
+            .map_err(|e| e.to_string())
+    }
 }

@@ -162,7 +162,7 @@ fn embed(
     synthetic: &Snapshot,
     texts: &[&str],
 ) -> Result<(QueryVectors, Value)> {
-    let semantic = crate::semantic::load_dir(dir)?;
+    let semantic = crate::semantic::load_dir(dir, None)?;
     let started = Instant::now();
     semantic.embed_now(snapshot).map_err(anyhow::Error::msg)?;
     let tools_ms = started.elapsed().as_millis() as u64;

@@ -76,7 +76,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             data_dir.display()
         );
     }
-    let semantic = crate::semantic::load(&config)?;
+    let semantic = crate::semantic::load(&config, store.clone())?;
     let core = Core::start((*config).clone(), builtin, grace, Some(trust));
     if let Some(semantic) = semantic {
         core.gateway.search_semantically(semantic);

@@ -118,37 +118,31 @@ impl Gateway {
     /// Starts the gateway listening on `host` (e.g. `0.0.0.0`); clients reach it on loopback.
     pub fn start_bound(config: Value, host: &str, extra_args: &[&str]) -> Gateway {
         let dir = tempfile::tempdir().expect("tempdir");
-        let config_path = dir.path().join("config.json");
         std::fs::write(
-            &config_path,
+            dir.path().join("config.json"),
             serde_json::to_vec_pretty(&config).expect("json"),
         )
         .expect("write config");
-        let stderr = std::fs::File::create(dir.path().join("gateway.log")).expect("log file");
-        let port = free_port();
-        let listen = format!("{host}:{port}");
-        let mut child = Command::new(&tools().mcplex)
-            .args(["serve", "--config"])
-            .arg(&config_path)
-            .args(["--listen", &listen])
-            .args(extra_args)
-            .env("MCPLEX_LOG", "info,mcplex=debug")
-            .env("MCPLEX_DATA_DIR", dir.path().join("data"))
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .expect("spawn mcplex");
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("stdout");
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the listening line");
-        assert!(line.contains("serving"), "unexpected first line: {line:?}");
+        let (child, port) = spawn(dir.path(), host, extra_args);
         Gateway {
             child: Some(child),
             url: format!("http://127.0.0.1:{port}/mcp"),
             dir,
         }
+    }
+
+    /// Stops the gateway (SIGTERM) and starts it again on the same config and data directory,
+    /// on a new port; the log continues in the same file.
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
+    pub fn restart(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            signal(child.id(), libc::SIGTERM);
+            wait_with_timeout(&mut child, Duration::from_secs(20))
+                .expect("gateway exits after SIGTERM");
+        }
+        let (child, port) = spawn(self.dir.path(), "127.0.0.1", &[]);
+        self.child = Some(child);
+        self.url = format!("http://127.0.0.1:{port}/mcp");
     }
 
     pub fn log(&self) -> String {
@@ -303,6 +297,35 @@ impl Gateway {
         signal(child.id(), libc::SIGTERM);
         wait_with_timeout(&mut child, Duration::from_secs(20)).expect("gateway exits after SIGTERM")
     }
+}
+
+/// `mcplex serve` on `dir`'s `config.json` and data directory; returns once it listens.
+fn spawn(dir: &Path, host: &str, extra_args: &[&str]) -> (Child, u16) {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("gateway.log"))
+        .expect("log file");
+    let port = free_port();
+    let listen = format!("{host}:{port}");
+    let mut child = Command::new(&tools().mcplex)
+        .args(["serve", "--config"])
+        .arg(dir.join("config.json"))
+        .args(["--listen", &listen])
+        .args(extra_args)
+        .env("MCPLEX_LOG", "info,mcplex=debug")
+        .env("MCPLEX_DATA_DIR", dir.join("data"))
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .expect("spawn mcplex");
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the listening line");
+    assert!(line.contains("serving"), "unexpected first line: {line:?}");
+    (child, port)
 }
 
 impl Drop for Gateway {

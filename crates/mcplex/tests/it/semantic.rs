@@ -1,7 +1,7 @@
 //! Hybrid search with a real sentence model (builds with the `semantic` feature): the live
 //! gateway embeds its tools in the background and finds them by meaning, each tool is embedded
-//! once however many snapshots hold it, a model that does not load stops the start, and the
-//! retrieval benchmark measures BM25F and hybrid side by side.
+//! once however many snapshots and restarts hold it, a model that does not load stops the start,
+//! and the retrieval benchmark measures BM25F and hybrid side by side.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -63,12 +63,12 @@ fn first_match(answer: &Value) -> String {
 }
 
 #[test]
-fn tool_search_finds_tools_by_meaning_and_embeds_each_tool_once() {
+fn tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_across_restarts() {
     let config = json!({
         "search_model": model(),
         "mcpServers": {"time": corpus_server("time"), "git": corpus_server("git")}
     });
-    let gateway = Gateway::start(config.clone());
+    let mut gateway = Gateway::start(config.clone());
     gateway.wait_ready();
     eventually("the tools embedded", Duration::from_secs(120), || {
         (embeddings_logged(&gateway).iter().sum::<usize>() == 14).then_some(())
@@ -103,6 +103,36 @@ fn tool_search_finds_tools_by_meaning_and_embeds_each_tool_once() {
     let request = r#"{"query": "which tables does the database have"}"#;
     let search = gateway.client("legacy", "call", &["tool_search", request]);
     assert_eq!(first_match(&search), "sqlite__list_tables", "{search}");
+
+    // The embeddings are kept in the state: a restart embeds nothing again.
+    let hybrid_before = embeddings_logged(&gateway).len();
+    gateway.restart();
+    eventually(
+        "the restarted gateway hybrid",
+        Duration::from_secs(60),
+        || {
+            let log = gateway.log();
+            let lines: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("search is hybrid"))
+                .collect();
+            lines[hybrid_before..]
+                .iter()
+                .any(|line| line.contains("tools=20"))
+                .then_some(())
+        },
+    );
+    assert!(
+        gateway
+            .log()
+            .contains("embeddings loaded from the state count=20"),
+        "{}",
+        gateway.log()
+    );
+    assert_eq!(embeddings_logged(&gateway).iter().sum::<usize>(), 20);
+    let request = r#"{"query": "what does the clock say right now"}"#;
+    let search = gateway.client("legacy", "call", &["tool_search", request]);
+    assert_eq!(first_match(&search), "time__get_current_time", "{search}");
 }
 
 #[test]
