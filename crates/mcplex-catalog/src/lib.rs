@@ -22,7 +22,7 @@ pub use build::{
 };
 pub use cache::CatalogCache;
 pub use describe::UnavailableReason;
-pub use mcplex_search::{EmbedError, Embedder, Vectors};
+pub use mcplex_search::{EmbedError, Embedder, Vectors, embeddable};
 pub use mcplex_trust::{ContentHash, content_hash};
 pub use mcplex_trust::{Permission, Scope};
 pub use offers::{

@@ -13,7 +13,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use mcplex_catalog::{Embedder, Snapshot, Vectors};
+use mcplex_catalog::{Embedder, Snapshot, Vectors, embeddable};
 use sha2::{Digest, Sha256};
 
 /// Passages embedded per model call: large enough to amortise the call, small enough that a
@@ -100,9 +100,10 @@ impl SemanticSearch {
         embed_one(&self.shared, query)
     }
 
-    /// The embedding of `query`, computed on a blocking thread; `None` when the model fails
-    /// (logged; the search falls back to BM25).
+    /// The embedding of `query` (its first characters: see [`embeddable`]), computed on a
+    /// blocking thread; `None` when the model fails (logged; the search falls back to BM25).
     pub async fn query_vector(&self, query: &str) -> Option<Arc<[f32]>> {
+        let query = embeddable(query);
         let cached = self
             .shared
             .queries

@@ -15,7 +15,9 @@ mod semantic;
 mod tokenize;
 
 pub use index::{Document, Hit, Index, SearchResult};
-pub use semantic::{EmbedError, Embedder, Semantic, Vectors, passage};
+pub use semantic::{
+    EmbedError, Embedder, MAX_EMBEDDED_CHARS, Semantic, Vectors, embeddable, passage,
+};
 pub use tokenize::tokenize;
 
 #[cfg(test)]

@@ -28,6 +28,18 @@ impl std::fmt::Display for EmbedError {
 
 impl std::error::Error for EmbedError {}
 
+/// Characters of a passage or query worth embedding: sentence models read a few hundred tokens
+/// at most, so anything longer only costs tokenizing (and, for a query, cache memory).
+pub const MAX_EMBEDDED_CHARS: usize = 2048;
+
+/// `text` cut to its first [`MAX_EMBEDDED_CHARS`] characters.
+pub fn embeddable(text: &str) -> &str {
+    match text.char_indices().nth(MAX_EMBEDDED_CHARS) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
 /// The text a tool is embedded as: its name in plain words and the first paragraph of its
 /// description (`read_file` + "Read a file.\n\nDetails…" → `read file: Read a file.`). The first
 /// paragraph is the summary a description leads with; what follows is usage detail that dilutes
@@ -45,11 +57,12 @@ pub fn passage(document: &Document) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    if summary.is_empty() {
+    let passage = if summary.is_empty() {
         words.join(" ")
     } else {
         format!("{}: {summary}", words.join(" "))
-    }
+    };
+    embeddable(&passage).to_owned()
 }
 
 /// One unit vector per document of an [`crate::Index`], in the same order, packed in one

@@ -253,6 +253,13 @@ fn a_passage_is_the_name_in_words_and_the_first_paragraph() {
     );
     document.description = String::new();
     assert_eq!(passage(&document), "get current time");
+    // A description of any length gives a passage no longer than a model reads.
+    document.description = "é".repeat(100_000);
+    assert_eq!(
+        passage(&document).chars().count(),
+        crate::MAX_EMBEDDED_CHARS
+    );
+    assert_eq!(crate::embeddable("short"), "short");
 }
 
 #[test]
