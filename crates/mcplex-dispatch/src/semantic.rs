@@ -31,7 +31,7 @@ pub trait EmbeddingStore: Send + Sync {
     /// Every embedding kept for `model` (and only for it: others may be forgotten).
     fn load(&self, model: &str) -> Result<Vec<(PassageKey, Vec<f32>)>, String>;
     /// Keeps `embeddings` of `model`.
-    fn save(&self, model: &str, embeddings: &[(PassageKey, Arc<[f32]>)]) -> Result<(), String>;
+    fn save(&self, model: &str, embeddings: &[(PassageKey, Vec<f32>)]) -> Result<(), String>;
     /// Forgets the embeddings of `model` whose key is not in `keep`.
     fn retain(&self, model: &str, keep: &[PassageKey]) -> Result<(), String>;
 }
@@ -46,7 +46,7 @@ pub struct SemanticSearch {
 struct Shared {
     embedder: Arc<dyn Embedder>,
     store: Option<Arc<dyn EmbeddingStore>>,
-    passages: Mutex<HashMap<PassageKey, Arc<[f32]>>>,
+    passages: Mutex<HashMap<PassageKey, Vec<f32>>>,
     queries: Mutex<HashMap<String, Arc<[f32]>>>,
 }
 
@@ -166,7 +166,7 @@ fn work(shared: &Shared, pending: &Receiver<Arc<Snapshot>>) {
                     .passages
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
-                cache.extend(kept.into_iter().map(|(key, vector)| (key, vector.into())));
+                cache.extend(kept);
                 tracing::info!(count, "semantic search: embeddings loaded from the state");
             }
             Err(error) => {
@@ -225,10 +225,10 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
                 batch.len()
             ));
         }
-        let embedded: Vec<(PassageKey, Arc<[f32]>)> = batch
+        let embedded: Vec<(PassageKey, Vec<f32>)> = batch
             .iter()
             .zip(vectors)
-            .map(|((_, key), vector)| (*key, vector.into()))
+            .map(|((_, key), vector)| (*key, vector))
             .collect();
         if let Some(store) = &shared.store
             && let Err(error) = store.save(shared.embedder.model(), &embedded)
@@ -241,15 +241,18 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
             .unwrap_or_else(PoisonError::into_inner)
             .extend(embedded);
     }
-    let rows: Vec<Arc<[f32]>> = {
+    let vectors = {
         let mut cache = shared
             .passages
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let rows = keys
+        let rows: Option<Vec<&[f32]>> = keys
             .iter()
-            .filter_map(|key| cache.get(key).cloned())
-            .collect::<Vec<_>>();
+            .map(|key| cache.get(key).map(Vec::as_slice))
+            .collect();
+        let vectors = rows.and_then(Vectors::new).ok_or_else(|| {
+            "the model answered vectors of different sizes, or too few".to_owned()
+        })?;
         // Forget tools long gone, but keep recent ones: a server that reconnects costs nothing.
         if cache.len() > 2 * keys.len() + 1024 {
             let current: std::collections::HashSet<&PassageKey> = keys.iter().collect();
@@ -260,10 +263,8 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
                 tracing::warn!(%error, "semantic search: cannot forget old embeddings");
             }
         }
-        rows
+        vectors
     };
-    let vectors = Vectors::new(rows)
-        .ok_or_else(|| "the model answered vectors of different sizes".to_owned())?;
     if snapshot.set_vectors(vectors) {
         tracing::info!(
             generation = snapshot.generation(),

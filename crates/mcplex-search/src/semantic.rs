@@ -2,8 +2,6 @@
 //! the vectors of one index. The model itself lives elsewhere (`mcplex-embed`, behind a cargo
 //! feature); this module only does arithmetic on what a model returned.
 
-use std::sync::Arc;
-
 use crate::Document;
 use crate::tokenize::split_words;
 
@@ -74,13 +72,17 @@ pub struct Vectors {
 }
 
 impl Vectors {
-    /// The vectors, or `None` when they do not all have the same dimension.
-    pub fn new(rows: Vec<Arc<[f32]>>) -> Option<Vectors> {
-        let dimension = rows.first().map_or(0, |row| row.len());
-        if rows.iter().any(|row| row.len() != dimension) {
-            return None;
+    /// The rows packed, or `None` when they do not all have the same dimension.
+    pub fn new<'a>(rows: impl IntoIterator<Item = &'a [f32]>) -> Option<Vectors> {
+        let mut rows = rows.into_iter().peekable();
+        let dimension = rows.peek().map_or(0, |row| row.len());
+        let mut matrix = Vec::new();
+        for row in rows {
+            if row.len() != dimension {
+                return None;
+            }
+            matrix.extend_from_slice(row);
         }
-        let matrix = rows.iter().flat_map(|row| row.iter().copied()).collect();
         Some(Vectors { dimension, matrix })
     }
 

@@ -1,5 +1,3 @@
-use std::sync::Arc;
-
 use crate::{Document, Index, Semantic, Vectors, passage, tokenize};
 
 #[test]
@@ -152,7 +150,7 @@ fn fleet_vectors() -> Vectors {
         [0.0, 1.0, 0.0], // git:git_log
         [0.0, 0.0, 1.0], // time:get_current_time
     ];
-    Vectors::new(rows.iter().map(|row| Arc::from(&row[..])).collect()).expect("one dimension")
+    Vectors::new(rows.iter().map(|row| &row[..])).expect("one dimension")
 }
 
 const ABOUT_CHANGES: [f32; 3] = [0.0, 1.0, 0.0];
@@ -216,7 +214,7 @@ fn hybrid_search_still_weighs_words() {
         doc("b:open_page", "Open a document.", &["id"]),
     ];
     let index = Index::build(&docs);
-    let vectors = Vectors::new(vec![Arc::from(&[1.0f32, 0.0][..]); 2]).expect("one dimension");
+    let vectors = Vectors::new([&[1.0f32, 0.0][..]; 2]).expect("one dimension");
     let semantic = Semantic {
         query: &[1.0, 0.0],
         documents: &vectors,
@@ -231,12 +229,10 @@ fn hybrid_search_still_weighs_words() {
 
 #[test]
 fn vectors_must_share_one_dimension() {
-    assert!(
-        Vectors::new(vec![
-            Arc::from(&[1.0f32][..]),
-            Arc::from(&[1.0f32, 0.0][..])
-        ])
-        .is_none()
+    assert!(Vectors::new([&[1.0f32][..], &[1.0, 0.0][..]]).is_none());
+    assert_eq!(
+        Vectors::new([&[0.5f32, 0.5][..]; 3]).map(|v| v.len()),
+        Some(3)
     );
 }
 
@@ -272,7 +268,7 @@ fn similarity_is_the_dot_product_at_any_dimension() {
             .map(|i| ((i * 3 % 5) as f32 - 2.0) / 4.0)
             .collect();
         let naive: f32 = row.iter().zip(&query).map(|(a, b)| a * b).sum();
-        let vectors = Vectors::new(vec![Arc::from(&row[..])]).expect("one row");
+        let vectors = Vectors::new([&row[..]]).expect("one row");
         let fast = vectors.similarity(0, &query);
         assert!(
             (fast - naive).abs() < 1e-4,

@@ -69,7 +69,7 @@ impl EmbeddingStore for KeptEmbeddings {
             .collect())
     }
 
-    fn save(&self, model: &str, embeddings: &[(PassageKey, Arc<[f32]>)]) -> Result<(), String> {
+    fn save(&self, model: &str, embeddings: &[(PassageKey, Vec<f32>)]) -> Result<(), String> {
         let rows: Vec<(&[u8], &[f32])> = embeddings
             .iter()
             .map(|(key, vector)| (&key[..], &vector[..]))
