@@ -115,14 +115,12 @@ impl Gateway {
     }
 
     /// The embedding of a search `query` against `snapshot`: `None` (plain BM25F) without a
-    /// model, before the snapshot's tools are embedded, or for an empty query.
-    pub async fn query_vector(
-        &self,
-        snapshot: &Snapshot,
-        query: Option<&str>,
-    ) -> Option<Arc<[f32]>> {
+    /// model, before the snapshot's tools are embedded, or for a blank query.
+    pub async fn query_vector(&self, snapshot: &Snapshot, query: &str) -> Option<Arc<[f32]>> {
         let semantic = self.semantic.get()?;
-        let query = query.filter(|_| snapshot.has_vectors())?;
+        if query.trim().is_empty() || !snapshot.has_vectors() {
+            return None;
+        }
         semantic.query_vector(query).await
     }
 

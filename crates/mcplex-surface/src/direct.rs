@@ -110,16 +110,13 @@ impl ServerHandler for DirectSurface {
             ),
             TOOL_SEARCH if self.options.defers_anything => {
                 self.gateway.startup_settled().await;
-                let snapshot = self.gateway.snapshot();
-                let query = search_tools::query_text(arguments);
-                let query_vector = self.gateway.query_vector(&snapshot, query).await;
                 let body = search_tools::tool_search(
-                    &snapshot,
-                    query_vector.as_deref(),
+                    &self.gateway,
                     arguments,
                     self.options.max_matches,
                     &scope,
-                );
+                )
+                .await;
                 finish(body, &context)
             }
             CALL_TOOL if self.options.defers_anything => {

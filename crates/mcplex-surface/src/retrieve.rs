@@ -118,12 +118,8 @@ pub(crate) async fn retrieve(
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
     gateway.startup_settled().await;
-    let snapshot = gateway.snapshot();
-    let mode = snapshot.tool_response_mode();
-    let query = search_tools::query_text(arguments);
-    let query_vector = gateway.query_vector(&snapshot, query).await;
     finish(
-        search_tools::retrieve_tools(&snapshot, query_vector.as_deref(), arguments, mode, scope),
+        search_tools::retrieve_tools(gateway, arguments, scope).await,
         context,
     )
 }

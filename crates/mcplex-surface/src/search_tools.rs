@@ -4,6 +4,7 @@
 
 use mcplex_catalog::{CatalogTool, Scope, Snapshot};
 use mcplex_config::ToolResponseMode;
+use mcplex_dispatch::Gateway;
 use serde_json::{Map, Value, json};
 
 use crate::results;
@@ -61,14 +62,6 @@ fn timed<T>(search: impl FnOnce() -> T) -> T {
     result
 }
 
-/// The query of a search call, when it is a non-empty string: what a model embeds.
-pub(crate) fn query_text(arguments: Option<&Map<String, Value>>) -> Option<&str> {
-    arguments
-        .and_then(|a| a.get("query"))
-        .and_then(Value::as_str)
-        .filter(|query| !query.trim().is_empty())
-}
-
 fn query_of(arguments: Option<&Map<String, Value>>, tool: &str) -> Result<String, Value> {
     match arguments.and_then(|a| a.get("query")) {
         None | Some(Value::Null) => Ok(String::new()),
@@ -80,10 +73,8 @@ fn query_of(arguments: Option<&Map<String, Value>>, tool: &str) -> Result<String
 }
 
 /// `tool_search {query}`: at most `max_matches` matches over every visible tool, deferred or not.
-/// `query_vector` is the query's embedding, when semantic search is on.
-pub(crate) fn tool_search(
-    snapshot: &Snapshot,
-    query_vector: Option<&[f32]>,
+pub(crate) async fn tool_search(
+    gateway: &Gateway,
     arguments: Option<&Map<String, Value>>,
     max_matches: usize,
     scope: &Scope,
@@ -92,8 +83,10 @@ pub(crate) fn tool_search(
         Ok(query) => query,
         Err(error) => return error,
     };
+    let snapshot = gateway.snapshot();
+    let query_vector = gateway.query_vector(&snapshot, &query).await;
     let matches = timed(|| {
-        snapshot.search(&query, query_vector, None, max_matches, |t| {
+        snapshot.search(&query, query_vector.as_deref(), None, max_matches, |t| {
             snapshot.visible(t, scope)
         })
     });
@@ -112,12 +105,10 @@ pub(crate) fn tool_search(
     results::structured(json!({"tools": tools, "left_out": left_out}))
 }
 
-/// `retrieve_tools {query, limit?, server?}` in `mode`; `query_vector` as for [`tool_search`].
-pub(crate) fn retrieve_tools(
-    snapshot: &Snapshot,
-    query_vector: Option<&[f32]>,
+/// `retrieve_tools {query, limit?, server?}`, rendered in the snapshot's `tool_response_mode`.
+pub(crate) async fn retrieve_tools(
+    gateway: &Gateway,
     arguments: Option<&Map<String, Value>>,
-    mode: ToolResponseMode,
     scope: &Scope,
 ) -> Value {
     let query = match query_of(arguments, RETRIEVE_TOOLS) {
@@ -138,8 +129,11 @@ pub(crate) fn retrieve_tools(
     let server = arguments
         .and_then(|a| a.get("server"))
         .and_then(Value::as_str);
+    let snapshot = gateway.snapshot();
+    let mode = snapshot.tool_response_mode();
+    let query_vector = gateway.query_vector(&snapshot, &query).await;
     let matches = timed(|| {
-        snapshot.search(&query, query_vector, server, limit, |t| {
+        snapshot.search(&query, query_vector.as_deref(), server, limit, |t| {
             snapshot.visible(t, scope)
         })
     });
