@@ -11,6 +11,8 @@ mod accounting;
 mod error;
 mod gateway;
 mod semantic;
+#[cfg(test)]
+mod semantic_tests;
 
 pub use accounting::AuditRecord;
 pub use error::DispatchError;

@@ -38,6 +38,7 @@ fn metrics_request_ids_and_the_audit_log_describe_every_call() {
         "mcplex_snapshot_rebuilds_total",
         "mcplex_sessions",
         "mcplex_search_seconds",
+        "mcplex_query_embedding_seconds",
     ] {
         assert!(metrics.contains(family), "missing {family}");
     }
