@@ -1,47 +1,83 @@
-//! Warm QuickJS runtimes. A runtime is reused across runs (creating one costs more than a
-//! context); every run gets a fresh context, so nothing a script defines survives it.
+//! Warm workers: processes started ahead of the runs that will use them, so a run does not pay
+//! process start and engine creation. A worker serves one run and is killed after it; taking one
+//! starts its replacement in the background.
 
-use std::sync::{Mutex, PoisonError};
+use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rquickjs::Runtime;
+use crate::process::{Worker, WorkerCommand};
 
-/// At most this many idle runtimes are kept.
-const KEEP: usize = 8;
+pub(crate) struct Pool {
+    command: WorkerCommand,
+    /// How many idle workers to keep.
+    warm: usize,
+    state: Mutex<State>,
+}
 
 #[derive(Default)]
-pub(crate) struct Pool {
-    idle: Mutex<Vec<Runtime>>,
+struct State {
+    idle: Vec<Worker>,
+    /// Workers being started for the pool.
+    starting: usize,
 }
 
 impl Pool {
-    pub(crate) fn take(&self) -> Result<Runtime, rquickjs::Error> {
-        let idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        match idle {
-            Some(runtime) => Ok(runtime),
-            None => Runtime::new(),
-        }
+    /// Must be called inside a Tokio runtime; starts the warm workers in the background.
+    pub(crate) fn new(command: WorkerCommand, warm: usize) -> Arc<Pool> {
+        let pool = Arc::new(Pool {
+            command,
+            warm,
+            state: Mutex::default(),
+        });
+        pool.refill();
+        pool
     }
 
-    /// Returns a runtime after a clean run; a runtime that hit its memory limit is dropped.
-    pub(crate) fn give_back(&self, runtime: Runtime) {
-        runtime.set_interrupt_handler(None);
-        runtime.run_gc();
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < KEEP {
-            idle.push(runtime);
-        }
-    }
-
-    /// Creates runtimes up front so the first runs pay no start-up cost.
-    pub(crate) fn warm(&self, count: usize) {
-        for _ in 0..count.min(KEEP) {
-            if let Ok(runtime) = Runtime::new() {
-                self.give_back(runtime);
+    /// An idle worker, or a new one when none is warm.
+    pub(crate) fn take(self: &Arc<Self>) -> io::Result<Worker> {
+        let warm = loop {
+            let next = self
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .idle
+                .pop();
+            match next {
+                Some(mut worker) => {
+                    if worker.alive() {
+                        break Some(worker);
+                    }
+                }
+                None => break None,
             }
+        };
+        self.refill();
+        match warm {
+            Some(worker) => Ok(worker),
+            None => Worker::spawn(&self.command),
+        }
+    }
+
+    /// Starts workers until the idle and starting ones make `warm`.
+    fn refill(self: &Arc<Self>) {
+        let missing = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            let missing = self.warm.saturating_sub(state.idle.len() + state.starting);
+            state.starting += missing;
+            missing
+        };
+        for _ in 0..missing {
+            let pool = self.clone();
+            tokio::spawn(async move {
+                let worker = Worker::spawn(&pool.command);
+                let mut state = pool.state.lock().unwrap_or_else(PoisonError::into_inner);
+                state.starting -= 1;
+                // A worker that cannot start is started again by the next run, which reports
+                // the error.
+                if let Ok(worker) = worker {
+                    state.idle.push(worker);
+                }
+            });
         }
     }
 }

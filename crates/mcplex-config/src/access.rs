@@ -163,6 +163,19 @@ impl Cx<'_> {
                     )
                 })?;
         }
+        let key = "code_execution_max_concurrent_per_caller";
+        if let Some(value) = root.get(key).filter(|v| !v.is_null()) {
+            limits.max_concurrent_per_caller = value
+                .as_u64()
+                .filter(|n| (1..=1_000).contains(n))
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    self.err(
+                        key,
+                        format!("must be a whole number from 1 to 1000, found {value}"),
+                    )
+                })?;
+        }
         Ok(limits)
     }
 

@@ -133,6 +133,9 @@ pub struct CodeLimits {
     pub memory_bytes: usize,
     /// `code_execution_max_tool_calls`: tool calls one run may make.
     pub max_tool_calls: usize,
+    /// `code_execution_max_concurrent_per_caller`: scripts one caller (a token, or the local
+    /// user) runs at once; the gateway runs at most 16 in all, shared fairly among callers.
+    pub max_concurrent_per_caller: usize,
 }
 
 impl CodeLimits {
@@ -145,6 +148,7 @@ impl Default for CodeLimits {
             timeout: Duration::from_secs(120),
             memory_bytes: 64 * 1024 * 1024,
             max_tool_calls: 100,
+            max_concurrent_per_caller: 4,
         }
     }
 }

@@ -34,6 +34,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "code_execution_timeout",
     "code_execution_memory_limit",
     "code_execution_max_tool_calls",
+    "code_execution_max_concurrent_per_caller",
     "audit_retention_days",
     "audit_arguments",
 ];

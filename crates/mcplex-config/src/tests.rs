@@ -333,12 +333,15 @@ fn access_refusals_name_the_key() {
 fn code_execution_is_a_routing_mode_with_limits() {
     let config = ok(
         r#"{"routing_mode": "code_execution", "code_execution_timeout": "30s",
-        "code_execution_memory_limit": "16MiB", "code_execution_max_tool_calls": 12}"#,
+        "code_execution_memory_limit": "16MiB", "code_execution_max_tool_calls": 12,
+        "code_execution_max_concurrent_per_caller": 2}"#,
     );
     assert_eq!(config.routing_mode, RoutingMode::CodeExecution);
     assert_eq!(config.code.timeout, Duration::from_secs(30));
     assert_eq!(config.code.memory_bytes, 16 * 1024 * 1024);
     assert_eq!(config.code.max_tool_calls, 12);
+    assert_eq!(config.code.max_concurrent_per_caller, 2);
+    assert_eq!(ok("{}").code.max_concurrent_per_caller, 4);
     let defaults = ok("{}").code;
     assert_eq!(
         (
@@ -357,6 +360,10 @@ fn code_execution_is_a_routing_mode_with_limits() {
         refused(r#"{"code_execution_max_tool_calls": 0}"#)
             .contains("code_execution_max_tool_calls")
     );
+    for bad in ["0", "-1", "\"4\"", "1.5"] {
+        let text = format!(r#"{{"code_execution_max_concurrent_per_caller": {bad}}}"#);
+        assert!(refused(&text).contains("code_execution_max_concurrent_per_caller"));
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcplex_code::{Engine, Limits, RunError, ToolHost};
+use mcplex_code::{Engine, Limits, Run, RunError, ToolHost};
 use mcplex_config::CodeLimits;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
 use rmcp::model::{
@@ -35,8 +35,6 @@ use mcplex_upstream::ClientRelay;
 pub(crate) const CODE_EXECUTION: &str = "code_execution";
 /// Calls of one `call_tools` batch that run at once.
 const BATCH_PARALLELISM: usize = 8;
-/// Scripts that run at once across all sessions; more wait for a free slot.
-const CONCURRENT_RUNS: usize = 16;
 
 const INSTRUCTIONS: &str = "mcplex code surface: find tools with retrieve_tools, then call them from a short JavaScript program with code_execution, combining many calls in one round trip. describe_tool returns a tool's full definition.";
 
@@ -48,9 +46,11 @@ fn definition(limits: &CodeLimits) -> Value {
     and throws an Error whose .body is the gateway's error (for invalid arguments: what is wrong and the tool's full schema); \
     call_tools([{{name, args}}, ...]) runs calls in parallel and returns their results in order (on any failure it throws, with \
     .results holding every outcome); input is the call's input value. Tool names are as retrieve_tools returns them (or server:tool). \
-    Return a JSON-serializable value. There is no filesystem, network, process or timer access. Limits: timeout_ms (default {} ms, \
-    at most {} ms), {} MiB of memory, {} tool calls per run.",
-            limits.timeout.as_millis(), CodeLimits::MAX_TIMEOUT.as_millis(), limits.memory_bytes / (1024 * 1024), limits.max_tool_calls),
+    Return a JSON-serializable value. There is no filesystem, network, process or timer access. An uncaught error is returned with \
+    its line and, for a failed tool call, the error's body. Limits: timeout_ms (default {} ms, at most {} ms), {} MiB of memory, \
+    {} tool calls per run, {} runs at once per caller.",
+            limits.timeout.as_millis(), CodeLimits::MAX_TIMEOUT.as_millis(), limits.memory_bytes / (1024 * 1024), limits.max_tool_calls,
+            limits.max_concurrent_per_caller),
         "inputSchema": {"type": "object", "properties": {
             "code": {"type": "string", "description": "The function body, e.g. const a = call_tool('server__tool', {x: 1}); return a;"},
             "input": {"description": "Any JSON value, available to the code as input."},
@@ -63,7 +63,8 @@ fn definition(limits: &CodeLimits) -> Value {
 #[derive(Clone)]
 pub struct CodeSurface {
     gateway: Arc<Gateway>,
-    engine: Arc<Engine>,
+    /// `None` when the process named no worker program (code_execution then says so).
+    engine: Option<Arc<Engine>>,
     limits: CodeLimits,
     listing: Arc<Vec<Tool>>,
     instructions: Arc<str>,
@@ -93,7 +94,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
         CodeSurface {
             clients: Clients::start(&gateway, None),
             gateway,
-            engine: Arc::new(Engine::new(CONCURRENT_RUNS, 2)),
+            engine: options.code_sandbox.engine(&limits),
             limits,
             listing: Arc::new(listing),
             instructions,
@@ -134,17 +135,29 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
             parallelism: BATCH_PARALLELISM,
         };
         let input = arguments.get("input").cloned().unwrap_or(Value::Null);
+        let Some(engine) = &self.engine else {
+            return results::error(
+                json!({"error": "code execution is not available in this process", "error_type": "internal"}),
+            );
+        };
+        // Runs are bounded and shared per caller: a token, or the local user.
+        let who = match &caller.token {
+            Some(token) => format!("token:{token}"),
+            None => "local".to_owned(),
+        };
+        let run = Run {
+            caller: who,
+            code: code.to_owned(),
+            input,
+            limits,
+        };
         let host = Arc::new(GatewayHost {
             gateway: self.gateway.clone(),
             caller,
             cancel: cancel.clone(),
             relay,
         });
-        match self
-            .engine
-            .run(code.to_owned(), input, limits, host, cancel)
-            .await
-        {
+        match engine.run(run, host, cancel).await {
             Ok(outcome) => {
                 let text = outcome.value.to_string();
                 json!({
@@ -156,9 +169,19 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
             Err(RunError::Limit { limit, message }) => results::error(
                 json!({"error": message, "error_type": "limit_exceeded", "limit": limit}),
             ),
-            Err(RunError::Script { message, line }) => results::error(
-                json!({"error": message, "error_type": "script_error", "line": line}),
-            ),
+            Err(RunError::Script {
+                message,
+                line,
+                body,
+            }) => {
+                let mut error =
+                    json!({"error": message, "error_type": "script_error", "line": line});
+                // A failed tool call's own error (the self-healing answer: schema and hint).
+                if let Some(body) = body {
+                    error["body"] = body;
+                }
+                results::error(error)
+            }
             Err(RunError::Internal(message)) => {
                 results::error(json!({"error": message, "error_type": "internal"}))
             }

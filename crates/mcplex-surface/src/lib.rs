@@ -13,6 +13,7 @@ mod access;
 mod caller;
 mod calls;
 mod code;
+mod code_sandbox;
 mod describe;
 mod direct;
 mod errors;
@@ -30,6 +31,7 @@ mod typed;
 pub use access::{Authenticator, Guard, guard};
 pub use caller::{Caller, Reach};
 pub use code::CodeSurface;
+pub use code_sandbox::{CodeSandbox, set_code_worker};
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use retrieve::RetrieveSurface;
 
@@ -83,6 +85,8 @@ pub struct SurfaceOptions {
     pub max_matches: usize,
     /// The code_execution surface's limits.
     pub code: mcplex_config::CodeLimits,
+    /// The code_execution engine, shared by every code surface built from these options.
+    pub code_sandbox: CodeSandbox,
 }
 
 impl SurfaceOptions {
@@ -92,6 +96,7 @@ impl SurfaceOptions {
             defers_anything: config.defers_anything(),
             max_matches: config.max_matches,
             code: config.code,
+            code_sandbox: CodeSandbox::default(),
         }
     }
 }

@@ -20,7 +20,20 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// The hidden subcommand that runs one code_execution script (the gateway starts itself with it).
+const CODE_WORKER: &str = "__code-worker";
+
 fn main() -> ExitCode {
+    // A code_execution worker serves one script on stdin/stdout: nothing else starts first.
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(CODE_WORKER)) {
+        return mcplex_code::serve_worker();
+    }
+    if let Ok(program) = std::env::current_exe() {
+        mcplex_surface::set_code_worker(mcplex_code::WorkerCommand {
+            program,
+            args: vec![CODE_WORKER.into()],
+        });
+    }
     let cli = cli::Cli::parse();
     // The gateway narrates its work; one-shot commands only speak up when something is wrong.
     let default_level = if matches!(cli.command, cli::Command::Serve(_)) {

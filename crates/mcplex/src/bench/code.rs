@@ -1,7 +1,8 @@
 //! `mcplex bench code`: a workflow of 10 dependent tool calls (each `add` takes the previous
 //! sum) done as 10 direct calls on `/mcp/all` vs. one `code_execution` run on `/mcp/code`: the
 //! tokens the client exchanges (cl100k, call requests and results) and the wall time, side by
-//! side in one run. Then the engine's own per-run cost, warm pool and cold.
+//! side in one run. Then the engine's own per-run cost (each run is a worker process): with a
+//! warm pool, and with none (every run starts its process).
 
 use std::future::Future;
 use std::path::Path;
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use mcplex_code::{Engine, Limits, ToolHost};
+use mcplex_code::{Engine, EngineOptions, Limits, Run, ToolHost, WorkerCommand};
 use mcplex_upstream::{CallOptions, Upstreams};
 use serde_json::{Value, json};
 
@@ -163,48 +164,51 @@ impl ToolHost for NoTools {
     }
 }
 
-/// `runs` trivial runs on a warm engine; and as many first runs, each on a new engine with no
-/// warm runtime (what a run costs without the pool).
+/// An engine whose workers are this executable, `warm` of them kept started.
+fn engine(warm: usize) -> Result<Engine> {
+    let program = std::env::current_exe().context("cannot find the mcplex executable")?;
+    Ok(Engine::new(EngineOptions {
+        worker: WorkerCommand {
+            program,
+            args: vec![crate::CODE_WORKER.into()],
+        },
+        concurrent_runs: 1,
+        per_caller: 1,
+        warm,
+    }))
+}
+
+/// `runs` trivial runs on an engine with a warm worker; and a tenth as many on an engine with
+/// no warm worker (what a run costs without the pool: process start included).
 async fn engine_overhead(runs: usize) -> Result<(Stats, Stats)> {
-    let limits = Limits {
-        timeout: Duration::from_secs(10),
-        memory_bytes: 64 * 1024 * 1024,
-        max_tool_calls: 1,
-        parallelism: 1,
+    let run = Run {
+        caller: "bench".into(),
+        code: "return 1;".into(),
+        input: Value::Null,
+        limits: Limits {
+            timeout: Duration::from_secs(10),
+            memory_bytes: 64 * 1024 * 1024,
+            max_tool_calls: 1,
+            parallelism: 1,
+        },
     };
     let host: Arc<dyn ToolHost> = Arc::new(NoTools);
-    let warm_engine = Engine::new(1, 1);
-    let mut warm = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let started = Instant::now();
-        warm_engine
-            .run(
-                "return 1;".into(),
-                Value::Null,
-                limits,
-                host.clone(),
-                Default::default(),
-            )
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        warm.push(started.elapsed());
-    }
-    let mut cold = Vec::with_capacity(runs / 10);
-    for _ in 0..(runs / 10).max(1) {
-        let engine = Engine::new(1, 0);
-        let started = Instant::now();
-        engine
-            .run(
-                "return 1;".into(),
-                Value::Null,
-                limits,
-                host.clone(),
-                Default::default(),
-            )
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        cold.push(started.elapsed());
-    }
+    let timed = async |engine: &Engine, count: usize| -> Result<Vec<Duration>> {
+        let mut times = Vec::with_capacity(count);
+        for _ in 0..count {
+            // Between runs the pool starts the next worker, as it would between requests.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let started = Instant::now();
+            engine
+                .run(run.clone(), host.clone(), Default::default())
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            times.push(started.elapsed());
+        }
+        Ok(times)
+    };
+    let warm = timed(&engine(1)?, runs).await?;
+    let cold = timed(&engine(0)?, (runs / 10).max(1)).await?;
     let wall = Duration::from_secs(1);
     Ok((Stats::from(warm, 0, wall), Stats::from(cold, 0, wall)))
 }

@@ -1,0 +1,93 @@
+//! The gateway's side of one worker process: how it is started ([`WorkerCommand`]: an empty
+//! environment, its own process group, stdin and stdout piped, stderr discarded, killed when
+//! dropped), and its JSON lines (reads are bounded, so a worker cannot make the gateway buffer
+//! without end).
+
+use std::ffi::OsString;
+use std::io;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The program that serves one run as a worker (the binary hands it to the engine: its own
+/// executable and its hidden worker subcommand).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerCommand {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+}
+
+/// A started worker.
+pub(crate) struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Worker {
+    pub(crate) fn spawn(command: &WorkerCommand) -> io::Result<Worker> {
+        let mut child = Command::new(&command.program)
+            .args(&command.args)
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(io::Error::other("the worker's pipes are missing"));
+        };
+        Ok(Worker {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+        })
+    }
+
+    /// Whether the process is still running (an idle worker may have been killed from outside).
+    pub(crate) fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Writes `line` and a newline.
+    pub(crate) async fn send(&mut self, line: &[u8]) -> io::Result<()> {
+        self.stdin.write_all(line).await?;
+        self.stdin.write_all(b"\n").await?;
+        self.stdin.flush().await
+    }
+
+    /// The next line, without its newline; `None` once the worker closed its stdout. A line
+    /// longer than `max` bytes is an error.
+    pub(crate) async fn receive(&mut self, max: usize) -> io::Result<Option<Vec<u8>>> {
+        let mut line = Vec::new();
+        loop {
+            let available = self.stdout.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(None);
+            }
+            let (end, used) = match available.iter().position(|&b| b == b'\n') {
+                Some(at) => (Some(at), at + 1),
+                None => (None, available.len()),
+            };
+            line.extend_from_slice(&available[..end.unwrap_or(used)]);
+            self.stdout.consume(used);
+            if line.len() > max {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("a line of more than {max} bytes"),
+                ));
+            }
+            if end.is_some() {
+                return Ok(Some(line));
+            }
+        }
+    }
+
+    /// SIGKILL, and the exit reaped: nothing of the run is left.
+    pub(crate) async fn kill(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
