@@ -1,8 +1,9 @@
-//! The data directory: where it is, creating it privately, and the admin API key file.
+//! The data directory: where it is, creating it privately, keeping the database files private
+//! (0600: they hold the token secret and the audit log), and the admin API key file.
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::StateError;
@@ -30,6 +31,65 @@ pub(crate) fn ensure_dir(dir: &Path) -> Result<(), StateError> {
             path: dir.to_owned(),
             source,
         })
+}
+
+/// Makes `path` a file only its owner may read or write: created with mode 0600 when missing
+/// (before anything else can create it with the umask's mode), tightened to 0600 when it exists
+/// with a wider mode (a database created by an older version).
+pub(crate) fn private_file(path: &Path) -> Result<(), StateError> {
+    let io = |source| StateError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    tighten(path)
+}
+
+/// Takes group and other permissions off `path` if it exists.
+pub(crate) fn tighten(path: &Path) -> Result<(), StateError> {
+    let mode = match fs::metadata(path) {
+        Ok(metadata) => metadata.permissions().mode(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(StateError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    if mode & 0o077 == 0 {
+        return Ok(());
+    }
+    fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o700)).map_err(|source| {
+        StateError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// Whether others than the owner may read or enter `dir` (its mode has group or other bits).
+pub(crate) fn exposed(dir: &Path) -> bool {
+    fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o077 != 0)
+}
+
+/// Logs a warning when the data directory is readable by others: the files in it are private,
+/// but their names, sizes and any file a user adds are not.
+pub(crate) fn warn_if_exposed(dir: &Path) {
+    if exposed(dir) {
+        tracing::warn!(
+            "the data directory {} is accessible by other users; run: chmod 700 {}",
+            dir.display(),
+            dir.display()
+        );
+    }
 }
 
 /// The admin API key of the installation in `dir`, created (file mode 0600) if there is none.
@@ -68,5 +128,42 @@ pub fn api_key(dir: &Path) -> Result<String, StateError> {
         Ok(()) => Ok(key),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => api_key(dir),
         Err(e) => Err(io(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn the_database_and_its_wal_files_are_private_even_when_an_old_version_made_them_0644() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        let (store, _) = crate::Store::open(&data).expect("open");
+        drop(store);
+        for file in ["state.db", "state.db-wal", "state.db-shm"] {
+            let path = data.join(file);
+            if path.exists() {
+                assert_eq!(mode(&path), 0o600, "{file}");
+                fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
+            }
+        }
+        let (_store, _) = crate::Store::open(&data).expect("reopen");
+        for file in ["state.db", "state.db-wal", "state.db-shm"] {
+            let path = data.join(file);
+            if path.exists() {
+                assert_eq!(mode(&path), 0o600, "{file} after reopen");
+            }
+        }
+        assert_eq!(mode(&data), 0o700);
+        assert!(!exposed(&data));
+        fs::set_permissions(&data, fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert!(exposed(&data));
     }
 }

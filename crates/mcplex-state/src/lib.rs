@@ -7,23 +7,29 @@
 //! can inspect with `sqlite3`, every write is one ACID transaction (a crash never leaves half an
 //! approval), WAL lets the CLI and a running gateway share it, and the audit log (#8) wants
 //! queries by time and retention deletes. Also the tool embeddings of hybrid search, so that a
-//! restart does not embed the catalog again.
+//! restart does not embed the catalog again. The store is the control plane: every write of an
+//! operator's decision moves a generation counter that running gateways follow, and running
+//! gateways register themselves in it so that the CLI finds them.
 //! Must not: decide anything. Verdicts and scopes are `mcplex-trust`'s; this crate stores them.
 //!
 //! [`Change`]: mcplex_trust::Change
 
 mod activity;
+mod control;
 mod dir;
 mod embeddings;
 mod error;
+mod reviews;
 mod secret;
 mod store;
 mod tokens;
 
 pub use activity::{Activity, ActivityQuery};
+pub use control::{INSTANCE_STALE_AFTER_SECS, Instance};
 pub use dir::{API_KEY_FILE, DATABASE_FILE, api_key, default_data_dir};
 pub use embeddings::Embedding;
 pub use error::StateError;
+pub use reviews::{ApproveRefusal, Observation, Review};
 pub use store::{Opened, Store};
 pub use tokens::{NewToken, TokenRecord, TokenSpec, now_unix};
 

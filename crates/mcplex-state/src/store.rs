@@ -13,7 +13,7 @@ use crate::secret::random_bytes;
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -69,6 +69,29 @@ CREATE TABLE embeddings (
 ) WITHOUT ROWID;
 ";
 
+/// Version 4: the control plane. `generation` counts the writes every running gateway must
+/// follow (approvals, tokens); `instances` is where running gateways register themselves;
+/// `definitions` (by pin hash) and `observed` (each tool's latest hash) are what operators
+/// review and approve.
+const SCHEMA_V4: &str = "
+CREATE TABLE IF NOT EXISTS definitions (hash TEXT PRIMARY KEY, definition TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS observed (
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    observed_at INTEGER NOT NULL,
+    PRIMARY KEY (server, tool)
+);
+INSERT INTO meta (key, value) VALUES ('generation', 0) ON CONFLICT (key) DO NOTHING;
+CREATE TABLE IF NOT EXISTS instances (
+    id TEXT PRIMARY KEY,
+    address TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL
+);
+";
+
 /// The open database. Every method is one transaction; the connection is shared behind a mutex
 /// (writes are rare and short; agent-token checks read an in-memory copy, never this).
 pub struct Store {
@@ -88,11 +111,17 @@ impl Store {
     /// Opens (creating if needed) the database in `dir`.
     pub fn open(dir: &Path) -> Result<(Store, Opened), StateError> {
         ensure_dir(dir)?;
+        crate::dir::warn_if_exposed(dir);
         let path = dir.join(DATABASE_FILE);
+        // 0600 before SQLite opens it; SQLite gives the -wal and -shm files the database's mode.
+        crate::dir::private_file(&path)?;
         let conn = Connection::open(&path)?;
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
+        for suffix in ["-wal", "-shm"] {
+            crate::dir::tighten(&dir.join(format!("{DATABASE_FILE}{suffix}")))?;
+        }
         let mut store = Store {
             conn: Mutex::new(conn),
             secret: Vec::new(),
@@ -131,6 +160,9 @@ impl Store {
         }
         if version < 3 {
             tx.execute_batch(SCHEMA_V3)?;
+        }
+        if version < 4 {
+            tx.execute_batch(SCHEMA_V4)?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
@@ -234,6 +266,7 @@ impl Store {
                 }
             }
         }
+        crate::control::bump_generation(&tx)?;
         tx.commit()?;
         Ok(())
     }

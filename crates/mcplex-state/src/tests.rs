@@ -218,3 +218,64 @@ fn a_version_2_database_gains_the_embeddings_table() {
         .save_embeddings("m", &[(&[7u8][..], &[1.0][..])])
         .expect("the table is there");
 }
+
+#[test]
+fn every_operator_write_moves_the_generation_that_other_handles_see() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (gateway, _) = Store::open(dir.path()).expect("open");
+    // Another process on the same database: the CLI, or a second gateway.
+    let (cli, _) = Store::open(dir.path()).expect("second handle");
+    let mut seen = gateway.generation().expect("generation");
+
+    let mut moved = |what: &str| {
+        let now = gateway.generation().expect("generation");
+        assert!(now > seen, "{what} moved the generation ({seen} → {now})");
+        seen = now;
+    };
+    cli.create_token(spec("a1")).expect("create");
+    moved("a token created by another handle");
+    assert!(cli.revoke_token("a1").expect("revoke"));
+    moved("a revocation");
+    let mut approvals = Approvals::default();
+    cli.apply(&approvals.register("s", ServerState::Quarantined))
+        .expect("apply");
+    moved("an approval change");
+
+    assert!(!cli.revoke_token("a1").expect("revoke again"));
+    cli.apply(&[]).expect("nothing to apply");
+    assert_eq!(
+        gateway.generation().expect("generation"),
+        seen,
+        "writes that change nothing do not wake every gateway"
+    );
+}
+
+#[test]
+fn running_gateways_register_and_leave() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _) = Store::open(dir.path()).expect("open");
+    let first = store.register_instance("127.0.0.1:1").expect("register");
+    let second = store.register_instance("127.0.0.1:2").expect("register");
+    let live = store.live_instances().expect("list");
+    assert_eq!(live.len(), 2);
+    assert!(live.iter().all(|i| i.pid == std::process::id()));
+    store.deregister_instance(&first).expect("deregister");
+    let live = store.live_instances().expect("list");
+    assert_eq!(
+        live.iter().map(|i| i.address.as_str()).collect::<Vec<_>>(),
+        ["127.0.0.1:2"]
+    );
+    // A heartbeat brings back a row that someone removed.
+    store.deregister_instance(&second).expect("deregister");
+    store.heartbeat(&second, "127.0.0.1:2").expect("heartbeat");
+    assert_eq!(store.live_instances().expect("list").len(), 1);
+
+    // One whose heartbeat stopped is not listed.
+    let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("raw open");
+    conn.execute(
+        "UPDATE instances SET heartbeat_at = heartbeat_at - 3600",
+        [],
+    )
+    .expect("age");
+    assert!(store.live_instances().expect("list").is_empty());
+}

@@ -103,8 +103,9 @@ impl Store {
             .servers
             .as_ref()
             .map(|s| s.iter().cloned().collect::<Vec<_>>().join(","));
-        let conn = self.conn();
-        let inserted = conn.execute(
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let inserted = tx.execute(
             "INSERT INTO tokens (name, mac, servers, permissions, profile, created_at, expires_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING",
             params![
@@ -120,6 +121,8 @@ impl Store {
         if inserted == 0 {
             return Err(StateError::TokenExists(spec.name));
         }
+        crate::control::bump_generation(&tx)?;
+        tx.commit()?;
         Ok(NewToken {
             record: TokenRecord {
                 spec,
@@ -180,11 +183,16 @@ impl Store {
 
     /// Revokes the token called `name`; false when there is none (or it was already revoked).
     pub fn revoke_token(&self, name: &str) -> Result<bool, StateError> {
-        let conn = self.conn();
-        let revoked = conn.execute(
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let revoked = tx.execute(
             "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
             params![name, now_unix()],
         )?;
+        if revoked > 0 {
+            crate::control::bump_generation(&tx)?;
+        }
+        tx.commit()?;
         Ok(revoked > 0)
     }
 

@@ -4,14 +4,14 @@
 //! store and the in-memory token table is refreshed.
 //!
 //! - `GET  /api/v1/servers`, `POST /api/v1/servers/{name}/approve|quarantine`
-//! - `GET  /api/v1/tools`, `POST /api/v1/tools/{id}/approve|block`
+//! - `GET  /api/v1/tools`, `POST /api/v1/tools/{id}/approve[?hash=H]|block`
 //! - `GET  /api/v1/approvals` (what waits for the operator)
 //! - `GET  /api/v1/tokens`, `POST /api/v1/tokens`, `DELETE /api/v1/tokens/{name}`
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -114,12 +114,22 @@ pub fn tools_json(snapshot: &Snapshot) -> Vec<Value> {
     all
 }
 
+/// `?hash=H` on an approval: approve only the definition that hashes to `H`.
+#[derive(Deserialize)]
+struct Expected {
+    hash: Option<String>,
+}
+
 async fn tool_action(
     State(state): State<ApiState>,
     Path((id, action)): Path<(String, String)>,
+    Query(expected): Query<Expected>,
 ) -> Response {
     let action = match action.as_str() {
-        "approve" => TrustAction::ApproveTool(id),
+        "approve" => TrustAction::ApproveTool {
+            id,
+            hash: expected.hash,
+        },
         "block" => TrustAction::BlockTool(id),
         other => return error(StatusCode::NOT_FOUND, format!("unknown action {other:?}")),
     };

@@ -123,12 +123,25 @@ pub enum ToolsCommand {
         #[arg(long)]
         demo: bool,
     },
+    /// The pinned and the latest observed definition of a tool, with their hashes.
+    Show {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// `server:tool`
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Approve a tool's current definition (pending or changed): pins it, and it is served.
+    /// Prints the definition it approves; with `--hash`, approves only if the definition still
+    /// has that hash (as `tools show` printed it).
     Approve {
         #[command(flatten)]
         config: ConfigArgs,
         /// `server:tool`
         id: String,
+        #[arg(long)]
+        hash: Option<String>,
     },
     /// Block a tool: never served, whatever its definition.
     Block {

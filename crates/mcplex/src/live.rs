@@ -28,6 +28,15 @@ struct Live {
     generation: u64,
 }
 
+/// What reaches the approvals from outside the catalog task.
+pub struct TrustInputs {
+    /// Operator requests (the management API of this gateway).
+    pub requests: mpsc::Receiver<TrustRequest>,
+    /// The store's write generation: when it moves, another writer (the CLI, another gateway,
+    /// or this one) changed the approvals, which are reloaded from the store.
+    pub store_changes: watch::Receiver<i64>,
+}
+
 /// Publishes the first snapshot (every server connecting) before returning, so readers never
 /// see a catalog that lacks a configured server; then runs until every supervisor has stopped.
 pub fn start(
@@ -36,9 +45,14 @@ pub fn start(
     mut events: mpsc::UnboundedReceiver<UpstreamEvent>,
     mut configs: watch::Receiver<Arc<Config>>,
     trust: Option<Trust>,
-    mut requests: mpsc::Receiver<TrustRequest>,
+    inputs: TrustInputs,
 ) -> JoinHandle<()> {
+    let TrustInputs {
+        mut requests,
+        mut store_changes,
+    } = inputs;
     configs.mark_unchanged();
+    store_changes.mark_unchanged();
     let mut live = Live {
         trust,
         reported: HashSet::new(),
@@ -55,8 +69,22 @@ pub fn start(
     tokio::spawn(async move {
         let mut configs_open = true;
         let mut requests_open = true;
+        let mut store_open = true;
         loop {
             tokio::select! {
+                changed = store_changes.changed(), if store_open => {
+                    if changed.is_err() {
+                        store_open = false;
+                        continue;
+                    }
+                    let reloaded = match &mut live.trust {
+                        Some(trust) => trust.reload(),
+                        None => false,
+                    };
+                    if !reloaded {
+                        continue;
+                    }
+                }
                 request = requests.recv(), if requests_open => {
                     let Some(request) = request else {
                         requests_open = false;
@@ -136,6 +164,9 @@ impl Live {
             "catalog snapshot published"
         );
         mcplex_telemetry::metrics().snapshot_rebuilds.inc();
+        if let Some(trust) = &mut self.trust {
+            trust.record(&snapshot);
+        }
         self.gateway.publish(snapshot);
     }
 }

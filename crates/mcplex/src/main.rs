@@ -9,6 +9,7 @@ mod bench;
 mod cli;
 mod commands;
 mod demo;
+mod follow;
 mod live;
 mod load;
 mod logging;

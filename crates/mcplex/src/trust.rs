@@ -3,13 +3,13 @@
 //! management API, and written back to the store transactionally. Owned by the live catalog task;
 //! nothing else mutates approvals.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use mcplex_catalog::Snapshot;
 use mcplex_config::Config;
 use mcplex_names::ToolId;
-use mcplex_state::Store;
+use mcplex_state::{ApproveRefusal, Observation, Store};
 use mcplex_trust::{Approvals, Change, ServerState, Verdict};
 use tokio::sync::oneshot;
 
@@ -18,8 +18,12 @@ use tokio::sync::oneshot;
 pub enum TrustAction {
     ApproveServer(String),
     QuarantineServer(String),
-    /// Pins the tool's current definition (`server:tool`).
-    ApproveTool(String),
+    /// Pins the tool's current definition (`id` is `server:tool`), and only if it is the one
+    /// that hashes to `hash` when one is given (what the operator was shown).
+    ApproveTool {
+        id: String,
+        hash: Option<String>,
+    },
     BlockTool(String),
 }
 
@@ -41,6 +45,9 @@ pub struct Trust {
     /// When this start created the installation: the servers of the config it started with,
     /// which are the user's own setup and start approved.
     founding_servers: Option<HashSet<String>>,
+    /// The hash of each tool's definition as last recorded in the store, so that only what
+    /// changed is written.
+    recorded: HashMap<ToolId, String>,
 }
 
 impl Trust {
@@ -54,6 +61,7 @@ impl Trust {
             store,
             approvals,
             founding_servers,
+            recorded: HashMap::new(),
         })
     }
 
@@ -97,10 +105,61 @@ impl Trust {
         }
     }
 
+    /// Replaces the approvals with the store's, which another writer changed; true when they
+    /// differ from the ones in memory (the catalog must be rebuilt). A store that cannot be read
+    /// leaves the last known approvals in force.
+    pub fn reload(&mut self) -> bool {
+        match self.store.load_approvals() {
+            Ok(approvals) if approvals != self.approvals => {
+                self.approvals = approvals;
+                true
+            }
+            Ok(_) => false,
+            Err(e) => {
+                tracing::error!("approvals could not be reloaded from the store: {e}");
+                false
+            }
+        }
+    }
+
+    /// Records in the store the definitions `snapshot` holds that differ from what was recorded
+    /// last (served and withheld tools alike), so that operators, the CLI and other gateways
+    /// review the definition this gateway sees.
+    pub fn record(&mut self, snapshot: &Snapshot) {
+        let served = snapshot.tools().iter().map(|t| (&t.id, &t.pin, &t.raw));
+        let withheld = snapshot.withheld().iter().map(|t| (&t.id, &t.pin, &t.raw));
+        let (ids, observations): (Vec<ToolId>, Vec<Observation>) = served
+            .chain(withheld)
+            .filter(|(id, pin, _)| self.recorded.get(*id) != Some(*pin))
+            .map(|(id, pin, raw)| {
+                let observation = Observation {
+                    server: id.server.to_string(),
+                    tool: id.tool.to_string(),
+                    hash: pin.clone(),
+                    definition: serde_json::to_string(&**raw).unwrap_or_default(),
+                };
+                (id.clone(), observation)
+            })
+            .unzip();
+        match self.store.record_observations(&observations) {
+            Ok(()) => {
+                for (id, observation) in ids.into_iter().zip(observations) {
+                    self.recorded.insert(id, observation.hash);
+                }
+            }
+            Err(e) => tracing::error!("observed tool definitions could not be saved: {e}"),
+        }
+    }
+
     /// Carries out an operator request against the current snapshot and replies.
     pub fn handle(&mut self, request: TrustRequest, config: &Config, snapshot: &Snapshot) {
+        if let TrustAction::ApproveTool { id, hash } = &request.action {
+            let outcome = self.approve_tool(id, hash.as_deref(), snapshot);
+            let _ = request.reply.send(outcome);
+            return;
+        }
         let mut next = self.approvals.clone();
-        let outcome = apply(&mut next, &request.action, config, snapshot);
+        let outcome = apply(&mut next, &request.action, config);
         let outcome = outcome.and_then(|(changes, message)| {
             self.store
                 .apply(&changes)
@@ -112,11 +171,84 @@ impl Trust {
     }
 }
 
+impl Trust {
+    /// Pins the definition of `id` this gateway sees, if it is the latest one observed by any
+    /// gateway (and the one hashing to `expected`, when given). The store decides: the compare
+    /// and the pin are one transaction.
+    fn approve_tool(
+        &mut self,
+        id: &str,
+        expected: Option<&str>,
+        snapshot: &Snapshot,
+    ) -> Result<String, String> {
+        let parsed =
+            ToolId::parse(id).ok_or_else(|| format!("{id:?} is not a tool id (server:tool)"))?;
+        let (pin, served) = match (snapshot.tool(&parsed), snapshot.withheld_tool(&parsed)) {
+            (Some(tool), _) => (tool.pin.clone(), true),
+            (None, Some(withheld)) => (withheld.pin.clone(), withheld.verdict == Verdict::Approved),
+            (None, None) => {
+                return Err(format!(
+                    "no tool {id} is offered right now (is its server connected?)"
+                ));
+            }
+        };
+        if let Some(expected) = expected
+            && expected != pin
+        {
+            return Err(format!(
+                "tool {id} changed since it was shown: its definition is now {}, not {}; review it again (mcplex tools show {id})",
+                short(&pin),
+                short(expected)
+            ));
+        }
+        self.record(snapshot);
+        let already = served
+            && self
+                .approvals
+                .tool(&parsed.server, &parsed.tool)
+                .is_some_and(|r| r.pinned.as_deref() == Some(pin.as_str()) && !r.blocked);
+        match self
+            .store
+            .approve_observed(&parsed.server, &parsed.tool, &pin)
+            .map_err(|e| format!("not saved: {e}"))?
+        {
+            Ok(()) => {}
+            Err(ApproveRefusal::Changed { current }) => {
+                return Err(format!(
+                    "tool {id} changed since it was shown: another gateway now sees {}; review it again (mcplex tools show {id})",
+                    short(&current)
+                ));
+            }
+            Err(ApproveRefusal::NotObserved) => {
+                return Err(format!("no definition of {id} was observed"));
+            }
+        }
+        self.approvals
+            .approve_tool(&parsed.server, &parsed.tool, &pin);
+        let mut message = if already {
+            format!("tool {id} was already approved")
+        } else {
+            format!("tool {id} approved (pinned {})", short(&pin))
+        };
+        if !self.approvals.server_approved(&parsed.server) {
+            message.push_str(&format!(
+                "; its server {} is quarantined, approve it too",
+                parsed.server
+            ));
+        }
+        Ok(message)
+    }
+}
+
+/// The first 12 characters of a hash, as shown to operators.
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
 fn apply(
     approvals: &mut Approvals,
     action: &TrustAction,
     config: &Config,
-    snapshot: &Snapshot,
 ) -> Result<(Vec<Change>, String), String> {
     let configured = |name: &str| {
         if config.servers.iter().any(|s| s.name == name) {
@@ -136,33 +268,8 @@ fn apply(
             let changes = approvals.quarantine_server(name);
             Ok((changes, format!("server {name} quarantined")))
         }
-        TrustAction::ApproveTool(id) => {
-            let parsed = ToolId::parse(id)
-                .ok_or_else(|| format!("{id:?} is not a tool id (server:tool)"))?;
-            let (pin, served) = match (snapshot.tool(&parsed), snapshot.withheld_tool(&parsed)) {
-                (Some(tool), _) => (tool.pin.clone(), true),
-                (None, Some(withheld)) => {
-                    (withheld.pin.clone(), withheld.verdict == Verdict::Approved)
-                }
-                (None, None) => {
-                    return Err(format!(
-                        "no tool {id} is offered right now (is its server connected?)"
-                    ));
-                }
-            };
-            let changes = approvals.approve_tool(&parsed.server, &parsed.tool, &pin);
-            let mut message = if served && changes.is_empty() {
-                format!("tool {id} was already approved")
-            } else {
-                format!("tool {id} approved (pinned {})", &pin[..pin.len().min(12)])
-            };
-            if !approvals.server_approved(&parsed.server) {
-                message.push_str(&format!(
-                    "; its server {} is quarantined, approve it too",
-                    parsed.server
-                ));
-            }
-            Ok((changes, message))
+        TrustAction::ApproveTool { .. } => {
+            Err("a tool approval is decided by the store (Trust::approve_tool)".to_owned())
         }
         TrustAction::BlockTool(id) => {
             let parsed = ToolId::parse(id)

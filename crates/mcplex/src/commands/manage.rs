@@ -1,7 +1,10 @@
 //! `mcplex servers …`, `mcplex tools approve|block`, `mcplex token …`: managing approvals and
-//! agent tokens. With a gateway running on the config's listen address, every command goes
-//! through its management API (so the running gateway applies it at once); with none, the
-//! command works on the state database directly, and the next start reads it.
+//! agent tokens. The store is the truth and every running gateway follows it; the CLI never
+//! guesses where a gateway is. Running gateways register their bound address in the store: the
+//! CLI goes through the API of the first one that answers (so the reply says what that gateway
+//! did), else writes the store itself, and every running gateway on that store applies the
+//! write within a second either way. `MCPLEX_VIA=store` skips the API, `MCPLEX_VIA=api` refuses
+//! to work without a running gateway.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -10,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use mcplex_catalog::Snapshot;
 use mcplex_config::{Config, Overrides};
-use mcplex_state::Store;
+use mcplex_state::{Instance, Store};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -20,21 +23,39 @@ use crate::cli::ConfigArgs;
 use crate::trust::{Trust, TrustAction, TrustRequest};
 
 /// Where a management command is carried out.
-enum Target {
-    /// A gateway answers on the config's listen address.
+pub(super) enum Target {
+    /// A gateway registered in the store answers on its address.
     Running(Api),
-    /// No gateway: the state database, directly.
-    Offline,
+    /// The store, directly. Gateways registered in it (none answered, or the API was skipped)
+    /// pick the write up from the store.
+    Store { registered: Vec<Instance> },
 }
 
-struct Api {
+impl Target {
+    /// What to add to a message about a write made in the store.
+    pub(super) fn store_note(registered: &[Instance]) -> String {
+        match registered {
+            [] => "no gateway running; saved for its next start".to_owned(),
+            [one] => format!(
+                "saved in the store; the running gateway at {} (pid {}) applies it within 1 s",
+                one.address, one.pid
+            ),
+            many => format!(
+                "saved in the store; the {} running gateways apply it within 1 s",
+                many.len()
+            ),
+        }
+    }
+}
+
+pub(super) struct Api {
     base: String,
     key: String,
     http: reqwest::Client,
 }
 
 impl Api {
-    async fn send(
+    pub(super) async fn send(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -59,36 +80,81 @@ impl Api {
     }
 }
 
-/// Loads the config and finds out whether a gateway is running for it.
-async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
+/// How the CLI may reach the control plane (`MCPLEX_VIA`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// A running gateway's API when one answers, else the store.
+    Auto,
+    Api,
+    Store,
+}
+
+fn via() -> Result<Via> {
+    match std::env::var("MCPLEX_VIA").ok().as_deref() {
+        None | Some("" | "auto") => Ok(Via::Auto),
+        Some("api") => Ok(Via::Api),
+        Some("store") => Ok(Via::Store),
+        Some(other) => bail!("MCPLEX_VIA is {other:?}; expected auto, api or store"),
+    }
+}
+
+/// Loads the config and finds out whether a gateway is running on its store.
+pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
     let config = crate::load::load(args, Overrides::default())?;
+    let via = via()?;
     let dir = crate::load::data_dir(&config);
+    // Only an existing store can have running gateways; opening would create it, and the first
+    // open of an installation decides which servers are its founding ones.
+    let registered = if dir.join(mcplex_state::DATABASE_FILE).exists() {
+        let (store, _) = Store::open(&dir)
+            .with_context(|| format!("cannot open the state in {}", dir.display()))?;
+        store.live_instances()?
+    } else {
+        Vec::new()
+    };
+    if via == Via::Store {
+        return Ok((config, Target::Store { registered }));
+    }
     let key = mcplex_state::api_key(&dir)?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .connect_timeout(Duration::from_secs(2))
         .no_proxy()
         .build()?;
-    let base = format!("http://{}", connect_address(&config.listen));
-    let probe = http
-        .get(format!("{base}/api/v1/servers"))
-        .bearer_auth(&key)
-        .send()
-        .await;
-    let target = match probe {
-        Ok(response) if response.status().is_success() => Target::Running(Api { base, key, http }),
-        Ok(response) => bail!(
-            "a server on {base} refused the API key from {} (HTTP {}): is it a gateway with another data directory?",
-            dir.display(),
-            response.status().as_u16()
-        ),
-        Err(e) if e.is_connect() => Target::Offline,
-        Err(e) => return Err(anyhow!(e).context(format!("cannot reach {base}"))),
-    };
-    Ok((config, target))
+    for instance in &registered {
+        let base = format!("http://{}", connect_address(&instance.address));
+        let probe = http
+            .get(format!("{base}/api/v1/servers"))
+            .bearer_auth(&key)
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await;
+        match probe {
+            Ok(response) if response.status().is_success() => {
+                eprintln!(
+                    "mcplex: through the gateway at {} (pid {})",
+                    instance.address, instance.pid
+                );
+                return Ok((config, Target::Running(Api { base, key, http })));
+            }
+            Ok(response) => tracing::warn!(
+                "the gateway registered at {} refused the API key (HTTP {})",
+                instance.address,
+                response.status().as_u16()
+            ),
+            Err(e) => tracing::debug!("the gateway registered at {base} did not answer: {e}"),
+        }
+    }
+    if via == Via::Api {
+        bail!(
+            "no running gateway on the store in {} answered (MCPLEX_VIA=api)",
+            dir.display()
+        );
+    }
+    Ok((config, Target::Store { registered }))
 }
 
-/// Where to connect for a listen address: a wildcard bind is reached on loopback.
+/// Where to connect for a bound address: a wildcard bind is reached on loopback.
 fn connect_address(listen: &str) -> String {
     match listen.rsplit_once(':') {
         Some(("0.0.0.0", port)) => format!("127.0.0.1:{port}"),
@@ -98,7 +164,7 @@ fn connect_address(listen: &str) -> String {
 }
 
 /// The state database of `config`, with the founding servers recorded if this creates it.
-fn open_offline(config: &Config) -> Result<(Arc<Store>, Trust)> {
+pub(super) fn open_offline(config: &Config) -> Result<(Arc<Store>, Trust)> {
     let dir = crate::load::data_dir(config);
     let (store, opened) =
         Store::open(&dir).with_context(|| format!("cannot open the state in {}", dir.display()))?;
@@ -108,7 +174,7 @@ fn open_offline(config: &Config) -> Result<(Arc<Store>, Trust)> {
     Ok((store, trust))
 }
 
-fn offline_action(
+pub(super) fn offline_action(
     trust: &mut Trust,
     action: TrustAction,
     config: &Config,
@@ -123,7 +189,8 @@ fn offline_action(
         .map_err(|why| anyhow!(why))
 }
 
-/// `servers approve|quarantine NAME`, `tools block ID`.
+/// `servers approve|quarantine NAME`, `tools block ID`, and `tools approve ID` of a tool no
+/// gateway has observed yet.
 pub async fn act(args: &ConfigArgs, action: TrustAction) -> Result<ExitCode> {
     let (config, target) = target(args).await?;
     let message = match target {
@@ -135,32 +202,46 @@ pub async fn act(args: &ConfigArgs, action: TrustAction) -> Result<ExitCode> {
                 TrustAction::QuarantineServer(name) => {
                     format!("/api/v1/servers/{}/quarantine", encode(name))
                 }
-                TrustAction::ApproveTool(id) => format!("/api/v1/tools/{}/approve", encode(id)),
+                TrustAction::ApproveTool { id, hash } => match hash {
+                    Some(hash) => {
+                        format!("/api/v1/tools/{}/approve?hash={}", encode(id), encode(hash))
+                    }
+                    None => format!("/api/v1/tools/{}/approve", encode(id)),
+                },
                 TrustAction::BlockTool(id) => format!("/api/v1/tools/{}/block", encode(id)),
             };
             let answer = api.send(reqwest::Method::POST, &path, None).await?;
             answer["message"].as_str().unwrap_or("done").to_owned()
         }
-        Target::Offline => {
+        Target::Store { registered } => {
             let (_store, mut trust) = open_offline(&config)?;
             let snapshot = match &action {
                 // Pinning needs the tool's current definition: ask its server.
-                TrustAction::ApproveTool(_) => {
-                    let limit = settle_limit(&config);
-                    let core = Core::start(config.clone(), None, Duration::ZERO, None);
-                    settle(&core.gateway, limit).await;
-                    let snapshot = core.gateway.snapshot();
-                    core.shutdown().await;
+                TrustAction::ApproveTool { .. } => {
+                    let snapshot = observe(&config).await;
+                    // What this process saw is recorded like any gateway's observation.
+                    trust.record(&snapshot);
                     snapshot
                 }
                 _ => Arc::new(Snapshot::empty()),
             };
             let message = offline_action(&mut trust, action, &config, &snapshot)?;
-            format!("{message} (no gateway running; saved for its next start)")
+            format!("{message} ({})", Target::store_note(&registered))
         }
     };
     println!("{message}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Connects to the configured servers as a gateway would and returns what they offer (every
+/// tool, none withheld: approvals are applied by the caller).
+pub(super) async fn observe(config: &Config) -> Arc<Snapshot> {
+    let limit = settle_limit(config);
+    let core = Core::start(config.clone(), None, Duration::ZERO, None);
+    settle(&core.gateway, limit).await;
+    let snapshot = core.gateway.snapshot();
+    core.shutdown().await;
+    snapshot
 }
 
 /// `servers list`.
@@ -173,7 +254,12 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
                 .await?;
             answer["servers"].as_array().cloned().unwrap_or_default()
         }
-        Target::Offline => {
+        Target::Store { registered } => {
+            let status = if registered.is_empty() {
+                "not running"
+            } else {
+                "running (not reachable)"
+            };
             let (_store, mut trust) = open_offline(&config)?;
             let approvals = trust.approvals_mut();
             config
@@ -185,7 +271,7 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
                     } else {
                         "quarantined"
                     };
-                    json!({"name": s.name, "state": state, "status": "not running"})
+                    json!({"name": s.name, "state": state, "status": status})
                 })
                 .collect()
         }
@@ -222,10 +308,11 @@ pub async fn create_token(args: &ConfigArgs, request: CreateToken) -> Result<Exi
             )
             .await?
         }
-        Target::Offline => {
+        Target::Store { registered } => {
             let (store, _trust) = open_offline(&config)?;
             let spec = token_spec(&request, &config).map_err(|why| anyhow!(why))?;
             let created = store.create_token(spec)?;
+            eprintln!("mcplex: {}", Target::store_note(&registered));
             let mut body = token_json(&created.record);
             body["token"] = Value::String(created.token);
             body
@@ -250,7 +337,7 @@ pub async fn tokens(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
                 .await?;
             answer["tokens"].as_array().cloned().unwrap_or_default()
         }
-        Target::Offline => {
+        Target::Store { .. } => {
             let (store, _trust) = open_offline(&config)?;
             store.tokens()?.iter().map(token_json).collect()
         }
@@ -295,21 +382,22 @@ pub async fn revoke_token(args: &ConfigArgs, name: &str) -> Result<ExitCode> {
                 None,
             )
             .await?;
+            println!("token {name} revoked");
         }
-        Target::Offline => {
+        Target::Store { registered } => {
             let (store, _trust) = open_offline(&config)?;
             if !store.revoke_token(name)? {
                 bail!("no active token named {name:?}");
             }
+            println!("token {name} revoked ({})", Target::store_note(&registered));
         }
     }
-    println!("token {name} revoked");
     Ok(ExitCode::SUCCESS)
 }
 
 /// Percent-encodes a path segment (server names and tool ids may hold any character but `/`
 /// is the one that would break the route; `:` is fine in a path).
-fn encode(segment: &str) -> String {
+pub(super) fn encode(segment: &str) -> String {
     segment
         .bytes()
         .map(|b| match b {

@@ -4,6 +4,7 @@ mod activity;
 mod call;
 mod check;
 mod manage;
+mod review;
 mod serve;
 mod start;
 mod tools;
@@ -40,8 +41,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 },
         } => tools::list(&config, server.as_deref(), json, demo).await,
         Command::Tools {
-            command: ToolsCommand::Approve { config, id },
-        } => manage::act(&config, TrustAction::ApproveTool(id)).await,
+            command: ToolsCommand::Show { config, id, json },
+        } => review::show(&config, &id, json).await,
+        Command::Tools {
+            command: ToolsCommand::Approve { config, id, hash },
+        } => review::approve(&config, id, hash).await,
         Command::Tools {
             command: ToolsCommand::Block { config, id },
         } => manage::act(&config, TrustAction::BlockTool(id)).await,

@@ -130,6 +130,9 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     }
 
     let shutdown = CancellationToken::new();
+    // Listening for signals before anything can see the gateway: a SIGTERM right after start
+    // still shuts down cleanly (upstreams terminated, the registration removed).
+    cancel_on_signal(shutdown.clone());
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
@@ -144,7 +147,14 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         );
     }
     let api_key = mcplex_state::api_key(&data_dir)?;
-    let access = Arc::new(Access::load(store, api_key, &config)?);
+    let access = Arc::new(Access::load(store.clone(), api_key, &config)?);
+    // Registered under the address it really bound, so the CLI finds it whatever set it.
+    let follower = crate::follow::start(
+        store,
+        access.clone(),
+        core.store_generation.clone(),
+        address.to_string(),
+    )?;
     let api = crate::api::router(
         ApiState {
             gateway: core.gateway.clone(),
@@ -186,30 +196,36 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         let gateway = Arc::clone(&core.gateway);
         tokio::spawn(async move { settle(&gateway, limit).await });
     }
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        stop.cancel();
-    });
     let served = serve_http(listener, app, shutdown.clone()).await;
+    follower.stop().await;
     tracing::info!("shutting down: terminating upstream servers");
     core.shutdown().await;
     served.context("HTTP server failed")?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn wait_for_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(signal) => signal,
-        Err(e) => {
-            tracing::warn!("cannot listen for SIGTERM: {e}");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// Cancels `stop` on SIGINT or SIGTERM. The handlers are installed before this returns, so a
+/// signal that arrives at once is not lost to the default action (which would kill the process
+/// without shutting anything down).
+fn cancel_on_signal(stop: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (term, interrupt) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    );
+    tokio::spawn(async move {
+        match (term, interrupt) {
+            (Ok(mut term), Ok(mut interrupt)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = interrupt.recv() => {}
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::warn!("cannot listen for SIGTERM/SIGINT: {e}");
+                std::future::pending::<()>().await;
+            }
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
+        stop.cancel();
+    });
 }

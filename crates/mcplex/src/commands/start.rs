@@ -20,6 +20,9 @@ pub struct Core {
     pub config: watch::Sender<Arc<Config>>,
     /// Operator requests to the approvals (refused when the core runs without them).
     pub trust: mpsc::Sender<TrustRequest>,
+    /// The store's write generation as last seen; a new value makes the catalog task reload
+    /// the approvals from the store (written by the follower of a serving gateway).
+    pub store_generation: watch::Sender<i64>,
     live: tokio::task::JoinHandle<()>,
 }
 
@@ -39,18 +42,23 @@ impl Core {
         let gateway = Arc::new(Gateway::new(upstreams, startup_grace));
         let configs = watch::Sender::new(config.clone());
         let (trust_tx, trust_rx) = mpsc::channel(16);
+        let store_generation = watch::Sender::new(0);
         let live = crate::live::start(
             gateway.clone(),
             config,
             events,
             configs.subscribe(),
             trust,
-            trust_rx,
+            crate::live::TrustInputs {
+                requests: trust_rx,
+                store_changes: store_generation.subscribe(),
+            },
         );
         Core {
             gateway,
             config: configs,
             trust: trust_tx,
+            store_generation,
             live,
         }
     }

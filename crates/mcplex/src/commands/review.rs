@@ -1,0 +1,155 @@
+//! `mcplex tools show ID` and `mcplex tools approve ID [--hash H]`: reviewing a tool's
+//! definition and approving exactly what was reviewed. Both read the store, where every gateway
+//! records the definitions it observes: `show` prints the pinned and the latest observed
+//! definition with their hashes; `approve` pins the definition it prints (or the one `--hash`
+//! names), and the store refuses it if the tool changed again in between.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use mcplex_names::ToolId;
+use mcplex_state::{ApproveRefusal, Review, Store};
+use serde_json::{Value, json};
+
+use super::manage::{Target, encode, offline_action, open_offline, target};
+use crate::cli::ConfigArgs;
+use crate::trust::TrustAction;
+
+/// `tools show ID [--json]`.
+pub async fn show(args: &ConfigArgs, id: &str, as_json: bool) -> Result<ExitCode> {
+    let parsed = parse(id)?;
+    let config = crate::load::load(args, mcplex_config::Overrides::default())?;
+    let dir = crate::load::data_dir(&config);
+    let (store, _) =
+        Store::open(&dir).with_context(|| format!("cannot open the state in {}", dir.display()))?;
+    let review = store.review(&parsed.server, &parsed.tool)?;
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&review_json(id, &review))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("tool {id}: {}", state(&review));
+    match &review.pinned {
+        Some((hash, definition)) => {
+            println!("--- pinned {hash}");
+            println!("{}", pretty(definition.as_deref()));
+        }
+        None => println!("--- pinned: nothing (never approved)"),
+    }
+    match &review.observed {
+        Some((hash, definition)) => {
+            println!("--- observed {hash}");
+            println!("{}", pretty(Some(definition)));
+        }
+        None => println!("--- observed: nothing (no gateway has seen it)"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tools approve ID [--hash H]`.
+pub async fn approve(args: &ConfigArgs, id: String, hash: Option<String>) -> Result<ExitCode> {
+    let parsed = parse(&id)?;
+    let (config, target) = target(args).await?;
+    let (store, mut trust) = open_offline(&config)?;
+    let review = store.review(&parsed.server, &parsed.tool)?;
+    // What is approved is what the operator sees: the hash given, else the latest observed
+    // definition, printed here.
+    let expected = match hash {
+        Some(hash) => Some(hash),
+        None => review.observed.as_ref().map(|(hash, definition)| {
+            eprintln!("approving {id} as observed, {hash}:");
+            eprintln!("{}", pretty(Some(definition)));
+            hash.clone()
+        }),
+    };
+    let message = match (target, expected) {
+        (Target::Running(api), expected) => {
+            let mut path = format!("/api/v1/tools/{}/approve", encode(&id));
+            if let Some(hash) = &expected {
+                path.push_str(&format!("?hash={}", encode(hash)));
+            }
+            let answer = api.send(reqwest::Method::POST, &path, None).await?;
+            answer["message"].as_str().unwrap_or("done").to_owned()
+        }
+        (Target::Store { registered }, Some(hash)) => {
+            match store.approve_observed(&parsed.server, &parsed.tool, &hash)? {
+                Ok(()) => {}
+                Err(ApproveRefusal::Changed { current }) => bail!(
+                    "tool {id} changed since it was shown: it is now {current}, not {hash}; review it again (mcplex tools show {id})"
+                ),
+                Err(ApproveRefusal::NotObserved) => {
+                    bail!("no definition of {id} was observed: is its server connected?")
+                }
+            }
+            format!(
+                "tool {id} approved (pinned {}) ({})",
+                &hash[..hash.len().min(12)],
+                Target::store_note(&registered)
+            )
+        }
+        (Target::Store { registered }, None) => {
+            // Nothing observed yet: connect to its server like a gateway would, and approve what
+            // it offers now.
+            drop(store);
+            let snapshot = super::manage::observe(&config).await;
+            trust.record(&snapshot);
+            let message = offline_action(
+                &mut trust,
+                TrustAction::ApproveTool {
+                    id: id.clone(),
+                    hash: None,
+                },
+                &config,
+                &snapshot,
+            )?;
+            format!("{message} ({})", Target::store_note(&registered))
+        }
+    };
+    println!("{message}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse(id: &str) -> Result<ToolId> {
+    ToolId::parse(id).ok_or_else(|| anyhow!("{id:?} is not a tool id (server:tool)"))
+}
+
+fn state(review: &Review) -> &'static str {
+    match (&review.pinned, &review.observed) {
+        _ if review.blocked => "blocked",
+        (None, _) => "pending approval",
+        (Some((pinned, _)), Some((observed, _))) if pinned != observed => {
+            "changed: the observed definition is not the approved one"
+        }
+        (Some(_), _) => "approved",
+    }
+}
+
+fn pretty(definition: Option<&str>) -> String {
+    let Some(definition) = definition else {
+        return "(definition not recorded)".to_owned();
+    };
+    serde_json::from_str::<Value>(definition)
+        .ok()
+        .and_then(|value| serde_json::to_string_pretty(&value).ok())
+        .unwrap_or_else(|| definition.to_owned())
+}
+
+fn review_json(id: &str, review: &Review) -> Value {
+    let definition = |text: Option<&str>| {
+        text.and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .unwrap_or(Value::Null)
+    };
+    json!({
+        "id": id,
+        "state": state(review),
+        "blocked": review.blocked,
+        "pinned": review.pinned.as_ref().map(|(hash, text)| {
+            json!({"hash": hash, "definition": definition(text.as_deref())})
+        }),
+        "observed": review.observed.as_ref().map(|(hash, text)| {
+            json!({"hash": hash, "definition": definition(Some(text))})
+        }),
+    })
+}

@@ -1,0 +1,156 @@
+//! A serving gateway follows its store. The store is the one source of truth for approvals and
+//! tokens; what the gateway holds in memory is a cache of it. Any process may write the store
+//! (the CLI, another gateway on the same data directory, this gateway's own API); each such
+//! write moves the store's generation, and this task polls it: when it moves, the tokens are
+//! reloaded at once (a revoked token's next request is refused, in open sessions too) and the
+//! catalog task reloads the approvals and republishes (clients whose tools changed get
+//! `list_changed`).
+//!
+//! It also registers the gateway in the store (its bound address, pid and start time) and keeps
+//! a heartbeat there, so that the CLI finds the running gateway whatever flag, variable or file
+//! set its address.
+//!
+//! A store that cannot be read is logged loudly and the gateway goes on serving from the last
+//! state it read; when the store answers again, everything is reloaded.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use mcplex_state::Store;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::Access;
+
+/// How often the generation is read: a write is in force on every gateway within this (plus a
+/// reload), well inside the 1 s the control plane promises. One indexed row read per tick.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(200);
+
+/// How often the registration is refreshed; the CLI treats a gateway whose heartbeat is older
+/// than [`mcplex_state::INSTANCE_STALE_AFTER_SECS`] as gone.
+const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(3);
+
+/// The running follower; [`Follower::stop`] deregisters the gateway.
+pub struct Follower {
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+    store: Arc<Store>,
+    instance: String,
+}
+
+/// Registers the gateway listening on `address` and starts following `store`.
+pub fn start(
+    store: Arc<Store>,
+    access: Arc<Access>,
+    generation: watch::Sender<i64>,
+    address: String,
+) -> anyhow::Result<Follower> {
+    let instance = store
+        .register_instance(&address)
+        .context("cannot register the gateway in its store")?;
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(follow(
+        store.clone(),
+        access,
+        generation,
+        Registration {
+            id: instance.clone(),
+            address,
+        },
+        stop.clone(),
+    ));
+    Ok(Follower {
+        stop,
+        task,
+        store,
+        instance,
+    })
+}
+
+impl Follower {
+    /// Stops following and removes the gateway's registration.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+        let (store, id) = (self.store, self.instance);
+        let removed = tokio::task::spawn_blocking(move || store.deregister_instance(&id)).await;
+        if let Ok(Err(e)) = removed {
+            tracing::warn!("the gateway's registration could not be removed from its store: {e}");
+        }
+    }
+}
+
+struct Registration {
+    id: String,
+    address: String,
+}
+
+async fn follow(
+    store: Arc<Store>,
+    access: Arc<Access>,
+    generation: watch::Sender<i64>,
+    registration: Registration,
+    stop: CancellationToken,
+) {
+    let registration = Arc::new(registration);
+    let mut seen: Option<i64> = None;
+    let mut store_lost = false;
+    let mut last_heartbeat = Instant::now();
+    let mut tick = tokio::time::interval(POLL_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let read = {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || store.generation()).await
+        };
+        let current = match read {
+            Ok(Ok(current)) => current,
+            Ok(Err(e)) => {
+                if !store_lost {
+                    tracing::error!(
+                        "the store cannot be read ({e}): serving from the last state read; changes made elsewhere are not applied until it answers again"
+                    );
+                    store_lost = true;
+                }
+                continue;
+            }
+            Err(_) => continue,
+        };
+        if store_lost {
+            tracing::info!("the store answers again: reloading tokens and approvals");
+            store_lost = false;
+            seen = None;
+        }
+        if seen != Some(current) {
+            let reloaded = {
+                let access = access.clone();
+                tokio::task::spawn_blocking(move || access.reload_tokens()).await
+            };
+            match reloaded {
+                Ok(Ok(())) => {
+                    seen = Some(current);
+                    generation.send_replace(current);
+                }
+                Ok(Err(e)) => tracing::error!("tokens could not be reloaded from the store: {e:#}"),
+                Err(_) => {}
+            }
+        }
+        if last_heartbeat.elapsed() >= HEARTBEAT_INTERVAL {
+            last_heartbeat = Instant::now();
+            let (store, registration) = (store.clone(), registration.clone());
+            let beat = tokio::task::spawn_blocking(move || {
+                store.heartbeat(&registration.id, &registration.address)
+            })
+            .await;
+            if let Ok(Err(e)) = beat {
+                tracing::warn!("the gateway's heartbeat could not be written to its store: {e}");
+            }
+        }
+    }
+}
