@@ -212,6 +212,7 @@ pub fn build_snapshot(
             transparent.contains(&*id.server)
         });
     diagnostics.extend(conflicts.iter().map(|c| offers::clash("tool", c)));
+    let withheld_names = withheld_names(&accepted, &withheld, &table, &transparent);
     let mut used = HashSet::new();
     let mut tools: Vec<CatalogTool> = accepted
         .into_iter()
@@ -260,6 +261,7 @@ pub fn build_snapshot(
         search_index,
         vectors: std::sync::OnceLock::new(),
         withheld,
+        withheld_names,
         offers,
     };
     Built {
@@ -267,6 +269,38 @@ pub fn build_snapshot(
         diagnostics,
         changes,
     }
+}
+
+/// The display name each withheld tool has when it is served (the name an agent that saw it
+/// before knows), so that a call by that name is answered with the reason rather than as an
+/// unknown tool. Names come from a table over served and withheld tools together, as they would
+/// if everything were approved; a name that a served tool holds stays that tool's.
+fn withheld_names(
+    accepted: &[Accepted],
+    withheld: &[WithheldTool],
+    served: &RegistrationTable,
+    transparent: &HashSet<&str>,
+) -> HashMap<String, ToolId> {
+    let tools = || {
+        withheld
+            .iter()
+            .filter(|w| !w.id.tool.starts_with(PROMPT_APPROVAL_PREFIX))
+            .map(|w| w.id.clone())
+    };
+    if tools().next().is_none() {
+        return HashMap::new();
+    }
+    let ids = accepted.iter().map(|tool| tool.id.clone()).chain(tools());
+    let (all, _) = RegistrationTable::build_with(ids, |id| transparent.contains(&*id.server));
+    tools()
+        .filter_map(|id| {
+            let name = all.name_of(&id)?;
+            served
+                .resolve(name)
+                .is_none()
+                .then(|| (name.to_owned(), id))
+        })
+        .collect()
 }
 
 /// A tool an upstream offers that passed the filters, before approvals are consulted.

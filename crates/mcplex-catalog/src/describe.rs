@@ -56,18 +56,20 @@ impl Snapshot {
                 Some(ServerStatus::Disabled) | None => Err(UnavailableReason::NotFound),
             };
         }
-        // Not served. A canonical id names its server, which may explain why, if the caller
-        // may know about that server.
-        let Some(id) = ToolId::parse(name).filter(|id| scope.admits_server(&id.server)) else {
-            return Err(UnavailableReason::NotFound);
-        };
-        if let Some(withheld) = self.withheld_tool(&id) {
-            return Err(if scope.admits(&id.server, withheld.permission) {
+        // Withheld, named by its canonical id or by the display name it has when served: the
+        // reason, if the caller may see that tool at all.
+        if let Some(withheld) = self.withheld_named(name) {
+            return Err(if scope.admits(&withheld.id.server, withheld.permission) {
                 withheld.reason
             } else {
                 UnavailableReason::NotFound
             });
         }
+        // Not served. A canonical id names its server, which may explain why, if the caller
+        // may know about that server.
+        let Some(id) = ToolId::parse(name).filter(|id| scope.admits_server(&id.server)) else {
+            return Err(UnavailableReason::NotFound);
+        };
         let server = self.servers.get(id.server.as_ref());
         Err(match server.map(|v| &v.status) {
             Some(ServerStatus::Disabled) => UnavailableReason::ServerDisabled,

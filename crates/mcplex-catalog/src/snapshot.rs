@@ -73,6 +73,9 @@ pub struct Snapshot {
     pub(crate) direct_owners: Vec<usize>,
     /// Offered but not served, by id.
     pub(crate) withheld: Vec<WithheldTool>,
+    /// The display name each withheld tool has when served → its id (only names no served tool
+    /// holds): resolved for the reason it is withheld, never for a call or a listing.
+    pub(crate) withheld_names: HashMap<String, ToolId>,
     /// BM25F over `tools` (document i is `tools[i]`).
     pub(crate) search_index: mcplex_search::Index,
     /// Embeddings of `tools` for hybrid search, set once when a model has embedded them (off the
@@ -153,6 +156,15 @@ impl Snapshot {
     /// Tools offered but not served (quarantined server, pending, changed, blocked), by id.
     pub fn withheld(&self) -> &[WithheldTool] {
         &self.withheld
+    }
+
+    /// The withheld tool a name as a client may send it means: the display name it has when
+    /// served, or its canonical `server:tool`. For the reason only: it is never called.
+    pub fn withheld_named(&self, name: &str) -> Option<&WithheldTool> {
+        match self.withheld_names.get(name) {
+            Some(id) => self.withheld_tool(id),
+            None => self.withheld_tool(&ToolId::parse(name)?),
+        }
     }
 
     /// The withheld tool with this id.

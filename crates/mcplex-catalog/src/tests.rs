@@ -410,3 +410,65 @@ fn scopes_filter_listings_and_hide_what_they_exclude_as_not_found() {
     }
     assert!(snapshot.availability("s__get", &read_s).is_ok());
 }
+
+#[test]
+fn a_withheld_tool_called_by_its_display_name_gives_its_reason_within_scope_only() {
+    let config = config(r#"{"s": {"command": "s"}, "q": {"command": "q"}, "t": {"command": "t"}}"#);
+    let mut approvals = Approvals::default();
+    approvals.register("s", ServerState::Approved);
+    approvals.register("q", ServerState::Quarantined);
+    approvals.register("t", ServerState::Approved);
+    let listing = |description: &str| {
+        BTreeMap::from([
+            (
+                "s".to_owned(),
+                ready(json!([
+                    {"name": "a", "description": description, "inputSchema": {"type": "object"}},
+                    {"name": "keep", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}
+                ])),
+            ),
+            (
+                "q".to_owned(),
+                ready(json!([{"name": "x", "inputSchema": {"type": "object"}}])),
+            ),
+            (
+                "t".to_owned(),
+                ready(json!([{"name": "get", "inputSchema": {"type": "object"}}])),
+            ),
+        ])
+    };
+    let built = build_trusted(&config, &listing("Adds."), &mut approvals);
+    assert!(built.snapshot.resolve("s__a").is_some());
+    let built = build_trusted(&config, &listing("Adds. And more."), &mut approvals);
+    let snapshot = &built.snapshot;
+    let full = Scope::full();
+    assert!(
+        snapshot.resolve("s__a").is_none(),
+        "never resolved for a call"
+    );
+    assert_eq!(
+        snapshot.availability("s__a", &full).err(),
+        Some(UnavailableReason::ToolChanged)
+    );
+    assert_eq!(
+        snapshot.availability("q__x", &full).err(),
+        Some(UnavailableReason::ServerQuarantined)
+    );
+    // Outside the caller's scope (other server, or a permission it lacks): exactly unknown.
+    let only_t = Scope::new(
+        Some(["t".to_owned()].into()),
+        Permissions::parse("read,write").expect("valid"),
+    );
+    let read_s = Scope::new(
+        Some(["s".to_owned()].into()),
+        Permissions::parse("read").expect("valid"),
+    );
+    for (name, scope) in [("s__a", &only_t), ("q__x", &only_t), ("s__a", &read_s)] {
+        assert_eq!(
+            snapshot.availability(name, scope).err(),
+            Some(UnavailableReason::NotFound),
+            "{name}"
+        );
+    }
+    assert!(snapshot.availability("s__keep", &read_s).is_ok());
+}

@@ -13,6 +13,7 @@ mod glob;
 mod model;
 mod parse;
 mod redact;
+mod redact_url;
 
 pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
 pub use duration::parse_duration;
@@ -20,11 +21,12 @@ pub use error::ConfigError;
 pub use glob::{Glob, ToolFilter};
 pub use model::{
     AuditSettings, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN,
-    DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, Lifecycle, Overrides, RoutingMode,
-    ServerConfig, ToolResponseMode, Transport,
+    DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv, Lifecycle, Overrides,
+    RoutingMode, ServerConfig, ToolResponseMode, Transport,
 };
 pub use parse::parse_config;
-pub use redact::Redactor;
+pub use redact::{REDACTED, Redactor};
+pub use redact_url::{redact_url, redact_urls};
 
 #[cfg(test)]
 mod tests;

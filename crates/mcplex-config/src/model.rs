@@ -253,6 +253,8 @@ pub struct ServerConfig {
     pub init_timeout: Duration,
     pub lifecycle: Lifecycle,
     /// `"trust": "auto"`: tools this server adds later are approved on first sight (a changed
+        /// Which variables of the gateway's own environment the process gets besides `env`.
+        inherit_env: InheritEnv,
     /// definition still waits for approval).
     pub trust_auto: bool,
     /// `"quarantined": true`: when first recorded, the server starts quarantined.
@@ -269,6 +271,23 @@ pub struct ServerConfig {
 impl ServerConfig {
     /// A server with every per-server setting at its default.
     pub fn new(name: impl Into<String>, transport: Transport) -> ServerConfig {
+/// `inherit_env`: which variables of the gateway's environment a stdio server inherits. Always
+/// the small allow-list the upstream crate documents (`PATH`, `HOME`, locale, temp dirs, ...);
+/// the server's own `env` is added on top.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InheritEnv {
+    /// The allow-list plus the variables these names or globs match (`false` or absent: none).
+    AllowList(Vec<crate::Glob>),
+    /// `true`: the gateway's whole environment, credentials and all.
+    All,
+}
+
+impl Default for InheritEnv {
+    fn default() -> InheritEnv {
+        InheritEnv::AllowList(Vec::new())
+    }
+}
+
         ServerConfig {
             name: name.into(),
             transport,
@@ -303,7 +322,8 @@ impl ServerConfig {
         self.tools.defers(tool) || self.defer.unwrap_or(global)
     }
 
-    /// Values that must never be logged: env values and header values.
+    /// Values that must never be logged: env values and header values (the URL's credentials
+    /// are found by [`crate::Redactor::for_server`]).
     pub fn secret_values(&self) -> impl Iterator<Item = &str> {
         let values: Vec<&str> = match &self.transport {
             Transport::Stdio { env, .. } => env.values().map(String::as_str).collect(),
@@ -357,13 +377,13 @@ impl fmt::Debug for Transport {
                 fallback_to_sse,
             } => f
                 .debug_struct("Http")
-                .field("url", url)
+                .field("url", &crate::redact_url(url))
                 .field("headers", &redacted_map(headers))
                 .field("fallback_to_sse", fallback_to_sse)
                 .finish(),
             Transport::Sse { url, headers } => f
                 .debug_struct("Sse")
-                .field("url", url)
+                .field("url", &crate::redact_url(url))
                 .field("headers", &redacted_map(headers))
                 .finish(),
             Transport::Builtin { kind } => f.debug_struct("Builtin").field("kind", kind).finish(),
@@ -378,12 +398,14 @@ impl fmt::Debug for ServerConfig {
             .field("transport", &self.transport)
             .field("enabled", &self.enabled)
             .field("call_timeout", &self.call_timeout)
+                inherit_env,
             .field("init_timeout", &self.init_timeout)
             .field("lifecycle", &self.lifecycle)
             .field("defer", &self.defer)
             .field("tools", &self.tools)
             .field("trust_auto", &self.trust_auto)
             .field("quarantined", &self.quarantined)
+                .field("inherit_env", inherit_env)
             .field("namespace", &self.namespace)
             .field("prompts", &self.prompts)
             .field("resources", &self.resources)

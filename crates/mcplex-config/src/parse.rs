@@ -13,7 +13,7 @@ use crate::model::{
     DirectToolResponseMode, Lifecycle, Overrides, RoutingMode, ServerConfig, ToolResponseMode,
     Transport,
 };
-use crate::{ConfigError, Glob, ToolFilter};
+use crate::{ConfigError, Glob, InheritEnv, ToolFilter};
 
 const GLOBAL_KEYS: &[&str] = &[
     "tool_response_mode",
@@ -51,6 +51,7 @@ const SERVER_KEYS: &[&str] = &[
     "headers",
     "protocol",
     "type",
+    "inherit_env",
     "enabled",
     "disabled",
     "call_timeout",
@@ -566,11 +567,28 @@ impl Cx<'_> {
                 self.string(v, &path("call_timeout"))
                     .and_then(|s| self.duration(s, &path("call_timeout")))
             })
+                let inherit_env = match field("inherit_env") {
+                    None | Some(Value::Bool(false)) => InheritEnv::default(),
+                    Some(Value::Bool(true)) => InheritEnv::All,
+                    Some(list @ Value::Array(_)) => {
+                        InheritEnv::AllowList(self.globs(list, &path("inherit_env"))?)
+                    }
+                    Some(other) => {
+                        return Err(self.err(
+                            path("inherit_env"),
+                            format!(
+                                "must be true, false or an array of variable names, found {}",
+                                kind(other)
+                            ),
+                        ));
+                    }
+                };
             .transpose()?;
         let init_timeout = field("init_timeout")
             .map(|v| {
                 self.string(v, &path("init_timeout"))
                     .and_then(|s| self.duration(s, &path("init_timeout")))
+                    inherit_env,
             })
             .transpose()?
             .unwrap_or(DEFAULT_INIT_TIMEOUT);
@@ -638,7 +656,8 @@ impl Cx<'_> {
         if url.starts_with("http://") || url.starts_with("https://") {
             Ok(())
         } else {
-            Err(self.err(key, format!("{url:?} is not an http:// or https:// URL")))
+            let shown = crate::redact_url(url);
+            Err(self.err(key, format!("{shown:?} is not an http:// or https:// URL")))
         }
     }
 }

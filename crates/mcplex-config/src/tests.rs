@@ -395,3 +395,80 @@ fn namespace_and_prompt_and_resource_filters_are_read_and_checked() {
         warned.warnings
     );
 }
+
+#[test]
+fn inherit_env_is_read_and_a_wrong_value_is_refused() {
+    let inherit = |text: &str| match &ok(text).servers[0].transport {
+        Transport::Stdio { inherit_env, .. } => inherit_env.clone(),
+        other => panic!("not stdio: {other:?}"),
+    };
+    assert_eq!(
+        inherit(r#"{"mcpServers": {"s": {"command": "x"}}}"#),
+        crate::InheritEnv::default()
+    );
+    assert_eq!(
+        inherit(r#"{"mcpServers": {"s": {"command": "x", "inherit_env": true}}}"#),
+        crate::InheritEnv::All
+    );
+    let listed = inherit(r#"{"mcpServers": {"s": {"command": "x", "inherit_env": ["AWS_*"]}}}"#);
+    assert!(
+        matches!(&listed, crate::InheritEnv::AllowList(globs) if globs.len() == 1 && globs[0].matches("AWS_REGION")),
+        "{listed:?}"
+    );
+    let err = parse_config(
+        r#"{"mcpServers": {"s": {"command": "x", "inherit_env": "yes"}}}"#,
+        "cfg.json",
+        &Overrides::default(),
+    )
+    .expect_err("refused");
+    assert_eq!(err.key(), Some("mcpServers.s.inherit_env"));
+}
+
+#[test]
+fn a_url_in_a_refusal_or_in_debug_output_shows_no_credentials() {
+    let err = parse_config(
+        r#"{"mcpServers": {"s": {"url": "ftp://admin:hunter22@h/?key=k3y-value", "protocol": "http"}}}"#,
+        "cfg.json",
+        &Overrides::default(),
+    )
+    .expect_err("refused");
+    let message = err.to_string();
+    assert!(
+        !message.contains("hunter22") && !message.contains("k3y-value"),
+        "{message}"
+    );
+    let config = ok(r#"{"mcpServers": {"s": {"url": "http://admin:hunter22@h/?key=k3y-value"}}}"#);
+    let debug = format!("{config:?}");
+    assert!(
+        !debug.contains("hunter22") && !debug.contains("k3y-value"),
+        "{debug}"
+    );
+}
+
+#[test]
+fn listener_limits_default_safe_and_parse() {
+    use std::time::Duration;
+    let config = ok("{}");
+    assert_eq!(config.listener.header_read_timeout, Duration::from_secs(10));
+    assert_eq!(config.listener.idle_timeout, Duration::from_secs(60));
+    assert_eq!(config.listener.max_sessions, 1000);
+    let config = ok(r#"{
+        "http_header_read_timeout": "2s", "http_body_read_timeout": "3s",
+        "http_idle_timeout": "500ms", "max_connections": 64,
+        "session_idle_timeout": "5m", "max_sessions": 10
+    }"#);
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    assert_eq!(config.listener.header_read_timeout, Duration::from_secs(2));
+    assert_eq!(config.listener.body_read_timeout, Duration::from_secs(3));
+    assert_eq!(config.listener.idle_timeout, Duration::from_millis(500));
+    assert_eq!(config.listener.max_connections, 64);
+    assert_eq!(
+        config.listener.session_idle_timeout,
+        Duration::from_secs(300)
+    );
+    assert_eq!(config.listener.max_sessions, 10);
+    let zero = refused(r#"{"max_sessions": 0}"#);
+    assert!(zero.contains("max_sessions"), "{zero}");
+    let never = refused(r#"{"http_idle_timeout": "0s"}"#);
+    assert!(never.contains("http_idle_timeout"), "{never}");
+}

@@ -1,5 +1,6 @@
 //! The fixture over stateless streamable HTTP: each POST is answered with one JSON body.
-//! Notifications the fixture would send are dropped (there is no stream to carry them).
+//! Notifications the fixture would send are dropped (there is no stream to carry them). Or a
+//! server that refuses everyone and echoes what it was sent (a careless upstream's 401 page).
 
 use std::sync::Arc;
 
@@ -33,4 +34,22 @@ async fn handle(State(fixture): State<Arc<Fixture>>, body: axum::body::Bytes) ->
     let (out, _dropped) = mpsc::unbounded_channel();
     let response = fixture.request(message, &out).await;
     axum::Json(response).into_response()
+}
+
+/// Answers every request with 401 and a body that echoes the request line and every header, as
+/// careless servers do, so that tests can check the gateway never repeats what it is echoed.
+pub async fn serve_denying(listener: TcpListener) -> std::io::Result<()> {
+    let app = Router::new().fallback(deny_and_echo);
+    axum::serve(listener, app).await
+}
+
+async fn deny_and_echo(request: axum::extract::Request) -> Response {
+    let mut body = format!("unauthorized: {} {}", request.method(), request.uri());
+    for (name, value) in request.headers() {
+        body.push_str(&format!(
+            "; {name}={}",
+            String::from_utf8_lossy(value.as_bytes())
+        ));
+    }
+    (StatusCode::UNAUTHORIZED, body).into_response()
 }

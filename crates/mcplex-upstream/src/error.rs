@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use mcplex_config::Redactor;
 use serde_json::Value;
 
 /// Why a request to an upstream did not produce a result.
@@ -55,5 +56,93 @@ impl UpstreamError {
             | UpstreamError::Unavailable { server, .. }
             | UpstreamError::Transport { server, .. } => server,
         }
+    }
+}
+
+impl UpstreamError {
+    /// The same error with `redactor`'s secrets and every URL's credentials removed from its
+    /// text: the message and data of an upstream's own error (an upstream may echo a header or an
+    /// env value), transport and disconnect reasons (they name URLs).
+    pub fn redacted(self, redactor: &Redactor) -> UpstreamError {
+        match self {
+            UpstreamError::Rpc {
+                server,
+                code,
+                message,
+                data,
+            } => UpstreamError::Rpc {
+                server,
+                code,
+                message: redactor.redact(&message),
+                data: data.map(|mut data| {
+                    redact_strings(&mut data, redactor);
+                    data
+                }),
+            },
+            UpstreamError::Closed { server, reason } => UpstreamError::Closed {
+                server,
+                reason: redactor.redact(&reason),
+            },
+            UpstreamError::Unavailable { server, state } => UpstreamError::Unavailable {
+                server,
+                state: redactor.redact(&state),
+            },
+            UpstreamError::Transport { server, reason } => UpstreamError::Transport {
+                server,
+                reason: redactor.redact(&reason),
+            },
+            other @ (UpstreamError::Timeout { .. } | UpstreamError::Cancelled { .. }) => other,
+        }
+    }
+}
+
+/// Redacts every string (keys too) inside `value`.
+fn redact_strings(value: &mut Value, redactor: &Redactor) {
+    match value {
+        Value::String(text) => *text = redactor.redact(text),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redactor)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                redact_strings(&mut item, redactor);
+                map.insert(redactor.redact(&key), item);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_upstream_error_echoing_a_secret_is_redacted_to_the_last_string() {
+        let redactor = Redactor::of(["sk-live-123".to_owned()]);
+        let error = UpstreamError::Rpc {
+            server: "s".into(),
+            code: -32000,
+            message: "bad key sk-live-123".into(),
+            data: Some(Box::new(json!({"sk-live-123": ["was sk-live-123", 1]}))),
+        }
+        .redacted(&redactor);
+        let UpstreamError::Rpc { message, data, .. } = &error else {
+            panic!("kind kept")
+        };
+        assert_eq!(message, "bad key [redacted]");
+        assert_eq!(
+            data.as_deref(),
+            Some(&json!({"[redacted]": ["was [redacted]", 1]}))
+        );
+        let transport = UpstreamError::Transport {
+            server: "s".into(),
+            reason: "POST http://u:p@h/?k=v: refused".into(),
+        }
+        .redacted(&redactor);
+        assert_eq!(
+            transport.to_string(),
+            "server \"s\": POST http://[redacted]@h/?k=[redacted]: refused"
+        );
     }
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use mcplex_config::Redactor;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -38,9 +39,11 @@ struct Pending {
     relay: Option<Arc<dyn ClientRelay>>,
 }
 
-/// A live JSON-RPC session with one upstream.
+/// A live JSON-RPC session with one upstream. Every error it returns has the server's secrets
+/// redacted (an upstream may echo them; a transport error names the URL).
 pub struct RpcConnection {
     server: Arc<str>,
+    redactor: Arc<Redactor>,
     sender: Arc<dyn WireSend>,
     next_id: AtomicI64,
     pending: Arc<Mutex<HashMap<i64, Pending>>>,
@@ -57,6 +60,7 @@ impl RpcConnection {
     /// Starts reading `wire`. Notifications other than progress go to `notifications`.
     pub(crate) fn start(
         server: Arc<str>,
+        redactor: Arc<Redactor>,
         wire: Wire,
         notifications: mpsc::UnboundedSender<Value>,
     ) -> Arc<RpcConnection> {
@@ -67,6 +71,7 @@ impl RpcConnection {
         } = wire;
         let connection = Arc::new(RpcConnection {
             server: server.clone(),
+            redactor: redactor.clone(),
             sender: sender.clone(),
             next_id: AtomicI64::new(1),
             pending: Arc::new(Mutex::new(HashMap::new())),
@@ -81,7 +86,14 @@ impl RpcConnection {
                     () = closed.cancelled() => None,
                 };
                 let Some(message) = message else { break };
-                route(&server, &sender, &pending, &notifications, message);
+                route(
+                    &server,
+                    &redactor,
+                    &sender,
+                    &pending,
+                    &notifications,
+                    message,
+                );
             }
             closed.cancel();
             let orphans: Vec<Pending> = lock(&pending).drain().map(|(_, p)| p).collect();
@@ -126,11 +138,22 @@ impl RpcConnection {
         self.sender
             .send(message)
             .await
-            .map_err(|reason| self.transport(reason))
+            .map_err(|reason| self.transport(reason).redacted(&self.redactor))
     }
 
     /// Sends a request and waits for its raw `result`.
     pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Value, UpstreamError> {
+        self.exchange(method, params, options)
+            .await
+            .map_err(|e| e.redacted(&self.redactor))
+    }
+
+    async fn exchange(
         &self,
         method: &str,
         params: Option<Value>,
@@ -281,6 +304,7 @@ impl Drop for PendingGuard<'_> {
 
 fn route(
     server: &str,
+    redactor: &Arc<Redactor>,
     sender: &Arc<dyn WireSend>,
     pending: &Mutex<HashMap<i64, Pending>>,
     notifications: &mpsc::UnboundedSender<Value>,
@@ -332,7 +356,11 @@ fn route(
                     "notifications/message".to_owned(),
                     message.get("params").cloned().unwrap_or(Value::Null),
                 ),
-                None => tracing::debug!(server, "upstream log message outside a call: {message}"),
+                None => tracing::debug!(
+                    server,
+                    "upstream log message outside a call: {}",
+                    redactor.redact(&message.to_string())
+                ),
             }
         }
         (Some(_), None) => {
@@ -350,7 +378,7 @@ fn route(
             let params = message.get("params").cloned().unwrap_or(Value::Null);
             // Answered off the reader task: the client may take minutes (a person answering an
             // elicitation), and an HTTP answer may itself produce incoming messages.
-            let (sender, server) = (sender.clone(), server.to_owned());
+            let (sender, server, redactor) = (sender.clone(), server.to_owned(), redactor.clone());
             tokio::spawn(async move {
                 let outcome = match (method.as_str(), relay) {
                     ("ping", _) => Ok(json!({})),
@@ -364,6 +392,7 @@ fn route(
                     Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()}),
                 };
                 if let Err(e) = sender.send(answer).await {
+                    let e = redactor.redact(&e);
                     tracing::debug!(server, "cannot answer the server's {method}: {e}");
                 }
             });

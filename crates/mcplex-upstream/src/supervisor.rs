@@ -69,6 +69,8 @@ const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 struct ServerSlot {
     config: ServerConfig,
+    /// The server's secrets: every text about it (states, errors, logs) passes through this.
+    redactor: Arc<Redactor>,
     connection: RwLock<Option<Arc<RpcConnection>>>,
     /// For "not connected" errors: what the supervisor last knew.
     state: Mutex<String>,
@@ -136,6 +138,7 @@ impl Upstreams {
             }
             let slot = Arc::new(ServerSlot {
                 config: server.clone(),
+                redactor: Arc::new(Redactor::for_server(server)),
                 connection: RwLock::new(None),
                 state: Mutex::new("connecting".to_owned()),
                 stop: self.shutdown.child_token(),
@@ -258,7 +261,7 @@ async fn supervise(
         let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
         let init_timeout = slot.config.init_timeout;
         let opened = tokio::select! {
-            opened = tokio::time::timeout(init_timeout, connect(&slot.config, builtin.as_ref(), notifications_tx)) => opened,
+            opened = tokio::time::timeout(init_timeout, connect(&slot, builtin.as_ref(), notifications_tx)) => opened,
             () = shutdown.cancelled() => return,
         };
         let reason = match opened {
@@ -268,7 +271,7 @@ async fn supervise(
                     server = %name,
                     tools = tools.len(),
                     protocol = %handshake.protocol_version,
-                    upstream = %handshake.server_info,
+                    upstream = %slot.redactor.redact(&handshake.server_info.to_string()),
                     "upstream ready"
                 );
                 set_connection(&slot, Some(connection.clone()));
@@ -301,6 +304,9 @@ async fn supervise(
                 init_timeout.as_secs_f32()
             ),
         };
+        // The one place a server's last error is recorded: redacted here, it is redacted in
+        // the log, the status the API and `/readyz` show, and every "not connected" error.
+        let reason = slot.redactor.redact(&reason);
         failures = failures.saturating_add(1);
         let backoff = BACKOFF_FIRST
             .saturating_mul(2u32.saturating_pow(failures.min(16) - 1))
@@ -468,10 +474,12 @@ impl Drop for ShutdownOnDrop {
 type Opened = (Arc<RpcConnection>, lifecycle::Handshake, Vec<Value>, Offer);
 
 async fn connect(
-    config: &ServerConfig,
+    slot: &ServerSlot,
     builtin: Option<&BuiltinConnector>,
     notifications: mpsc::UnboundedSender<Value>,
 ) -> Result<Opened, String> {
+    let config = &slot.config;
+    let redactor = &slot.redactor;
     let server: Arc<str> = config.name.as_str().into();
     match &config.transport {
         Transport::Stdio {
@@ -479,27 +487,37 @@ async fn connect(
             args,
             env,
             working_dir,
+            inherit_env,
         } => {
             let spec = stdio::StdioSpec {
                 command,
                 args,
                 env,
                 working_dir: working_dir.as_ref(),
+                inherit_env,
             };
-            let wire = stdio::spawn(server.clone(), &spec, Redactor::for_server(config))?;
-            open_on(server, wire, config, notifications).await
+            let wire = stdio::spawn(server.clone(), &spec, redactor.clone())?;
+            open_on(server, redactor, wire, config, notifications).await
         }
         Transport::Http {
             url,
             headers,
             fallback_to_sse,
         } => {
-            let wire = http::open(server.clone(), url, headers)?;
-            match open_on(server.clone(), wire, config, notifications.clone()).await {
+            let wire = http::open(server.clone(), redactor.clone(), url, headers)?;
+            match open_on(
+                server.clone(),
+                redactor,
+                wire,
+                config,
+                notifications.clone(),
+            )
+            .await
+            {
                 Ok(opened) => Ok(opened),
                 Err(streamable) if *fallback_to_sse => {
-                    match sse::connect(server.clone(), url, headers).await {
-                        Ok(wire) => open_on(server, wire, config, notifications).await,
+                    match sse::connect(server.clone(), redactor.clone(), url, headers).await {
+                        Ok(wire) => open_on(server, redactor, wire, config, notifications).await,
                         Err(legacy) => Err(format!(
                             "streamable HTTP failed ({streamable}); legacy SSE failed too ({legacy})"
                         )),
@@ -509,17 +527,24 @@ async fn connect(
             }
         }
         Transport::Sse { url, headers } => {
-            let wire = sse::connect(server.clone(), url, headers).await?;
-            open_on(server, wire, config, notifications).await
+            let wire = sse::connect(server.clone(), redactor.clone(), url, headers).await?;
+            open_on(server, redactor, wire, config, notifications).await
         }
         Transport::Builtin { kind } => {
             let (reader, writer) = builtin
                 .and_then(|connect| connect(kind))
                 .ok_or_else(|| format!("no built-in server {kind:?}"))?;
             let closed = CancellationToken::new();
-            let (sender, incoming) = lines_wire(server.clone(), reader, writer, closed.clone());
+            let (sender, incoming) = lines_wire(
+                server.clone(),
+                redactor.clone(),
+                reader,
+                writer,
+                closed.clone(),
+            );
             open_on(
                 server,
+                redactor,
                 Wire {
                     sender,
                     incoming,
@@ -535,11 +560,12 @@ async fn connect(
 
 async fn open_on(
     server: Arc<str>,
+    redactor: &Arc<Redactor>,
     wire: Wire,
     config: &ServerConfig,
     notifications: mpsc::UnboundedSender<Value>,
 ) -> Result<Opened, String> {
-    let connection = RpcConnection::start(server, wire, notifications);
+    let connection = RpcConnection::start(server, redactor.clone(), wire, notifications);
     let guard = ShutdownOnDrop(Some(connection.clone()));
     let handshake = lifecycle::open(&connection, config.lifecycle)
         .await

@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mcplex_fixtures::{Fixture, FixtureOptions, load_corpus, serve_http, serve_lines};
+use mcplex_fixtures::{
+    Fixture, FixtureOptions, load_corpus, serve_denying, serve_http, serve_lines,
+};
 
 #[derive(Parser)]
 #[command(about = "An MCP server that misbehaves on demand (tests and benchmarks of mcplex)")]
@@ -47,6 +49,9 @@ struct Args {
     /// Serve stateless streamable HTTP on this address instead of stdio.
     #[arg(long)]
     http: Option<String>,
+    /// With --http: refuse every request with 401, echoing its target and headers in the body.
+    #[arg(long)]
+    deny_echo: bool,
 }
 
 #[tokio::main]
@@ -113,7 +118,12 @@ async fn main() -> ExitCode {
         if let Ok(local) = listener.local_addr() {
             eprintln!("mcplex-fixture: listening on http://{local}/mcp");
         }
-        return match serve_http(fixture, listener).await {
+        let served = if args.deny_echo {
+            serve_denying(listener).await
+        } else {
+            serve_http(fixture, listener).await
+        };
+        return match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("mcplex-fixture: {e}");

@@ -2,11 +2,14 @@
 //! whose events are fed to `incoming`. Legacy sessions (`Mcp-Session-Id`) are kept and ended
 //! with DELETE; a 404 on a session means it expired and the wire is closed (the supervisor then
 //! reconnects). For 2026-07-28 requests the `Mcp-Method` / `Mcp-Name` headers mirror the body.
+//! The URL is only ever shown redacted, and what the server answers is redacted before it is
+//! kept in an error (a server may echo the credential it refused).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::StreamExt;
+use mcplex_config::{Redactor, redact_url};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use sse_stream::SseStream;
@@ -57,8 +60,11 @@ pub(crate) fn client() -> Result<reqwest::Client, String> {
 
 struct HttpSender {
     server: Arc<str>,
+    redactor: Arc<Redactor>,
     client: reqwest::Client,
     url: String,
+    /// `url` as it may be shown: no user info, no query values.
+    shown_url: String,
     headers: HeaderMap,
     session: Mutex<Option<HeaderValue>>,
     protocol_version: Mutex<Option<HeaderValue>>,
@@ -71,6 +77,7 @@ struct HttpSender {
 /// Opens a streamable HTTP wire. Nothing is sent until the first message.
 pub(crate) fn open(
     server: Arc<str>,
+    redactor: Arc<Redactor>,
     url: &str,
     headers: &BTreeMap<String, String>,
 ) -> Result<Wire, String> {
@@ -78,8 +85,10 @@ pub(crate) fn open(
     let closed = CancellationToken::new();
     let sender = Arc::new(HttpSender {
         server,
+        redactor,
         client: client()?,
         url: url.to_owned(),
+        shown_url: redact_url(url),
         headers: header_map(headers)?,
         session: Mutex::new(None),
         protocol_version: Mutex::new(None),
@@ -138,7 +147,10 @@ impl HttpSender {
             .body(serde_json::to_vec(&message).map_err(|e| HttpFailure::Other(e.to_string()))?)
             .send()
             .await
-            .map_err(|e| HttpFailure::Other(format!("POST {}: {e}", self.url)))?;
+            .map_err(|e| {
+                let e = e.without_url();
+                HttpFailure::Other(format!("POST {}: {e}", self.shown_url))
+            })?;
         let status = response.status();
         if status == reqwest::StatusCode::NOT_FOUND && had_session {
             self.closed.cancel();
@@ -148,6 +160,7 @@ impl HttpSender {
         }
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
+            let body = self.redactor.redact(&body);
             return Err(HttpFailure::Status(status.as_u16(), snippet(&body, 300)));
         }
         if let Some(session) = response.headers().get(SESSION_HEADER) {
@@ -163,27 +176,24 @@ impl HttpSender {
             .unwrap_or_default()
             .to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") {
-            let (server, incoming, closed) = (
-                self.server.clone(),
-                self.incoming.clone(),
-                self.closed.clone(),
-            );
+            let (incoming, closed) = (self.incoming.clone(), self.closed.clone());
+            let stream = EventStream {
+                server: self.server.clone(),
+                redactor: self.redactor.clone(),
+            };
             tokio::spawn(read_event_stream(
-                server, response, incoming, closed, related,
+                stream, response, incoming, closed, related,
             ));
         } else {
-            let body = response
-                .bytes()
-                .await
-                .map_err(|e| HttpFailure::Other(format!("reading the answer: {e}")))?;
+            let body = response.bytes().await.map_err(|e| {
+                HttpFailure::Other(format!("reading the answer: {}", e.without_url()))
+            })?;
             if body.is_empty() {
                 return Ok(());
             }
             let value: Value = serde_json::from_slice(&body).map_err(|e| {
-                HttpFailure::Other(format!(
-                    "answer is not JSON ({e}): {}",
-                    snippet(&String::from_utf8_lossy(&body), 200)
-                ))
+                let body = self.redactor.redact(&String::from_utf8_lossy(&body));
+                HttpFailure::Other(format!("answer is not JSON ({e}): {}", snippet(&body, 200)))
             })?;
             push_messages(&self.incoming, value, related.as_ref()).await;
         }
@@ -212,12 +222,17 @@ impl HttpSender {
                         this.incoming.clone(),
                         this.closed.clone(),
                     );
-                    read_event_stream(server, response, incoming, closed, None).await;
+                    let stream = EventStream {
+                        server,
+                        redactor: this.redactor.clone(),
+                    };
+                    read_event_stream(stream, response, incoming, closed, None).await;
                 }
                 Ok(response) => {
                     tracing::debug!(server = %this.server, "no GET stream for notifications (HTTP {})", response.status())
                 }
                 Err(e) => {
+                    let e = e.without_url();
                     tracing::debug!(server = %this.server, "no GET stream for notifications: {e}")
                 }
             }
@@ -225,10 +240,16 @@ impl HttpSender {
     }
 }
 
+/// Whose event stream is read, for its log lines.
+pub(crate) struct EventStream {
+    pub server: Arc<str>,
+    pub redactor: Arc<Redactor>,
+}
+
 /// Feeds every `data:` of an SSE response into `incoming` until the stream ends. `related` is
 /// the id of the request whose answer this stream carries (none for the GET stream).
 pub(crate) async fn read_event_stream(
-    server: Arc<str>,
+    stream: EventStream,
     response: reqwest::Response,
     incoming: mpsc::Sender<Value>,
     closed: CancellationToken,
@@ -248,12 +269,14 @@ pub(crate) async fn read_event_stream(
                 match serde_json::from_str::<Value>(&data) {
                     Ok(value) => push_messages(&incoming, value, related.as_ref()).await,
                     Err(e) => {
-                        tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
+                        let data = stream.redactor.redact(&data);
+                        tracing::warn!(server = %stream.server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
                     }
                 }
             }
             Some(Err(e)) => {
-                tracing::debug!(server = %server, "event stream broke: {e:?}");
+                let e = stream.redactor.redact(&format!("{e:?}"));
+                tracing::debug!(server = %stream.server, "event stream broke: {e}");
                 return;
             }
             None => return,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use mcplex_config::Redactor;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, mpsc};
@@ -47,10 +48,12 @@ impl WireSend for LinesSender {
     }
 }
 
-/// Starts reading `reader` line by line. Lines that are not JSON are reported and skipped; the
-/// end of the stream cancels `closed`.
+/// Starts reading `reader` line by line. Lines that are not JSON are reported (with `redactor`'s
+/// secrets removed: a server may print its env on stdout) and skipped; the end of the stream
+/// cancels `closed`.
 pub(crate) fn lines_wire(
     server: Arc<str>,
+    redactor: Arc<Redactor>,
     reader: impl AsyncRead + Send + Unpin + 'static,
     writer: impl AsyncWrite + Send + Unpin + 'static,
     closed: CancellationToken,
@@ -80,7 +83,7 @@ pub(crate) fn lines_wire(
                                 break;
                             }
                         }
-                        Err(e) => garbage.report(&server, &e, trimmed),
+                        Err(e) => garbage.report(&server, &e, &redactor.redact(trimmed)),
                     }
                 }
                 Ok(None) => {

@@ -1,11 +1,14 @@
 //! Legacy HTTP+SSE upstreams (protocol 2024-11-05): a GET event stream whose first `endpoint`
-//! event names the URL to POST messages to; every answer arrives on the event stream.
+//! event names the URL to POST messages to; every answer arrives on the event stream. URLs are
+//! shown redacted (the announced endpoint carries a session id), answers redacted before they are
+//! kept in an error.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use mcplex_config::{Redactor, redact_url};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 use sse_stream::SseStream;
@@ -20,7 +23,10 @@ const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
 
 struct SseSender {
     client: reqwest::Client,
+    redactor: Arc<Redactor>,
     endpoint: reqwest::Url,
+    /// `endpoint` as it may be shown.
+    shown_endpoint: String,
     headers: HeaderMap,
     closed: CancellationToken,
 }
@@ -28,23 +34,28 @@ struct SseSender {
 /// Connects the event stream and waits for the `endpoint` event.
 pub(crate) async fn connect(
     server: Arc<str>,
+    redactor: Arc<Redactor>,
     url: &str,
     headers: &BTreeMap<String, String>,
 ) -> Result<Wire, String> {
     let client = client()?;
     let headers = header_map(headers)?;
-    let base = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    let shown = redact_url(url);
+    let base = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {shown:?}: {e}"))?;
     let response = client
         .get(base.clone())
         .headers(headers.clone())
         .header(ACCEPT, "text/event-stream")
         .send()
         .await
-        .map_err(|e| format!("GET {url}: {e}"))?;
+        .map_err(|e| format!("GET {shown}: {}", e.without_url()))?;
     if !response.status().is_success() {
         let status = response.status();
-        let body = response.text().await.unwrap_or_default();
-        return Err(format!("GET {url}: HTTP {status}: {}", snippet(&body, 300)));
+        let body = redactor.redact(&response.text().await.unwrap_or_default());
+        return Err(format!(
+            "GET {shown}: HTTP {status}: {}",
+            snippet(&body, 300)
+        ));
     }
     let mut events = SseStream::from_bytes_stream(response.bytes_stream());
     let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, async {
@@ -54,7 +65,7 @@ pub(crate) async fn connect(
                 let data = event.data.unwrap_or_default();
                 return base
                     .join(data.trim())
-                    .map_err(|e| format!("bad endpoint {data:?}: {e}"));
+                    .map_err(|e| format!("bad endpoint {:?}: {e}", redactor.redact(&data)));
             }
         }
         Err("the event stream ended before announcing an endpoint".to_owned())
@@ -65,7 +76,7 @@ pub(crate) async fn connect(
     let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
     let closed = CancellationToken::new();
     {
-        let closed = closed.clone();
+        let (closed, redactor) = (closed.clone(), redactor.clone());
         tokio::spawn(async move {
             loop {
                 let event = tokio::select! {
@@ -80,13 +91,15 @@ pub(crate) async fn connect(
                         match serde_json::from_str::<Value>(&data) {
                             Ok(value) => push_messages(&incoming_tx, value, None).await,
                             Err(e) => {
+                                let data = redactor.redact(&data);
                                 tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
                             }
                         }
                     }
                     Some(Ok(_)) => {}
                     Some(Err(e)) => {
-                        tracing::warn!(server = %server, "event stream broke: {e:?}");
+                        let e = redactor.redact(&format!("{e:?}"));
+                        tracing::warn!(server = %server, "event stream broke: {e}");
                         break;
                     }
                     None => break,
@@ -97,6 +110,8 @@ pub(crate) async fn connect(
     }
     let sender = Arc::new(SseSender {
         client,
+        redactor,
+        shown_endpoint: redact_url(endpoint.as_str()),
         endpoint,
         headers,
         closed: closed.clone(),
@@ -120,15 +135,17 @@ impl WireSend for SseSender {
                 .body(body)
                 .send()
                 .await
-                .map_err(|e| format!("POST {}: {e}", self.endpoint))?;
+                .map_err(|e| format!("POST {}: {}", self.shown_endpoint, e.without_url()))?;
             if response.status().is_success() {
                 Ok(())
             } else {
                 let status = response.status();
-                let body = response.text().await.unwrap_or_default();
+                let body = self
+                    .redactor
+                    .redact(&response.text().await.unwrap_or_default());
                 Err(format!(
                     "POST {}: HTTP {status}: {}",
-                    self.endpoint,
+                    self.shown_endpoint,
                     snippet(&body, 300)
                 ))
             }

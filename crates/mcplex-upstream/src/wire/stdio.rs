@@ -1,7 +1,8 @@
 //! Upstreams that are child processes. Each child runs in its own process group (npx and uvx
 //! fork grandchildren that a plain kill of the child would orphan); shutdown sends SIGTERM to the
 //! whole group, waits briefly, then SIGKILLs what is left. The child's stderr becomes log lines
-//! with configured secrets redacted. Stdout carries only JSON-RPC.
+//! with configured secrets redacted. Stdout carries only JSON-RPC. The child gets the allow-listed
+//! part of the gateway's environment (`environment.rs`) and its own `env`, nothing else.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcplex_config::Redactor;
+use mcplex_config::{InheritEnv, Redactor};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -28,17 +29,23 @@ pub(crate) struct StdioSpec<'a> {
     pub args: &'a [String],
     pub env: &'a BTreeMap<String, String>,
     pub working_dir: Option<&'a PathBuf>,
+    pub inherit_env: &'a InheritEnv,
 }
 
 /// Spawns the server and returns its wire.
 pub(crate) fn spawn(
     server: Arc<str>,
     spec: &StdioSpec<'_>,
-    redactor: Redactor,
+    redactor: Arc<Redactor>,
 ) -> Result<Wire, String> {
     let mut command = tokio::process::Command::new(spec.command);
     command
         .args(spec.args)
+        .env_clear()
+        .envs(super::environment::inherited(
+            std::env::vars_os(),
+            spec.inherit_env,
+        ))
         .envs(spec.env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -62,7 +69,7 @@ pub(crate) fn spawn(
     let closed = CancellationToken::new();
     let exited = CancellationToken::new();
     {
-        let server = server.clone();
+        let (server, redactor) = (server.clone(), redactor.clone());
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -81,7 +88,7 @@ pub(crate) fn spawn(
             closed.cancel();
         });
     }
-    let (lines, incoming) = lines_wire(server, stdout, stdin, closed.clone());
+    let (lines, incoming) = lines_wire(server, redactor, stdout, stdin, closed.clone());
     let sender = Arc::new(StdioSender {
         lines,
         group: ProcessGroup {

@@ -1,0 +1,125 @@
+//! The environment a stdio upstream starts with. Not the gateway's: an upstream (a quarantined,
+//! unreviewed one too) must not see the gateway's cloud credentials, tokens or `MCPLEX_*`
+//! settings. It gets the small allow-list below, what its server's `inherit_env` adds, and its
+//! own configured `env` on top.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+
+use mcplex_config::InheritEnv;
+
+/// Variables every stdio upstream inherits, each because something ordinary needs it to start.
+/// None of them is a credential. Left out on purpose: proxies (`HTTPS_PROXY` & co. may carry
+/// `user:password@`), `NODE_*`/`NPM_CONFIG_*` (`NODE_AUTH_TOKEN`, `npm_config__authToken`),
+/// `UV_*`/`PIP_*` (index URLs with credentials), `XDG_SESSION_COOKIE`-like session secrets.
+/// A server that needs one lists it in `inherit_env`.
+pub(crate) const ALLOWED: &[&str] = &[
+    // Finding the command and what it runs (npx → node, uvx → python).
+    "PATH",
+    // npm's and uv's caches and config live under it; `~` in paths.
+    "HOME",
+    // Who runs the process; some runtimes derive per-user paths from them.
+    "USER",
+    "LOGNAME",
+    // npm runs package scripts through it.
+    "SHELL",
+    // Text encoding and locale (Python's stdio encoding follows them).
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    // The local time zone (mcp-server-time's default zone).
+    "TZ",
+    // Where temporary files go.
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    // Some CLIs read it to decide on colour or line editing.
+    "TERM",
+    // Where caches (uv, npm, pip), config and runtime sockets live; paths only.
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    // Extra CA certificates (file paths, public data): downloads through a TLS-inspecting proxy.
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+];
+
+/// The variables of `gateway` (the gateway's environment) that a child with `inherit` gets.
+/// The server's own `env` is not included: the caller sets it on top.
+pub(crate) fn inherited(
+    gateway: impl IntoIterator<Item = (OsString, OsString)>,
+    inherit: &InheritEnv,
+) -> BTreeMap<OsString, OsString> {
+    gateway
+        .into_iter()
+        .filter(|(name, _)| {
+            let Some(name) = name.to_str() else {
+                return false;
+            };
+            match inherit {
+                InheritEnv::All => true,
+                InheritEnv::AllowList(extra) => {
+                    ALLOWED.iter().any(|allowed| matches(allowed, name))
+                        || extra.iter().any(|glob| glob.matches(name))
+                }
+            }
+        })
+        .collect()
+}
+
+/// `name` is `allowed`, or starts with its prefix when `allowed` ends in `*`.
+fn matches(allowed: &str, name: &str) -> bool {
+    match allowed.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => allowed == name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcplex_config::Glob;
+
+    fn gateway() -> Vec<(OsString, OsString)> {
+        [
+            ("PATH", "/bin"),
+            ("HOME", "/home/me"),
+            ("LC_ALL", "C.UTF-8"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("AWS_REGION", "eu"),
+            ("MCPLEX_LOG", "debug"),
+            ("GITHUB_TOKEN", "ghp"),
+            ("HTTPS_PROXY", "http://u:p@proxy"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect()
+    }
+
+    fn names(env: &BTreeMap<OsString, OsString>) -> Vec<&str> {
+        env.keys().filter_map(|k| k.to_str()).collect()
+    }
+
+    #[test]
+    fn only_the_allow_list_passes_by_default() {
+        let env = inherited(gateway(), &InheritEnv::default());
+        assert_eq!(names(&env), ["HOME", "LC_ALL", "PATH"]);
+    }
+
+    #[test]
+    fn inherit_env_adds_names_and_globs_or_everything() {
+        let extra = InheritEnv::AllowList(vec![Glob::new("AWS_REGION"), Glob::new("*_PROXY")]);
+        let env = inherited(gateway(), &extra);
+        assert_eq!(
+            names(&env),
+            ["AWS_REGION", "HOME", "HTTPS_PROXY", "LC_ALL", "PATH"]
+        );
+        assert_eq!(
+            inherited(gateway(), &InheritEnv::All).len(),
+            gateway().len()
+        );
+    }
+}
