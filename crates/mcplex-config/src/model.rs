@@ -219,6 +219,8 @@ pub enum Transport {
         args: Vec<String>,
         env: BTreeMap<String, String>,
         working_dir: Option<PathBuf>,
+        /// Which variables of the gateway's own environment the process gets besides `env`.
+        inherit_env: InheritEnv,
     },
     /// Streamable HTTP (`protocol: "http"`), or with `fallback_to_sse` the `auto` behaviour.
     Http {
@@ -233,6 +235,23 @@ pub enum Transport {
     },
     /// A server compiled into the gateway (the `--demo` fleet); never read from a file.
     Builtin { kind: String },
+}
+
+/// `inherit_env`: which variables of the gateway's environment a stdio server inherits. Always
+/// the small allow-list the upstream crate documents (`PATH`, `HOME`, locale, temp dirs, ...);
+/// the server's own `env` is added on top.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InheritEnv {
+    /// The allow-list plus the variables these names or globs match (`false` or absent: none).
+    AllowList(Vec<crate::Glob>),
+    /// `true`: the gateway's whole environment, credentials and all.
+    All,
+}
+
+impl Default for InheritEnv {
+    fn default() -> InheritEnv {
+        InheritEnv::AllowList(Vec::new())
+    }
 }
 
 /// One upstream server.
@@ -253,8 +272,6 @@ pub struct ServerConfig {
     pub init_timeout: Duration,
     pub lifecycle: Lifecycle,
     /// `"trust": "auto"`: tools this server adds later are approved on first sight (a changed
-        /// Which variables of the gateway's own environment the process gets besides `env`.
-        inherit_env: InheritEnv,
     /// definition still waits for approval).
     pub trust_auto: bool,
     /// `"quarantined": true`: when first recorded, the server starts quarantined.
@@ -271,23 +288,6 @@ pub struct ServerConfig {
 impl ServerConfig {
     /// A server with every per-server setting at its default.
     pub fn new(name: impl Into<String>, transport: Transport) -> ServerConfig {
-/// `inherit_env`: which variables of the gateway's environment a stdio server inherits. Always
-/// the small allow-list the upstream crate documents (`PATH`, `HOME`, locale, temp dirs, ...);
-/// the server's own `env` is added on top.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InheritEnv {
-    /// The allow-list plus the variables these names or globs match (`false` or absent: none).
-    AllowList(Vec<crate::Glob>),
-    /// `true`: the gateway's whole environment, credentials and all.
-    All,
-}
-
-impl Default for InheritEnv {
-    fn default() -> InheritEnv {
-        InheritEnv::AllowList(Vec::new())
-    }
-}
-
         ServerConfig {
             name: name.into(),
             transport,
@@ -364,12 +364,14 @@ impl fmt::Debug for Transport {
                 args,
                 env,
                 working_dir,
+                inherit_env,
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env", &redacted_map(env))
                 .field("working_dir", working_dir)
+                .field("inherit_env", inherit_env)
                 .finish(),
             Transport::Http {
                 url,
@@ -398,14 +400,12 @@ impl fmt::Debug for ServerConfig {
             .field("transport", &self.transport)
             .field("enabled", &self.enabled)
             .field("call_timeout", &self.call_timeout)
-                inherit_env,
             .field("init_timeout", &self.init_timeout)
             .field("lifecycle", &self.lifecycle)
             .field("defer", &self.defer)
             .field("tools", &self.tools)
             .field("trust_auto", &self.trust_auto)
             .field("quarantined", &self.quarantined)
-                .field("inherit_env", inherit_env)
             .field("namespace", &self.namespace)
             .field("prompts", &self.prompts)
             .field("resources", &self.resources)

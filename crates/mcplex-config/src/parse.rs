@@ -45,13 +45,13 @@ const SERVER_KEYS: &[&str] = &[
     "command",
     "args",
     "env",
+    "inherit_env",
     "working_dir",
     "cwd",
     "url",
     "headers",
     "protocol",
     "type",
-    "inherit_env",
     "enabled",
     "disabled",
     "call_timeout",
@@ -520,11 +520,28 @@ impl Cx<'_> {
                     (None, Some(v)) => Some(PathBuf::from(self.string(v, &path("cwd"))?)),
                     (None, None) => None,
                 };
+                let inherit_env = match field("inherit_env") {
+                    None | Some(Value::Bool(false)) => InheritEnv::default(),
+                    Some(Value::Bool(true)) => InheritEnv::All,
+                    Some(list @ Value::Array(_)) => {
+                        InheritEnv::AllowList(self.globs(list, &path("inherit_env"))?)
+                    }
+                    Some(other) => {
+                        return Err(self.err(
+                            path("inherit_env"),
+                            format!(
+                                "must be true, false or an array of variable names, found {}",
+                                kind(other)
+                            ),
+                        ));
+                    }
+                };
                 Transport::Stdio {
                     command: command.to_owned(),
                     args,
                     env,
                     working_dir,
+                    inherit_env,
                 }
             }
             ("http" | "streamable-http" | "streamableHttp" | "auto", None, Some(url)) => {
@@ -567,28 +584,11 @@ impl Cx<'_> {
                 self.string(v, &path("call_timeout"))
                     .and_then(|s| self.duration(s, &path("call_timeout")))
             })
-                let inherit_env = match field("inherit_env") {
-                    None | Some(Value::Bool(false)) => InheritEnv::default(),
-                    Some(Value::Bool(true)) => InheritEnv::All,
-                    Some(list @ Value::Array(_)) => {
-                        InheritEnv::AllowList(self.globs(list, &path("inherit_env"))?)
-                    }
-                    Some(other) => {
-                        return Err(self.err(
-                            path("inherit_env"),
-                            format!(
-                                "must be true, false or an array of variable names, found {}",
-                                kind(other)
-                            ),
-                        ));
-                    }
-                };
             .transpose()?;
         let init_timeout = field("init_timeout")
             .map(|v| {
                 self.string(v, &path("init_timeout"))
                     .and_then(|s| self.duration(s, &path("init_timeout")))
-                    inherit_env,
             })
             .transpose()?
             .unwrap_or(DEFAULT_INIT_TIMEOUT);
