@@ -256,6 +256,16 @@ pub enum BenchCommand {
         #[arg(long, default_value = "target/bench/code.json")]
         out: PathBuf,
     },
+    /// How long a write to the store takes to be enforced by every running gateway
+    /// (revocation and approval, p50/p99), with N replicas on one SQLite store.
+    Control {
+        #[arg(long, default_value_t = 2)]
+        replicas: usize,
+        #[arg(long, default_value_t = 100)]
+        rounds: usize,
+        #[arg(long, default_value = "target/bench/control.json")]
+        out: PathBuf,
+    },
     /// N concurrent sessions × M calls against a gateway process: throughput, latency, lost and
     /// wrong responses, and the gateway's memory (idle, per session; with --soak, over time).
     Load {

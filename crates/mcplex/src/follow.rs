@@ -26,7 +26,7 @@ use crate::auth::Access;
 
 /// How often the generation is read: a write is in force on every gateway within this (plus a
 /// reload), well inside the 1 s the control plane promises. One indexed row read per tick.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(200);
+pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How often the registration is refreshed; the CLI treats a gateway whose heartbeat is older
 /// than [`mcplex_state::INSTANCE_STALE_AFTER_SECS`] as gone.

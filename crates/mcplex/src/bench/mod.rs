@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod code;
+pub mod control;
 pub mod load;
 pub mod overhead;
 pub mod retrieval;

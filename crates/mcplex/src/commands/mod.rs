@@ -111,6 +111,14 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         } => crate::bench::code::run(repeats, &out).await,
         Command::Bench {
             command:
+                BenchCommand::Control {
+                    replicas,
+                    rounds,
+                    out,
+                },
+        } => crate::bench::control::run(replicas, rounds, &out).await,
+        Command::Bench {
+            command:
                 BenchCommand::Load {
                     sessions,
                     calls,

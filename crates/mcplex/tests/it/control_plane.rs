@@ -15,7 +15,7 @@ use crate::harness::{
 };
 
 /// How long a write may take to be in force everywhere. The gateway polls its store every
-/// 200 ms; the margin is for a loaded test machine (`mcplex bench` measures the real figure).
+/// 100 ms; the margin is for a loaded test machine (`mcplex bench` measures the real figure).
 const FOLLOW_LIMIT: Duration = Duration::from_secs(3);
 
 /// How the listen address reaches `mcplex serve`.
