@@ -4,6 +4,7 @@
 
 mod calls;
 mod cli;
+mod cluster;
 mod code;
 mod conformance;
 mod control_plane;
