@@ -57,6 +57,21 @@ impl Cx<'_> {
         }
     }
 
+    pub(crate) fn store(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<Option<crate::StoreUrl>, ConfigError> {
+        match root.get("store") {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => {
+                let text = self.string(value, "store")?;
+                crate::StoreUrl::parse(&text)
+                    .map(Some)
+                    .map_err(|why| self.err("store", &why))
+            }
+        }
+    }
+
     pub(crate) fn http_security(
         &self,
         root: &Map<String, Value>,

@@ -22,7 +22,7 @@ pub use glob::{Glob, ToolFilter};
 pub use model::{
     AuditSettings, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN,
     DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv, Lifecycle, Overrides,
-    RoutingMode, ServerConfig, ToolResponseMode, Transport,
+    RoutingMode, ServerConfig, StoreUrl, ToolResponseMode, Transport,
 };
 pub use parse::parse_config;
 pub use redact::{REDACTED, Redactor};

@@ -38,8 +38,12 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// Where approvals, tokens and the API key live; `None`: `~/.mcplex`.
     pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL store that several gateways share; `None`: SQLite in `data_dir`.
+    pub store: Option<StoreUrl>,
     /// Host/Origin checks, authentication requirement and body limit of the HTTP listener.
     pub http: crate::HttpSecurity,
+    /// Timeouts and caps of the HTTP listener and its sessions.
+    pub listener: ListenerLimits,
     /// Named server subsets served at `/mcp/p/<name>`.
     pub profiles: Vec<crate::Profile>,
     /// Limits of the code_execution surface.
@@ -65,7 +69,9 @@ impl Config {
             search_model: None,
             servers,
             data_dir: None,
+            store: None,
             http: crate::HttpSecurity::default(),
+            listener: ListenerLimits::default(),
             profiles: Vec::new(),
             code: CodeLimits::default(),
             audit: AuditSettings::default(),
@@ -119,6 +125,37 @@ impl Default for AuditSettings {
         AuditSettings {
             retention_days: 30,
             arguments: false,
+        }
+    }
+}
+
+/// How long the HTTP listener waits on a client and how many it holds (`http_*_timeout`,
+/// `max_connections`, `session_idle_timeout`, `max_sessions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListenerLimits {
+    /// A request's head must arrive whole within this, counted from its first byte.
+    pub header_read_timeout: Duration,
+    /// A request's body must arrive whole within this, counted from its head.
+    pub body_read_timeout: Duration,
+    /// A connection with no request in flight is closed after this.
+    pub idle_timeout: Duration,
+    /// Open connections; past it the oldest idle one is closed, or the newcomer gets 503.
+    pub max_connections: usize,
+    /// A session with no request or stream open for this long is ended.
+    pub session_idle_timeout: Duration,
+    /// Open sessions over all MCP routes; past it `initialize` gets 503.
+    pub max_sessions: usize,
+}
+
+impl Default for ListenerLimits {
+    fn default() -> ListenerLimits {
+        ListenerLimits {
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 512,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 1000,
         }
     }
 }
@@ -350,6 +387,34 @@ pub struct Overrides {
     pub direct_tool_response_mode: Option<String>,
     pub tool_response_mode: Option<String>,
     pub data_dir: Option<PathBuf>,
+    pub store: Option<String>,
+}
+
+/// A `postgres://` URL: it may carry a password, so it is shown only redacted.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreUrl(String);
+
+impl StoreUrl {
+    /// `postgres://…` or `postgresql://…`; anything else is refused with the reason.
+    pub fn parse(url: &str) -> Result<StoreUrl, String> {
+        let url = url.trim();
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(StoreUrl(url.to_owned()))
+        } else {
+            Err("must be a postgres:// URL (without it, the store is SQLite in data_dir)".into())
+        }
+    }
+
+    /// The URL itself, password included: for connecting, never for showing.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::redact_url(&self.0))
+    }
 }
 
 fn redacted_map(map: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {

@@ -13,7 +13,7 @@ use crate::model::{
     DirectToolResponseMode, Lifecycle, Overrides, RoutingMode, ServerConfig, ToolResponseMode,
     Transport,
 };
-use crate::{ConfigError, Glob, InheritEnv, ToolFilter};
+use crate::{ConfigError, Glob, InheritEnv, StoreUrl, ToolFilter};
 
 const GLOBAL_KEYS: &[&str] = &[
     "tool_response_mode",
@@ -27,6 +27,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "instructions",
     "mcpServers",
     "data_dir",
+    "store",
     "trusted_hosts",
     "require_auth",
     "max_body_bytes",
@@ -37,6 +38,12 @@ const GLOBAL_KEYS: &[&str] = &[
     "code_execution_max_concurrent_per_caller",
     "audit_retention_days",
     "audit_arguments",
+    "http_header_read_timeout",
+    "http_body_read_timeout",
+    "http_idle_timeout",
+    "max_connections",
+    "session_idle_timeout",
+    "max_sessions",
 ];
 const SERVER_KEYS: &[&str] = &[
     "defer",
@@ -183,10 +190,15 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         Some(dir) => Some(dir.clone()),
         None => cx.data_dir(&root)?,
     };
+    let store = match &overrides.store {
+        Some(url) => Some(StoreUrl::parse(url).map_err(|why| cx.err("store", &why))?),
+        None => cx.store(&root)?,
+    };
     let http = cx.http_security(&root)?;
     let profiles = cx.profiles(&root, &servers, &mut warnings)?;
     let code = cx.code_limits(&root)?;
     let audit = cx.audit(&root)?;
+    let listener = cx.listener_limits(&root)?;
     Ok(Config {
         listen,
         call_timeout,
@@ -199,12 +211,53 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         search_model,
         servers,
         data_dir,
+        store,
         http,
         profiles,
         code,
         audit,
+        listener,
         warnings,
     })
+}
+
+impl Cx<'_> {
+    /// `http_header_read_timeout`, `http_body_read_timeout`, `http_idle_timeout`,
+    /// `max_connections`, `session_idle_timeout` and `max_sessions`.
+    fn listener_limits(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<crate::model::ListenerLimits, ConfigError> {
+        let mut limits = crate::model::ListenerLimits::default();
+        for (key, slot) in [
+            ("http_header_read_timeout", &mut limits.header_read_timeout),
+            ("http_body_read_timeout", &mut limits.body_read_timeout),
+            ("http_idle_timeout", &mut limits.idle_timeout),
+            ("session_idle_timeout", &mut limits.session_idle_timeout),
+        ] {
+            if let Some(value) = root.get(key).filter(|v| !v.is_null()) {
+                *slot = self.duration(self.string(value, key)?, key)?;
+            }
+        }
+        for (key, slot) in [
+            ("max_connections", &mut limits.max_connections),
+            ("max_sessions", &mut limits.max_sessions),
+        ] {
+            if let Some(value) = root.get(key).filter(|v| !v.is_null()) {
+                *slot = value
+                    .as_u64()
+                    .filter(|n| *n >= 1)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| {
+                        self.err(
+                            key,
+                            format!("must be a whole number, at least 1, found {value}"),
+                        )
+                    })?;
+            }
+        }
+        Ok(limits)
+    }
 }
 
 pub(crate) fn warn_unknown(

@@ -144,6 +144,7 @@ fn overrides_win_over_the_file() {
         direct_tool_response_mode: Some("deferred".into()),
         tool_response_mode: None,
         data_dir: None,
+        store: None,
     };
     let config = parse_config(
         r#"{"listen": "127.0.0.1:1", "call_timeout": "1s", "direct_tool_response_mode": "full"}"#,
@@ -443,4 +444,68 @@ fn a_url_in_a_refusal_or_in_debug_output_shows_no_credentials() {
         !debug.contains("hunter22") && !debug.contains("k3y-value"),
         "{debug}"
     );
+}
+
+#[test]
+fn listener_limits_default_safe_and_parse() {
+    use std::time::Duration;
+    let config = ok("{}");
+    assert_eq!(config.listener.header_read_timeout, Duration::from_secs(10));
+    assert_eq!(config.listener.idle_timeout, Duration::from_secs(60));
+    assert_eq!(config.listener.max_sessions, 1000);
+    let config = ok(r#"{
+        "http_header_read_timeout": "2s", "http_body_read_timeout": "3s",
+        "http_idle_timeout": "500ms", "max_connections": 64,
+        "session_idle_timeout": "5m", "max_sessions": 10
+    }"#);
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    assert_eq!(config.listener.header_read_timeout, Duration::from_secs(2));
+    assert_eq!(config.listener.body_read_timeout, Duration::from_secs(3));
+    assert_eq!(config.listener.idle_timeout, Duration::from_millis(500));
+    assert_eq!(config.listener.max_connections, 64);
+    assert_eq!(
+        config.listener.session_idle_timeout,
+        Duration::from_secs(300)
+    );
+    assert_eq!(config.listener.max_sessions, 10);
+    let zero = refused(r#"{"max_sessions": 0}"#);
+    assert!(zero.contains("max_sessions"), "{zero}");
+    let never = refused(r#"{"http_idle_timeout": "0s"}"#);
+    assert!(never.contains("http_idle_timeout"), "{never}");
+}
+
+#[test]
+fn a_postgres_store_is_read_shown_redacted_and_anything_else_refused() {
+    let config = parse_config(
+        r#"{"store": "postgres://mcplex:s3cret@db.internal:5432/mcplex"}"#,
+        "c.json",
+        &Overrides::default(),
+    )
+    .expect("valid");
+    let store = config.store.as_ref().expect("store");
+    assert_eq!(
+        store.expose(),
+        "postgres://mcplex:s3cret@db.internal:5432/mcplex"
+    );
+    assert!(
+        !format!("{config:?}").contains("s3cret"),
+        "the password never shows in Debug"
+    );
+    let flag = Overrides {
+        store: Some("postgresql://other@h/db".into()),
+        ..Overrides::default()
+    };
+    let config = parse_config(r#"{"store": "postgres://x@y/z"}"#, "c.json", &flag).expect("valid");
+    assert_eq!(
+        config.store.as_ref().map(crate::StoreUrl::expose),
+        Some("postgresql://other@h/db"),
+        "the flag or MCPLEX_STORE wins over the file"
+    );
+    let error = parse_config(
+        r#"{"store": "/var/lib/mcplex"}"#,
+        "c.json",
+        &Overrides::default(),
+    )
+    .expect_err("not a URL");
+    assert!(error.to_string().contains("store"), "{error}");
 }

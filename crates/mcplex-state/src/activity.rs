@@ -1,8 +1,7 @@
 //! The audit log: one row per tool call (who, what, outcome, time, sizes), kept for a retention
 //! period. Argument values are stored only when the operator enabled it.
 
-use rusqlite::params;
-
+use crate::sql::{Mode, Param};
 use crate::{StateError, Store};
 
 /// One call, as stored.
@@ -33,62 +32,62 @@ pub struct ActivityQuery {
 impl Store {
     /// Appends `rows` in one transaction and drops rows older than `keep_after_ms`.
     pub fn record_activity(&self, rows: &[Activity], keep_after_ms: i64) -> Result<(), StateError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        {
-            let mut insert = tx.prepare(
-                "INSERT INTO activity (at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )?;
+        self.db.transaction(Mode::Write, |tx| {
             for row in rows {
-                insert.execute(params![
-                    row.at_ms,
-                    row.request_id,
-                    row.token,
-                    row.tool,
-                    row.status,
-                    row.duration_us,
-                    row.request_bytes,
-                    row.response_bytes,
-                    row.arguments
-                ])?;
+                tx.execute(
+                    "INSERT INTO activity (at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    &[
+                        Param::Int(row.at_ms),
+                        Param::Text(&row.request_id),
+                        Param::OptText(row.token.as_deref()),
+                        Param::Text(&row.tool),
+                        Param::Text(&row.status),
+                        Param::Int(row.duration_us),
+                        Param::Int(row.request_bytes),
+                        Param::Int(row.response_bytes),
+                        Param::OptText(row.arguments.as_deref()),
+                    ],
+                )?;
             }
-        }
-        tx.execute(
-            "DELETE FROM activity WHERE at_ms < ?1",
-            params![keep_after_ms],
-        )?;
-        tx.commit()?;
-        Ok(())
+            tx.execute(
+                "DELETE FROM activity WHERE at_ms < ?1",
+                &[Param::Int(keep_after_ms)],
+            )?;
+            Ok(())
+        })
     }
 
     /// The newest rows matching `query`.
     pub fn activity(&self, query: &ActivityQuery) -> Result<Vec<Activity>, StateError> {
-        let conn = self.conn();
-        let mut statement = conn.prepare(
-            "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments
-             FROM activity
-             WHERE (?1 IS NULL OR token = ?1) AND (?2 IS NULL OR tool = ?2)
-             ORDER BY at_ms DESC, rowid DESC LIMIT ?3",
-        )?;
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
-        let rows = statement.query_map(params![query.token, query.tool, limit], |row| {
-            Ok(Activity {
-                at_ms: row.get(0)?,
-                request_id: row.get(1)?,
-                token: row.get(2)?,
-                tool: row.get(3)?,
-                status: row.get(4)?,
-                duration_us: row.get(5)?,
-                request_bytes: row.get(6)?,
-                response_bytes: row.get(7)?,
-                arguments: row.get(8)?,
-            })
+        let rows = self.db.transaction(Mode::Read, |tx| {
+            tx.query(
+                "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments
+                 FROM activity
+                 WHERE (CAST(?1 AS TEXT) IS NULL OR token = ?1) AND (CAST(?2 AS TEXT) IS NULL OR tool = ?2)
+                 ORDER BY at_ms DESC, rowid DESC LIMIT ?3",
+                &[
+                    Param::OptText(query.token.as_deref()),
+                    Param::OptText(query.tool.as_deref()),
+                    Param::Int(limit),
+                ],
+            )
         })?;
-        let mut out = Vec::new();
-        for row in rows {
-            out.push(row?);
-        }
-        Ok(out)
+        rows.iter()
+            .map(|row| {
+                Ok(Activity {
+                    at_ms: row.int(0)?,
+                    request_id: row.text(1)?,
+                    token: row.opt_text(2)?,
+                    tool: row.text(3)?,
+                    status: row.text(4)?,
+                    duration_us: row.int(5)?,
+                    request_bytes: row.int(6)?,
+                    response_bytes: row.int(7)?,
+                    arguments: row.opt_text(8)?,
+                })
+            })
+            .collect()
     }
 }

@@ -7,8 +7,7 @@
 //! it moves; any process that writes the database (the CLI, another gateway) is followed the
 //! same way.
 
-use rusqlite::{OptionalExtension, Transaction, params};
-
+use crate::sql::{Mode, Param, Row, Tx};
 use crate::tokens::now_unix;
 use crate::{StateError, Store};
 
@@ -31,10 +30,10 @@ pub struct Instance {
 }
 
 /// Bumps the generation inside `tx`: the caller's write and the bump commit together.
-pub(crate) fn bump_generation(tx: &Transaction<'_>) -> Result<(), StateError> {
+pub(crate) fn bump_generation(tx: &mut dyn Tx) -> Result<(), StateError> {
     tx.execute(
-        "UPDATE meta SET value = value + 1 WHERE key = 'generation'",
-        [],
+        "UPDATE counters SET value = value + 1 WHERE name = 'generation'",
+        &[],
     )?;
     Ok(())
 }
@@ -43,80 +42,84 @@ impl Store {
     /// The current write generation: it moves whenever approvals or tokens change, whoever
     /// wrote them.
     pub fn generation(&self) -> Result<i64, StateError> {
-        let generation: Option<i64> = self
-            .conn()
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'generation'",
-                [],
-                |row| row.get(0),
-            )
-            .optional()?;
-        Ok(generation.unwrap_or(0))
+        let row = self.db.transaction(Mode::Read, |tx| {
+            tx.query_first("SELECT value FROM counters WHERE name = 'generation'", &[])
+        })?;
+        row.map_or(Ok(0), |row| row.int(0))
     }
 
     /// Registers a running gateway listening on `address`; returns its id.
     pub fn register_instance(&self, address: &str) -> Result<String, StateError> {
         let id = mcplex_trust::hex(&crate::secret::random_bytes(8)?);
         let now = now_unix();
-        let conn = self.conn();
-        // A gateway that died without deregistering and was never seen again is forgotten here.
-        conn.execute(
-            "DELETE FROM instances WHERE heartbeat_at < ?1",
-            params![now - INSTANCE_STALE_AFTER_SECS * 4],
-        )?;
-        conn.execute(
-            "INSERT INTO instances (id, address, pid, started_at, heartbeat_at)
-             VALUES (?1, ?2, ?3, ?4, ?4)",
-            params![id, address, std::process::id(), now],
-        )?;
+        self.db.transaction(Mode::Write, |tx| {
+            // A gateway that died without deregistering and was never seen again is forgotten.
+            tx.execute(
+                "DELETE FROM instances WHERE heartbeat_at < ?1",
+                &[Param::Int(now - INSTANCE_STALE_AFTER_SECS * 4)],
+            )?;
+            insert_instance(tx, &id, address, now)
+        })?;
         Ok(id)
     }
 
     /// Records that the gateway `id` is alive; re-registers it if its row was removed.
     pub fn heartbeat(&self, id: &str, address: &str) -> Result<(), StateError> {
         let now = now_unix();
-        let conn = self.conn();
-        let updated = conn.execute(
-            "UPDATE instances SET heartbeat_at = ?2 WHERE id = ?1",
-            params![id, now],
-        )?;
-        if updated == 0 {
-            conn.execute(
-                "INSERT INTO instances (id, address, pid, started_at, heartbeat_at)
-                 VALUES (?1, ?2, ?3, ?4, ?4)",
-                params![id, address, std::process::id(), now],
+        self.db.transaction(Mode::Write, |tx| {
+            let updated = tx.execute(
+                "UPDATE instances SET heartbeat_at = ?2 WHERE id = ?1",
+                &[Param::Text(id), Param::Int(now)],
             )?;
-        }
-        Ok(())
+            if updated == 0 {
+                insert_instance(tx, id, address, now)?;
+            }
+            Ok(())
+        })
     }
 
     /// Removes the gateway `id` (at shutdown).
     pub fn deregister_instance(&self, id: &str) -> Result<(), StateError> {
-        self.conn()
-            .execute("DELETE FROM instances WHERE id = ?1", params![id])?;
-        Ok(())
+        self.db.transaction(Mode::Write, |tx| {
+            tx.execute("DELETE FROM instances WHERE id = ?1", &[Param::Text(id)])?;
+            Ok(())
+        })
     }
 
     /// The gateways that sent a heartbeat recently, newest start first.
     pub fn live_instances(&self) -> Result<Vec<Instance>, StateError> {
-        let conn = self.conn();
-        let mut statement = conn.prepare(
-            "SELECT id, address, pid, started_at, heartbeat_at FROM instances
-             WHERE heartbeat_at >= ?1 ORDER BY started_at DESC, id",
-        )?;
-        let rows = statement.query_map(params![now_unix() - INSTANCE_STALE_AFTER_SECS], |row| {
-            Ok(Instance {
-                id: row.get(0)?,
-                address: row.get(1)?,
-                pid: row.get(2)?,
-                started_at: row.get(3)?,
-                heartbeat_at: row.get(4)?,
-            })
+        let since = now_unix() - INSTANCE_STALE_AFTER_SECS;
+        let rows = self.db.transaction(Mode::Read, |tx| {
+            tx.query(
+                "SELECT id, address, pid, started_at, heartbeat_at FROM instances
+                 WHERE heartbeat_at >= ?1 ORDER BY started_at DESC, id",
+                &[Param::Int(since)],
+            )
         })?;
-        let mut instances = Vec::new();
-        for row in rows {
-            instances.push(row?);
-        }
-        Ok(instances)
+        rows.iter().map(instance).collect()
     }
+}
+
+fn insert_instance(tx: &mut dyn Tx, id: &str, address: &str, now: i64) -> Result<(), StateError> {
+    tx.execute(
+        "INSERT INTO instances (id, address, pid, started_at, heartbeat_at)
+         VALUES (?1, ?2, ?3, ?4, ?4)",
+        &[
+            Param::Text(id),
+            Param::Text(address),
+            Param::Int(i64::from(std::process::id())),
+            Param::Int(now),
+        ],
+    )?;
+    Ok(())
+}
+
+fn instance(row: &Row) -> Result<Instance, StateError> {
+    Ok(Instance {
+        id: row.text(0)?,
+        address: row.text(1)?,
+        pid: u32::try_from(row.int(2)?).unwrap_or_default(),
+        started_at: row.int(3)?,
+        heartbeat_at: row.int(4)?,
+    })
 }

@@ -19,4 +19,8 @@ pub enum StateError {
     TokenExists(String),
     #[error("{0}")]
     Invalid(String),
+    #[error("store: {0}")]
+    Store(String),
+    #[error("store: {0}")]
+    Postgres(#[from] postgres::Error),
 }

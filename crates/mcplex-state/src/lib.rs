@@ -21,6 +21,7 @@ mod embeddings;
 mod error;
 mod reviews;
 mod secret;
+mod sql;
 mod store;
 mod tokens;
 
@@ -30,7 +31,7 @@ pub use dir::{API_KEY_FILE, DATABASE_FILE, api_key, default_data_dir};
 pub use embeddings::Embedding;
 pub use error::StateError;
 pub use reviews::{ApproveRefusal, Observation, Review};
-pub use store::{Opened, Store};
+pub use store::{Location, Opened, Store};
 pub use tokens::{NewToken, TokenRecord, TokenSpec, now_unix};
 
 #[cfg(test)]

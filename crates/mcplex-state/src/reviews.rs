@@ -5,8 +5,7 @@
 //! changed again between review and approval is never approved blindly, whichever process
 //! (CLI, API, another gateway) wrote last.
 
-use rusqlite::{OptionalExtension, params};
-
+use crate::sql::{Mode, Param, Tx};
 use crate::tokens::now_unix;
 use crate::{StateError, Store};
 
@@ -49,60 +48,55 @@ impl Store {
             return Ok(());
         }
         let now = now_unix();
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        for o in observations {
-            tx.execute(
-                "INSERT INTO definitions (hash, definition) VALUES (?1, ?2)
-                 ON CONFLICT (hash) DO NOTHING",
-                params![o.hash, o.definition],
-            )?;
-            tx.execute(
-                "INSERT INTO observed (server, tool, hash, observed_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, observed_at = ?4",
-                params![o.server, o.tool, o.hash, now],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
+        self.db.transaction(Mode::Write, |tx| {
+            for o in observations {
+                tx.execute(
+                    "INSERT INTO definitions (hash, definition) VALUES (?1, ?2)
+                     ON CONFLICT (hash) DO NOTHING",
+                    &[Param::Text(&o.hash), Param::Text(&o.definition)],
+                )?;
+                tx.execute(
+                    "INSERT INTO observed (server, tool, hash, observed_at) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, observed_at = ?4",
+                    &[
+                        Param::Text(&o.server),
+                        Param::Text(&o.tool),
+                        Param::Text(&o.hash),
+                        Param::Int(now),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
     }
 
     /// The pinned and the latest observed definition of `server:tool`.
     pub fn review(&self, server: &str, tool: &str) -> Result<Review, StateError> {
-        let conn = self.conn();
-        let record: Option<(Option<String>, bool)> = conn
-            .query_row(
+        self.db.transaction(Mode::Read, |tx| {
+            let record = tx.query_first(
                 "SELECT pinned_hash, blocked FROM tools WHERE server = ?1 AND tool = ?2",
-                params![server, tool],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .optional()?;
-        let definition = |hash: &str| -> Result<Option<String>, StateError> {
-            Ok(conn
-                .query_row(
-                    "SELECT definition FROM definitions WHERE hash = ?1",
-                    params![hash],
-                    |row| row.get(0),
-                )
-                .optional()?)
-        };
-        let (pinned_hash, blocked) = record.unwrap_or((None, false));
-        let pinned = match pinned_hash {
-            Some(hash) => {
-                let text = definition(&hash)?;
-                Some((hash, text))
-            }
-            None => None,
-        };
-        let observed_hash = latest_hash(&conn, server, tool)?;
-        let observed = match observed_hash {
-            Some(hash) => definition(&hash)?.map(|text| (hash, text)),
-            None => None,
-        };
-        Ok(Review {
-            pinned,
-            observed,
-            blocked,
+                &[Param::Text(server), Param::Text(tool)],
+            )?;
+            let (pinned_hash, blocked) = match record {
+                Some(row) => (row.opt_text(0)?, row.flag(1)?),
+                None => (None, false),
+            };
+            let pinned = match pinned_hash {
+                Some(hash) => {
+                    let text = definition(tx, &hash)?;
+                    Some((hash, text))
+                }
+                None => None,
+            };
+            let observed = match latest_hash(tx, server, tool)? {
+                Some(hash) => definition(tx, &hash)?.map(|text| (hash, text)),
+                None => None,
+            };
+            Ok(Review {
+                pinned,
+                observed,
+                blocked,
+            })
         })
     }
 
@@ -114,38 +108,48 @@ impl Store {
         tool: &str,
         hash: &str,
     ) -> Result<Result<(), ApproveRefusal>, StateError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        match latest_hash(&tx, server, tool)? {
-            None => return Ok(Err(ApproveRefusal::NotObserved)),
-            Some(current) if current != hash => {
-                return Ok(Err(ApproveRefusal::Changed { current }));
+        let now = now_unix();
+        self.db.transaction(Mode::Write, |tx| {
+            match latest_hash(tx, server, tool)? {
+                None => return Ok(Err(ApproveRefusal::NotObserved)),
+                Some(current) if current != hash => {
+                    return Ok(Err(ApproveRefusal::Changed { current }));
+                }
+                Some(_) => {}
             }
-            Some(_) => {}
-        }
-        tx.execute(
-            "INSERT INTO tools (server, tool, pinned_hash, blocked, updated_at)
-             VALUES (?1, ?2, ?3, 0, ?4)
-             ON CONFLICT (server, tool) DO UPDATE SET pinned_hash = ?3, blocked = 0, updated_at = ?4",
-            params![server, tool, hash, now_unix()],
-        )?;
-        crate::control::bump_generation(&tx)?;
-        tx.commit()?;
-        Ok(Ok(()))
+            tx.execute(
+                "INSERT INTO tools (server, tool, pinned_hash, blocked, updated_at)
+                 VALUES (?1, ?2, ?3, 0, ?4)
+                 ON CONFLICT (server, tool) DO UPDATE SET pinned_hash = ?3, blocked = 0, updated_at = ?4",
+                &[
+                    Param::Text(server),
+                    Param::Text(tool),
+                    Param::Text(hash),
+                    Param::Int(now),
+                ],
+            )?;
+            crate::control::bump_generation(tx)?;
+            Ok(Ok(()))
+        })
     }
 }
 
 /// The latest hash observed of `server:tool`.
-fn latest_hash(
-    conn: &rusqlite::Connection,
-    server: &str,
-    tool: &str,
-) -> Result<Option<String>, StateError> {
-    Ok(conn
-        .query_row(
-            "SELECT hash FROM observed WHERE server = ?1 AND tool = ?2",
-            params![server, tool],
-            |row| row.get(0),
-        )
-        .optional()?)
+fn latest_hash(tx: &mut dyn Tx, server: &str, tool: &str) -> Result<Option<String>, StateError> {
+    tx.query_first(
+        "SELECT hash FROM observed WHERE server = ?1 AND tool = ?2",
+        &[Param::Text(server), Param::Text(tool)],
+    )?
+    .map(|row| row.text(0))
+    .transpose()
+}
+
+/// The definition recorded under `hash`.
+fn definition(tx: &mut dyn Tx, hash: &str) -> Result<Option<String>, StateError> {
+    tx.query_first(
+        "SELECT definition FROM definitions WHERE hash = ?1",
+        &[Param::Text(hash)],
+    )?
+    .map(|row| row.text(0))
+    .transpose()
 }

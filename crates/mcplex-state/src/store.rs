@@ -1,15 +1,16 @@
 //! [`Store`]: the SQLite database, its schema, and approval records.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use mcplex_trust::{Approvals, Change, ServerRecord, ServerState, ToolRecord};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
 use crate::StateError;
 use crate::dir::{DATABASE_FILE, ensure_dir};
 use crate::secret::random_bytes;
+use crate::sql::{Db, Dialect, Mode, Param, Postgres, Tx};
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
@@ -69,11 +70,13 @@ CREATE TABLE embeddings (
 ) WITHOUT ROWID;
 ";
 
-/// Version 4: the control plane. `generation` counts the writes every running gateway must
+/// Version 4: the control plane. `counters.generation` counts the writes every running gateway must
 /// follow (approvals, tokens); `instances` is where running gateways register themselves;
 /// `definitions` (by pin hash) and `observed` (each tool's latest hash) are what operators
 /// review and approve.
 const SCHEMA_V4: &str = "
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO counters (name, value) VALUES ('generation', 0) ON CONFLICT (name) DO NOTHING;
 CREATE TABLE IF NOT EXISTS definitions (hash TEXT PRIMARY KEY, definition TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS observed (
     server TEXT NOT NULL,
@@ -82,7 +85,6 @@ CREATE TABLE IF NOT EXISTS observed (
     observed_at INTEGER NOT NULL,
     PRIMARY KEY (server, tool)
 );
-INSERT INTO meta (key, value) VALUES ('generation', 0) ON CONFLICT (key) DO NOTHING;
 CREATE TABLE IF NOT EXISTS instances (
     id TEXT PRIMARY KEY,
     address TEXT NOT NULL,
@@ -92,12 +94,148 @@ CREATE TABLE IF NOT EXISTS instances (
 );
 ";
 
-/// The open database. Every method is one transaction; the connection is shared behind a mutex
-/// (writes are rare and short; agent-token checks read an in-memory copy, never this).
+/// The whole schema in PostgreSQL, which mcplex supports from schema version 4 on: the SQLite
+/// schema with PostgreSQL's types (every integer 64-bit, bytes as `BYTEA`, the audit log's
+/// `rowid` made explicit).
+const POSTGRES_SCHEMA: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value BYTEA NOT NULL);
+CREATE TABLE counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+INSERT INTO counters (name, value) VALUES ('generation', 0);
+CREATE TABLE servers (
+    name TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    pin_next_listing BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE TABLE tools (
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    pinned_hash TEXT,
+    blocked BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (server, tool)
+);
+CREATE TABLE tokens (
+    name TEXT PRIMARY KEY,
+    mac TEXT NOT NULL UNIQUE,
+    servers TEXT,
+    permissions TEXT NOT NULL,
+    profile TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT,
+    revoked_at BIGINT
+);
+CREATE TABLE activity (
+    rowid BIGSERIAL PRIMARY KEY,
+    at_ms BIGINT NOT NULL,
+    request_id TEXT NOT NULL,
+    token TEXT,
+    tool TEXT NOT NULL,
+    status TEXT NOT NULL,
+    duration_us BIGINT NOT NULL,
+    request_bytes BIGINT NOT NULL,
+    response_bytes BIGINT NOT NULL,
+    arguments TEXT
+);
+CREATE INDEX activity_at ON activity (at_ms);
+CREATE TABLE embeddings (
+    model TEXT NOT NULL,
+    passage BYTEA NOT NULL,
+    vector BYTEA NOT NULL,
+    PRIMARY KEY (model, passage)
+);
+CREATE TABLE instances (
+    id TEXT PRIMARY KEY,
+    address TEXT NOT NULL,
+    pid BIGINT NOT NULL,
+    started_at BIGINT NOT NULL,
+    heartbeat_at BIGINT NOT NULL
+);
+CREATE TABLE definitions (hash TEXT PRIMARY KEY, definition TEXT NOT NULL);
+CREATE TABLE observed (
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    observed_at BIGINT NOT NULL,
+    PRIMARY KEY (server, tool)
+);
+";
+
+/// Where the store is: a data directory holding a SQLite file, or a PostgreSQL database.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Location {
+    Directory(PathBuf),
+    /// `postgres://…` (or `postgresql://…`).
+    Postgres(String),
+}
+
+impl Location {
+    /// `postgres://…` and `postgresql://…` URLs are PostgreSQL; anything else is a directory.
+    pub fn parse(store: &str) -> Location {
+        if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+            Location::Postgres(store.to_owned())
+        } else {
+            Location::Directory(PathBuf::from(store))
+        }
+    }
+}
+
+/// Shown in messages and logs: a URL's password is never part of it.
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Directory(dir) => write!(f, "{}", dir.display()),
+            Location::Postgres(url) => f.write_str(&without_password(url)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Location({self})")
+    }
+}
+
+/// `scheme://user:password@host/db?password=…` → `scheme://user:***@host/db?password=***`.
+fn without_password(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(at) => rest.split_at(at),
+        None => (rest, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
+        Some((user_info, host)) => {
+            let user = user_info.split(':').next().unwrap_or_default();
+            if user_info.contains(':') {
+                format!("{user}:***@{host}")
+            } else {
+                format!("{user}@{host}")
+            }
+        }
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
+
+/// The open store. Every method is one transaction. Agent-token checks read an in-memory copy,
+/// never this.
 pub struct Store {
-    conn: Mutex<Connection>,
+    pub(crate) db: Db,
     pub(crate) secret: Vec<u8>,
-    dir: PathBuf,
+    location: Location,
 }
 
 /// What opening found.
@@ -108,7 +246,7 @@ pub struct Opened {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database in `dir`.
+    /// Opens (creating if needed) the SQLite database in `dir`.
     pub fn open(dir: &Path) -> Result<(Store, Opened), StateError> {
         ensure_dir(dir)?;
         crate::dir::warn_if_exposed(dir);
@@ -122,116 +260,145 @@ impl Store {
         for suffix in ["-wal", "-shm"] {
             crate::dir::tighten(&dir.join(format!("{DATABASE_FILE}{suffix}")))?;
         }
+        Store::start(
+            Db::Sqlite(Mutex::new(conn)),
+            Location::Directory(dir.to_owned()),
+        )
+    }
+
+    /// Opens the store at `location`: a data directory's SQLite file, or a PostgreSQL database
+    /// (its schema created or migrated).
+    pub fn open_at(location: &Location) -> Result<(Store, Opened), StateError> {
+        match location {
+            Location::Directory(dir) => Store::open(dir),
+            Location::Postgres(url) => {
+                let db = Postgres::connect(url)
+                    .map_err(|e| StateError::Store(format!("cannot connect to {location}: {e}")))?;
+                Store::start(Db::Postgres(db), location.clone())
+            }
+        }
+    }
+
+    fn start(db: Db, location: Location) -> Result<(Store, Opened), StateError> {
         let mut store = Store {
-            conn: Mutex::new(conn),
+            db,
             secret: Vec::new(),
-            dir: dir.to_owned(),
+            location,
         };
         let created = store.migrate()?;
         store.secret = store.installation_secret()?;
         Ok((store, Opened { created }))
     }
 
-    /// The data directory this store lives in.
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// Where this store is.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
-    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The installation's admin API key, created on first use: the `api_key` file (0600) of a
+    /// data directory, or a row of a PostgreSQL store, so that every replica accepts the same.
+    pub fn api_key(&self) -> Result<String, StateError> {
+        match &self.location {
+            Location::Directory(dir) => crate::dir::api_key(dir),
+            Location::Postgres(_) => {
+                let fresh = format!("mcplex_admin_{}", mcplex_trust::hex(&random_bytes(32)?));
+                self.db.transaction(Mode::Write, |tx| {
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES ('api_key', ?1) ON CONFLICT (key) DO NOTHING",
+                        &[Param::Bytes(fresh.as_bytes())],
+                    )?;
+                    let row = tx.query_first("SELECT value FROM meta WHERE key = 'api_key'", &[])?;
+                    let bytes = row.map(|row| row.bytes(0)).transpose()?.unwrap_or_default();
+                    Ok(String::from_utf8_lossy(&bytes).into_owned())
+                })
+            }
+        }
     }
 
     /// Brings the schema to [`SCHEMA_VERSION`]; true when the database was empty.
     fn migrate(&self) -> Result<bool, StateError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
-        if version > SCHEMA_VERSION {
-            return Err(StateError::NewerSchema {
-                found: version,
-                known: SCHEMA_VERSION,
-            });
-        }
-        if version < 1 {
-            tx.execute_batch(SCHEMA_V1)?;
-        }
-        if version < 2 {
-            tx.execute_batch(SCHEMA_V2)?;
-        }
-        if version < 3 {
-            tx.execute_batch(SCHEMA_V3)?;
-        }
-        if version < 4 {
-            tx.execute_batch(SCHEMA_V4)?;
-        }
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-        tx.commit()?;
-        Ok(version == 0)
+        let dialect = self.db.dialect();
+        self.db.transaction(Mode::Write, |tx| {
+            let version = schema_version(tx, dialect)?;
+            if version > SCHEMA_VERSION {
+                return Err(StateError::NewerSchema {
+                    found: version,
+                    known: SCHEMA_VERSION,
+                });
+            }
+            match dialect {
+                Dialect::Sqlite => {
+                    for (from, schema) in [
+                        (1, SCHEMA_V1),
+                        (2, SCHEMA_V2),
+                        (3, SCHEMA_V3),
+                        (4, SCHEMA_V4),
+                    ] {
+                        if version < from {
+                            tx.batch(schema)?;
+                        }
+                    }
+                    tx.batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
+                }
+                Dialect::Postgres => {
+                    if version == 0 {
+                        tx.batch(POSTGRES_SCHEMA)?;
+                    }
+                    tx.execute("DELETE FROM schema_version", &[])?;
+                    tx.execute(
+                        "INSERT INTO schema_version (version) VALUES (?1)",
+                        &[Param::Int(SCHEMA_VERSION)],
+                    )?;
+                }
+            }
+            Ok(version == 0)
+        })
     }
 
     /// The per-installation HMAC key, created with the database.
     fn installation_secret(&self) -> Result<Vec<u8>, StateError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let existing: Option<Vec<u8>> = tx
-            .query_row("SELECT value FROM meta WHERE key = 'secret'", [], |row| {
-                row.get(0)
-            })
-            .optional()?;
-        let secret = match existing {
-            Some(secret) => secret,
-            None => {
-                let secret = random_bytes(32)?;
-                tx.execute(
-                    "INSERT INTO meta (key, value) VALUES ('secret', ?1)",
-                    params![secret],
-                )?;
-                secret
+        let fresh = random_bytes(32)?;
+        self.db.transaction(Mode::Write, |tx| {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('secret', ?1) ON CONFLICT (key) DO NOTHING",
+                &[Param::Bytes(&fresh)],
+            )?;
+            match tx.query_first("SELECT value FROM meta WHERE key = 'secret'", &[])? {
+                Some(row) => row.bytes(0),
+                None => Err(StateError::Invalid(
+                    "the installation secret is missing".into(),
+                )),
             }
-        };
-        tx.commit()?;
-        Ok(secret)
+        })
     }
 
     /// Every approval record.
     pub fn load_approvals(&self) -> Result<Approvals, StateError> {
-        let conn = self.conn();
-        let mut servers = Vec::new();
-        let mut statement = conn.prepare("SELECT name, state, pin_next_listing FROM servers")?;
-        let rows = statement.query_map([], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, bool>(2)?,
-            ))
-        })?;
-        for row in rows {
-            let (name, state, pin_next_listing) = row?;
-            // An unreadable state is treated as quarantined: unknown never means trusted.
-            let state = ServerState::parse(&state).unwrap_or(ServerState::Quarantined);
-            servers.push((
-                name,
-                ServerRecord {
-                    state,
-                    pin_next_listing,
-                },
-            ));
-        }
-        let mut tools = Vec::new();
-        let mut statement = conn.prepare("SELECT server, tool, pinned_hash, blocked FROM tools")?;
-        let rows = statement.query_map([], |row| {
-            Ok((
-                (row.get::<_, String>(0)?, row.get::<_, String>(1)?),
-                ToolRecord {
-                    pinned: row.get(2)?,
-                    blocked: row.get(3)?,
-                },
-            ))
-        })?;
-        for row in rows {
-            tools.push(row?);
-        }
-        Ok(Approvals::from_records(servers, tools))
+        self.db.transaction(Mode::Read, |tx| {
+            let mut servers = Vec::new();
+            for row in tx.query("SELECT name, state, pin_next_listing FROM servers", &[])? {
+                // An unreadable state is treated as quarantined: unknown never means trusted.
+                let state = ServerState::parse(&row.text(1)?).unwrap_or(ServerState::Quarantined);
+                servers.push((
+                    row.text(0)?,
+                    ServerRecord {
+                        state,
+                        pin_next_listing: row.flag(2)?,
+                    },
+                ));
+            }
+            let mut tools = Vec::new();
+            for row in tx.query("SELECT server, tool, pinned_hash, blocked FROM tools", &[])? {
+                tools.push((
+                    (row.text(0)?, row.text(1)?),
+                    ToolRecord {
+                        pinned: row.opt_text(2)?,
+                        blocked: row.flag(3)?,
+                    },
+                ));
+            }
+            Ok(Approvals::from_records(servers, tools))
+        })
     }
 
     /// Writes `changes` in one transaction: all of them or, on any error, none.
@@ -240,34 +407,60 @@ impl Store {
             return Ok(());
         }
         let now = now_unix();
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        for change in changes {
-            match change {
-                Change::Server { name, record } => {
-                    tx.execute(
-                        "INSERT INTO servers (name, state, pin_next_listing, updated_at)
-                         VALUES (?1, ?2, ?3, ?4)
-                         ON CONFLICT (name) DO UPDATE SET state = ?2, pin_next_listing = ?3, updated_at = ?4",
-                        params![name, record.state.as_str(), record.pin_next_listing, now],
-                    )?;
-                }
-                Change::Tool {
-                    server,
-                    tool,
-                    record,
-                } => {
-                    tx.execute(
-                        "INSERT INTO tools (server, tool, pinned_hash, blocked, updated_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5)
-                         ON CONFLICT (server, tool) DO UPDATE SET pinned_hash = ?3, blocked = ?4, updated_at = ?5",
-                        params![server, tool, record.pinned, record.blocked, now],
-                    )?;
+        self.db.transaction(Mode::Write, |tx| {
+            for change in changes {
+                match change {
+                    Change::Server { name, record } => {
+                        tx.execute(
+                            "INSERT INTO servers (name, state, pin_next_listing, updated_at)
+                             VALUES (?1, ?2, ?3, ?4)
+                             ON CONFLICT (name) DO UPDATE SET state = ?2, pin_next_listing = ?3, updated_at = ?4",
+                            &[
+                                Param::Text(name),
+                                Param::Text(record.state.as_str()),
+                                Param::Int(i64::from(record.pin_next_listing)),
+                                Param::Int(now),
+                            ],
+                        )?;
+                    }
+                    Change::Tool {
+                        server,
+                        tool,
+                        record,
+                    } => {
+                        tx.execute(
+                            "INSERT INTO tools (server, tool, pinned_hash, blocked, updated_at)
+                             VALUES (?1, ?2, ?3, ?4, ?5)
+                             ON CONFLICT (server, tool) DO UPDATE SET pinned_hash = ?3, blocked = ?4, updated_at = ?5",
+                            &[
+                                Param::Text(server),
+                                Param::Text(tool),
+                                Param::OptText(record.pinned.as_deref()),
+                                Param::Int(i64::from(record.blocked)),
+                                Param::Int(now),
+                            ],
+                        )?;
+                    }
                 }
             }
+            crate::control::bump_generation(tx)
+        })
+    }
+}
+
+/// The schema version a database is at (0: empty).
+fn schema_version(tx: &mut dyn Tx, dialect: Dialect) -> Result<i64, StateError> {
+    match dialect {
+        Dialect::Sqlite => match tx.query_first("PRAGMA user_version", &[])? {
+            Some(row) => row.int(0),
+            None => Ok(0),
+        },
+        Dialect::Postgres => {
+            tx.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
+            match tx.query_first("SELECT version FROM schema_version", &[])? {
+                Some(row) => row.int(0),
+                None => Ok(0),
+            }
         }
-        crate::control::bump_generation(&tx)?;
-        tx.commit()?;
-        Ok(())
     }
 }

@@ -4,6 +4,45 @@ use mcplex_trust::{Approvals, Permissions, ServerState};
 
 use crate::*;
 
+/// Where a test's store is: SQLite in a temporary directory, and, when `MCPLEX_TEST_POSTGRES`
+/// names a PostgreSQL server (`postgres://user@host:port`), a fresh database on it named after
+/// the test. Tests of behaviour both backends share run on every place.
+struct Place {
+    location: Location,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Place {
+    fn open(&self) -> (Store, Opened) {
+        Store::open_at(&self.location).unwrap_or_else(|e| panic!("open {}: {e}", self.location))
+    }
+}
+
+fn places(test: &str) -> Vec<Place> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut places = vec![Place {
+        location: Location::Directory(dir.path().to_owned()),
+        _dir: Some(dir),
+    }];
+    if let Ok(server) = std::env::var("MCPLEX_TEST_POSTGRES") {
+        let server = server.trim_end_matches('/');
+        let database = format!("mcplex_{test}");
+        let mut admin = postgres::Client::connect(&format!("{server}/postgres"), postgres::NoTls)
+            .expect("MCPLEX_TEST_POSTGRES names a server that answers");
+        for statement in [
+            format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
+            format!("CREATE DATABASE {database}"),
+        ] {
+            admin.batch_execute(&statement).expect("a fresh database");
+        }
+        places.push(Place {
+            location: Location::Postgres(format!("{server}/{database}")),
+            _dir: None,
+        });
+    }
+    places
+}
+
 fn spec(name: &str) -> TokenSpec {
     TokenSpec {
         name: name.into(),
@@ -16,23 +55,26 @@ fn spec(name: &str) -> TokenSpec {
 
 #[test]
 fn first_open_creates_and_reopening_keeps_approvals_and_the_secret() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (store, opened) = Store::open(dir.path()).expect("open");
-    assert!(opened.created);
-    let mut approvals = Approvals::default();
-    let mut changes = approvals.register("a", ServerState::Approved);
-    changes.extend(approvals.observe("a", &[("t".into(), "h".into())], false));
-    store.apply(&changes).expect("apply");
-    let mac = store.token_mac("x");
-    drop(store);
-    let (store, opened) = Store::open(dir.path()).expect("reopen");
-    assert!(!opened.created);
-    assert_eq!(store.load_approvals().expect("load"), approvals);
-    assert_eq!(
-        store.token_mac("x"),
-        mac,
-        "the installation secret survives restarts"
-    );
+    for place in places("first_open") {
+        let (store, opened) = place.open();
+        assert!(opened.created, "{}", place.location);
+        let mut approvals = Approvals::default();
+        let mut changes = approvals.register("a", ServerState::Approved);
+        changes.extend(approvals.observe("a", &[("t".into(), "h".into())], false));
+        store.apply(&changes).expect("apply");
+        let mac = store.token_mac("x");
+        let key = store.api_key().expect("api key");
+        drop(store);
+        let (store, opened) = place.open();
+        assert!(!opened.created);
+        assert_eq!(store.load_approvals().expect("load"), approvals);
+        assert_eq!(
+            store.token_mac("x"),
+            mac,
+            "the installation secret survives restarts"
+        );
+        assert_eq!(store.api_key().expect("api key"), key, "one key per store");
+    }
 }
 
 #[test]
@@ -62,28 +104,29 @@ fn tokens_are_stored_only_as_keyed_hashes() {
 
 #[test]
 fn revoked_and_expired_tokens_are_inactive() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (store, _) = Store::open(dir.path()).expect("open");
-    let now = now_unix();
-    let expiring = store
-        .create_token(TokenSpec {
-            expires_at: Some(now + 60),
-            ..spec("soon")
-        })
-        .expect("create");
-    assert!(expiring.record.is_active(now));
-    assert!(!expiring.record.is_active(now + 60));
-    assert_eq!(expiring.record.status(now + 61), "expired");
-    store.create_token(spec("gone")).expect("create");
-    assert!(store.revoke_token("gone").expect("revoke"));
-    assert!(!store.revoke_token("gone").expect("revoke twice"));
-    assert!(!store.revoke_token("never").expect("revoke unknown"));
-    let gone = store
-        .tokens()
-        .expect("list")
-        .into_iter()
-        .find(|t| t.spec.name == "gone");
-    assert_eq!(gone.map(|t| t.status(now)), Some("revoked"));
+    for place in places("revoked") {
+        let (store, _) = place.open();
+        let now = now_unix();
+        let expiring = store
+            .create_token(TokenSpec {
+                expires_at: Some(now + 60),
+                ..spec("soon")
+            })
+            .expect("create");
+        assert!(expiring.record.is_active(now));
+        assert!(!expiring.record.is_active(now + 60));
+        assert_eq!(expiring.record.status(now + 61), "expired");
+        store.create_token(spec("gone")).expect("create");
+        assert!(store.revoke_token("gone").expect("revoke"));
+        assert!(!store.revoke_token("gone").expect("revoke twice"));
+        assert!(!store.revoke_token("never").expect("revoke unknown"));
+        let gone = store
+            .tokens()
+            .expect("list")
+            .into_iter()
+            .find(|t| t.spec.name == "gone");
+        assert_eq!(gone.map(|t| t.status(now)), Some("revoked"));
+    }
 }
 
 #[test]
@@ -116,92 +159,94 @@ fn a_database_from_a_newer_build_is_refused_not_damaged() {
 
 #[test]
 fn the_audit_log_keeps_rows_newest_first_within_retention() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (store, _) = Store::open(dir.path()).expect("open");
-    let row = |at_ms: i64, token: Option<&str>, tool: &str| Activity {
-        at_ms,
-        request_id: format!("r{at_ms}"),
-        token: token.map(str::to_owned),
-        tool: tool.to_owned(),
-        status: "ok".to_owned(),
-        duration_us: 1500,
-        request_bytes: 10,
-        response_bytes: 20,
-        arguments: None,
-    };
-    store
-        .record_activity(
-            &[
-                row(1, None, "a:x"),
-                row(2, Some("ci"), "a:y"),
-                row(3, Some("ci"), "a:x"),
-            ],
-            0,
-        )
-        .expect("record");
-    let all = store
-        .activity(&ActivityQuery {
-            limit: 10,
-            ..Default::default()
-        })
-        .expect("read");
-    assert_eq!(all.iter().map(|a| a.at_ms).collect::<Vec<_>>(), [3, 2, 1]);
-    let ci = store
-        .activity(&ActivityQuery {
-            limit: 10,
-            token: Some("ci".into()),
-            tool: Some("a:x".into()),
-        })
-        .expect("read");
-    assert_eq!(ci, [row(3, Some("ci"), "a:x")]);
-    store.record_activity(&[], 3).expect("prune");
-    assert_eq!(
+    for place in places("audit") {
+        let (store, _) = place.open();
+        let row = |at_ms: i64, token: Option<&str>, tool: &str| Activity {
+            at_ms,
+            request_id: format!("r{at_ms}"),
+            token: token.map(str::to_owned),
+            tool: tool.to_owned(),
+            status: "ok".to_owned(),
+            duration_us: 1500,
+            request_bytes: 10,
+            response_bytes: 20,
+            arguments: None,
+        };
         store
+            .record_activity(
+                &[
+                    row(1, None, "a:x"),
+                    row(2, Some("ci"), "a:y"),
+                    row(3, Some("ci"), "a:x"),
+                ],
+                0,
+            )
+            .expect("record");
+        let all = store
             .activity(&ActivityQuery {
                 limit: 10,
                 ..Default::default()
             })
-            .expect("read")
-            .len(),
-        1
-    );
+            .expect("read");
+        assert_eq!(all.iter().map(|a| a.at_ms).collect::<Vec<_>>(), [3, 2, 1]);
+        let ci = store
+            .activity(&ActivityQuery {
+                limit: 10,
+                token: Some("ci".into()),
+                tool: Some("a:x".into()),
+            })
+            .expect("read");
+        assert_eq!(ci, [row(3, Some("ci"), "a:x")]);
+        store.record_activity(&[], 3).expect("prune");
+        assert_eq!(
+            store
+                .activity(&ActivityQuery {
+                    limit: 10,
+                    ..Default::default()
+                })
+                .expect("read")
+                .len(),
+            1
+        );
+    }
 }
 
 #[test]
 fn embeddings_survive_a_restart_for_their_model_only() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (store, _) = Store::open(dir.path()).expect("open");
-    let (one, two) = ([1u8; 32], [2u8; 32]);
-    store
-        .save_embeddings("minilm", &[(&one, &[0.5, -0.25]), (&two, &[1.0, 0.0])])
-        .expect("save");
-    store
-        .save_embeddings("other", &[(&one, &[9.0])])
-        .expect("save");
-    drop(store);
-    let (store, _) = Store::open(dir.path()).expect("reopen");
-    let mut loaded = store.load_embeddings("minilm").expect("load");
-    loaded.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(
-        loaded,
-        [
-            (one.to_vec(), vec![0.5, -0.25]),
-            (two.to_vec(), vec![1.0, 0.0])
-        ]
-    );
-    store.retain_embeddings("minilm", &[&two]).expect("retain");
-    assert_eq!(
-        store.load_embeddings("minilm").expect("load"),
-        [(two.to_vec(), vec![1.0, 0.0])]
-    );
-    assert!(
-        store.load_embeddings("other").expect("load").is_empty(),
-        "loading minilm forgot the other model's rows"
-    );
-    assert!(
-        store.load_embeddings("minilm").expect("load").is_empty(),
-        "and loading the other model forgot minilm's"
-    );
+    for place in places("embeddings") {
+        let (store, _) = place.open();
+        let (one, two) = ([1u8; 32], [2u8; 32]);
+        store
+            .save_embeddings("minilm", &[(&one, &[0.5, -0.25]), (&two, &[1.0, 0.0])])
+            .expect("save");
+        store
+            .save_embeddings("other", &[(&one, &[9.0])])
+            .expect("save");
+        drop(store);
+        let (store, _) = place.open();
+        let mut loaded = store.load_embeddings("minilm").expect("load");
+        loaded.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            loaded,
+            [
+                (one.to_vec(), vec![0.5, -0.25]),
+                (two.to_vec(), vec![1.0, 0.0])
+            ]
+        );
+        store.retain_embeddings("minilm", &[&two]).expect("retain");
+        assert_eq!(
+            store.load_embeddings("minilm").expect("load"),
+            [(two.to_vec(), vec![1.0, 0.0])]
+        );
+        assert!(
+            store.load_embeddings("other").expect("load").is_empty(),
+            "loading minilm forgot the other model's rows"
+        );
+        assert!(
+            store.load_embeddings("minilm").expect("load").is_empty(),
+            "and loading the other model forgot minilm's"
+        );
+    }
 }
 
 #[test]
@@ -221,33 +266,34 @@ fn a_version_2_database_gains_the_embeddings_table() {
 
 #[test]
 fn every_operator_write_moves_the_generation_that_other_handles_see() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (gateway, _) = Store::open(dir.path()).expect("open");
-    // Another process on the same database: the CLI, or a second gateway.
-    let (cli, _) = Store::open(dir.path()).expect("second handle");
-    let mut seen = gateway.generation().expect("generation");
+    for place in places("generation") {
+        let (gateway, _) = place.open();
+        // Another process on the same database: the CLI, or a second gateway.
+        let (cli, _) = place.open();
+        let mut seen = gateway.generation().expect("generation");
 
-    let mut moved = |what: &str| {
-        let now = gateway.generation().expect("generation");
-        assert!(now > seen, "{what} moved the generation ({seen} → {now})");
-        seen = now;
-    };
-    cli.create_token(spec("a1")).expect("create");
-    moved("a token created by another handle");
-    assert!(cli.revoke_token("a1").expect("revoke"));
-    moved("a revocation");
-    let mut approvals = Approvals::default();
-    cli.apply(&approvals.register("s", ServerState::Quarantined))
-        .expect("apply");
-    moved("an approval change");
+        let mut moved = |what: &str| {
+            let now = gateway.generation().expect("generation");
+            assert!(now > seen, "{what} moved the generation ({seen} → {now})");
+            seen = now;
+        };
+        cli.create_token(spec("a1")).expect("create");
+        moved("a token created by another handle");
+        assert!(cli.revoke_token("a1").expect("revoke"));
+        moved("a revocation");
+        let mut approvals = Approvals::default();
+        cli.apply(&approvals.register("s", ServerState::Quarantined))
+            .expect("apply");
+        moved("an approval change");
 
-    assert!(!cli.revoke_token("a1").expect("revoke again"));
-    cli.apply(&[]).expect("nothing to apply");
-    assert_eq!(
-        gateway.generation().expect("generation"),
-        seen,
-        "writes that change nothing do not wake every gateway"
-    );
+        assert!(!cli.revoke_token("a1").expect("revoke again"));
+        cli.apply(&[]).expect("nothing to apply");
+        assert_eq!(
+            gateway.generation().expect("generation"),
+            seen,
+            "writes that change nothing do not wake every gateway"
+        );
+    }
 }
 
 #[test]
@@ -278,4 +324,58 @@ fn running_gateways_register_and_leave() {
     )
     .expect("age");
     assert!(store.live_instances().expect("list").is_empty());
+}
+
+#[test]
+fn approval_pins_only_the_latest_observed_definition() {
+    for place in places("reviews") {
+        let (store, _) = place.open();
+        let observation = |hash: &str| Observation {
+            server: "s".into(),
+            tool: "t".into(),
+            hash: hash.into(),
+            definition: format!(r#"{{"name":"t","description":"{hash}"}}"#),
+        };
+        assert_eq!(
+            store.approve_observed("s", "t", "h1").expect("approve"),
+            Err(ApproveRefusal::NotObserved)
+        );
+        store
+            .record_observations(&[observation("h1")])
+            .expect("record");
+        let before = store.generation().expect("generation");
+        assert_eq!(
+            store.approve_observed("s", "t", "h1").expect("approve"),
+            Ok(())
+        );
+        assert!(store.generation().expect("generation") > before);
+        // The tool changes again after the operator looked at h1.
+        store
+            .record_observations(&[observation("h2")])
+            .expect("record");
+        assert_eq!(
+            store.approve_observed("s", "t", "h1").expect("approve"),
+            Err(ApproveRefusal::Changed {
+                current: "h2".into()
+            })
+        );
+        let review = store.review("s", "t").expect("review");
+        assert_eq!(
+            review.pinned,
+            Some(("h1".into(), Some(observation("h1").definition)))
+        );
+        assert_eq!(
+            review.observed,
+            Some(("h2".into(), observation("h2").definition))
+        );
+        assert!(!review.blocked);
+        assert_eq!(
+            store
+                .load_approvals()
+                .expect("load")
+                .tool("s", "t")
+                .and_then(|t| t.pinned.clone()),
+            Some("h1".into())
+        );
+    }
 }

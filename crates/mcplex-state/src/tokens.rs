@@ -4,11 +4,10 @@
 use std::collections::BTreeSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcplex_trust::{Permissions, Scope};
-use rusqlite::{OptionalExtension, params};
-
 use crate::secret::{mac_hex, random_bytes};
+use crate::sql::{Mode, Param, Row};
 use crate::{StateError, Store};
+use mcplex_trust::{Permissions, Scope};
 
 /// Seconds since the Unix epoch, now.
 pub fn now_unix() -> i64 {
@@ -103,26 +102,29 @@ impl Store {
             .servers
             .as_ref()
             .map(|s| s.iter().cloned().collect::<Vec<_>>().join(","));
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let inserted = tx.execute(
-            "INSERT INTO tokens (name, mac, servers, permissions, profile, created_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING",
-            params![
-                spec.name,
-                mac,
-                servers,
-                spec.permissions.to_string(),
-                spec.profile,
-                created_at,
-                spec.expires_at
-            ],
-        )?;
+        let permissions = spec.permissions.to_string();
+        let inserted = self.db.transaction(Mode::Write, |tx| {
+            let inserted = tx.execute(
+                "INSERT INTO tokens (name, mac, servers, permissions, profile, created_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING",
+                &[
+                    Param::Text(&spec.name),
+                    Param::Text(&mac),
+                    Param::OptText(servers.as_deref()),
+                    Param::Text(&permissions),
+                    Param::OptText(spec.profile.as_deref()),
+                    Param::Int(created_at),
+                    Param::OptInt(spec.expires_at),
+                ],
+            )?;
+            if inserted > 0 {
+                crate::control::bump_generation(tx)?;
+            }
+            Ok(inserted)
+        })?;
         if inserted == 0 {
             return Err(StateError::TokenExists(spec.name));
         }
-        crate::control::bump_generation(&tx)?;
-        tx.commit()?;
         Ok(NewToken {
             record: TokenRecord {
                 spec,
@@ -136,79 +138,64 @@ impl Store {
 
     /// Every token, revoked and expired ones included, by name.
     pub fn tokens(&self) -> Result<Vec<TokenRecord>, StateError> {
-        let conn = self.conn();
-        let mut statement = conn.prepare(
-            "SELECT name, mac, servers, permissions, profile, created_at, expires_at, revoked_at
-             FROM tokens ORDER BY name",
-        )?;
-        let rows = statement.query_map([], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, Option<String>>(2)?,
-                row.get::<_, String>(3)?,
-                row.get::<_, Option<String>>(4)?,
-                row.get::<_, i64>(5)?,
-                row.get::<_, Option<i64>>(6)?,
-                row.get::<_, Option<i64>>(7)?,
-            ))
+        let rows = self.db.transaction(Mode::Read, |tx| {
+            tx.query(
+                "SELECT name, mac, servers, permissions, profile, created_at, expires_at, revoked_at
+                 FROM tokens ORDER BY name",
+                &[],
+            )
         })?;
-        let mut tokens = Vec::new();
-        for row in rows {
-            let (name, mac, servers, permissions, profile, created_at, expires_at, revoked_at) =
-                row?;
-            // A record that no longer parses grants nothing rather than everything.
-            let permissions = Permissions::parse(&permissions).unwrap_or_default();
-            let servers = servers.map(|s| {
-                s.split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            });
-            tokens.push(TokenRecord {
-                spec: TokenSpec {
-                    name,
-                    servers,
-                    permissions,
-                    profile,
-                    expires_at,
-                },
-                mac,
-                created_at,
-                revoked_at,
-            });
-        }
-        Ok(tokens)
+        rows.iter().map(token_record).collect()
     }
 
     /// Revokes the token called `name`; false when there is none (or it was already revoked).
     pub fn revoke_token(&self, name: &str) -> Result<bool, StateError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let revoked = tx.execute(
-            "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
-            params![name, now_unix()],
-        )?;
-        if revoked > 0 {
-            crate::control::bump_generation(&tx)?;
-        }
-        tx.commit()?;
-        Ok(revoked > 0)
+        let now = now_unix();
+        self.db.transaction(Mode::Write, |tx| {
+            let revoked = tx.execute(
+                "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
+                &[Param::Text(name), Param::Int(now)],
+            )?;
+            if revoked > 0 {
+                crate::control::bump_generation(tx)?;
+            }
+            Ok(revoked > 0)
+        })
     }
 
     /// The token stored under `mac`, if any.
     pub fn token_by_mac(&self, mac: &str) -> Result<Option<TokenRecord>, StateError> {
-        let name: Option<String> = self
-            .conn()
-            .query_row(
-                "SELECT name FROM tokens WHERE mac = ?1",
-                params![mac],
-                |row| row.get(0),
+        let row = self.db.transaction(Mode::Read, |tx| {
+            tx.query_first(
+                "SELECT name, mac, servers, permissions, profile, created_at, expires_at, revoked_at
+                 FROM tokens WHERE mac = ?1",
+                &[Param::Text(mac)],
             )
-            .optional()?;
-        Ok(match name {
-            Some(name) => self.tokens()?.into_iter().find(|t| t.spec.name == name),
-            None => None,
-        })
+        })?;
+        row.as_ref().map(token_record).transpose()
     }
+}
+
+/// A stored token row (the columns of `tokens` in order).
+fn token_record(row: &Row) -> Result<TokenRecord, StateError> {
+    // A record that no longer parses grants nothing rather than everything.
+    let permissions = Permissions::parse(&row.text(3)?).unwrap_or_default();
+    let servers = row.opt_text(2)?.map(|s| {
+        s.split(',')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    });
+    Ok(TokenRecord {
+        spec: TokenSpec {
+            name: row.text(0)?,
+            servers,
+            permissions,
+            profile: row.opt_text(4)?,
+            expires_at: row.opt_int(6)?,
+        },
+        mac: row.text(1)?,
+        created_at: row.int(5)?,
+        revoked_at: row.opt_int(7)?,
+    })
 }

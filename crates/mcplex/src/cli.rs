@@ -81,6 +81,10 @@ pub struct ConfigArgs {
     /// ~/.mcplex).
     #[arg(long, env = "MCPLEX_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL store (`postgres://user:password@host:port/db`) that several gateways share
+    /// (default: the config's `store`, else SQLite in the data directory).
+    #[arg(long, env = "MCPLEX_STORE", hide_env_values = true)]
+    pub store: Option<String>,
 }
 
 #[derive(Args)]

@@ -30,6 +30,7 @@ pub struct Loaded {
 pub fn load_with_source(args: &ConfigArgs, mut overrides: Overrides) -> Result<Loaded> {
     overrides.call_timeout = args.call_timeout.clone();
     overrides.data_dir = args.data_dir.clone();
+    overrides.store = args.store.clone();
     let (path, explicit) = match &args.config {
         Some(path) => (path.clone(), true),
         None => (
@@ -57,6 +58,21 @@ pub fn load_with_source(args: &ConfigArgs, mut overrides: Overrides) -> Result<L
         path: exists.then_some(path),
         overrides,
     })
+}
+
+/// Where the store of `config` is: its PostgreSQL database, else SQLite in its data directory.
+pub fn store_location(config: &Config) -> mcplex_state::Location {
+    match &config.store {
+        Some(url) => mcplex_state::Location::Postgres(url.expose().to_owned()),
+        None => mcplex_state::Location::Directory(data_dir(config)),
+    }
+}
+
+/// Opens the store of `config`, with the location in the error.
+pub fn open_store(config: &Config) -> Result<(mcplex_state::Store, mcplex_state::Opened)> {
+    let location = store_location(config);
+    mcplex_state::Store::open_at(&location)
+        .with_context(|| format!("cannot open the store at {location}"))
 }
 
 /// The data directory `config` uses.

@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use mcplex_config::Overrides;
-use mcplex_state::{ActivityQuery, Store};
+use mcplex_state::ActivityQuery;
 use serde_json::json;
 
 use crate::cli::ConfigArgs;
@@ -18,9 +18,7 @@ pub fn run(
     as_json: bool,
 ) -> Result<ExitCode> {
     let config = crate::load::load(args, Overrides::default())?;
-    let dir = crate::load::data_dir(&config);
-    let (store, _) =
-        Store::open(&dir).with_context(|| format!("cannot open the state in {}", dir.display()))?;
+    let (store, _) = crate::load::open_store(&config)?;
     let rows = store.activity(&ActivityQuery { limit, token, tool })?;
     if as_json {
         let rows: Vec<_> = rows

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use mcplex_catalog::Snapshot;
 use mcplex_config::{Config, Overrides};
-use mcplex_state::{Instance, Store};
+use mcplex_state::{Instance, Location, Store};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -102,20 +102,21 @@ fn via() -> Result<Via> {
 pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
     let config = crate::load::load(args, Overrides::default())?;
     let via = via()?;
-    let dir = crate::load::data_dir(&config);
-    // Only an existing store can have running gateways; opening would create it, and the first
-    // open of an installation decides which servers are its founding ones.
-    let registered = if dir.join(mcplex_state::DATABASE_FILE).exists() {
-        let (store, _) = Store::open(&dir)
-            .with_context(|| format!("cannot open the state in {}", dir.display()))?;
-        store.live_instances()?
-    } else {
-        Vec::new()
+    let location = crate::load::store_location(&config);
+    // Only an existing store can have running gateways. Opening a SQLite store creates it, and
+    // the first open of an installation decides which servers are its founding ones.
+    let (registered, key) = match &location {
+        Location::Directory(dir) if !dir.join(mcplex_state::DATABASE_FILE).exists() => {
+            (Vec::new(), None)
+        }
+        _ => {
+            let (store, _) = crate::load::open_store(&config)?;
+            (store.live_instances()?, Some(store.api_key()?))
+        }
     };
-    if via == Via::Store {
+    let Some(key) = key.filter(|_| via != Via::Store) else {
         return Ok((config, Target::Store { registered }));
-    }
-    let key = mcplex_state::api_key(&dir)?;
+    };
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .connect_timeout(Duration::from_secs(2))
@@ -146,10 +147,7 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
         }
     }
     if via == Via::Api {
-        bail!(
-            "no running gateway on the store in {} answered (MCPLEX_VIA=api)",
-            dir.display()
-        );
+        bail!("no running gateway on the store {location} answered (MCPLEX_VIA=api)");
     }
     Ok((config, Target::Store { registered }))
 }
@@ -165,9 +163,7 @@ fn connect_address(listen: &str) -> String {
 
 /// The state database of `config`, with the founding servers recorded if this creates it.
 pub(super) fn open_offline(config: &Config) -> Result<(Arc<Store>, Trust)> {
-    let dir = crate::load::data_dir(config);
-    let (store, opened) =
-        Store::open(&dir).with_context(|| format!("cannot open the state in {}", dir.display()))?;
+    let (store, opened) = crate::load::open_store(config)?;
     let store = Arc::new(store);
     let mut trust = Trust::load(store.clone(), opened.created, config)?;
     trust.register(config);

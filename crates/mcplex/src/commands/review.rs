@@ -6,9 +6,9 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use mcplex_names::ToolId;
-use mcplex_state::{ApproveRefusal, Review, Store};
+use mcplex_state::{ApproveRefusal, Review};
 use serde_json::{Value, json};
 
 use super::manage::{Target, encode, offline_action, open_offline, target};
@@ -19,9 +19,7 @@ use crate::trust::TrustAction;
 pub async fn show(args: &ConfigArgs, id: &str, as_json: bool) -> Result<ExitCode> {
     let parsed = parse(id)?;
     let config = crate::load::load(args, mcplex_config::Overrides::default())?;
-    let dir = crate::load::data_dir(&config);
-    let (store, _) =
-        Store::open(&dir).with_context(|| format!("cannot open the state in {}", dir.display()))?;
+    let (store, _) = crate::load::open_store(&config)?;
     let review = store.review(&parsed.server, &parsed.tool)?;
     if as_json {
         println!(

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use mcplex_config::Overrides;
 use mcplex_config::RoutingMode;
-use mcplex_state::Store;
 use mcplex_surface::{
     CodeSurface, DirectSurface, Guard, Reach, RetrieveSurface, Routes, SurfaceOptions, router,
     serve_http, serve_stdio,
@@ -29,6 +28,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         direct_tool_response_mode: args.direct_tool_response_mode.clone(),
         tool_response_mode: args.tool_response_mode.clone(),
         data_dir: args.config.data_dir.clone(),
+        store: args.config.store.clone(),
     };
     let (config, builtin, source) = if args.demo {
         let mut config = crate::demo::config(args.listen.clone());
@@ -48,6 +48,13 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
                 .clone()
                 .unwrap_or_else(|| mcplex_state::default_data_dir().join("demo")),
         );
+        config.store = args
+            .config
+            .store
+            .as_deref()
+            .map(mcplex_config::StoreUrl::parse)
+            .transpose()
+            .map_err(|why| anyhow::anyhow!("--store {why}"))?;
         (config, Some(crate::demo::connector()), None)
     } else {
         let loaded = crate::load::load_with_source(&args.config, overrides)?;
@@ -65,15 +72,14 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     } else {
         std::time::Duration::ZERO
     };
-    let data_dir = crate::load::data_dir(&config);
-    let (store, opened) = Store::open(&data_dir)
-        .with_context(|| format!("cannot open the state in {}", data_dir.display()))?;
+    // The store first: a store that cannot be opened stops the start before anything runs.
+    let (store, opened) = crate::load::open_store(&config)?;
     let store = Arc::new(store);
     let trust = Trust::load(store.clone(), opened.created, &config)?;
     if opened.created {
         tracing::info!(
             "new installation in {}: the {servers} configured server(s) start approved",
-            data_dir.display()
+            store.location()
         );
     }
     let semantic = crate::semantic::load(&config, store.clone())?;
@@ -146,7 +152,8 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             "listening on {address} with require_auth: false: anyone who can reach it can use every tool"
         );
     }
-    let api_key = mcplex_state::api_key(&data_dir)?;
+    let api_key = store.api_key()?;
+    let store_location = store.location().clone();
     let access = Arc::new(Access::load(store.clone(), api_key, &config)?);
     // Registered under the address it really bound, so the CLI finds it whatever set it.
     let follower = crate::follow::start(
@@ -190,7 +197,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     );
     tracing::info!(
         "listening on http://{address}/mcp; management API at /api/v1 (key in {})",
-        data_dir.join(mcplex_state::API_KEY_FILE).display()
+        api_key_place(&store_location)
     );
     if std::io::stderr().is_terminal() {
         let gateway = Arc::clone(&core.gateway);
@@ -202,6 +209,18 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     core.shutdown().await;
     served.context("HTTP server failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where an operator finds the admin API key.
+fn api_key_place(location: &mcplex_state::Location) -> String {
+    match location {
+        mcplex_state::Location::Directory(dir) => {
+            dir.join(mcplex_state::API_KEY_FILE).display().to_string()
+        }
+        mcplex_state::Location::Postgres(_) => {
+            format!("the store {location}, table meta, key api_key")
+        }
+    }
 }
 
 /// Cancels `stop` on SIGINT or SIGTERM. The handlers are installed before this returns, so a

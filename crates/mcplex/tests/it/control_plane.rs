@@ -453,3 +453,93 @@ fn approval_pins_what_the_operator_saw_and_refuses_a_definition_that_changed_aga
         (Some(changed.as_str()), "approved")
     );
 }
+
+/// A fresh database on the PostgreSQL server `MCPLEX_TEST_POSTGRES` names
+/// (`postgres://user@host:port`), or `None` (and the test says why it does nothing) when unset.
+/// `scripts/test.sh` starts a throwaway server and sets it.
+fn postgres_database(name: &str) -> Option<String> {
+    let Ok(server) = std::env::var("MCPLEX_TEST_POSTGRES") else {
+        eprintln!("MCPLEX_TEST_POSTGRES is not set: no PostgreSQL to test against");
+        return None;
+    };
+    let server = server.trim_end_matches('/').to_owned();
+    let mut admin = postgres::Client::connect(&format!("{server}/postgres"), postgres::NoTls)
+        .expect("MCPLEX_TEST_POSTGRES names a server that answers");
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        admin.batch_execute(&statement).expect("a fresh database");
+    }
+    Some(format!("{server}/{name}"))
+}
+
+#[test]
+fn gateways_on_one_postgres_store_share_tokens_approvals_and_the_audit_log() {
+    let Some(store) = postgres_database("mcplex_it_shared") else {
+        return;
+    };
+    let servers = json!({"a": fixture_server("a", &[])});
+    let first = Gateway::start_with(json!({"mcpServers": servers}), &["--store", &store]);
+    let second = Gateway::start_with(json!({"mcpServers": servers}), &["--store", &store]);
+    first.wait_ready();
+    second.wait_ready();
+    let config = first.dir.path().join("cli.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": servers, "store": store}).to_string(),
+    )
+    .expect("cli config");
+    let config = config.display().to_string();
+
+    // A token made through one gateway's API (the CLI finds it in the store, and takes the API
+    // key from the store) is accepted by the other.
+    let token = token_create("api", Path::new(&config), "shared");
+    for gateway in [&first, &second] {
+        followed("both gateways accept the token", || {
+            list_at(gateway.authority(), Some(&token)).is_ok()
+        });
+    }
+    // Both serve calls; the audit log is one log.
+    for gateway in [&first, &second] {
+        let answer = crate::harness::call_raw(
+            gateway,
+            "/mcp/all",
+            Some(&token),
+            "a__echo",
+            json!({"text": "hi"}),
+        );
+        assert!(answer.contains("hi"), "{answer}");
+    }
+    let (code, out, err) = cli("store", &["activity", "--config", &config, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Value = serde_json::from_str(&out).expect("json");
+    let calls = rows
+        .as_array()
+        .map(|rows| rows.iter().filter(|r| r["token"] == "shared").count())
+        .unwrap_or_default();
+    assert_eq!(calls, 2, "one audit log for both gateways: {out}");
+
+    // A quarantine written on the store is served by both.
+    let (code, _, err) = cli(
+        "store",
+        &["servers", "quarantine", "--config", &config, "a"],
+    );
+    assert_eq!(code, 0, "{err}");
+    for gateway in [&first, &second] {
+        followed("the quarantine is served", || {
+            list_at(gateway.authority(), None)
+                .is_ok_and(|names| !names.contains(&"a__echo".to_owned()))
+        });
+    }
+    let (code, _, err) = cli("auto", &["servers", "approve", "--config", &config, "a"]);
+    assert_eq!(code, 0, "{err}");
+    // A revocation through the second is refused by the first.
+    let (code, _, err) = cli("auto", &["token", "revoke", "--config", &config, "shared"]);
+    assert_eq!(code, 0, "{err}");
+    for gateway in [&first, &second] {
+        followed("the revoked token is refused", || {
+            list_at(gateway.authority(), Some(&token)) == Err(401)
+        });
+    }
+}
