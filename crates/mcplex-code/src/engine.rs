@@ -105,8 +105,9 @@ impl Engine {
             () = cancel.cancelled() => Err(RunError::cancelled()),
         };
         // Whatever the script left behind (pending jobs, a loop, a native call) ends here.
-        worker.kill().await;
+        worker.kill();
         drop(slot);
+        self.pool.refill();
         if let Some(hit) = tally.hit {
             return Err(hit);
         }

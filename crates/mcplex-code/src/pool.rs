@@ -1,6 +1,7 @@
 //! Warm workers: processes started ahead of the runs that will use them, so a run does not pay
-//! process start and engine creation. A worker serves one run and is killed after it; taking one
-//! starts its replacement in the background.
+//! process start and engine creation. A worker serves one run and is killed after it; its
+//! replacement is started in the background once the run is over (so that the start does not
+//! compete with the run for the CPU).
 
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -34,7 +35,7 @@ impl Pool {
     }
 
     /// An idle worker, or a new one when none is warm.
-    pub(crate) fn take(self: &Arc<Self>) -> io::Result<Worker> {
+    pub(crate) fn take(&self) -> io::Result<Worker> {
         let warm = loop {
             let next = self
                 .state
@@ -51,7 +52,6 @@ impl Pool {
                 None => break None,
             }
         };
-        self.refill();
         match warm {
             Some(worker) => Ok(worker),
             None => Worker::spawn(&self.command),
@@ -59,7 +59,7 @@ impl Pool {
     }
 
     /// Starts workers until the idle and starting ones make `warm`.
-    fn refill(self: &Arc<Self>) {
+    pub(crate) fn refill(self: &Arc<Self>) {
         let missing = {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             let missing = self.warm.saturating_sub(state.idle.len() + state.starting);

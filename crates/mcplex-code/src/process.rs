@@ -86,8 +86,12 @@ impl Worker {
         }
     }
 
-    /// SIGKILL, and the exit reaped: nothing of the run is left.
-    pub(crate) async fn kill(mut self) {
-        let _ = self.child.kill().await;
+    /// SIGKILL now (nothing of the run goes on after this returns); the exit is reaped in the
+    /// background, off the run's answer.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.start_kill();
+        tokio::spawn(async move {
+            let _ = self.child.wait().await;
+        });
     }
 }

@@ -109,9 +109,9 @@ pub async fn run(repeats: usize, out: &Path) -> Result<ExitCode> {
         direct_stats.p50_us / code_stats.p50_us.max(1e-9)
     );
 
-    let (warm, cold) = engine_overhead(repeats.max(1) * 50).await?;
+    let (warm, cold) = engine_overhead(repeats.max(1) * 10).await?;
     println!();
-    println!("engine per-run overhead (`return 1;`, no tool call, in process)");
+    println!("engine per-run overhead (`return 1;`, no tool call, one worker process per run)");
     println!(
         "{:>10} | {:>8} | {:>10} | {:>10}",
         "pool", "runs", "p50 ms", "p99 ms"
@@ -197,7 +197,7 @@ async fn engine_overhead(runs: usize) -> Result<(Stats, Stats)> {
         let mut times = Vec::with_capacity(count);
         for _ in 0..count {
             // Between runs the pool starts the next worker, as it would between requests.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
             let started = Instant::now();
             engine
                 .run(run.clone(), host.clone(), Default::default())
