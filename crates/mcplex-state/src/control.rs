@@ -7,7 +7,13 @@
 //! it moves; any process that writes the database (the CLI, another gateway) is followed the
 //! same way.
 
-use crate::sql::{Mode, Param, Row, Tx};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+
+use crate::sql::{Db, Dialect, Mode, Param, Row, Tx};
 use crate::tokens::now_unix;
 use crate::{StateError, Store};
 
@@ -29,13 +35,32 @@ pub struct Instance {
     pub heartbeat_at: i64,
 }
 
-/// Bumps the generation inside `tx`: the caller's write and the bump commit together.
+/// The PostgreSQL channel a generation bump is announced on.
+const CHANNEL: &str = "mcplex_generation";
+
+/// Bumps the generation inside `tx`: the caller's write and the bump commit together. On
+/// PostgreSQL, listeners are notified too (a notification is delivered at commit, never for a
+/// transaction rolled back).
 pub(crate) fn bump_generation(tx: &mut dyn Tx) -> Result<(), StateError> {
     tx.execute(
         "UPDATE counters SET value = value + 1 WHERE name = 'generation'",
         &[],
     )?;
+    if tx.dialect() == Dialect::Postgres {
+        tx.batch(&format!("NOTIFY {CHANNEL}"))?;
+    }
     Ok(())
+}
+
+/// A running listener for the store's change signal; stops when dropped.
+pub struct ChangeSignal {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for ChangeSignal {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Store {
@@ -46,6 +71,55 @@ impl Store {
             tx.query_first("SELECT value FROM counters WHERE name = 'generation'", &[])
         })?;
         row.map_or(Ok(0), |row| row.int(0))
+    }
+
+    /// Calls `changed` soon after any process commits a write that moves the generation, where
+    /// the store has a change signal of its own (PostgreSQL's `LISTEN`/`NOTIFY`); `None` where it
+    /// has none (SQLite: poll [`Store::generation`]). A lost signal is reconnected; polling stays
+    /// the safety net either way. The listener runs on a thread of its own.
+    pub fn listen(&self, changed: impl Fn() + Send + 'static) -> Option<ChangeSignal> {
+        let Db::Postgres(pg) = &self.db else {
+            return None;
+        };
+        let config = pg.config().clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mcplex-store-listen".into())
+            .spawn(move || {
+                while !stopped.load(Ordering::Relaxed) {
+                    let listened = config.connect(postgres::NoTls).and_then(|mut client| {
+                        client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+                        // Anything written while this was not listening is picked up now.
+                        changed();
+                        // A fresh one-second wait each round, so a stop is seen within a
+                        // second; each notification is passed on as it arrives.
+                        while !stopped.load(Ordering::Relaxed) && !client.is_closed() {
+                            let mut notifications = client.notifications();
+                            let mut round = notifications.timeout_iter(Duration::from_secs(1));
+                            while let Some(notification) = round.next()? {
+                                if notification.channel() == CHANNEL {
+                                    changed();
+                                }
+                            }
+                        }
+                        Ok(())
+                    });
+                    if let Err(e) = listened {
+                        tracing::debug!(
+                            "the store's change signal was lost ({e}); polling meanwhile"
+                        );
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                }
+            });
+        match spawned {
+            Ok(_) => Some(ChangeSignal { stop }),
+            Err(e) => {
+                tracing::warn!("cannot listen for store changes ({e}); polling only");
+                None
+            }
+        }
     }
 
     /// Registers a running gateway listening on `address`; returns its id.

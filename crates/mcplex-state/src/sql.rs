@@ -103,6 +103,8 @@ pub(crate) trait Tx {
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, StateError>;
     /// Runs several statements without parameters (schema changes).
     fn batch(&mut self, sql: &str) -> Result<(), StateError>;
+    /// Which database this is, for the few statements that differ.
+    fn dialect(&self) -> Dialect;
 
     /// The first row of a query, if any.
     fn query_first(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Option<Row>, StateError> {
@@ -190,6 +192,11 @@ impl Postgres {
         Ok(pg)
     }
 
+    /// How to connect (for a second connection, such as a listener's).
+    pub(crate) fn config(&self) -> &postgres::Config {
+        &self.config
+    }
+
     fn client(&self) -> Result<MutexGuard<'_, Option<postgres::Client>>, StateError> {
         let mut client = lock(&self.client);
         if client.as_ref().is_none_or(postgres::Client::is_closed) {
@@ -247,6 +254,10 @@ impl Tx for SqliteTx<'_> {
         Ok(self.0.execute_batch(sql)?)
     }
 
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StateError> {
         let changed = self
             .0
@@ -300,6 +311,10 @@ struct PostgresTx<'a, 'b>(&'a mut postgres::Transaction<'b>);
 impl Tx for PostgresTx<'_, '_> {
     fn batch(&mut self, sql: &str) -> Result<(), StateError> {
         Ok(self.0.batch_execute(sql)?)
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
     }
 
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StateError> {

@@ -7,11 +7,16 @@
 //! - A body whose `Content-Length` exceeds the limit gets 413 (streamed bodies are cut at the
 //!   same limit by the MCP service and the API's extractors).
 //! - `/api/…` takes only the admin API key. MCP routes take the API key (full access) or an agent
-//!   token (its scope); with no credential, a caller gets full access only where
-//!   authentication is not required (loopback, by default). A credential that is presented
-//!   but wrong is always 401: a typo never silently becomes anonymous access.
-//! - `/healthz` and `/readyz` are open (probes), behind the Host check; `/metrics` is open
-//!   where MCP needs no credential and takes the API key where it does.
+//!   token (its scope); with no `Authorization` header, a caller gets full access only where
+//!   authentication is not required (loopback, by default). A header that is not exactly one
+//!   `Bearer <token>` (another scheme, a bare token, `Bearer:`, an empty value, two headers)
+//!   is 401 like a wrong token: a typo never silently becomes anonymous access.
+//! - `/healthz` and `/readyz` are open (probes), behind the Host check. Where authentication is
+//!   required, `/readyz` says only whether the gateway is ready unless the API key is presented
+//!   (server names and statuses are the detail). `/metrics` is open where MCP needs no
+//!   credential and takes the API key where it does.
+//! - A `Host` or `Origin` that is not exactly a host name or IP literal with an optional port
+//!   (`[::1].evil.com`, `evil.com#.localhost`) is not a loopback name.
 
 use std::sync::Arc;
 
@@ -78,10 +83,25 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
         );
     }
     let path = request.uri().path();
-    if path == "/healthz" || path == "/readyz" {
+    if path == "/healthz" {
         return next.run(request).await;
     }
-    let credential = bearer(request.headers());
+    let credential = credential(request.headers());
+    if path == "/readyz" {
+        let admin = matches!(credential, Credential::Bearer(key) if guard.auth.is_admin(key));
+        let detail = ReadyDetail(admin || !guard.require_auth);
+        request.extensions_mut().insert(detail);
+        return next.run(request).await;
+    }
+    let credential = match credential {
+        Credential::Malformed => {
+            return unauthorized(
+                "malformed Authorization header: send exactly one \"Authorization: Bearer <token>\"",
+            );
+        }
+        Credential::Bearer(token) => Some(token),
+        Credential::Absent => None,
+    };
     // Metrics name every server and tool: open where MCP is, the API key where auth is required.
     if path == "/metrics" {
         return match credential {
@@ -113,11 +133,17 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
     next.run(request).await
 }
 
+/// Whether `/readyz` may name servers and their statuses to this request (set by the guard).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadyDetail(pub bool);
+
 impl Guard {
     /// Whether a `Host` value or an origin's authority names this gateway.
     fn authority_allowed(&self, authority: &str) -> bool {
         let authority = authority.trim().to_ascii_lowercase();
-        let host = host_of(&authority);
+        let Some(host) = host_of(&authority) else {
+            return false;
+        };
         is_loopback_name(host)
             || self
                 .trusted_hosts
@@ -126,15 +152,27 @@ impl Guard {
     }
 }
 
-/// The host part of `host[:port]` or `[v6][:port]`.
-fn host_of(authority: &str) -> &str {
+/// The host part of `host[:port]` or `[v6][:port]`; `None` when the authority is neither (text
+/// after `]`, characters no host name has, an unbracketed IPv6 address).
+fn host_of(authority: &str) -> Option<&str> {
+    let is_port = |port: &str| port.len() <= 5 && port.chars().all(|c| c.is_ascii_digit());
     if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
+        let (host, after) = rest.split_once(']')?;
+        let port_ok = after.is_empty() || after.strip_prefix(':').is_some_and(is_port);
+        return (port_ok && host.parse::<std::net::Ipv6Addr>().is_ok()).then_some(host);
     }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.chars().all(|c| c.is_ascii_digit()) => host,
-        _ => authority,
-    }
+    let host = match authority.rsplit_once(':') {
+        Some((host, port)) if is_port(port) => host,
+        Some(_) => return None,
+        None => authority,
+    };
+    let name_like = host.split('.').all(|label| {
+        !label.is_empty()
+            && label
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    });
+    name_like.then_some(host)
 }
 
 fn is_loopback_name(host: &str) -> bool {
@@ -145,19 +183,51 @@ fn is_loopback_name(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// `scheme://authority` → authority; `None` for `null` and anything without a scheme.
+/// `scheme://authority` → authority; `None` for `null`, anything without a scheme, and
+/// anything with user info, a path (but `/`), a query or a fragment.
 fn origin_authority(origin: &str) -> Option<&str> {
-    let (_, rest) = origin.split_once("://")?;
-    Some(rest.split('/').next().unwrap_or(rest))
+    let (scheme, rest) = origin.split_once("://")?;
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    let clean = !authority.contains(['/', '?', '#', '@', '\\']);
+    (scheme_ok && clean).then_some(authority)
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, credential) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| credential.trim())
-        .filter(|c| !c.is_empty())
+/// What the `Authorization` header holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Credential<'a> {
+    /// No `Authorization` header.
+    Absent,
+    /// Exactly one `Bearer <token>`, the token without whitespace.
+    Bearer(&'a str),
+    /// Anything else: another scheme, a bare token, `Bearer:`, an empty value, two headers.
+    Malformed,
+}
+
+pub(crate) fn credential(headers: &HeaderMap) -> Credential<'_> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
+        return Credential::Absent;
+    };
+    if values.next().is_some() {
+        return Credential::Malformed;
+    }
+    let Ok(value) = value.to_str() else {
+        return Credential::Malformed;
+    };
+    let Some((scheme, token)) = value.trim().split_once(' ') else {
+        return Credential::Malformed;
+    };
+    let token = token.trim_start_matches(' ');
+    let token_ok = !token.is_empty() && token.chars().all(|c| c.is_ascii_graphic());
+    if scheme.eq_ignore_ascii_case("bearer") && token_ok {
+        Credential::Bearer(token)
+    } else {
+        Credential::Malformed
+    }
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
@@ -176,12 +246,46 @@ fn unauthorized(message: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    struct NoAuth;
+
+    impl Authenticator for NoAuth {
+        fn agent(&self, _: &str) -> Option<Caller> {
+            None
+        }
+        fn is_admin(&self, _: &str) -> bool {
+            false
+        }
+    }
+
+    fn guard() -> Guard {
+        Guard {
+            trusted_hosts: Arc::new(vec!["mcp.example.com".to_owned()]),
+            require_auth: false,
+            max_body_bytes: 1024,
+            auth: Arc::new(NoAuth),
+        }
+    }
+
+    fn with_authorization(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            if let Ok(value) = header::HeaderValue::from_str(value) {
+                headers.append(header::AUTHORIZATION, value);
+            }
+        }
+        headers
+    }
 
     #[test]
     fn hosts_and_origins_parse() {
-        assert_eq!(host_of("localhost:8080"), "localhost");
-        assert_eq!(host_of("[::1]:8080"), "::1");
-        assert_eq!(host_of("example.com"), "example.com");
+        assert_eq!(host_of("localhost:8080"), Some("localhost"));
+        assert_eq!(host_of("[::1]:8080"), Some("::1"));
+        assert_eq!(host_of("example.com"), Some("example.com"));
+        assert_eq!(host_of("[::1].evil.com"), None);
+        assert_eq!(host_of("[::1]evil"), None);
+        assert_eq!(host_of("evil.com#.localhost"), None);
         assert!(is_loopback_name("127.0.0.1") && is_loopback_name("::1"));
         assert!(is_loopback_name("app.localhost"));
         assert!(!is_loopback_name("127.0.0.1.evil.com"));
@@ -190,5 +294,147 @@ mod tests {
             Some("localhost:3000")
         );
         assert_eq!(origin_authority("null"), None);
+        assert_eq!(origin_authority("http://evil.com@localhost"), None);
+        let guard = guard();
+        assert!(!guard.authority_allowed("[::1].evil.com"));
+        assert!(guard.authority_allowed("[::1]:8080"));
+        assert!(guard.authority_allowed("MCP.example.com:443"));
+    }
+
+    #[test]
+    fn only_one_bearer_token_is_a_credential() {
+        let check = |values: &[&str], expected: Credential<'_>| {
+            let headers = with_authorization(values);
+            assert_eq!(credential(&headers), expected, "{values:?}");
+        };
+        check(&[], Credential::Absent);
+        check(&["Bearer abc"], Credential::Bearer("abc"));
+        check(&["bearer   abc"], Credential::Bearer("abc"));
+        for malformed in [
+            "Basic abc",
+            "Token abc",
+            "abc",
+            "Bearer: abc",
+            "",
+            "Bearer",
+            "Bearer ",
+            "Bearer a b",
+        ] {
+            check(&[malformed], Credential::Malformed);
+        }
+        check(&["Bearer a", "Bearer b"], Credential::Malformed);
+    }
+
+    fn loopback_host() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("localhost".to_owned()),
+            Just("[::1]".to_owned()),
+            Just("[0:0:0:0:0:0:0:1]".to_owned()),
+            "[a-z][a-z0-9-]{0,8}".prop_map(|label| format!("{label}.localhost")),
+            (0u8..=255, 0u8..=255, 1u8..=254).prop_map(|(a, b, c)| format!("127.{a}.{b}.{c}")),
+        ]
+    }
+
+    fn port() -> impl Strategy<Value = String> {
+        prop_oneof![Just(String::new()), (1u16..).prop_map(|p| format!(":{p}"))]
+    }
+
+    /// Text that turns an authority into something else: another host, user info, a path.
+    fn tail() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            ".evil.com",
+            "].evil.com",
+            "evil",
+            "@evil.com",
+            "#.evil.com",
+            "/evil",
+            "?x",
+            ":80.evil.com",
+            ":http",
+            " evil",
+            "\\evil",
+            ".",
+        ])
+    }
+
+    proptest! {
+        /// Every loopback name with any port is accepted, as `Host` and in an `Origin`.
+        #[test]
+        fn loopback_authorities_are_accepted(host in loopback_host(), port in port()) {
+            let guard = guard();
+            let authority = format!("{host}{port}");
+            prop_assert!(guard.authority_allowed(&authority), "{authority}");
+            let origin = format!("http://{authority}");
+            prop_assert!(origin_authority(&origin).is_some_and(|a| guard.authority_allowed(a)));
+        }
+
+        /// A loopback name with anything appended is never accepted (the `[::1].evil.com`
+        /// family), whether or not a port sits between.
+        #[test]
+        fn appended_text_is_never_loopback(host in loopback_host(), port in port(), tail in tail()) {
+            let guard = guard();
+            let authority = format!("{host}{port}{tail}");
+            prop_assert!(!guard.authority_allowed(&authority), "{authority}");
+            let origin = format!("http://{authority}");
+            prop_assert!(!origin_authority(&origin).is_some_and(|a| guard.authority_allowed(a)), "{origin}");
+        }
+
+        /// Whatever the text, what is accepted is exactly a loopback name or a trusted host,
+        /// with at most a port after it.
+        #[test]
+        fn accepted_authorities_are_a_name_and_a_port(text in "[a-z0-9.:\\[\\]@#/-]{0,24}") {
+            let guard = guard();
+            if guard.authority_allowed(&text) {
+                let host = host_of(&text);
+                prop_assert!(host.is_some());
+                let host = host.unwrap_or_default();
+                prop_assert!(is_loopback_name(host) || host == "mcp.example.com", "{text}");
+                let rest = text
+                    .strip_prefix('[')
+                    .and_then(|t| t.strip_prefix(host))
+                    .and_then(|t| t.strip_prefix(']'))
+                    .or_else(|| text.strip_prefix(host))
+                    .unwrap_or("x");
+                prop_assert!(rest.is_empty() || rest.strip_prefix(':').is_some_and(|p| p.chars().all(|c| c.is_ascii_digit())), "{text}");
+            }
+        }
+
+        /// A well-formed bearer token, in any case of the scheme, is the credential.
+        #[test]
+        fn bearer_tokens_parse(token in "[A-Za-z0-9._~+/=-]{1,40}", upper in any::<bool>(), spaces in 1usize..4) {
+            let scheme = if upper { "BEARER" } else { "Bearer" };
+            let value = format!("{scheme}{}{token}", " ".repeat(spaces));
+            let headers = with_authorization(&[&value]);
+            prop_assert_eq!(credential(&headers), Credential::Bearer(&token));
+        }
+
+        /// Any other form of the header is malformed, never absent.
+        #[test]
+        fn other_forms_are_malformed(
+            token in "[A-Za-z0-9._~+/=-]{1,40}",
+            prefix in prop::sample::select(vec!["Basic ", "Token ", "", "Bearer: ", "Bearer:", "Bearer\t", "Bearerx ", "Bearer ", "Bearer x "]),
+            value in "[ -~]{0,30}",
+        ) {
+            let form = format!("{prefix}{token}");
+            let headers = with_authorization(&[&form]);
+            let parsed = credential(&headers);
+            if prefix == "Bearer " {
+                prop_assert_eq!(parsed, Credential::Bearer(&token));
+            } else {
+                prop_assert_eq!(parsed, Credential::Malformed, "{}", form);
+            }
+            // Arbitrary text is a bearer token only when it is exactly `Bearer <token>`.
+            let headers = with_authorization(&[&value]);
+            match credential(&headers) {
+                Credential::Bearer(t) => {
+                    let trimmed = value.trim();
+                    prop_assert!(trimmed.len() > 7 && trimmed[..7].eq_ignore_ascii_case("bearer "));
+                    prop_assert_eq!(trimmed[7..].trim_start(), t);
+                    prop_assert!(!t.contains(char::is_whitespace));
+                }
+                Credential::Absent => prop_assert!(false, "a header is never absent"),
+                Credential::Malformed => {}
+            }
+        }
     }
 }

@@ -1,26 +1,30 @@
 //! The HTTP routes: `/mcp` (the configured routing mode), `/mcp/all` (direct), `/mcp/call`
 //! (retrieve), `/mcp/code` (code execution) and `/mcp/p/<profile>` (the routing mode, narrowed
 //! to the profile's servers);
-//! `/healthz` and `/readyz`.
+//! `/healthz` and `/readyz`. Each MCP route is rmcp's streamable HTTP service behind
+//! [`crate::front::Front`], with sessions kept by [`crate::sessions::Sessions`] and counted
+//! gateway-wide; the listener itself is `listener.rs`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{any, get};
-use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use mcplex_catalog::ServerStatus;
 use mcplex_dispatch::Gateway;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use mcplex_config::{Profile, RoutingMode};
 
+use crate::access::ReadyDetail;
+use crate::front::Front;
+use crate::sessions::{SessionBook, Sessions};
 use crate::{CodeSurface, DirectSurface, Reach, RetrieveSurface, SurfaceOptions};
 
 /// What the routes are built from.
@@ -32,6 +36,10 @@ pub struct Routes {
     pub profiles: Vec<Profile>,
     /// MCP request bodies over this are cut with 413 while streaming.
     pub max_body_bytes: usize,
+    /// Open sessions over all routes; past it `initialize` gets 503.
+    pub max_sessions: usize,
+    /// A session with no request or stream open for this long is ended.
+    pub session_idle_timeout: Duration,
     /// Ends every session when cancelled.
     pub shutdown: CancellationToken,
 }
@@ -45,11 +53,14 @@ pub fn router(routes: Routes) -> Router {
         routing_mode,
         profiles,
         max_body_bytes,
+        max_sessions,
+        session_idle_timeout,
         shutdown,
     } = routes;
     let limits = Limits {
         shutdown,
         max_body_bytes,
+        book: SessionBook::new(max_sessions, session_idle_timeout),
     };
     let direct = limits.service(DirectSurface::new(
         gateway.clone(),
@@ -110,14 +121,12 @@ pub fn router(routes: Routes) -> Router {
 struct Limits {
     shutdown: CancellationToken,
     max_body_bytes: usize,
+    book: Arc<SessionBook>,
 }
 
 impl Limits {
     /// One rmcp streamable HTTP service around one server instance (cloned per session).
-    fn service<S: rmcp::ServerHandler + Clone>(
-        &self,
-        surface: S,
-    ) -> StreamableHttpService<S, LocalSessionManager> {
+    fn service<S: rmcp::ServerHandler + Clone>(&self, surface: S) -> Front<S> {
         let mut config = StreamableHttpServerConfig::default()
             // Host and Origin are checked for every route by the guard, the same way.
             .disable_allowed_hosts();
@@ -126,30 +135,13 @@ impl Limits {
         // Session-era clients get sessions, the GET stream and 404 for unknown sessions; 2026-07-28
         // requests are served statelessly by rmcp whatever this says.
         config.legacy_session_mode = true;
-        StreamableHttpService::new(
+        let service = StreamableHttpService::new(
             move || Ok(surface.clone()),
-            Arc::new(LocalSessionManager::default()),
+            Sessions::new(self.book.clone()),
             config,
-        )
+        );
+        Front::new(service, self.book.clone(), self.max_body_bytes)
     }
-}
-
-/// Serves `app` on `listener` until `shutdown` is cancelled. Sockets get TCP_NODELAY: SSE answers
-/// are written in several small pieces, and Nagle's algorithm against the client's delayed ACK
-/// would hold each answer back ~40 ms.
-pub async fn serve_http(
-    listener: tokio::net::TcpListener,
-    app: Router,
-    shutdown: CancellationToken,
-) -> std::io::Result<()> {
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
 }
 
 /// The Prometheus text exposition.
@@ -163,9 +155,15 @@ async fn metrics() -> impl IntoResponse {
     )
 }
 
-/// 200 when every enabled server is ready; otherwise 503. Either way the body lists each server's
-/// status, so an operator sees which upstreams are not ready and why.
-async fn readyz(State(gateway): State<Arc<Gateway>>) -> impl IntoResponse {
+/// 200 when every enabled server is ready; otherwise 503. Where the guard allows the detail
+/// (no authentication required, or the admin API key presented) the body lists each server's
+/// status, so an operator sees which upstreams are not ready and why; otherwise it says only
+/// `{"ready": …}`.
+async fn readyz(State(gateway): State<Arc<Gateway>>, request: Request) -> impl IntoResponse {
+    let detail = request
+        .extensions()
+        .get::<ReadyDetail>()
+        .is_none_or(|detail| detail.0);
     let snapshot = gateway.snapshot();
     let mut ready = true;
     let servers: serde_json::Map<String, serde_json::Value> = snapshot
@@ -184,5 +182,8 @@ async fn readyz(State(gateway): State<Arc<Gateway>>) -> impl IntoResponse {
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
+    if !detail {
+        return (status, Json(json!({"ready": ready})));
+    }
     (status, Json(json!({"ready": ready, "servers": servers})))
 }

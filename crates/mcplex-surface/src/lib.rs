@@ -14,16 +14,20 @@ mod caller;
 mod calls;
 mod code;
 mod code_sandbox;
+mod connection;
 mod describe;
 mod direct;
 mod errors;
+mod front;
 mod http;
 mod listen;
+mod listener;
 mod offers;
 mod relay;
 mod results;
 mod retrieve;
 mod search_tools;
+mod sessions;
 mod stdio;
 mod subscriptions;
 mod typed;
@@ -100,5 +104,6 @@ impl SurfaceOptions {
         }
     }
 }
-pub use http::{Routes, router, serve_http};
+pub use http::{Routes, router};
+pub use listener::{ListenerLimits, serve_http};
 pub use stdio::serve_stdio;

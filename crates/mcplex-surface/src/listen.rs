@@ -1,6 +1,7 @@
 //! Change notifications to clients: `notifications/{tools,prompts,resources}/list_changed` for
 //! session-era clients ([`LegacyPeers`]: every initialized session's peer is kept, with its
-//! caller's scope and the listing it last saw, until its transport closes), and the
+//! caller's scope and the listing it last saw, until its transport closes; closed ones are
+//! dropped when a session starts, when a listing changes, and every few seconds), and the
 //! 2026-07-28 `subscriptions/listen` stream ([`listen`]). A client is notified only when what
 //! *it* may see changed.
 
@@ -51,6 +52,9 @@ impl Clients {
     }
 }
 
+/// How often closed sessions' peers are dropped when nothing else happens.
+const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 struct Session {
     peer: Peer<RoleServer>,
     scope: Scope,
@@ -81,6 +85,8 @@ impl LegacyPeers {
         tokio::spawn(async move {
             changes.mark_unchanged();
             offer_changes.mark_unchanged();
+            let mut prune = tokio::time::interval(PRUNE_EVERY);
+            prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut offers_seen = match weak_gateway.upgrade() {
                 Some(gateway) => gateway.snapshot(),
                 None => return,
@@ -95,6 +101,16 @@ impl LegacyPeers {
                         Ok(()) => false,
                         Err(_) => return,
                     },
+                    _ = prune.tick() => {
+                        let Some(sessions) = weak_sessions.upgrade() else {
+                            return;
+                        };
+                        sessions
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .retain(|s| !s.peer.is_transport_closed());
+                        continue;
+                    }
                 };
                 let (Some(sessions), Some(gateway)) =
                     (weak_sessions.upgrade(), weak_gateway.upgrade())
@@ -105,12 +121,7 @@ impl LegacyPeers {
                 drop(gateway);
                 let due: Vec<(Peer<RoleServer>, Due)> = {
                     let mut sessions = sessions.lock().unwrap_or_else(PoisonError::into_inner);
-                    let before = sessions.len();
                     sessions.retain(|s| !s.peer.is_transport_closed());
-                    let closed = before - sessions.len();
-                    mcplex_telemetry::metrics()
-                        .sessions
-                        .dec_by(i64::try_from(closed).unwrap_or(0));
                     sessions
                         .iter_mut()
                         .filter_map(|session| {
@@ -155,11 +166,11 @@ impl LegacyPeers {
             Some(tools) => tools.get(&self.gateway.snapshot(), &scope),
             None => Arc::default(),
         };
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(Session { peer, scope, seen });
-        mcplex_telemetry::metrics().sessions.inc();
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        // A closed session's peer is dropped here, not at the next listing change: its
+        // memory goes with it. (The open-session count is kept by `sessions.rs`.)
+        sessions.retain(|s| !s.peer.is_transport_closed());
+        sessions.push(Session { peer, scope, seen });
     }
 }
 

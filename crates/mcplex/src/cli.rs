@@ -267,6 +267,9 @@ pub enum BenchCommand {
         replicas: usize,
         #[arg(long, default_value_t = 100)]
         rounds: usize,
+        /// A PostgreSQL store for the replicas (default: a fresh SQLite data directory).
+        #[arg(long)]
+        store: Option<String>,
         #[arg(long, default_value = "target/bench/control.json")]
         out: PathBuf,
     },

@@ -10,6 +10,9 @@
 //! a heartbeat there, so that the CLI finds the running gateway whatever flag, variable or file
 //! set its address.
 //!
+//! Where the store has a change signal of its own (PostgreSQL's `LISTEN`/`NOTIFY`), a write
+//! wakes the follower at once; the poll stays as the safety net.
+//!
 //! A store that cannot be read is logged loudly and the gateway goes on serving from the last
 //! state it read; when the store answers again, everything is reloaded.
 
@@ -95,6 +98,13 @@ async fn follow(
     stop: CancellationToken,
 ) {
     let registration = Arc::new(registration);
+    // Where the store has a change signal (PostgreSQL's NOTIFY), a write is followed at once;
+    // the poll stays as the safety net.
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let _signal = {
+        let wake = wake.clone();
+        store.listen(move || wake.notify_one())
+    };
     let mut seen: Option<i64> = None;
     let mut store_lost = false;
     let mut last_heartbeat = Instant::now();
@@ -104,6 +114,7 @@ async fn follow(
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
+            _ = wake.notified() => {}
         }
         let read = {
             let store = store.clone();

@@ -1,5 +1,6 @@
 //! `mcplex bench control`: how long a decision written to the store takes to be in force on
-//! every running gateway. Starts N gateway processes (`serve --demo`) on one data directory,
+//! every running gateway. Starts N gateway processes (`serve --demo`) on one store (a fresh
+//! SQLite data directory, or the PostgreSQL database `--store` names),
 //! then, round after round, writes to the store directly (as the CLI does when it does not go
 //! through an API) and polls every replica until each enforces the write:
 //!
@@ -8,8 +9,9 @@
 //! - approval: the quarantined demo server is approved; done when every replica lists its
 //!   `demo__echo`.
 //!
-//! Replicas poll the store every `follow::POLL_INTERVAL` (100 ms): the slowest of N replicas
-//! is behind by most of one interval, plus the reload; the poll here is every 2 ms.
+//! Replicas poll the store every `follow::POLL_INTERVAL` (100 ms): on SQLite the slowest of N
+//! replicas is behind by most of one interval, plus the reload; on PostgreSQL a NOTIFY wakes
+//! them at once. The poll here is every 2 ms.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -17,7 +19,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use mcplex_state::{Store, TokenSpec};
+use mcplex_state::{Location, Store, TokenSpec};
 use mcplex_trust::{Approvals, Permissions};
 use serde_json::{Value, json};
 
@@ -26,18 +28,31 @@ use super::stats::Stats;
 /// How long one write may take to reach every replica before the round counts as an error.
 const ROUND_LIMIT: Duration = Duration::from_secs(10);
 
-pub async fn run(replicas: usize, rounds: usize, out: &Path) -> Result<ExitCode> {
+pub async fn run(
+    replicas: usize,
+    rounds: usize,
+    postgres: Option<String>,
+    out: &Path,
+) -> Result<ExitCode> {
     let dir = tempfile::tempdir().context("cannot create a data directory")?;
     // Private, as a data directory should be (it holds the tokens' key).
     std::fs::set_permissions(
         dir.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o700),
     )?;
+    let location = match &postgres {
+        Some(url) => Location::Postgres(url.clone()),
+        None => Location::Directory(dir.path().to_owned()),
+    };
     let mut gateways = Vec::new();
-    for _ in 0..replicas.max(1) {
-        gateways.push(Replica::start(dir.path())?);
+    for index in 0..replicas.max(1) {
+        let own = dir.path().join(format!("replica-{index}"));
+        gateways.push(Replica::start(&own, postgres.as_deref(), dir.path())?);
     }
-    let (store, _) = Store::open(dir.path()).context("cannot open the replicas' store")?;
+    let (store, _) = Store::open_at(&location)
+        .with_context(|| format!("cannot open the replicas' store {location}"))?;
+    // Token names are unique in a store forever: each run has its own prefix.
+    let run_id = std::process::id();
     let http = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(5))
@@ -58,7 +73,7 @@ pub async fn run(replicas: usize, rounds: usize, out: &Path) -> Result<ExitCode>
     let started = Instant::now();
     for round in 0..rounds {
         let created = store.create_token(TokenSpec {
-            name: format!("bench-{round}"),
+            name: format!("bench-{run_id}-{round}"),
             servers: None,
             permissions: Permissions::parse("read,write").unwrap_or_default(),
             profile: None,
@@ -74,7 +89,7 @@ pub async fn run(replicas: usize, rounds: usize, out: &Path) -> Result<ExitCode>
         )
         .await?;
         let t0 = Instant::now();
-        store.revoke_token(&format!("bench-{round}"))?;
+        store.revoke_token(&format!("bench-{run_id}-{round}"))?;
         match wait_until(
             &http,
             &addresses,
@@ -103,8 +118,13 @@ pub async fn run(replicas: usize, rounds: usize, out: &Path) -> Result<ExitCode>
     let revocation = Stats::from(revocations, revocation_errors, wall);
     let approval = Stats::from(approvals, approval_errors, wall);
 
+    let kind = if postgres.is_some() {
+        "PostgreSQL"
+    } else {
+        "SQLite"
+    };
     println!(
-        "control plane: a write to the SQLite store until all {} replicas enforce it ({rounds} rounds)",
+        "control plane: a write to the {kind} store until all {} replicas enforce it ({rounds} rounds)",
         addresses.len()
     );
     println!(
@@ -124,7 +144,7 @@ pub async fn run(replicas: usize, rounds: usize, out: &Path) -> Result<ExitCode>
     super::write_report(
         out,
         &json!({
-            "store": "sqlite",
+            "store": kind,
             "replicas": addresses.len(),
             "rounds": rounds,
             "poll_interval_ms": crate::follow::POLL_INTERVAL.as_millis() as u64,
@@ -223,11 +243,22 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(data: &Path) -> Result<Replica> {
+    /// A replica with a data directory of its own (`own`) on the PostgreSQL store `postgres`,
+    /// or on the SQLite store in `shared`.
+    fn start(own: &Path, postgres: Option<&str>, shared: &Path) -> Result<Replica> {
         let exe = std::env::current_exe().context("cannot find the mcplex executable")?;
-        let mut child = Command::new(exe)
-            .args(["serve", "--demo", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data)
+        let mut command = Command::new(exe);
+        command.args(["serve", "--demo", "--listen", "127.0.0.1:0", "--data-dir"]);
+        match postgres {
+            Some(url) => {
+                std::fs::create_dir_all(own)?;
+                command.arg(own).arg("--store").arg(url);
+            }
+            None => {
+                command.arg(shared);
+            }
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

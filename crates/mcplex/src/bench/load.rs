@@ -3,7 +3,8 @@
 //! against what its call sent, so a lost or crossed response is counted, not just an error.
 //! Reports throughput and latency, and the gateway's RSS: idle with the fleet loaded, per open
 //! session, and (with `--soak`) RSS, file descriptors and threads over a long mixed run in which
-//! an upstream is restarted every 30 s.
+//! an upstream is restarted every 30 s, then RSS and the `mcplex_sessions` gauge over rounds of
+//! sessions opened and closed (`initialize` + `DELETE`): both must stay flat.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -41,7 +42,7 @@ impl Drop for GatewayProcess {
 }
 
 impl GatewayProcess {
-    fn start(corpus: Option<&Path>) -> Result<GatewayProcess> {
+    fn start(corpus: Option<&Path>, sessions: usize) -> Result<GatewayProcess> {
         let exe = std::env::current_exe().context("where is this binary?")?;
         let fixture = exe.with_file_name("mcplex-fixture");
         ensure!(
@@ -72,7 +73,8 @@ impl GatewayProcess {
             .local_addr()?
             .port();
         let config = json!({"listen": format!("127.0.0.1:{port}"), "data_dir": dir.path().join("data"),
-                            "audit_retention_days": 1, "mcpServers": servers});
+                            "audit_retention_days": 1, "mcpServers": servers,
+                            "max_sessions": sessions + 100});
         let path = dir.path().join("config.json");
         std::fs::write(&path, config.to_string())?;
         let child = Command::new(&exe)
@@ -239,7 +241,7 @@ pub async fn run(args: LoadArgs) -> Result<ExitCode> {
         "open-file limit {limit} is too low for {} sessions",
         args.sessions
     );
-    let gateway = GatewayProcess::start(args.corpus.as_deref())?;
+    let gateway = GatewayProcess::start(args.corpus.as_deref(), args.sessions)?;
     gateway.wait_ready().await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_idle = gateway.rss_kib();
@@ -297,6 +299,13 @@ pub async fn run(args: LoadArgs) -> Result<ExitCode> {
         Some(duration) => Some(soak(&gateway, &client, args.sessions.min(50), duration).await?),
         None => None,
     };
+    let open_close = match args.soak {
+        Some(_) => Some(open_and_close(&gateway).await?),
+        None => None,
+    };
+    let flat = open_close
+        .as_ref()
+        .is_none_or(|rounds| rounds["flat"] == true);
     client.shutdown().await;
     let report = json!({
         "benchmark": "load",
@@ -306,9 +315,10 @@ pub async fn run(args: LoadArgs) -> Result<ExitCode> {
         "corpus": args.corpus.as_ref().map(|c| c.display().to_string()),
         "sessions_open_seconds": open_time.as_secs_f64(),
         "soak": soak,
+        "open_close": open_close,
     });
     super::write_report(&args.out, &report)?;
-    Ok(if lost == 0 && run.wrong == 0 && run.errors == 0 {
+    Ok(if lost == 0 && run.wrong == 0 && run.errors == 0 && flat {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -377,4 +387,136 @@ async fn soak(
     Ok(
         json!({"seconds": duration.as_secs(), "calls": calls, "failed": errors, "samples": samples, "first": first, "last": last}),
     )
+}
+
+/// Sessions opened and closed per round of [`open_and_close`].
+const OPEN_CLOSE_SESSIONS: usize = 3000;
+const OPEN_CLOSE_ROUNDS: usize = 4;
+/// Sessions opened at once.
+const OPEN_CLOSE_WORKERS: usize = 25;
+/// How much RSS may grow after the first round (allocator warm-up) for the run to count as flat.
+const FLAT_SLACK: f64 = 0.10;
+
+/// Rounds of [`OPEN_CLOSE_SESSIONS`] sessions, each opened (`initialize`, `initialized`) and
+/// closed (`DELETE`), [`OPEN_CLOSE_WORKERS`] at a time; after each round the gateway's RSS and its `mcplex_sessions`
+/// gauge. Flat: every round after the first within [`FLAT_SLACK`] of the first, and the gauge 0.
+async fn open_and_close(gateway: &GatewayProcess) -> Result<Value> {
+    let http = reqwest::Client::builder().no_proxy().build()?;
+    let mut rounds = Vec::new();
+    for round in 1..=OPEN_CLOSE_ROUNDS {
+        let started = Instant::now();
+        let workers: Vec<_> = (0..OPEN_CLOSE_WORKERS)
+            .map(|_| {
+                let (http, base) = (http.clone(), gateway.base.clone());
+                tokio::spawn(async move {
+                    let mut failed = 0usize;
+                    for _ in 0..OPEN_CLOSE_SESSIONS / OPEN_CLOSE_WORKERS {
+                        if open_and_close_one(&http, &base).await.is_err() {
+                            failed += 1;
+                        }
+                    }
+                    failed
+                })
+            })
+            .collect();
+        let mut failed = 0;
+        for worker in workers {
+            failed += worker
+                .await
+                .unwrap_or(OPEN_CLOSE_SESSIONS / OPEN_CLOSE_WORKERS);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let metrics = http
+            .get(format!("{}/metrics", gateway.base))
+            .send()
+            .await?
+            .text()
+            .await?;
+        let gauge: i64 = metrics
+            .lines()
+            .find_map(|line| line.strip_prefix("mcplex_sessions "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(-1);
+        rounds.push(
+            json!({"round": round, "rss_kib": gateway.rss_kib(), "sessions_gauge": gauge,
+                           "failed": failed, "seconds": started.elapsed().as_secs_f64()}),
+        );
+    }
+    let rss = |r: &Value| r["rss_kib"].as_f64().unwrap_or(0.0);
+    let first = rounds.first().map_or(0.0, rss);
+    let flat = rounds.iter().all(|r| {
+        rss(r) <= first * (1.0 + FLAT_SLACK) && r["sessions_gauge"] == 0 && r["failed"] == 0
+    });
+    println!();
+    println!(
+        "open and close: {OPEN_CLOSE_ROUNDS} rounds of {OPEN_CLOSE_SESSIONS} sessions (initialize + DELETE)"
+    );
+    println!(
+        "{:>6} | {:>10} | {:>8} | {:>6} | {:>6}",
+        "round", "RSS MiB", "sessions", "failed", "s"
+    );
+    for r in &rounds {
+        println!(
+            "{:>6} | {:>10.1} | {:>8} | {:>6} | {:>6.1}",
+            r["round"],
+            rss(r) / 1024.0,
+            r["sessions_gauge"],
+            r["failed"],
+            r["seconds"].as_f64().unwrap_or(0.0)
+        );
+    }
+    println!(
+        "RSS {} (every round within {:.0}% of the first, no session left open)",
+        if flat {
+            "stayed flat"
+        } else {
+            "did NOT stay flat"
+        },
+        FLAT_SLACK * 100.0
+    );
+    Ok(json!({"sessions_per_round": OPEN_CLOSE_SESSIONS, "rounds": rounds, "flat": flat}))
+}
+
+/// One session opened and closed on the direct surface.
+async fn open_and_close_one(http: &reqwest::Client, base: &str) -> Result<()> {
+    let url = format!("{base}/mcp/all");
+    let accept = "application/json, text/event-stream";
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"}}});
+    let response = http
+        .post(&url)
+        .header("Accept", accept)
+        .json(&initialize)
+        .send()
+        .await?;
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .context("no session id")?;
+    response.bytes().await?;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    http.post(&url)
+        .header("Accept", accept)
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .json(&initialized)
+        .send()
+        .await?
+        .bytes()
+        .await?;
+    let deleted = http
+        .delete(&url)
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .send()
+        .await?;
+    ensure!(
+        deleted.status().is_success(),
+        "DELETE answered {}",
+        deleted.status()
+    );
+    Ok(())
 }

@@ -70,12 +70,15 @@ impl Rig {
             max_body_bytes: mcplex_config::DEFAULT_MAX_BODY_BYTES,
             auth: Arc::new(NoCredentials),
         };
+        let defaults = Config::with_servers(Vec::new());
         let app = mcplex_surface::router(mcplex_surface::Routes {
             gateway: core.gateway.clone(),
             options: mcplex_surface::SurfaceOptions::default(),
             routing_mode: RoutingMode::Direct,
             profiles: Vec::new(),
             max_body_bytes: mcplex_config::DEFAULT_MAX_BODY_BYTES,
+            max_sessions: defaults.listener.max_sessions,
+            session_idle_timeout: defaults.listener.session_idle_timeout,
             shutdown: shutdown.clone(),
         })
         .layer(axum::middleware::from_fn_with_state(
@@ -85,6 +88,7 @@ impl Rig {
         tokio::spawn(mcplex_surface::serve_http(
             gateway_listener,
             app,
+            mcplex_surface::ListenerLimits::from_config(&defaults),
             shutdown.clone(),
         ));
 

@@ -114,9 +114,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 BenchCommand::Control {
                     replicas,
                     rounds,
+                    store,
                     out,
                 },
-        } => crate::bench::control::run(replicas, rounds, &out).await,
+        } => crate::bench::control::run(replicas, rounds, store, &out).await,
         Command::Bench {
             command:
                 BenchCommand::Load {

@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use mcplex_config::Overrides;
 use mcplex_config::RoutingMode;
 use mcplex_surface::{
-    CodeSurface, DirectSurface, Guard, Reach, RetrieveSurface, Routes, SurfaceOptions, router,
-    serve_http, serve_stdio,
+    CodeSurface, DirectSurface, Guard, ListenerLimits, Reach, RetrieveSurface, Routes,
+    SurfaceOptions, router, serve_http, serve_stdio,
 };
 
 use crate::api::ApiState;
@@ -183,6 +183,8 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         routing_mode: config.routing_mode,
         profiles: config.profiles.clone(),
         max_body_bytes: config.http.max_body_bytes,
+        max_sessions: config.listener.max_sessions,
+        session_idle_timeout: config.listener.session_idle_timeout,
         shutdown: shutdown.clone(),
     })
     .merge(api)
@@ -203,7 +205,8 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         let gateway = Arc::clone(&core.gateway);
         tokio::spawn(async move { settle(&gateway, limit).await });
     }
-    let served = serve_http(listener, app, shutdown.clone()).await;
+    let limits = ListenerLimits::from_config(&config);
+    let served = serve_http(listener, app, limits, shutdown.clone()).await;
     follower.stop().await;
     tracing::info!("shutting down: terminating upstream servers");
     core.shutdown().await;

@@ -1,0 +1,344 @@
+//! One HTTP connection's watch: whether a request is in flight, since when it has been idle, and
+//! when the head of its next request began to arrive; the I/O wrapper that notices that first
+//! byte, the request body that fails past its read deadline, and the response body that marks
+//! the request finished when it ends or is dropped. The listener (`listener.rs`) closes a
+//! connection by these facts; nothing here closes anything.
+//!
+//! "Idle" means no request in flight: a long SSE answer (a session's GET stream,
+//! `subscriptions/listen`, a slow call streaming progress) is a request in flight for as long as
+//! its body lasts, so no idle timeout ever cuts it.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
+use tokio::time::{Instant, Sleep};
+
+/// What the listener knows about one connection.
+pub(crate) struct Watch {
+    state: Mutex<State>,
+    /// Woken whenever the state changes, so the listener can recompute its deadline.
+    pub(crate) changed: Notify,
+}
+
+struct State {
+    /// Requests whose response body has not ended yet.
+    in_flight: usize,
+    /// When the last request finished (or the connection was accepted).
+    idle_since: Instant,
+    /// When the first byte of the next request head arrived, while idle.
+    head_started: Option<Instant>,
+}
+
+/// Why the listener should close a connection now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expiry {
+    /// A request head started arriving and did not finish in time.
+    SlowHead,
+    /// No request for the idle timeout.
+    Idle,
+}
+
+impl Watch {
+    /// A freshly accepted connection: its first request head is due within the header timeout.
+    pub(crate) fn accepted() -> Arc<Watch> {
+        let now = Instant::now();
+        Arc::new(Watch {
+            state: Mutex::new(State {
+                in_flight: 0,
+                idle_since: now,
+                head_started: Some(now),
+            }),
+            changed: Notify::new(),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Bytes arrived from the client.
+    fn bytes_arrived(&self) {
+        let mut state = self.state();
+        if state.in_flight == 0 && state.head_started.is_none() {
+            state.head_started = Some(Instant::now());
+            drop(state);
+            self.changed.notify_one();
+        }
+    }
+
+    /// A request head arrived whole; the request is in flight until the guard is dropped.
+    pub(crate) fn request_started(self: &Arc<Watch>) -> InFlight {
+        let mut state = self.state();
+        state.in_flight += 1;
+        state.head_started = None;
+        drop(state);
+        self.changed.notify_one();
+        InFlight(self.clone())
+    }
+
+    /// Since when the connection has had no request in flight; `None` while one is.
+    pub(crate) fn idle_since(&self) -> Option<Instant> {
+        let state = self.state();
+        (state.in_flight == 0).then_some(state.idle_since)
+    }
+
+    /// When the connection expires if nothing changes (`None`: not while a request is in
+    /// flight), and why.
+    pub(crate) fn deadline(&self, limits: &Timeouts) -> Option<(Instant, Expiry)> {
+        let state = self.state();
+        if state.in_flight > 0 {
+            return None;
+        }
+        Some(match state.head_started {
+            Some(started) => (started + limits.header_read, Expiry::SlowHead),
+            None => (state.idle_since + limits.idle, Expiry::Idle),
+        })
+    }
+}
+
+/// The timeouts the listener enforces.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub header_read: Duration,
+    pub body_read: Duration,
+    pub idle: Duration,
+}
+
+/// A request in flight on a connection; dropping it makes the connection idle again (when it
+/// was the last one).
+pub(crate) struct InFlight(Arc<Watch>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut state = self.0.state();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        if state.in_flight == 0 {
+            state.idle_since = Instant::now();
+        }
+        drop(state);
+        self.0.changed.notify_one();
+    }
+}
+
+/// The TCP stream, reporting arriving bytes to its [`Watch`].
+pub(crate) struct Watched<T> {
+    pub inner: T,
+    pub watch: Arc<Watch>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.watch.bytes_arrived();
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// The body of a request took longer than the body-read timeout to arrive.
+#[derive(Debug)]
+pub struct BodyTimedOut;
+
+impl std::fmt::Display for BodyTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the request body did not arrive within the body read timeout")
+    }
+}
+
+impl std::error::Error for BodyTimedOut {}
+
+/// Whether `error` (or what it wraps) is a [`BodyTimedOut`].
+pub(crate) fn is_body_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if e.is::<BodyTimedOut>() {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A request body that must end by a deadline.
+pub(crate) struct TimedBody<B> {
+    inner: B,
+    deadline: Pin<Box<Sleep>>,
+    ended: bool,
+}
+
+impl<B> TimedBody<B> {
+    pub(crate) fn new(inner: B, limit: Duration) -> TimedBody<B> {
+        TimedBody {
+            inner,
+            deadline: Box::pin(tokio::time::sleep(limit)),
+            ended: false,
+        }
+    }
+}
+
+impl<B> Body for TimedBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(None) => {
+                self.ended = true;
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(frame)) => Poll::Ready(Some(frame.map_err(Into::into))),
+            Poll::Pending => match self.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    self.ended = true;
+                    Poll::Ready(Some(Err(Box::new(BodyTimedOut))))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A response body that keeps its request in flight until it ends or is dropped.
+pub(crate) struct Finishing<B> {
+    pub inner: B,
+    pub in_flight: Option<InFlight>,
+}
+
+impl<B> Body for Finishing<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) {
+            self.in_flight = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeouts() -> Timeouts {
+        Timeouts {
+            header_read: Duration::from_secs(10),
+            body_read: Duration::from_secs(30),
+            idle: Duration::from_secs(60),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_in_flight_never_expires_and_its_end_starts_the_idle_clock() {
+        let watch = Watch::accepted();
+        let (_, why) = watch
+            .deadline(&timeouts())
+            .expect("fresh connection has a deadline");
+        assert_eq!(
+            why,
+            Expiry::SlowHead,
+            "the first head is due within the header timeout"
+        );
+        let request = watch.request_started();
+        assert!(watch.deadline(&timeouts()).is_none());
+        assert!(watch.idle_since().is_none());
+        watch.bytes_arrived();
+        assert!(
+            watch.deadline(&timeouts()).is_none(),
+            "bytes while busy start nothing"
+        );
+        drop(request);
+        let (_, why) = watch.deadline(&timeouts()).expect("idle again");
+        assert_eq!(why, Expiry::Idle);
+        watch.bytes_arrived();
+        let (_, why) = watch.deadline(&timeouts()).expect("a head is arriving");
+        assert_eq!(why, Expiry::SlowHead);
+    }
+
+    #[test]
+    fn a_body_timeout_is_found_through_wrapping_errors() {
+        let wrapped = axum::Error::new(BodyTimedOut);
+        assert!(is_body_timeout(&wrapped));
+        assert!(!is_body_timeout(&axum::Error::new(std::io::Error::other(
+            "other"
+        ))));
+    }
+}

@@ -1,0 +1,436 @@
+//! What an MCP route checks before rmcp's streamable HTTP service sees a request, answering in
+//! JSON-RPC where rmcp would answer otherwise or not at all:
+//!
+//! - a POST body is read here (within the body limit, 413 past it; 408 when it does not arrive
+//!   within the body-read timeout); a body that is not JSON is a parse error (-32700, HTTP 400)
+//!   whatever its `Content-Type`;
+//! - a request for a method of the MCP schema whose params have the wrong shape is invalid
+//!   params (-32602); rmcp would take it for an unknown method;
+//! - a request whose id is already in flight in the same session is refused (-32600, HTTP 400):
+//!   rmcp keys a session's answers by request id, so two alike would cross. The pair (session,
+//!   id) is in flight until the answer's body ends; `1` and `"1"` are different ids;
+//! - an `initialize` past `max_sessions` gets 503 with a JSON-RPC error naming the cap;
+//! - `DELETE` of a session answers 200 (rmcp says 202, which clients report as a failure).
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use http_body::Frame;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
+use rmcp::transport::StreamableHttpService;
+use serde_json::{Value, json};
+
+use crate::connection::is_body_timeout;
+use crate::sessions::{SessionBook, Sessions};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Methods of the MCP schema a client may call; one of them that rmcp parses as a custom request
+/// had params of the wrong shape.
+const SCHEMA_METHODS: &[&str] = &[
+    "ping",
+    "initialize",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+];
+
+/// One MCP route: the checks above in front of rmcp's service.
+pub(crate) struct Front<S> {
+    service: StreamableHttpService<S, Sessions>,
+    book: Arc<SessionBook>,
+    in_flight: Arc<InFlightIds>,
+    max_body_bytes: usize,
+}
+
+impl<S> Clone for Front<S> {
+    fn clone(&self) -> Self {
+        Front {
+            service: self.service.clone(),
+            book: self.book.clone(),
+            in_flight: self.in_flight.clone(),
+            max_body_bytes: self.max_body_bytes,
+        }
+    }
+}
+
+impl<S: rmcp::ServerHandler + Send + 'static> Front<S> {
+    pub(crate) fn new(
+        service: StreamableHttpService<S, Sessions>,
+        book: Arc<SessionBook>,
+        max_body_bytes: usize,
+    ) -> Front<S> {
+        Front {
+            service,
+            book,
+            in_flight: Arc::default(),
+            max_body_bytes,
+        }
+    }
+
+    async fn serve(self, request: Request<Body>) -> Response {
+        match *request.method() {
+            Method::POST => self.post(request).await,
+            Method::DELETE => {
+                let mut response = self.service.handle(request).await.into_response();
+                if response.status() == StatusCode::ACCEPTED {
+                    *response.status_mut() = StatusCode::OK;
+                }
+                response
+            }
+            _ => self.service.handle(request).await.into_response(),
+        }
+    }
+
+    async fn post(self, request: Request<Body>) -> Response {
+        let (parts, body) = request.into_parts();
+        let bytes = match read_body(body, self.max_body_bytes).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => return refusal,
+        };
+        let message: Value = match serde_json::from_slice(&bytes) {
+            Ok(message) => message,
+            Err(e) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Value::Null,
+                    -32700,
+                    &format!("Parse error: the body is not JSON ({e})"),
+                );
+            }
+        };
+        let session = parts
+            .headers
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(refusal) = not_a_message(&message) {
+            return refusal;
+        }
+        let mut held = None;
+        if let Some(request) = Incoming::of(&message) {
+            match &session {
+                Some(session) => match self.in_flight.hold(session, &request.id) {
+                    Some(hold) => held = Some(hold),
+                    None => {
+                        return rpc_error(
+                            StatusCode::BAD_REQUEST,
+                            request.id.clone(),
+                            -32600,
+                            &format!(
+                                "Invalid request: id {} is already in flight in this session; use a new id for each request",
+                                request.id
+                            ),
+                        );
+                    }
+                },
+                None if request.method == "initialize" && self.book.full() => {
+                    let mut refusal = rpc_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        request.id.clone(),
+                        -32000,
+                        &format!(
+                            "too many open sessions (max_sessions {}); close unused sessions or retry later",
+                            self.book.max()
+                        ),
+                    );
+                    refusal
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+                    return refusal;
+                }
+                None => {}
+            }
+        }
+        let request = Request::from_parts(parts, Body::from(bytes));
+        let response = self.service.handle(request).await.into_response();
+        match held {
+            Some(hold) => response.map(|inner| {
+                Body::new(Holding {
+                    inner,
+                    hold: Some(hold),
+                })
+            }),
+            None => response,
+        }
+    }
+}
+
+impl<S: rmcp::ServerHandler + Send + 'static> tower_service::Service<Request<Body>> for Front<S> {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.serve(request).await) })
+    }
+}
+
+/// Reads a request body whole, refusing it past `limit` bytes or past its read deadline.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, Response> {
+    let mut collected = BytesMut::new();
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(chunk) if chunk.len() > limit.saturating_sub(collected.len()) => {
+                return Err(plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!("request body over the {limit} byte limit"),
+                ));
+            }
+            Ok(chunk) => collected.extend_from_slice(&chunk),
+            Err(e) if is_body_timeout(&e) => {
+                return Err(plain(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the request body did not arrive in time",
+                ));
+            }
+            Err(e) => {
+                return Err(plain(
+                    StatusCode::BAD_REQUEST,
+                    &format!("cannot read the request body: {e}"),
+                ));
+            }
+        }
+    }
+    Ok(collected.freeze())
+}
+
+/// The parts of a JSON-RPC request these checks read.
+pub(crate) struct Incoming<'a> {
+    pub method: &'a str,
+    pub id: Value,
+}
+
+impl<'a> Incoming<'a> {
+    /// `Some` for a request (a method and an id); notifications and answers are not requests.
+    pub(crate) fn of(message: &'a Value) -> Option<Incoming<'a>> {
+        let method = message.get("method")?.as_str()?;
+        let id = message.get("id").filter(|id| !id.is_null())?.clone();
+        Some(Incoming { method, id })
+    }
+}
+
+/// JSON that rmcp cannot take as a client message: invalid params (-32602) for a method of the
+/// MCP schema whose params do not have its shape (rmcp would answer "method not found", or 415
+/// when the message does not parse at all), invalid request (-32600) for anything else.
+fn not_a_message(message: &Value) -> Option<Response> {
+    let parsed = serde_json::from_value::<ClientJsonRpcMessage>(message.clone());
+    let request = Incoming::of(message);
+    let schema_method = request
+        .as_ref()
+        .is_some_and(|r| SCHEMA_METHODS.contains(&r.method));
+    let id = request.as_ref().map_or(Value::Null, |r| r.id.clone());
+    match parsed {
+        Ok(JsonRpcMessage::Request(parsed))
+            if schema_method && matches!(parsed.request, ClientRequest::CustomRequest(_)) =>
+        {
+            Some(invalid_params(request.as_ref(), id))
+        }
+        Ok(_) => None,
+        Err(_) if schema_method => Some(invalid_params(request.as_ref(), id)),
+        Err(e) => Some(rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            -32600,
+            &format!("Invalid request: not a JSON-RPC message an MCP client sends ({e})"),
+        )),
+    }
+}
+
+fn invalid_params(request: Option<&Incoming<'_>>, id: Value) -> Response {
+    let method = request.map_or("", |r| r.method);
+    rpc_error(
+        StatusCode::OK,
+        id,
+        -32602,
+        &format!(
+            "Invalid params: the params of {method} do not have the shape the MCP schema gives"
+        ),
+    )
+}
+
+/// The key of a request id: a number and a string that read alike are different ids.
+pub(crate) fn id_key(id: &Value) -> String {
+    match id {
+        Value::String(s) => format!("s:{s}"),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => format!("n:{i}"),
+            None => format!("n:{n}"),
+        },
+        other => format!("j:{other}"),
+    }
+}
+
+/// The (session, request id) pairs in flight on one route.
+#[derive(Default)]
+pub(crate) struct InFlightIds(Mutex<HashSet<(String, String)>>);
+
+impl InFlightIds {
+    /// Holds (session, id) until the returned guard is dropped; `None` when it is already held.
+    pub(crate) fn hold(self: &Arc<InFlightIds>, session: &str, id: &Value) -> Option<Hold> {
+        let key = (session.to_owned(), id_key(id));
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        held.insert(key.clone()).then(|| Hold {
+            ids: self.clone(),
+            key,
+        })
+    }
+}
+
+pub(crate) struct Hold {
+    ids: Arc<InFlightIds>,
+    key: (String, String),
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.ids
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
+}
+
+/// A response body that holds its request id until it ends or is dropped.
+struct Holding {
+    inner: Body,
+    hold: Option<Hold>,
+}
+
+impl http_body::Body for Holding {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) {
+            self.hold = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
+    (
+        status,
+        axum::Json(
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        ),
+    )
+        .into_response()
+}
+
+fn plain(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(json!({"error": message}))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_id() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            "[0-9a-z-]{0,8}".prop_map(Value::from),
+            (0u32..1000).prop_map(|n| Value::from(n.to_string())),
+            (0u32..1000).prop_map(Value::from),
+        ]
+    }
+
+    proptest! {
+        /// An id is held once per session at a time, and only an id equal as JSON (same type,
+        /// same value) collides; another session never collides.
+        #[test]
+        fn ids_collide_exactly_when_equal_in_the_same_session(a in any_id(), b in any_id()) {
+            let ids = Arc::new(InFlightIds::default());
+            let first = ids.hold("s1", &a);
+            prop_assert!(first.is_some());
+            let second = ids.hold("s1", &b);
+            prop_assert_eq!(second.is_none(), a == b);
+            prop_assert!(ids.hold("s2", &a).is_some());
+            drop(second);
+            drop(first);
+            prop_assert!(ids.hold("s1", &a).is_some(), "released when the answer ends");
+        }
+
+        /// A number and a string that read alike are different ids.
+        #[test]
+        fn number_and_string_ids_differ(n in any::<i64>()) {
+            prop_assert_ne!(id_key(&Value::from(n)), id_key(&Value::from(n.to_string())));
+        }
+    }
+
+    fn code_of(response: Option<Response>) -> Option<StatusCode> {
+        response.map(|r| r.status())
+    }
+
+    #[test]
+    fn wrongly_shaped_params_of_a_schema_method_are_invalid_params() {
+        let wrong =
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}});
+        assert_eq!(code_of(not_a_message(&wrong)), Some(StatusCode::OK));
+        let wrong = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "x"});
+        assert_eq!(code_of(not_a_message(&wrong)), Some(StatusCode::OK));
+        let fine = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "x", "arguments": {}}});
+        assert!(not_a_message(&fine).is_none());
+        let custom =
+            json!({"jsonrpc": "2.0", "id": 3, "method": "vendor/thing", "params": {"x": 5}});
+        assert!(not_a_message(&custom).is_none());
+        let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert!(not_a_message(&notification).is_none());
+        let junk = json!({"hello": "world"});
+        assert_eq!(code_of(not_a_message(&junk)), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(
+            code_of(not_a_message(&json!([1, 2]))),
+            Some(StatusCode::BAD_REQUEST)
+        );
+    }
+
+    #[test]
+    fn notifications_and_answers_are_not_requests() {
+        assert!(
+            Incoming::of(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .is_none()
+        );
+        assert!(Incoming::of(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})).is_none());
+        assert!(Incoming::of(&json!({"jsonrpc": "2.0", "id": null, "method": "ping"})).is_none());
+    }
+}

@@ -1,0 +1,298 @@
+//! The HTTP listener: the accept loop and one hyper HTTP/1.1 task per connection, with what
+//! `axum::serve` lacks. A request head must arrive within the header timeout (counted from its
+//! first byte, or from the accept for a connection's first request), its body within the body
+//! timeout; a connection with no request in flight is closed after the idle timeout. At most
+//! `max_connections` are open: past the cap, and when the process is out of file descriptors,
+//! the connection idle the longest is closed to make room; when none is idle the newcomer gets
+//! 503 at once. The accept loop never waits on a client and never spins.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::{Expiry, Finishing, InFlight, TimedBody, Timeouts, Watch, Watched};
+
+/// The listener's timeouts and connection cap (`http_header_read_timeout`,
+/// `http_body_read_timeout`, `http_idle_timeout`, `max_connections`).
+#[derive(Debug, Clone, Copy)]
+pub struct ListenerLimits {
+    pub header_read_timeout: Duration,
+    pub body_read_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_connections: usize,
+}
+
+impl ListenerLimits {
+    pub fn from_config(config: &mcplex_config::Config) -> ListenerLimits {
+        ListenerLimits {
+            header_read_timeout: config.listener.header_read_timeout,
+            body_read_timeout: config.listener.body_read_timeout,
+            idle_timeout: config.listener.idle_timeout,
+            max_connections: config.listener.max_connections,
+        }
+    }
+}
+
+/// How long shutdown waits for connections still answering.
+const DRAIN: Duration = Duration::from_secs(5);
+/// How long the accept loop rests when the process is out of file descriptors and nothing idle
+/// could be closed.
+const FD_BACKOFF: Duration = Duration::from_millis(50);
+
+/// The open connections, for the cap and for eviction.
+#[derive(Default)]
+struct Connections {
+    open: Mutex<HashMap<u64, Open>>,
+    next: AtomicU64,
+}
+
+struct Open {
+    watch: Arc<Watch>,
+    evict: CancellationToken,
+}
+
+impl Connections {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Open>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn add(&self, watch: Arc<Watch>) -> (u64, CancellationToken) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let evict = CancellationToken::new();
+        self.lock().insert(
+            id,
+            Open {
+                watch,
+                evict: evict.clone(),
+            },
+        );
+        (id, evict)
+    }
+
+    fn remove(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    /// Closes the connection idle the longest; false when every connection has a request in
+    /// flight.
+    fn evict_oldest_idle(&self) -> bool {
+        let mut open = self.lock();
+        let oldest = open
+            .iter()
+            .filter(|(_, c)| !c.evict.is_cancelled())
+            .filter_map(|(id, c)| c.watch.idle_since().map(|since| (since, *id)))
+            .min();
+        match oldest.and_then(|(_, id)| open.remove(&id)) {
+            Some(connection) => {
+                connection.evict.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` is cancelled. Sockets get TCP_NODELAY: SSE answers
+/// are written in several small pieces, and Nagle's algorithm against the client's delayed ACK
+/// would hold each answer back ~40 ms.
+pub async fn serve_http(
+    listener: TcpListener,
+    app: Router,
+    limits: ListenerLimits,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let connections = Arc::new(Connections::default());
+    let timeouts = Timeouts {
+        header_read: limits.header_read_timeout,
+        body_read: limits.body_read_timeout,
+        idle: limits.idle_timeout,
+    };
+    let tasks = tokio_util::task::TaskTracker::new();
+    let mut fd_warned: Option<Instant> = None;
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            Err(e) if out_of_descriptors(&e) => {
+                if fd_warned.is_none_or(|at| at.elapsed() > Duration::from_secs(10)) {
+                    tracing::warn!(
+                        "cannot accept a connection ({e}); closing the longest idle one (raise the open-file limit or lower max_connections)"
+                    );
+                    fd_warned = Some(Instant::now());
+                }
+                if !connections.evict_oldest_idle() {
+                    tokio::select! {
+                        () = shutdown.cancelled() => break,
+                        () = tokio::time::sleep(FD_BACKOFF) => {}
+                    }
+                } else {
+                    // Give the evicted connection's task a moment to close its socket.
+                    tokio::task::yield_now().await;
+                }
+                continue;
+            }
+            Err(e) => {
+                // Aborted handshakes and the like concern one client only.
+                tracing::debug!("accept failed: {e}");
+                continue;
+            }
+        };
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+        if connections.len() >= limits.max_connections && !connections.evict_oldest_idle() {
+            tasks.spawn(refuse_busy(tcp));
+            continue;
+        }
+        let watch = Watch::accepted();
+        let (id, evict) = connections.add(watch.clone());
+        let connections = connections.clone();
+        let app = app.clone();
+        let shutdown = shutdown.clone();
+        tasks.spawn(async move {
+            serve_connection(tcp, app, watch, timeouts, evict, shutdown).await;
+            connections.remove(id);
+        });
+    }
+    tasks.close();
+    if tokio::time::timeout(DRAIN, tasks.wait()).await.is_err() {
+        tracing::debug!("connections still open after {DRAIN:?}; closing them");
+    }
+    Ok(())
+}
+
+/// The errors that mean the process (or the system) has no file descriptor or buffer to spare.
+fn out_of_descriptors(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// Answers a connection over the cap with 503 and closes it, without reading it.
+async fn refuse_busy(mut tcp: TcpStream) {
+    const BODY: &str = r#"{"error":"too many open connections; retry shortly"}"#;
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let write = async {
+        tcp.write_all(response.as_bytes()).await?;
+        tcp.shutdown().await
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
+}
+
+async fn serve_connection(
+    tcp: TcpStream,
+    app: Router,
+    watch: Arc<Watch>,
+    timeouts: Timeouts,
+    evict: CancellationToken,
+    shutdown: CancellationToken,
+) {
+    let io = TokioIo::new(Watched {
+        inner: tcp,
+        watch: watch.clone(),
+    });
+    let service = ConnectionService {
+        app,
+        watch: watch.clone(),
+        body_read: timeouts.body_read,
+    };
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // The header timeout is ours (counted from a head's first byte, not from the last answer).
+    builder.keep_alive(true).header_read_timeout(None);
+    let connection = builder.serve_connection(io, service);
+    let mut connection = std::pin::pin!(connection);
+    let mut draining = false;
+    loop {
+        let deadline = watch.deadline(&timeouts);
+        let expires = async {
+            match deadline {
+                Some((at, _)) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            served = connection.as_mut() => {
+                if let Err(e) = served {
+                    tracing::debug!("connection ended: {e}");
+                }
+                return;
+            }
+            () = evict.cancelled() => return,
+            () = shutdown.cancelled(), if !draining => {
+                draining = true;
+                connection.as_mut().graceful_shutdown();
+            }
+            () = watch.changed.notified() => {}
+            () = expires => {
+                if let Some((at, why)) = watch.deadline(&timeouts)
+                    && at <= Instant::now()
+                {
+                    if why == Expiry::SlowHead {
+                        tracing::debug!("closing a connection: request head too slow");
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The router, seen from one connection: marks each request in flight until its answer ends
+/// and puts the body-read deadline on its body.
+#[derive(Clone)]
+struct ConnectionService {
+    app: Router,
+    watch: Arc<Watch>,
+    body_read: Duration,
+}
+
+impl hyper::service::Service<http::Request<Incoming>> for ConnectionService {
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<http::Response<Body>, Infallible>> + Send>>;
+
+    fn call(&self, request: http::Request<Incoming>) -> Self::Future {
+        let in_flight: InFlight = self.watch.request_started();
+        let body_read = self.body_read;
+        let request = request.map(|body| Body::new(TimedBody::new(body, body_read)));
+        let mut app = self.app.clone();
+        Box::pin(async move {
+            std::future::poll_fn(|cx| {
+                tower_service::Service::<http::Request<Body>>::poll_ready(&mut app, cx)
+            })
+            .await?;
+            let response = tower_service::Service::call(&mut app, request).await?;
+            Ok(response.map(|inner| {
+                Body::new(Finishing {
+                    inner,
+                    in_flight: Some(in_flight),
+                })
+            }))
+        })
+    }
+}
