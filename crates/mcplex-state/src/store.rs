@@ -180,12 +180,12 @@ impl Location {
     }
 }
 
-/// Shown in messages and logs: a URL's password is never part of it.
+/// Shown in messages and logs: a URL's user info and query values are never part of it.
 impl std::fmt::Display for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Location::Directory(dir) => write!(f, "{}", dir.display()),
-            Location::Postgres(url) => f.write_str(&without_password(url)),
+            Location::Postgres(url) => f.write_str(&mcplex_config::redact_url(url)),
         }
     }
 }
@@ -194,40 +194,6 @@ impl std::fmt::Debug for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Location({self})")
     }
-}
-
-/// `scheme://user:password@host/db?password=…` → `scheme://user:***@host/db?password=***`.
-fn without_password(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(at) => rest.split_at(at),
-        None => (rest, ""),
-    };
-    let authority = match authority.rsplit_once('@') {
-        Some((user_info, host)) => {
-            let user = user_info.split(':').next().unwrap_or_default();
-            if user_info.contains(':') {
-                format!("{user}:***@{host}")
-            } else {
-                format!("{user}@{host}")
-            }
-        }
-        None => authority.to_owned(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
-                    _ => pair.to_owned(),
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{scheme}://{authority}{tail}")
 }
 
 /// The open store. Every method is one transaction. Agent-token checks read an in-memory copy,

@@ -543,3 +543,42 @@ fn gateways_on_one_postgres_store_share_tokens_approvals_and_the_audit_log() {
         });
     }
 }
+
+#[test]
+fn a_store_that_cannot_be_reached_stops_the_start_with_its_name_and_no_secret() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("c.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"a": fixture_server("a", &[])}}).to_string(),
+    )
+    .expect("config");
+    let port = free_port();
+    let store = format!("postgres://mcplex:hunter2@127.0.0.1:{port}/mcplex");
+    let started = Instant::now();
+    let output = Command::new(&tools().mcplex)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .args(["--data-dir"])
+        .arg(dir.path().join("data"))
+        .env("MCPLEX_STORE", &store)
+        .output()
+        .expect("run mcplex");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stdout} {stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "fails promptly, not after retrying forever"
+    );
+    assert!(
+        stderr.contains("cannot open the store") && stderr.contains(&format!("127.0.0.1:{port}")),
+        "names the store: {stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "never its password: {stderr}");
+    assert!(
+        !stdout.contains("serving") && !stderr.contains("ready"),
+        "nothing was started: {stdout} {stderr}"
+    );
+}
