@@ -509,28 +509,3 @@ fn a_postgres_store_is_read_shown_redacted_and_anything_else_refused() {
     .expect_err("not a URL");
     assert!(error.to_string().contains("store"), "{error}");
 }
-
-#[test]
-fn listener_limits_default_safe_and_parse() {
-    use std::time::Duration;
-    let config = ok("{}");
-    assert_eq!(config.listener.header_read_timeout, Duration::from_secs(10));
-    assert_eq!(config.listener.idle_timeout, Duration::from_secs(60));
-    assert_eq!(config.listener.max_sessions, 1000);
-    let config = ok(r#"{
-        "http_header_read_timeout": "2s", "http_body_read_timeout": "3s",
-        "http_idle_timeout": "500ms", "max_connections": 64,
-        "session_idle_timeout": "5m", "max_sessions": 10
-    }"#);
-    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
-    assert_eq!(config.listener.header_read_timeout, Duration::from_secs(2));
-    assert_eq!(config.listener.body_read_timeout, Duration::from_secs(3));
-    assert_eq!(config.listener.idle_timeout, Duration::from_millis(500));
-    assert_eq!(config.listener.max_connections, 64);
-    assert_eq!(config.listener.session_idle_timeout, Duration::from_secs(300));
-    assert_eq!(config.listener.max_sessions, 10);
-    let zero = refused(r#"{"max_sessions": 0}"#);
-    assert!(zero.contains("max_sessions"), "{zero}");
-    let never = refused(r#"{"http_idle_timeout": "0s"}"#);
-    assert!(never.contains("http_idle_timeout"), "{never}");
-}
