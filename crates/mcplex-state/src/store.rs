@@ -1,5 +1,6 @@
 //! [`Store`]: the SQLite database, its schema, and approval records.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -93,6 +94,9 @@ CREATE TABLE IF NOT EXISTS instances (
     heartbeat_at INTEGER NOT NULL
 );
 ";
+
+/// `meta.founding` of a store whose founding servers no process has decided yet.
+const FOUNDING_UNDECIDED: &[u8] = b"undecided";
 
 /// The whole schema in PostgreSQL, which mcplex supports from schema version 4 on: the SQLite
 /// schema with PostgreSQL's types (every integer 64-bit, bytes as `BYTEA`, the audit log's
@@ -317,8 +321,37 @@ impl Store {
                     )?;
                 }
             }
+            if version == 0 {
+                // Which servers an installation starts with is decided once, by the first
+                // process that registers servers (see `founding_servers`).
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES ('founding', ?1)",
+                    &[Param::Bytes(FOUNDING_UNDECIDED)],
+                )?;
+            }
             Ok(version == 0)
         })
+    }
+
+    /// The servers this installation was founded with, which start approved: decided by the
+    /// first process that asks after the store was created (its `candidates`, the servers of
+    /// its config), in one transaction, so replicas that start together on a new store agree.
+    /// Empty for a store created before this was recorded.
+    pub fn founding_servers(&self, candidates: &[String]) -> Result<BTreeSet<String>, StateError> {
+        let decided =
+            serde_json::to_vec(candidates).map_err(|e| StateError::Invalid(e.to_string()))?;
+        let stored = self.db.transaction(Mode::Write, |tx| {
+            tx.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'founding' AND value = ?2",
+                &[Param::Bytes(&decided), Param::Bytes(FOUNDING_UNDECIDED)],
+            )?;
+            tx.query_first("SELECT value FROM meta WHERE key = 'founding'", &[])?
+                .map(|row| row.bytes(0))
+                .transpose()
+        })?;
+        Ok(stored
+            .and_then(|bytes| serde_json::from_slice::<BTreeSet<String>>(&bytes).ok())
+            .unwrap_or_default())
     }
 
     /// The per-installation HMAC key, created with the database.

@@ -379,3 +379,37 @@ fn approval_pins_only_the_latest_observed_definition() {
         );
     }
 }
+
+#[test]
+fn the_founding_servers_are_decided_once_by_the_first_process_that_asks() {
+    for place in places("founding") {
+        let (first, opened) = place.open();
+        let (second, reopened) = place.open();
+        assert!(opened.created && !reopened.created);
+        let a = vec!["a".to_owned()];
+        let b = vec!["b".to_owned()];
+        // Two replicas start together on a new store, whatever their order: one decides.
+        assert_eq!(
+            second.founding_servers(&a).expect("decide"),
+            ["a".to_owned()].into()
+        );
+        assert_eq!(
+            first.founding_servers(&b).expect("read"),
+            ["a".to_owned()].into()
+        );
+    }
+    // A store from before the founding servers were recorded founds nothing now.
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(Store::open(dir.path()).expect("open"));
+    let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("raw open");
+    conn.execute("DELETE FROM meta WHERE key = 'founding'", [])
+        .expect("as an old store");
+    drop(conn);
+    let (store, _) = Store::open(dir.path()).expect("reopen");
+    assert!(
+        store
+            .founding_servers(&["a".to_owned()])
+            .expect("read")
+            .is_empty()
+    );
+}

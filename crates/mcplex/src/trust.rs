@@ -3,7 +3,7 @@
 //! management API, and written back to the store transactionally. Owned by the live catalog task;
 //! nothing else mutates approvals.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use mcplex_catalog::Snapshot;
@@ -42,21 +42,21 @@ impl TrustRequest {
 pub struct Trust {
     store: Arc<Store>,
     approvals: Approvals,
-    /// When this start created the installation: the servers of the config it started with,
-    /// which are the user's own setup and start approved.
-    founding_servers: Option<HashSet<String>>,
+    /// The servers the installation was founded with (the user's own setup), which start
+    /// approved; decided once, in the store, by the first process on a new store.
+    founding_servers: BTreeSet<String>,
     /// The hash of each tool's definition as last recorded in the store, so that only what
     /// changed is written.
     recorded: HashMap<ToolId, String>,
 }
 
 impl Trust {
-    /// Loads the approvals of `store`. `created`: the store was created by this start, from
-    /// `config`.
-    pub fn load(store: Arc<Store>, created: bool, config: &Config) -> anyhow::Result<Trust> {
+    /// Loads the approvals of `store`; on a new store, `config`'s servers may become its
+    /// founding ones (if no other process decided first).
+    pub fn load(store: Arc<Store>, config: &Config) -> anyhow::Result<Trust> {
         let approvals = store.load_approvals()?;
-        let founding_servers =
-            created.then(|| config.servers.iter().map(|s| s.name.clone()).collect());
+        let candidates: Vec<String> = config.servers.iter().map(|s| s.name.clone()).collect();
+        let founding_servers = store.founding_servers(&candidates)?;
         Ok(Trust {
             store,
             approvals,
@@ -74,10 +74,7 @@ impl Trust {
     pub fn register(&mut self, config: &Config) {
         let mut changes = Vec::new();
         for server in &config.servers {
-            let founding = self
-                .founding_servers
-                .as_ref()
-                .is_some_and(|names| names.contains(&server.name));
+            let founding = self.founding_servers.contains(&server.name);
             let initial = if founding && !server.quarantined {
                 ServerState::Approved
             } else {

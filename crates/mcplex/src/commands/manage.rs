@@ -163,9 +163,9 @@ fn connect_address(listen: &str) -> String {
 
 /// The state database of `config`, with the founding servers recorded if this creates it.
 pub(super) fn open_offline(config: &Config) -> Result<(Arc<Store>, Trust)> {
-    let (store, opened) = crate::load::open_store(config)?;
+    let (store, _) = crate::load::open_store(config)?;
     let store = Arc::new(store);
-    let mut trust = Trust::load(store.clone(), opened.created, config)?;
+    let mut trust = Trust::load(store.clone(), config)?;
     trust.register(config);
     Ok((store, trust))
 }

@@ -75,7 +75,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     // The store first: a store that cannot be opened stops the start before anything runs.
     let (store, opened) = crate::load::open_store(&config)?;
     let store = Arc::new(store);
-    let trust = Trust::load(store.clone(), opened.created, &config)?;
+    let trust = Trust::load(store.clone(), &config)?;
     if opened.created {
         tracing::info!(
             "new installation in {}: the {servers} configured server(s) start approved",
