@@ -378,10 +378,10 @@ async fn soak(
     for sample in &samples {
         println!(
             "{:>8} | {:>10.1} | {:>6} | {:>8}",
-            sample["t_s"],
+            sample["t_s"].as_u64().unwrap_or(0),
             sample["rss_kib"].as_f64().unwrap_or(0.0) / 1024.0,
-            sample["fds"],
-            sample["threads"]
+            sample["fds"].as_u64().unwrap_or(0),
+            sample["threads"].as_u64().unwrap_or(0)
         );
     }
     Ok(
@@ -399,9 +399,12 @@ const FLAT_SLACK: f64 = 0.10;
 
 /// Rounds of [`OPEN_CLOSE_SESSIONS`] sessions, each opened (`initialize`, `initialized`) and
 /// closed (`DELETE`), [`OPEN_CLOSE_WORKERS`] at a time; after each round the gateway's RSS and its `mcplex_sessions`
-/// gauge. Flat: every round after the first within [`FLAT_SLACK`] of the first, and the gauge 0.
+/// gauge. Flat: every round after the first within [`FLAT_SLACK`] of the first, and the gauge
+/// back where it was before the rounds.
 async fn open_and_close(gateway: &GatewayProcess) -> Result<Value> {
     let http = reqwest::Client::builder().no_proxy().build()?;
+    // The load sessions opened earlier are still open: the gauge must come back to this.
+    let baseline = sessions_gauge(&http, &gateway.base).await?;
     let mut rounds = Vec::new();
     for round in 1..=OPEN_CLOSE_ROUNDS {
         let started = Instant::now();
@@ -426,17 +429,7 @@ async fn open_and_close(gateway: &GatewayProcess) -> Result<Value> {
                 .unwrap_or(OPEN_CLOSE_SESSIONS / OPEN_CLOSE_WORKERS);
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let metrics = http
-            .get(format!("{}/metrics", gateway.base))
-            .send()
-            .await?
-            .text()
-            .await?;
-        let gauge: i64 = metrics
-            .lines()
-            .find_map(|line| line.strip_prefix("mcplex_sessions "))
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or(-1);
+        let gauge = sessions_gauge(&http, &gateway.base).await?;
         rounds.push(
             json!({"round": round, "rss_kib": gateway.rss_kib(), "sessions_gauge": gauge,
                            "failed": failed, "seconds": started.elapsed().as_secs_f64()}),
@@ -445,7 +438,7 @@ async fn open_and_close(gateway: &GatewayProcess) -> Result<Value> {
     let rss = |r: &Value| r["rss_kib"].as_f64().unwrap_or(0.0);
     let first = rounds.first().map_or(0.0, rss);
     let flat = rounds.iter().all(|r| {
-        rss(r) <= first * (1.0 + FLAT_SLACK) && r["sessions_gauge"] == 0 && r["failed"] == 0
+        rss(r) <= first * (1.0 + FLAT_SLACK) && r["sessions_gauge"] == baseline && r["failed"] == 0
     });
     println!();
     println!(
@@ -458,23 +451,46 @@ async fn open_and_close(gateway: &GatewayProcess) -> Result<Value> {
     for r in &rounds {
         println!(
             "{:>6} | {:>10.1} | {:>8} | {:>6} | {:>6.1}",
-            r["round"],
+            r["round"].as_u64().unwrap_or(0),
             rss(r) / 1024.0,
-            r["sessions_gauge"],
-            r["failed"],
+            r["sessions_gauge"].as_i64().unwrap_or(-1),
+            r["failed"].as_u64().unwrap_or(0),
             r["seconds"].as_f64().unwrap_or(0.0)
         );
     }
     println!(
-        "RSS {} (every round within {:.0}% of the first, no session left open)",
+        "RSS {} (every round within {:.0}% of the first); the sessions gauge {} at the {baseline} load sessions still open",
         if flat {
             "stayed flat"
         } else {
             "did NOT stay flat"
         },
-        FLAT_SLACK * 100.0
+        FLAT_SLACK * 100.0,
+        if rounds.iter().all(|r| r["sessions_gauge"] == baseline) {
+            "came back"
+        } else {
+            "did NOT come back"
+        },
     );
-    Ok(json!({"sessions_per_round": OPEN_CLOSE_SESSIONS, "rounds": rounds, "flat": flat}))
+    Ok(
+        json!({"sessions_per_round": OPEN_CLOSE_SESSIONS, "rounds": rounds, "flat": flat,
+              "sessions_gauge_before": baseline}),
+    )
+}
+
+/// The gateway's `mcplex_sessions` gauge (-1 when it is not in the metrics).
+async fn sessions_gauge(http: &reqwest::Client, base: &str) -> Result<i64> {
+    let metrics = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
+    Ok(metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("mcplex_sessions "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(-1))
 }
 
 /// One session opened and closed on the direct surface.
