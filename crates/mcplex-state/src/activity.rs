@@ -19,6 +19,8 @@ pub struct Activity {
     pub response_bytes: i64,
     /// The arguments as JSON text, only with `audit_arguments`.
     pub arguments: Option<String>,
+    /// The gateway that served the call (`host:port`), where several share the store.
+    pub replica: Option<String>,
 }
 
 /// Which rows to read, newest first.
@@ -35,8 +37,8 @@ impl Store {
         self.db.transaction(Mode::Write, |tx| {
             for row in rows {
                 tx.execute(
-                    "INSERT INTO activity (at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT INTO activity (at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                     &[
                         Param::Int(row.at_ms),
                         Param::Text(&row.request_id),
@@ -47,6 +49,7 @@ impl Store {
                         Param::Int(row.request_bytes),
                         Param::Int(row.response_bytes),
                         Param::OptText(row.arguments.as_deref()),
+                        Param::OptText(row.replica.as_deref()),
                     ],
                 )?;
             }
@@ -63,7 +66,7 @@ impl Store {
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         let rows = self.db.transaction(Mode::Read, |tx| {
             tx.query(
-                "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments
+                "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica
                  FROM activity
                  WHERE (CAST(?1 AS TEXT) IS NULL OR token = ?1) AND (CAST(?2 AS TEXT) IS NULL OR tool = ?2)
                  ORDER BY at_ms DESC, rowid DESC LIMIT ?3",
@@ -86,6 +89,7 @@ impl Store {
                     request_bytes: row.int(6)?,
                     response_bytes: row.int(7)?,
                     arguments: row.opt_text(8)?,
+                    replica: row.opt_text(9)?,
                 })
             })
             .collect()

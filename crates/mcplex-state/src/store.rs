@@ -15,7 +15,7 @@ use crate::sql::{Db, Dialect, Mode, Param, Postgres, Tx};
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -95,6 +95,9 @@ CREATE TABLE IF NOT EXISTS instances (
 );
 ";
 
+/// Version 5: the audit log names the replica that served each call.
+const SCHEMA_V5: &str = "ALTER TABLE activity ADD COLUMN replica TEXT;";
+
 /// `meta.founding` of a store whose founding servers no process has decided yet.
 const FOUNDING_UNDECIDED: &[u8] = b"undecided";
 
@@ -139,7 +142,8 @@ CREATE TABLE activity (
     duration_us BIGINT NOT NULL,
     request_bytes BIGINT NOT NULL,
     response_bytes BIGINT NOT NULL,
-    arguments TEXT
+    arguments TEXT,
+    replica TEXT
 );
 CREATE INDEX activity_at ON activity (at_ms);
 CREATE TABLE embeddings (
@@ -303,6 +307,7 @@ impl Store {
                         (2, SCHEMA_V2),
                         (3, SCHEMA_V3),
                         (4, SCHEMA_V4),
+                        (5, SCHEMA_V5),
                     ] {
                         if version < from {
                             tx.batch(schema)?;
@@ -313,6 +318,8 @@ impl Store {
                 Dialect::Postgres => {
                     if version == 0 {
                         tx.batch(POSTGRES_SCHEMA)?;
+                    } else if version < 5 {
+                        tx.batch("ALTER TABLE activity ADD COLUMN IF NOT EXISTS replica TEXT")?;
                     }
                     tx.execute("DELETE FROM schema_version", &[])?;
                     tx.execute(

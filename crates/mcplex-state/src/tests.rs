@@ -171,6 +171,7 @@ fn the_audit_log_keeps_rows_newest_first_within_retention() {
             request_bytes: 10,
             response_bytes: 20,
             arguments: None,
+            replica: Some("r1:8080".to_owned()),
         };
         store
             .record_activity(
@@ -254,8 +255,10 @@ fn a_version_2_database_gains_the_embeddings_table() {
     let dir = tempfile::tempdir().expect("tempdir");
     drop(Store::open(dir.path()).expect("open"));
     let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("raw open");
-    conn.execute_batch("DROP TABLE embeddings; PRAGMA user_version = 2;")
-        .expect("back to version 2");
+    conn.execute_batch(
+        "DROP TABLE embeddings; ALTER TABLE activity DROP COLUMN replica; PRAGMA user_version = 2;",
+    )
+    .expect("back to version 2");
     drop(conn);
     let (store, opened) = Store::open(dir.path()).expect("migrate");
     assert!(!opened.created);

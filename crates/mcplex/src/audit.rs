@@ -13,8 +13,9 @@ const QUEUE: usize = 8192;
 const BATCH: usize = 512;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
-/// Attaches the audit log to `gateway` unless `settings` turn it off.
-pub fn start(store: Arc<Store>, gateway: &Gateway, settings: AuditSettings) {
+/// Attaches the audit log to `gateway` unless `settings` turn it off. Each row names `replica`,
+/// the gateway that served the call, so that one log of several gateways says which.
+pub fn start(store: Arc<Store>, gateway: &Gateway, settings: AuditSettings, replica: String) {
     if settings.retention_days == 0 {
         return;
     }
@@ -23,10 +24,10 @@ pub fn start(store: Arc<Store>, gateway: &Gateway, settings: AuditSettings) {
     let retention_ms = i64::from(settings.retention_days) * DAY_MS;
     tokio::spawn(async move {
         while let Some(first) = incoming.recv().await {
-            let mut batch = vec![row(first)];
+            let mut batch = vec![row(first, &replica)];
             while batch.len() < BATCH {
                 match incoming.try_recv() {
-                    Ok(record) => batch.push(row(record)),
+                    Ok(record) => batch.push(row(record, &replica)),
                     Err(_) => break,
                 }
             }
@@ -44,7 +45,7 @@ pub fn start(store: Arc<Store>, gateway: &Gateway, settings: AuditSettings) {
     });
 }
 
-fn row(record: AuditRecord) -> Activity {
+fn row(record: AuditRecord, replica: &str) -> Activity {
     Activity {
         at_ms: record.at_ms,
         request_id: record.request_id,
@@ -55,5 +56,6 @@ fn row(record: AuditRecord) -> Activity {
         request_bytes: i64::try_from(record.request_bytes).unwrap_or(i64::MAX),
         response_bytes: i64::try_from(record.response_bytes).unwrap_or(i64::MAX),
         arguments: record.arguments.map(|a| a.to_string()),
+        replica: Some(replica.to_owned()),
     }
 }

@@ -35,6 +35,17 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// than [`mcplex_state::INSTANCE_STALE_AFTER_SECS`] as gone.
 const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(3);
 
+/// This machine's name (a pod's name on Kubernetes): with the port, what names a replica in the
+/// audit log.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
 /// The running follower; [`Follower::stop`] deregisters the gateway.
 pub struct Follower {
     stop: CancellationToken,

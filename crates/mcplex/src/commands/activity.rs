@@ -28,6 +28,7 @@ pub fn run(
                     "at_ms": a.at_ms, "request_id": a.request_id, "token": a.token, "tool": a.tool,
                     "status": a.status, "duration_us": a.duration_us, "request_bytes": a.request_bytes,
                     "response_bytes": a.response_bytes, "arguments": a.arguments,
+                    "replica": a.replica,
                 })
             })
             .collect();
@@ -35,12 +36,12 @@ pub fn run(
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:24} {:16} {:14} {:32} {:18} {:>10} {:>9} {:>9}",
+        "{:24} {:16} {:14} {:32} {:18} {:>10} {:>9} {:>9}  REPLICA",
         "TIME (UTC)", "REQUEST", "TOKEN", "TOOL", "STATUS", "MS", "IN B", "OUT B"
     );
     for a in &rows {
         println!(
-            "{:24} {:16} {:14} {:32} {:18} {:>10.1} {:>9} {:>9}",
+            "{:24} {:16} {:14} {:32} {:18} {:>10.1} {:>9} {:>9}  {}",
             humantime::format_rfc3339_millis(
                 std::time::UNIX_EPOCH
                     + std::time::Duration::from_millis(u64::try_from(a.at_ms).unwrap_or(0))
@@ -51,7 +52,8 @@ pub fn run(
             a.status,
             a.duration_us as f64 / 1000.0,
             a.request_bytes,
-            a.response_bytes
+            a.response_bytes,
+            a.replica.as_deref().unwrap_or("-")
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -87,7 +87,6 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     if let Some(semantic) = semantic {
         core.gateway.search_semantically(semantic);
     }
-    crate::audit::start(store.clone(), &core.gateway, config.audit);
     let options = SurfaceOptions::from_config(&config);
     // Kept alive for as long as the gateway serves.
     let _reloader = match source {
@@ -104,6 +103,8 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     };
 
     if args.stdio {
+        let replica = format!("{}:stdio", crate::follow::host_name());
+        crate::audit::start(store.clone(), &core.gateway, config.audit, replica);
         let result = match config.routing_mode {
             RoutingMode::Direct => {
                 serve_stdio(DirectSurface::new(
@@ -143,6 +144,9 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
     let address = listener.local_addr().context("listener has no address")?;
+    // No call can arrive before the listener exists; the audit log names this replica.
+    let replica = format!("{}:{}", crate::follow::host_name(), address.port());
+    crate::audit::start(store.clone(), &core.gateway, config.audit, replica);
     let require_auth = config
         .http
         .require_auth

@@ -519,6 +519,22 @@ fn gateways_on_one_postgres_store_share_tokens_approvals_and_the_audit_log() {
         .map(|rows| rows.iter().filter(|r| r["token"] == "shared").count())
         .unwrap_or_default();
     assert_eq!(calls, 2, "one audit log for both gateways: {out}");
+    let replicas: std::collections::BTreeSet<String> = rows
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["token"] == "shared")
+        .filter_map(|r| r["replica"].as_str().map(str::to_owned))
+        .collect();
+    let ports = [first.authority(), second.authority()]
+        .map(|a| a.rsplit(':').next().unwrap_or_default().to_owned());
+    assert!(
+        replicas.len() == 2
+            && ports
+                .iter()
+                .all(|p| replicas.iter().any(|r| r.ends_with(p.as_str()))),
+        "each row names the replica that served it: {replicas:?}"
+    );
 
     // A quarantine written on the store is served by both.
     let (code, _, err) = cli(
