@@ -65,7 +65,7 @@ impl Cx<'_> {
             None | Some(Value::Null) => Ok(None),
             Some(value) => {
                 let text = self.string(value, "store")?;
-                crate::StoreUrl::parse(&text)
+                crate::StoreUrl::parse(text)
                     .map(Some)
                     .map_err(|why| self.err("store", &why))
             }

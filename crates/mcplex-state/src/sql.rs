@@ -129,7 +129,7 @@ pub(crate) enum Dialect {
 /// The open database.
 pub(crate) enum Db {
     Sqlite(Mutex<rusqlite::Connection>),
-    Postgres(Postgres),
+    Postgres(Box<Postgres>),
 }
 
 /// A PostgreSQL database: how to connect, and the connection (opened again when lost).

@@ -248,7 +248,7 @@ impl Store {
             Location::Postgres(url) => {
                 let db = Postgres::connect(url)
                     .map_err(|e| StateError::Store(format!("cannot connect to {location}: {e}")))?;
-                Store::start(Db::Postgres(db), location.clone())
+                Store::start(Db::Postgres(Box::new(db)), location.clone())
             }
         }
     }
