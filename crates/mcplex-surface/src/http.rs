@@ -6,6 +6,7 @@
 //! gateway-wide; the listener itself is `listener.rs`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
@@ -42,6 +43,8 @@ pub struct Routes {
     pub session_idle_timeout: Duration,
     /// Ends every session when cancelled.
     pub shutdown: CancellationToken,
+    /// Whether the store answers (kept by the gateway's follower); `/readyz` is 503 without it.
+    pub store_reachable: Arc<AtomicBool>,
 }
 
 /// The gateway's MCP routes, `/healthz` and `/readyz`. The caller adds the management API and
@@ -56,6 +59,7 @@ pub fn router(routes: Routes) -> Router {
         max_sessions,
         session_idle_timeout,
         shutdown,
+        store_reachable,
     } = routes;
     let limits = Limits {
         shutdown,
@@ -115,7 +119,13 @@ pub fn router(routes: Routes) -> Router {
         .nest_service("/mcp/code", code)
         .route("/healthz", get(|| async { "ok" }))
         .route("/metrics", get(metrics))
-        .route("/readyz", get(readyz).with_state(gateway))
+        .route(
+            "/readyz",
+            get(readyz).with_state(Readiness {
+                gateway,
+                store_reachable,
+            }),
+        )
 }
 
 struct Limits {
@@ -159,13 +169,25 @@ async fn metrics() -> impl IntoResponse {
 /// (no authentication required, or the admin API key presented) the body lists each server's
 /// status, so an operator sees which upstreams are not ready and why; otherwise it says only
 /// `{"ready": …}`.
-async fn readyz(State(gateway): State<Arc<Gateway>>, request: Request) -> impl IntoResponse {
+/// What `/readyz` looks at: the upstreams (through the snapshot) and the store.
+#[derive(Clone)]
+struct Readiness {
+    gateway: Arc<Gateway>,
+    store_reachable: Arc<AtomicBool>,
+}
+
+async fn readyz(State(readiness): State<Readiness>, request: Request) -> impl IntoResponse {
+    let Readiness {
+        gateway,
+        store_reachable,
+    } = readiness;
     let detail = request
         .extensions()
         .get::<ReadyDetail>()
         .is_none_or(|detail| detail.0);
     let snapshot = gateway.snapshot();
-    let mut ready = true;
+    let store = store_reachable.load(Ordering::Relaxed);
+    let mut ready = store;
     let servers: serde_json::Map<String, serde_json::Value> = snapshot
         .servers()
         .iter()
@@ -185,5 +207,9 @@ async fn readyz(State(gateway): State<Arc<Gateway>>, request: Request) -> impl I
     if !detail {
         return (status, Json(json!({"ready": ready})));
     }
-    (status, Json(json!({"ready": ready, "servers": servers})))
+    let store = if store { "reachable" } else { "unreachable" };
+    (
+        status,
+        Json(json!({"ready": ready, "store": store, "servers": servers})),
+    )
 }

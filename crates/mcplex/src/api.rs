@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::Access;
-use crate::trust::{TrustAction, TrustRequest};
+use crate::trust::{Refusal, TrustAction, TrustRequest};
 
 #[derive(Clone)]
 pub struct ApiState {
@@ -47,6 +47,18 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .route("/api/v1/tokens/{name}", axum::routing::delete(revoke_token))
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
+}
+
+/// A write the store refused: the caller's mistake (400), or the store's (503: nothing was
+/// saved, nothing changed; the caller may try again).
+fn store_error(e: mcplex_state::StateError) -> Response {
+    match e {
+        mcplex_state::StateError::Invalid(why) => error(StatusCode::BAD_REQUEST, why),
+        other => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not saved, nothing changed: {other}"),
+        ),
+    }
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
@@ -180,7 +192,12 @@ async fn ask(state: &ApiState, action: TrustAction) -> Response {
             )
                 .into_response()
         }
-        Ok(Err(why)) => error(StatusCode::BAD_REQUEST, why),
+        Ok(Err(refusal @ Refusal::Invalid(_))) => {
+            error(StatusCode::BAD_REQUEST, refusal.to_string())
+        }
+        Ok(Err(refusal @ Refusal::NotSaved(_))) => {
+            error(StatusCode::SERVICE_UNAVAILABLE, refusal.to_string())
+        }
         Err(_) => error(
             StatusCode::SERVICE_UNAVAILABLE,
             "the gateway is shutting down",
@@ -278,7 +295,7 @@ async fn create_token(State(state): State<ApiState>, Json(request): Json<CreateT
                 format!("a token named {name:?} already exists"),
             );
         }
-        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+        Err(e) => return store_error(e),
     };
     if let Err(e) = state.access.reload_tokens() {
         return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
@@ -300,6 +317,6 @@ async fn revoke_token(State(state): State<ApiState>, Path(name): Path<String>) -
             StatusCode::NOT_FOUND,
             format!("no active token named {name:?}"),
         ),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => store_error(e),
     }
 }

@@ -14,9 +14,11 @@
 //! wakes the follower at once; the poll stays as the safety net.
 //!
 //! A store that cannot be read is logged loudly and the gateway goes on serving from the last
-//! state it read; when the store answers again, everything is reloaded.
+//! state it read, with `/readyz` at 503 (writes fail with 503: nothing is saved); when the
+//! store answers again, everything is reloaded.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -60,6 +62,7 @@ pub fn start(
     access: Arc<Access>,
     generation: watch::Sender<i64>,
     address: String,
+    reachable: Arc<AtomicBool>,
 ) -> anyhow::Result<Follower> {
     let instance = store
         .register_instance(&address)
@@ -73,6 +76,7 @@ pub fn start(
             id: instance.clone(),
             address,
         },
+        reachable,
         stop.clone(),
     ));
     Ok(Follower {
@@ -106,6 +110,7 @@ async fn follow(
     access: Arc<Access>,
     generation: watch::Sender<i64>,
     registration: Registration,
+    reachable: Arc<AtomicBool>,
     stop: CancellationToken,
 ) {
     let registration = Arc::new(registration);
@@ -134,6 +139,7 @@ async fn follow(
         let current = match read {
             Ok(Ok(current)) => current,
             Ok(Err(e)) => {
+                reachable.store(false, Ordering::Relaxed);
                 if !store_lost {
                     tracing::error!(
                         "the store cannot be read ({e}): serving from the last state read; changes made elsewhere are not applied until it answers again"
@@ -144,6 +150,7 @@ async fn follow(
             }
             Err(_) => continue,
         };
+        reachable.store(true, Ordering::Relaxed);
         if store_lost {
             tracing::info!("the store answers again: reloading tokens and approvals");
             store_lost = false;

@@ -27,15 +27,37 @@ pub enum TrustAction {
     BlockTool(String),
 }
 
+/// Why an operator request was not carried out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not possible as asked: an unknown server, a tool that changed since it was shown, ….
+    Invalid(String),
+    /// The store did not take the write (unreachable, say): nothing changed anywhere.
+    NotSaved(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Invalid(why) => f.write_str(why),
+            Refusal::NotSaved(why) => write!(f, "not saved, nothing changed: {why}"),
+        }
+    }
+}
+
+fn not_saved(error: mcplex_state::StateError) -> Refusal {
+    Refusal::NotSaved(error.to_string())
+}
+
 /// An action and where its outcome goes: `Ok(what happened)` or `Err(why not)`.
 pub struct TrustRequest {
     pub action: TrustAction,
-    pub reply: oneshot::Sender<Result<String, String>>,
+    pub reply: oneshot::Sender<Result<String, Refusal>>,
 }
 
 impl TrustRequest {
     pub fn refuse(self, why: &str) {
-        let _ = self.reply.send(Err(why.to_owned()));
+        let _ = self.reply.send(Err(Refusal::Invalid(why.to_owned())));
     }
 }
 
@@ -156,11 +178,9 @@ impl Trust {
             return;
         }
         let mut next = self.approvals.clone();
-        let outcome = apply(&mut next, &request.action, config);
+        let outcome = apply(&mut next, &request.action, config).map_err(Refusal::Invalid);
         let outcome = outcome.and_then(|(changes, message)| {
-            self.store
-                .apply(&changes)
-                .map_err(|e| format!("not saved: {e}"))?;
+            self.store.apply(&changes).map_err(not_saved)?;
             self.approvals = next;
             Ok(message)
         });
@@ -177,14 +197,16 @@ impl Trust {
         id: &str,
         expected: Option<&str>,
         snapshot: &Snapshot,
-    ) -> Result<String, String> {
-        let parsed =
-            ToolId::parse(id).ok_or_else(|| format!("{id:?} is not a tool id (server:tool)"))?;
+    ) -> Result<String, Refusal> {
+        let invalid = |why: String| Err(Refusal::Invalid(why));
+        let Some(parsed) = ToolId::parse(id) else {
+            return invalid(format!("{id:?} is not a tool id (server:tool)"));
+        };
         let (pin, served) = match (snapshot.tool(&parsed), snapshot.withheld_tool(&parsed)) {
             (Some(tool), _) => (tool.pin.clone(), true),
             (None, Some(withheld)) => (withheld.pin.clone(), withheld.verdict == Verdict::Approved),
             (None, None) => {
-                return Err(format!(
+                return invalid(format!(
                     "no tool {id} is offered right now (is its server connected?)"
                 ));
             }
@@ -192,7 +214,7 @@ impl Trust {
         if let Some(expected) = expected
             && expected != pin
         {
-            return Err(format!(
+            return invalid(format!(
                 "tool {id} changed since it was shown: its definition is now {}, not {}; review it again (mcplex tools show {id})",
                 short(&pin),
                 short(expected)
@@ -207,17 +229,17 @@ impl Trust {
         match self
             .store
             .approve_observed(&parsed.server, &parsed.tool, &pin)
-            .map_err(|e| format!("not saved: {e}"))?
+            .map_err(not_saved)?
         {
             Ok(()) => {}
             Err(ApproveRefusal::Changed { current }) => {
-                return Err(format!(
+                return invalid(format!(
                     "tool {id} changed since it was shown: another gateway now sees {}; review it again (mcplex tools show {id})",
                     short(&current)
                 ));
             }
             Err(ApproveRefusal::NotObserved) => {
-                return Err(format!("no definition of {id} was observed"));
+                return invalid(format!("no definition of {id} was observed"));
             }
         }
         self.approvals

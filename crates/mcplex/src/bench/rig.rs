@@ -80,6 +80,8 @@ impl Rig {
             max_sessions: defaults.listener.max_sessions,
             session_idle_timeout: defaults.listener.session_idle_timeout,
             shutdown: shutdown.clone(),
+            // The rig has no store.
+            store_reachable: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         })
         .layer(axum::middleware::from_fn_with_state(
             guard,

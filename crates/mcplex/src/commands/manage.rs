@@ -182,7 +182,7 @@ pub(super) fn offline_action(
     outcome
         .try_recv()
         .map_err(|_| anyhow!("no outcome"))?
-        .map_err(|why| anyhow!(why))
+        .map_err(|why| anyhow!(why.to_string()))
 }
 
 /// `servers approve|quarantine NAME`, `tools block ID`, and `tools approve ID` of a tool no

@@ -160,11 +160,13 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let store_location = store.location().clone();
     let access = Arc::new(Access::load(store.clone(), api_key, &config)?);
     // Registered under the address it really bound, so the CLI finds it whatever set it.
+    let store_reachable = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let follower = crate::follow::start(
         store,
         access.clone(),
         core.store_generation.clone(),
         address.to_string(),
+        store_reachable.clone(),
     )?;
     let api = crate::api::router(
         ApiState {
@@ -190,6 +192,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         max_sessions: config.listener.max_sessions,
         session_idle_timeout: config.listener.session_idle_timeout,
         shutdown: shutdown.clone(),
+        store_reachable,
     })
     .merge(api)
     .layer(axum::middleware::from_fn_with_state(

@@ -598,3 +598,107 @@ fn a_store_that_cannot_be_reached_stops_the_start_with_its_name_and_no_secret() 
         "nothing was started: {stdout} {stderr}"
     );
 }
+
+/// The admin API key of a PostgreSQL store (kept in the store).
+fn store_api_key(store: &str) -> String {
+    let mut client = postgres::Client::connect(store, postgres::NoTls).expect("connect");
+    let row = client
+        .query_one("SELECT value FROM meta WHERE key = 'api_key'", &[])
+        .expect("the API key row");
+    String::from_utf8(row.get::<_, Vec<u8>>(0)).expect("text")
+}
+
+#[test]
+fn a_lost_store_keeps_serving_refuses_writes_and_is_caught_up_with_when_it_returns() {
+    let Some(store) = postgres_database("mcplex_it_lost") else {
+        return;
+    };
+    let database = "mcplex_it_lost";
+    let admin_url = format!(
+        "{}/postgres",
+        std::env::var("MCPLEX_TEST_POSTGRES")
+            .unwrap_or_default()
+            .trim_end_matches('/')
+    );
+    let servers = json!({"a": fixture_server("a", &[])});
+    let gateway = Gateway::start_with(json!({"mcpServers": servers}), &["--store", &store]);
+    gateway.wait_ready();
+    let config = gateway.dir.path().join("cli.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": servers, "store": store}).to_string(),
+    )
+    .expect("cli config");
+    let config = config.display().to_string();
+    let token = token_create("store", Path::new(&config), "kept");
+    followed("the token is accepted", || {
+        list_at(gateway.authority(), Some(&token)).is_ok()
+    });
+    let key = format!("Bearer {}", store_api_key(&store));
+
+    // The store goes away: no connection to its database is possible, the open ones are cut.
+    let mut admin = postgres::Client::connect(&admin_url, postgres::NoTls).expect("admin");
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {database} ALLOW_CONNECTIONS false;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{database}';"
+        ))
+        .expect("cut the store");
+    eventually(
+        "/readyz says the store is unreachable",
+        Duration::from_secs(10),
+        || {
+            let (status, body) = gateway.get("/readyz");
+            (status == 503 && body.contains(r#""store":"unreachable""#)).then_some(())
+        },
+    );
+    // Serving goes on from the last state read.
+    assert!(
+        list_at(gateway.authority(), Some(&token))
+            .is_ok_and(|names| names.contains(&"a__echo".to_owned()))
+    );
+    // A write is refused clearly, not dropped.
+    let (status, body) = crate::harness::http_send(
+        gateway.authority(),
+        "POST",
+        "/api/v1/servers/a/quarantine",
+        &[("Authorization", &key)],
+        "",
+    );
+    assert!(
+        status == 503 && body.contains("not saved"),
+        "{status} {body}"
+    );
+    let (status, body) = crate::harness::http_send(
+        gateway.authority(),
+        "POST",
+        "/api/v1/tokens",
+        &[("Authorization", &key)],
+        r#"{"name": "during", "permissions": "read"}"#,
+    );
+    assert!(
+        status == 503 && body.contains("not saved"),
+        "{status} {body}"
+    );
+    assert!(
+        list_at(gateway.authority(), None).is_ok_and(|names| names.contains(&"a__echo".to_owned())),
+        "nothing changed"
+    );
+
+    // The store returns; a revocation made while the gateway was away from it is caught up with.
+    admin
+        .batch_execute(&format!("ALTER DATABASE {database} ALLOW_CONNECTIONS true"))
+        .expect("restore the store");
+    let (code, _, err) = cli("store", &["token", "revoke", "--config", &config, "kept"]);
+    assert_eq!(code, 0, "{err}");
+    eventually("the gateway catches up", Duration::from_secs(10), || {
+        (list_at(gateway.authority(), Some(&token)) == Err(401)).then_some(())
+    });
+    eventually("/readyz is ready again", Duration::from_secs(10), || {
+        (gateway.get("/readyz").0 == 200).then_some(())
+    });
+    assert!(
+        gateway.log().contains("the store cannot be read"),
+        "said loudly"
+    );
+}
