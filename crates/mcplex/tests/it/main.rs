@@ -21,5 +21,6 @@ mod protocol;
 mod search;
 #[cfg(feature = "semantic")]
 mod semantic;
+mod store_postgres;
 mod trust;
 mod upstreams;

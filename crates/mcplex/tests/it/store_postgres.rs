@@ -1,0 +1,262 @@
+//! Issue 14, the store as a shared control plane: gateways on one PostgreSQL database, a store
+//! that cannot be reached at start, and a store lost and found again while a gateway runs.
+//! PostgreSQL tests run against the server `MCPLEX_TEST_POSTGRES` names (`scripts/test.sh`
+//! starts a throwaway one) and say why they do nothing without it.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::control_plane::{cli, followed, list_at, token_create};
+use crate::harness::{Gateway, eventually, fixture_server, free_port, tools};
+
+/// A fresh database on the PostgreSQL server `MCPLEX_TEST_POSTGRES` names
+/// (`postgres://user@host:port`), or `None` (and the test says why it does nothing) when unset.
+/// `scripts/test.sh` starts a throwaway server and sets it.
+fn postgres_database(name: &str) -> Option<String> {
+    let Ok(server) = std::env::var("MCPLEX_TEST_POSTGRES") else {
+        eprintln!("MCPLEX_TEST_POSTGRES is not set: no PostgreSQL to test against");
+        return None;
+    };
+    let server = server.trim_end_matches('/').to_owned();
+    let mut admin = postgres::Client::connect(&format!("{server}/postgres"), postgres::NoTls)
+        .expect("MCPLEX_TEST_POSTGRES names a server that answers");
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        admin.batch_execute(&statement).expect("a fresh database");
+    }
+    Some(format!("{server}/{name}"))
+}
+
+#[test]
+fn gateways_on_one_postgres_store_share_tokens_approvals_and_the_audit_log() {
+    let Some(store) = postgres_database("mcplex_it_shared") else {
+        return;
+    };
+    let servers = json!({"a": fixture_server("a", &[])});
+    let first = Gateway::start_with(json!({"mcpServers": servers}), &["--store", &store]);
+    let second = Gateway::start_with(json!({"mcpServers": servers}), &["--store", &store]);
+    first.wait_ready();
+    second.wait_ready();
+    let config = first.dir.path().join("cli.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": servers, "store": store}).to_string(),
+    )
+    .expect("cli config");
+    let config = config.display().to_string();
+
+    // A token made through one gateway's API (the CLI finds it in the store, and takes the API
+    // key from the store) is accepted by the other.
+    let token = token_create("api", Path::new(&config), "shared");
+    for gateway in [&first, &second] {
+        followed("both gateways accept the token", || {
+            list_at(gateway.authority(), Some(&token)).is_ok()
+        });
+    }
+    // Both serve calls; the audit log is one log.
+    for gateway in [&first, &second] {
+        let answer = crate::harness::call_raw(
+            gateway,
+            "/mcp/all",
+            Some(&token),
+            "a__echo",
+            json!({"text": "hi"}),
+        );
+        assert!(answer.contains("hi"), "{answer}");
+    }
+    let (code, out, err) = cli("store", &["activity", "--config", &config, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Value = serde_json::from_str(&out).expect("json");
+    let calls = rows
+        .as_array()
+        .map(|rows| rows.iter().filter(|r| r["token"] == "shared").count())
+        .unwrap_or_default();
+    assert_eq!(calls, 2, "one audit log for both gateways: {out}");
+    let replicas: std::collections::BTreeSet<String> = rows
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["token"] == "shared")
+        .filter_map(|r| r["replica"].as_str().map(str::to_owned))
+        .collect();
+    let ports = [first.authority(), second.authority()]
+        .map(|a| a.rsplit(':').next().unwrap_or_default().to_owned());
+    assert!(
+        replicas.len() == 2
+            && ports
+                .iter()
+                .all(|p| replicas.iter().any(|r| r.ends_with(p.as_str()))),
+        "each row names the replica that served it: {replicas:?}"
+    );
+
+    // A quarantine written on the store is served by both.
+    let (code, _, err) = cli(
+        "store",
+        &["servers", "quarantine", "--config", &config, "a"],
+    );
+    assert_eq!(code, 0, "{err}");
+    for gateway in [&first, &second] {
+        followed("the quarantine is served", || {
+            list_at(gateway.authority(), None)
+                .is_ok_and(|names| !names.contains(&"a__echo".to_owned()))
+        });
+    }
+    let (code, _, err) = cli("auto", &["servers", "approve", "--config", &config, "a"]);
+    assert_eq!(code, 0, "{err}");
+    // A revocation through the second is refused by the first.
+    let (code, _, err) = cli("auto", &["token", "revoke", "--config", &config, "shared"]);
+    assert_eq!(code, 0, "{err}");
+    for gateway in [&first, &second] {
+        followed("the revoked token is refused", || {
+            list_at(gateway.authority(), Some(&token)) == Err(401)
+        });
+    }
+}
+
+#[test]
+fn a_store_that_cannot_be_reached_stops_the_start_with_its_name_and_no_secret() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("c.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"a": fixture_server("a", &[])}}).to_string(),
+    )
+    .expect("config");
+    let port = free_port();
+    let store = format!("postgres://mcplex:hunter2@127.0.0.1:{port}/mcplex");
+    let started = Instant::now();
+    let output = Command::new(&tools().mcplex)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .args(["--data-dir"])
+        .arg(dir.path().join("data"))
+        .env("MCPLEX_STORE", &store)
+        .output()
+        .expect("run mcplex");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stdout} {stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "fails promptly, not after retrying forever"
+    );
+    assert!(
+        stderr.contains("cannot open the store") && stderr.contains(&format!("127.0.0.1:{port}")),
+        "names the store: {stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "never its password: {stderr}");
+    assert!(
+        !stdout.contains("serving") && !stderr.contains("ready"),
+        "nothing was started: {stdout} {stderr}"
+    );
+}
+
+/// The admin API key of a PostgreSQL store (kept in the store).
+fn store_api_key(store: &str) -> String {
+    let mut client = postgres::Client::connect(store, postgres::NoTls).expect("connect");
+    let row = client
+        .query_one("SELECT value FROM meta WHERE key = 'api_key'", &[])
+        .expect("the API key row");
+    String::from_utf8(row.get::<_, Vec<u8>>(0)).expect("text")
+}
+
+#[test]
+fn a_lost_store_keeps_serving_refuses_writes_and_is_caught_up_with_when_it_returns() {
+    let Some(store) = postgres_database("mcplex_it_lost") else {
+        return;
+    };
+    let database = "mcplex_it_lost";
+    let admin_url = format!(
+        "{}/postgres",
+        std::env::var("MCPLEX_TEST_POSTGRES")
+            .unwrap_or_default()
+            .trim_end_matches('/')
+    );
+    let servers = json!({"a": fixture_server("a", &[])});
+    let gateway = Gateway::start_with(json!({"mcpServers": servers}), &["--store", &store]);
+    gateway.wait_ready();
+    let config = gateway.dir.path().join("cli.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": servers, "store": store}).to_string(),
+    )
+    .expect("cli config");
+    let config = config.display().to_string();
+    let token = token_create("store", Path::new(&config), "kept");
+    followed("the token is accepted", || {
+        list_at(gateway.authority(), Some(&token)).is_ok()
+    });
+    let key = format!("Bearer {}", store_api_key(&store));
+
+    // The store goes away: no connection to its database is possible, the open ones are cut.
+    let mut admin = postgres::Client::connect(&admin_url, postgres::NoTls).expect("admin");
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {database} ALLOW_CONNECTIONS false;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{database}';"
+        ))
+        .expect("cut the store");
+    eventually(
+        "/readyz says the store is unreachable",
+        Duration::from_secs(10),
+        || {
+            let (status, body) = gateway.get("/readyz");
+            (status == 503 && body.contains(r#""store":"unreachable""#)).then_some(())
+        },
+    );
+    // Serving goes on from the last state read.
+    assert!(
+        list_at(gateway.authority(), Some(&token))
+            .is_ok_and(|names| names.contains(&"a__echo".to_owned()))
+    );
+    // A write is refused clearly, not dropped.
+    let (status, body) = crate::harness::http_send(
+        gateway.authority(),
+        "POST",
+        "/api/v1/servers/a/quarantine",
+        &[("Authorization", &key)],
+        "",
+    );
+    assert!(
+        status == 503 && body.contains("not saved"),
+        "{status} {body}"
+    );
+    let (status, body) = crate::harness::http_send(
+        gateway.authority(),
+        "POST",
+        "/api/v1/tokens",
+        &[("Authorization", &key)],
+        r#"{"name": "during", "permissions": "read"}"#,
+    );
+    assert!(
+        status == 503 && body.contains("not saved"),
+        "{status} {body}"
+    );
+    assert!(
+        list_at(gateway.authority(), None).is_ok_and(|names| names.contains(&"a__echo".to_owned())),
+        "nothing changed"
+    );
+
+    // The store returns; a revocation made while the gateway was away from it is caught up with.
+    admin
+        .batch_execute(&format!("ALTER DATABASE {database} ALLOW_CONNECTIONS true"))
+        .expect("restore the store");
+    let (code, _, err) = cli("store", &["token", "revoke", "--config", &config, "kept"]);
+    assert_eq!(code, 0, "{err}");
+    eventually("the gateway catches up", Duration::from_secs(10), || {
+        (list_at(gateway.authority(), Some(&token)) == Err(401)).then_some(())
+    });
+    eventually("/readyz is ready again", Duration::from_secs(10), || {
+        (gateway.get("/readyz").0 == 200).then_some(())
+    });
+    assert!(
+        gateway.log().contains("the store cannot be read"),
+        "said loudly"
+    );
+}
