@@ -288,6 +288,13 @@ pub enum BenchCommand {
         /// RSS, open files and threads.
         #[arg(long)]
         soak: Option<String>,
+        /// Drive a gateway already running here (a replica, or a load balancer such as the one
+        /// `scripts/cluster.sh` starts) instead of starting one: calls/s and latency only.
+        #[arg(long)]
+        url: Option<String>,
+        /// With --url: the echo tool to call (its structured content must be its arguments).
+        #[arg(long, default_value = "demo__echo")]
+        tool: String,
         #[arg(long, default_value = "target/bench/load.json")]
         out: PathBuf,
     },

@@ -188,16 +188,23 @@ struct Run {
 
 /// Every session makes `calls` sequential echo calls, all sessions at once; each answer must
 /// carry exactly the arguments its call sent.
-async fn drive(client: &Arc<Upstreams>, sessions: usize, calls: usize, tag: u64) -> Run {
+async fn drive(
+    client: &Arc<Upstreams>,
+    tool: &str,
+    sessions: usize,
+    calls: usize,
+    tag: u64,
+) -> Run {
     let started = Instant::now();
     let tasks: Vec<_> = (0..sessions)
         .map(|i| {
             let client = client.clone();
+            let tool = tool.to_owned();
             tokio::spawn(async move {
                 let (mut latencies, mut errors, mut wrong) = (Vec::with_capacity(calls), 0, 0);
                 for j in 0..calls {
                     let arguments = json!({"session": i, "call": j, "tag": tag});
-                    let params = json!({"name": "fixture__echo", "arguments": arguments});
+                    let params = json!({"name": tool, "arguments": arguments});
                     let begun = Instant::now();
                     match client
                         .call_tool(&format!("s{i}"), params, CallOptions::default())
@@ -234,6 +241,55 @@ async fn drive(client: &Arc<Upstreams>, sessions: usize, calls: usize, tag: u64)
     run
 }
 
+/// The echo tool of the gateway this bench starts (the fixture's, on `/mcp/all`).
+const ECHO: &str = "fixture__echo";
+
+/// Drives a gateway that is already running at `base` (a replica, or a load balancer in front of
+/// several): `sessions` sessions × `calls` calls of `tool`, an echo whose structured content is
+/// its arguments. Calls/s and latency only: the gateway's memory is not this process's to read.
+pub async fn run_against(
+    base: &str,
+    tool: &str,
+    sessions: usize,
+    calls: usize,
+    out: &Path,
+) -> Result<ExitCode> {
+    let base = base.trim_end_matches('/');
+    let client = open_sessions(base, sessions).await?;
+    let run = drive(&client, tool, sessions, calls, 1).await;
+    let expected = sessions * calls;
+    let lost = expected - run.latencies.len() - run.errors - run.wrong;
+    let stats = Stats::from(run.latencies, run.errors, run.wall);
+    client.shutdown().await;
+    println!("load: {sessions} concurrent sessions × {calls} calls of {tool} at {base}/mcp/all");
+    println!(
+        "{:>9} | {:>8} | {:>9} | {:>8} | {:>8} | {:>6} | {:>5} | {:>5}",
+        "sessions", "calls", "calls/s", "p50 ms", "p99 ms", "errors", "lost", "wrong"
+    );
+    println!(
+        "{:>9} | {:>8} | {:>9.0} | {:>8.2} | {:>8.2} | {:>6} | {:>5} | {:>5}",
+        sessions,
+        expected,
+        stats.throughput_per_s,
+        stats.p50_us / 1000.0,
+        stats.p99_us / 1000.0,
+        run.errors,
+        lost,
+        run.wrong
+    );
+    super::write_report(
+        out,
+        &json!({"benchmark": "load", "url": base, "tool": tool, "sessions": sessions,
+                "calls_per_session": calls, "latency": stats, "errors": run.errors,
+                "lost": lost, "wrong": run.wrong}),
+    )?;
+    Ok(if lost == 0 && run.wrong == 0 && run.errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 pub async fn run(args: LoadArgs) -> Result<ExitCode> {
     let limit = mcplex_upstream::raise_open_files_limit().unwrap_or(0);
     ensure!(
@@ -252,7 +308,7 @@ pub async fn run(args: LoadArgs) -> Result<ExitCode> {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_sessions = gateway.rss_kib();
 
-    let run = drive(&client, args.sessions, args.calls, 1).await;
+    let run = drive(&client, ECHO, args.sessions, args.calls, 1).await;
     let expected = args.sessions * args.calls;
     let lost = expected - run.latencies.len() - run.errors - run.wrong;
     let stats = Stats::from(run.latencies, run.errors, run.wall);
@@ -354,7 +410,7 @@ async fn soak(
                 .await;
             last_restart = Instant::now();
         }
-        let run = drive(client, sessions, 5, round).await;
+        let run = drive(client, ECHO, sessions, 5, round).await;
         calls += run.latencies.len() + run.errors + run.wrong;
         errors += run.errors + run.wrong;
         round += 1;

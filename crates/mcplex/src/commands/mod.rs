@@ -123,9 +123,21 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 BenchCommand::Load {
                     sessions,
                     calls,
+                    url: Some(url),
+                    tool,
+                    out,
+                    ..
+                },
+        } => crate::bench::load::run_against(&url, &tool, sessions, calls, &out).await,
+        Command::Bench {
+            command:
+                BenchCommand::Load {
+                    sessions,
+                    calls,
                     corpus,
                     soak,
                     out,
+                    ..
                 },
         } => {
             let soak = soak
