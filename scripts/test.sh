@@ -50,23 +50,29 @@ features=(--features mcplex/semantic)
 cargo build --workspace --bins --tests "${features[@]}"
 
 # The store's PostgreSQL backend is tested against a throwaway server (MCPLEX_TEST_POSTGRES names
-# it; the tests make a database each), unless one is given or PostgreSQL is not installed.
-pg_bin=$(compgen -G '/usr/lib/postgresql/*/bin' | sort -V | tail -n 1 || true)
-if [ -z "${MCPLEX_TEST_POSTGRES:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ]; then
-  pg_dir=$(mktemp -d)
+# it; the tests make a database each), unless one is given or PostgreSQL is not installed. A
+# server that does not start is reported, and those tests then say they have nothing to run on.
+start_test_postgres() {
+  local pg_port
+  pg_bin=$(compgen -G '/usr/lib/postgresql/*/bin' | sort -V | tail -n 1 || true)
+  [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ] || return 0
+  pg_dir=$(mktemp -d) || return 1
   as_pg=()
   if [ "$(id -u)" = 0 ]; then
     # initdb and postgres refuse to run as root.
-    chown postgres: "$pg_dir"
+    chown postgres: "$pg_dir" || return 1
     as_pg=(runuser -u postgres --)
   fi
-  pg_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  "${as_pg[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U mcplex >"$pg_dir/initdb.log" 2>&1
+  pg_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') || return 1
+  "${as_pg[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U mcplex >"$pg_dir/initdb.log" 2>&1 || return 1
   "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/postgres.log" -w -t 60 \
-    -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null
+    -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null || return 1
   trap '"${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast stop >/dev/null 2>&1; rm -rf "$pg_dir"' EXIT
   export MCPLEX_TEST_POSTGRES="postgres://mcplex@127.0.0.1:$pg_port"
   echo "test.sh: PostgreSQL for the store tests at $MCPLEX_TEST_POSTGRES" >&2
+}
+if [ -z "${MCPLEX_TEST_POSTGRES:-}" ]; then
+  start_test_postgres || echo "test.sh: PostgreSQL did not start (see ${pg_dir:-?}): its store tests have nothing to run on" >&2
 fi
 
 if cargo nextest --version >/dev/null 2>&1; then
