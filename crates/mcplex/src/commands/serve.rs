@@ -63,6 +63,12 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     };
     let config = Arc::new(config);
     let listen = config.listen.clone();
+    // Bind first: a port in use is reported before any upstream starts or anything is written.
+    let listener = if args.stdio {
+        None
+    } else {
+        Some(bind(&listen).await?)
+    };
     let limit = settle_limit(&config);
     let servers = config.servers.len();
     // A spawning stdio client lists once, at once: give slow servers a moment. Over HTTP a slow
@@ -140,9 +146,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     // Listening for signals before anything can see the gateway: a SIGTERM right after start
     // still shuts down cleanly (upstreams terminated, the registration removed).
     cancel_on_signal(shutdown.clone());
-    let listener = tokio::net::TcpListener::bind(&listen)
-        .await
-        .with_context(|| format!("cannot listen on {listen}"))?;
+    let listener = listener.context("no listener was bound")?;
     let address = listener.local_addr().context("listener has no address")?;
     // No call can arrive before the listener exists; the audit log names this replica.
     let replica = format!("{}:{}", crate::follow::host_name(), address.port());
@@ -219,6 +223,19 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     core.shutdown().await;
     served.context("HTTP server failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Binds the HTTP listener; a port in use says how to choose another.
+async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
+            "; another program (another gateway?) uses it: choose another port with \
+             --listen host:port, MCPLEX_LISTEN or \"listen\" in the config"
+        } else {
+            ""
+        };
+        anyhow::anyhow!("cannot listen on {listen}: {e}{hint}")
+    })
 }
 
 /// Where an operator finds the admin API key.

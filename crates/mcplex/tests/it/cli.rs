@@ -178,3 +178,35 @@ fn stdio_surface_serves_a_spawning_client() {
     );
     assert_eq!(call["result"]["structuredContent"], json!({"sum": 2.0}));
 }
+
+#[test]
+fn a_port_in_use_is_reported_with_the_fix_before_anything_starts() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port to take");
+    let address = taken.local_addr().expect("address").to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("c.json");
+    let data = dir.path().join("data");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"a": fixture_server("a", &[])}}).to_string(),
+    )
+    .expect("config");
+    let output = std::process::Command::new(&tools().mcplex)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", &address, "--data-dir"])
+        .arg(&data)
+        .output()
+        .expect("run mcplex");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on {address}"))
+            && stderr.contains("--listen host:port"),
+        "names the address and the fix: {stderr}"
+    );
+    assert!(
+        !data.exists() && !stderr.contains("upstream ready") && !stderr.contains("serving"),
+        "nothing was started or written before: {stderr}"
+    );
+}
