@@ -14,6 +14,7 @@ mod model;
 mod parse;
 mod redact;
 mod redact_url;
+mod servers;
 
 pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
 pub use duration::parse_duration;
