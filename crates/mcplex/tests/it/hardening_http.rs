@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{Gateway, eventually, fixture_server, http_get, http_send, rpc_with};
+use crate::http::{Reply, Version};
 
 const PROTOCOL: &str = "2025-06-18";
 
@@ -23,35 +24,6 @@ fn fixture_config(extra: Value) -> Value {
     config
 }
 
-/// An HTTP answer: status, head and body.
-struct Reply {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            key.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| value.trim().to_owned())
-        })
-    }
-
-    /// The JSON-RPC message: the body, or the last `data:` line of an event stream.
-    fn json(&self) -> Value {
-        let text = self
-            .body
-            .lines()
-            .filter_map(|line| line.strip_prefix("data: "))
-            .rfind(|data| !data.trim().is_empty())
-            .unwrap_or(&self.body);
-        serde_json::from_str(text).unwrap_or_else(|_| json!({"unparsed": self.body}))
-    }
-}
-
 /// One request on its own connection (`Connection: close`), read to the end.
 fn exchange(
     gateway: &Gateway,
@@ -60,37 +32,14 @@ fn exchange(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Reply {
-    let authority = gateway.authority();
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    let Ok(mut stream) = TcpStream::connect(authority) else {
-        return Reply {
-            status: 0,
-            head: String::new(),
-            body: String::new(),
-        };
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
-    let _ = stream.write_all(request.as_bytes());
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    Reply {
-        status: head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0),
-        head: head.to_owned(),
-        body: body.to_owned(),
-    }
+    crate::http::exchange(
+        gateway.authority(),
+        Version::Http11,
+        method,
+        path,
+        headers,
+        body,
+    )
 }
 
 /// Opens a session-era session on `/mcp` and sends `notifications/initialized`.
@@ -103,6 +52,7 @@ fn open_session(gateway: &Gateway) -> Result<String, Reply> {
     let Some(session) = reply
         .header("mcp-session-id")
         .filter(|_| reply.status == 200)
+        .map(str::to_owned)
     else {
         return Err(reply);
     };

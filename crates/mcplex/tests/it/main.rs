@@ -5,6 +5,7 @@
 mod calls;
 mod cli;
 mod cluster;
+mod cluster_rig;
 mod code;
 mod conformance;
 mod control_plane;
@@ -14,6 +15,7 @@ mod hardening_code;
 mod hardening_http;
 mod hardening_secrets;
 mod harness;
+mod http;
 mod listing;
 mod observability;
 mod processes;
