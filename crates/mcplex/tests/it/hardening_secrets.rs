@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Background, Gateway, call_raw, eventually, fixture_server, free_port, tools};
+use crate::harness::{
+    Background, Gateway, call_raw, eventually, fixture_server, free_port, pull_the_rug, tools,
+};
 
 /// The fixture on HTTP, refusing everything with a 401 that echoes the request's target and
 /// headers (a careless upstream).
@@ -285,22 +287,7 @@ fn a_withheld_tool_called_by_its_display_name_gives_its_reason_within_scope_only
         }
     }));
     gateway.wait_ready();
-    let first = call_raw(
-        &gateway,
-        "/mcp",
-        None,
-        "fixture__weather",
-        json!({"city": "Paris"}),
-    );
-    assert!(first.contains("clear"), "{first}");
-    eventually(
-        "the changed tool to be withheld",
-        Duration::from_secs(20),
-        || {
-            let answer = call_raw(&gateway, "/mcp", None, "fixture:weather", json!({}));
-            answer.contains("tool_changed").then_some(())
-        },
-    );
+    pull_the_rug(&gateway);
     // By the name the agent already has, as by canonical id: the reason.
     let by_name = call_raw(
         &gateway,

@@ -604,3 +604,26 @@ pub fn call_raw(
     assert_eq!(status, 200, "{answer}");
     answer
 }
+
+/// Pulls the rug of a fixture started with `--rug-pull` as server `fixture`: its first
+/// `weather` call changes the tool's description and announces it; returns once the gateway
+/// withholds the changed tool (a call by canonical id answers `tool_changed`).
+pub fn pull_the_rug(gateway: &Gateway) {
+    let first = call_raw(
+        gateway,
+        "/mcp",
+        None,
+        "fixture__weather",
+        json!({"city": "Paris"}),
+    );
+    assert!(first.contains("clear"), "{first}");
+    eventually(
+        "the changed tool to be withheld",
+        Duration::from_secs(20),
+        || {
+            call_raw(gateway, "/mcp", None, "fixture:weather", json!({}))
+                .contains("tool_changed")
+                .then_some(())
+        },
+    );
+}

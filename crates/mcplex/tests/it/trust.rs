@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Gateway, call_raw, eventually, fixture_server, http_send, mcplex, names, rpc, rpc_with,
+    Gateway, call_raw, eventually, fixture_server, http_send, mcplex, names, pull_the_rug, rpc,
+    rpc_with,
 };
 
 fn listed(gateway: &Gateway, path: &str, token: Option<&str>) -> Vec<String> {
@@ -26,19 +27,8 @@ fn a_rug_pull_is_withheld_everywhere_until_approved() {
     gateway.wait_ready();
     assert!(listed(&gateway, "/mcp", None).contains(&"fixture__weather".to_owned()));
     // The first call pulls the rug: the upstream changes the description and says list_changed.
-    let first = call_raw(
-        &gateway,
-        "/mcp",
-        None,
-        "fixture__weather",
-        json!({"city": "Paris"}),
-    );
-    assert!(first.contains("clear"), "{first}");
-    eventually(
-        "the changed tool to be withheld",
-        Duration::from_secs(20),
-        || (!listed(&gateway, "/mcp", None).contains(&"fixture__weather".to_owned())).then_some(()),
-    );
+    pull_the_rug(&gateway);
+    assert!(!listed(&gateway, "/mcp", None).contains(&"fixture__weather".to_owned()));
     // Never listed, searched or described with the new text, on any surface.
     for path in ["/mcp", "/mcp/all", "/mcp/call"] {
         let (_, listing) = rpc(&gateway, path, None, "tools/list", json!({}));
