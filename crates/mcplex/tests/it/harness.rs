@@ -2,7 +2,7 @@
 //! server-everything, PyPI mcp-server-time), and the official Python SDK client. Tests are data
 //! on top of these helpers.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+pub use crate::http::{http_get, http_post, http_send};
 
 /// Where the test tools live. Set up by `scripts/test.sh` (see README).
 pub struct Tools {
@@ -412,75 +414,6 @@ pub fn mcplex(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
-}
-
-/// A minimal HTTP/1.1 GET (no client library needed for health probes).
-pub fn http_get(authority: &str, path: &str) -> (u16, String) {
-    http_request(
-        authority,
-        &format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"),
-    )
-}
-
-/// A minimal HTTP/1.1 POST of a JSON body with extra headers.
-pub fn http_post(
-    authority: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    http_send(authority, "POST", path, headers, body)
-}
-
-/// A minimal HTTP request with a JSON body and extra headers (a `Host` among them replaces the
-/// default one).
-pub fn http_send(
-    authority: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    let host = headers
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case("host"))
-        .map_or(authority, |(_, value)| value);
-    let mut request = format!(
-        "{method} {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    let headers: Vec<&(&str, &str)> = headers
-        .iter()
-        .filter(|(name, _)| !name.eq_ignore_ascii_case("host"))
-        .collect();
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    http_request(authority, &request)
-}
-
-fn http_request(authority: &str, request: &str) -> (u16, String) {
-    let Ok(mut stream) = TcpStream::connect(authority) else {
-        return (0, String::new());
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    if stream.write_all(request.as_bytes()).is_err() {
-        return (0, String::new());
-    }
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
 }
 
 /// A child process (an HTTP upstream) killed on drop.

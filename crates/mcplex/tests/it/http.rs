@@ -1,6 +1,7 @@
-//! The raw HTTP client of tests that need what a library would hide: every header of the answer,
+//! The raw HTTP client of the tests, for what a library would hide: every header of the answer,
 //! the exact request line, no retries, no pooling. One request on its own connection
-//! (`Connection: close`), read to the end.
+//! (`Connection: close`), read to the end. `http_get`/`http_send` are the short forms most
+//! tests use (status and body, a 5 s wait).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -61,15 +62,35 @@ pub fn exchange(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Reply {
+    let limit = Duration::from_secs(60);
+    exchange_within(authority, version, method, path, headers, body, limit)
+}
+
+/// [`exchange`], waiting at most `read_timeout` for the answer. A `Host` among `headers`
+/// replaces the default one (the authority).
+pub fn exchange_within(
+    authority: &str,
+    version: Version,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    read_timeout: Duration,
+) -> Reply {
+    let is_host = |name: &str| name.eq_ignore_ascii_case("host");
+    let host = headers
+        .iter()
+        .find(|(name, _)| is_host(name))
+        .map_or(authority, |(_, value)| value);
     let version = match version {
         Version::Http10 => "HTTP/1.0",
         Version::Http11 => "HTTP/1.1",
     };
     let mut request = format!(
-        "{method} {path} {version}\r\nHost: {authority}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        "{method} {path} {version}\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         body.len()
     );
-    for (name, value) in headers {
+    for (name, value) in headers.iter().filter(|(name, _)| !is_host(name)) {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
@@ -77,7 +98,7 @@ pub fn exchange(
     let Ok(mut stream) = TcpStream::connect(authority) else {
         return Reply::default();
     };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+    let _ = stream.set_read_timeout(Some(read_timeout));
     if stream.write_all(request.as_bytes()).is_err() {
         return Reply::default();
     }
@@ -94,4 +115,52 @@ pub fn exchange(
         head: head.to_owned(),
         body: body.to_owned(),
     }
+}
+
+/// How long the simple helpers below wait for an answer.
+const HTTP_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A minimal HTTP/1.1 GET (no client library needed for health probes): (status, body).
+pub fn http_get(authority: &str, path: &str) -> (u16, String) {
+    let reply = exchange_within(
+        authority,
+        Version::Http11,
+        "GET",
+        path,
+        &[],
+        "",
+        HTTP_READ_TIMEOUT,
+    );
+    (reply.status, reply.body)
+}
+
+/// A minimal HTTP POST of a JSON body with extra headers.
+pub fn http_post(
+    authority: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    http_send(authority, "POST", path, headers, body)
+}
+
+/// A minimal HTTP/1.0 request with a JSON body and extra headers (a `Host` among them replaces
+/// the default one): (status, body).
+pub fn http_send(
+    authority: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let reply = exchange_within(
+        authority,
+        Version::Http10,
+        method,
+        path,
+        headers,
+        body,
+        HTTP_READ_TIMEOUT,
+    );
+    (reply.status, reply.body)
 }
