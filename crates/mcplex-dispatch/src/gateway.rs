@@ -6,7 +6,8 @@ use arc_swap::ArcSwap;
 use std::time::{Duration, Instant};
 
 use mcplex_catalog::{Scope, ServerStatus, Snapshot, UnavailableReason};
-use mcplex_upstream::{CallOptions, ClientRelay, Upstreams};
+use mcplex_config::Config;
+use mcplex_upstream::{BuiltinConnector, CallOptions, ClientRelay, UpstreamEvent, Upstreams};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -67,9 +68,17 @@ struct Audit {
 pub const STARTUP_GRACE: Duration = Duration::from_secs(5);
 
 impl Gateway {
-    /// A gateway over `upstreams`; for `startup_grace` after now, listings wait for servers that
-    /// are still connecting for the first time (zero: never wait).
-    pub fn new(upstreams: Upstreams, startup_grace: Duration) -> Gateway {
+    /// Starts every enabled server of `config` (their lifecycle events go to `events`) and
+    /// returns the gateway over them at once; servers join as they connect. For `startup_grace`
+    /// after now, listings wait for servers that are still connecting for the first time (zero:
+    /// never wait). The connections belong to the gateway: nothing else can reach them.
+    pub fn start(
+        config: &Config,
+        builtin: Option<BuiltinConnector>,
+        events: mpsc::UnboundedSender<UpstreamEvent>,
+        startup_grace: Duration,
+    ) -> Gateway {
+        let upstreams = Upstreams::start(config, builtin, events);
         Gateway {
             snapshot: ArcSwap::from_pointee(Snapshot::empty()),
             upstreams,
@@ -187,6 +196,12 @@ impl Gateway {
 
     pub fn upstreams(&self) -> &Upstreams {
         &self.upstreams
+    }
+
+    /// Makes the running servers those of `config`: removed, disabled or changed servers are
+    /// stopped, new ones started; untouched servers keep their connections.
+    pub fn reconcile(&self, config: &Config) {
+        self.upstreams.reconcile(config);
     }
 
     /// Reports every finished call to `records` (bounded: when the writer falls behind, records

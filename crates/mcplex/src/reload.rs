@@ -126,7 +126,7 @@ fn reload(
         return;
     }
     if config.servers != running.servers {
-        gateway.upstreams().reconcile(&config);
+        gateway.reconcile(&config);
     }
     // Values that need a restart stay as they were; the rest is the new config.
     let mut applied = config;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use mcplex_catalog::ServerStatus;
 use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
-use mcplex_upstream::{BuiltinConnector, Upstreams};
+use mcplex_upstream::BuiltinConnector;
 use tokio::sync::{mpsc, watch};
 
 use crate::trust::{Trust, TrustRequest};
@@ -38,8 +38,7 @@ impl Core {
     ) -> Core {
         let config = Arc::new(config);
         let (events_tx, events) = mpsc::unbounded_channel();
-        let upstreams = Upstreams::start(&config, builtin, events_tx);
-        let gateway = Arc::new(Gateway::new(upstreams, startup_grace));
+        let gateway = Arc::new(Gateway::start(&config, builtin, events_tx, startup_grace));
         let configs = watch::Sender::new(config.clone());
         let (trust_tx, trust_rx) = mpsc::channel(16);
         let store_generation = watch::Sender::new(0);
