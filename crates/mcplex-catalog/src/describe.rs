@@ -36,6 +36,18 @@ impl UnavailableReason {
     }
 }
 
+impl std::fmt::Display for UnavailableReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for UnavailableReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl Snapshot {
     /// Whether `name` (display name or `server:tool`) can be called now by a caller with
     /// `scope`, and if not, why. Anything outside the scope is `not_found`, exactly like a name
@@ -110,7 +122,7 @@ impl Snapshot {
         &self,
         tool: &CatalogTool,
         arguments: Option<&Value>,
-    ) -> Result<(), String> {
+    ) -> Result<(), crate::ArgumentProblems> {
         let Some(validator) = &tool.validator else {
             return Ok(());
         };

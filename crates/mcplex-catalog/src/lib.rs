@@ -12,6 +12,7 @@ mod cache;
 mod describe;
 mod offers;
 mod render;
+mod route;
 mod search;
 mod snapshot;
 mod validate;
@@ -29,8 +30,10 @@ pub use offers::{
     NAMESPACED_URI_PREFIX, Offer, OfferedPrompt, OfferedResource, Offers, ServerFeatures, Target,
     namespaced_uri, split_namespaced_uri, template_matches,
 };
+pub use route::Route;
 pub use search::Matches;
 pub use snapshot::{CatalogTool, ServerView, Snapshot, WithheldTool};
+pub use validate::{ArgumentProblem, ArgumentProblems};
 
 #[cfg(test)]
 mod offers_tests;

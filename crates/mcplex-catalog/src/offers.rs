@@ -23,7 +23,7 @@ use mcplex_names::{NameConflict, RegistrationTable, ToolId};
 use mcplex_trust::{Permission, Scope};
 use serde_json::Value;
 
-use crate::Diagnostic;
+use crate::{Diagnostic, Route};
 
 /// The scheme of a namespaced resource URI: `mcplex://<server>/<original URI>`.
 pub const NAMESPACED_URI_PREFIX: &str = "mcplex://";
@@ -41,7 +41,7 @@ pub struct Offer {
 /// A prompt as served: its upstream and the listing entry with the served name.
 #[derive(Debug, Clone)]
 pub struct OfferedPrompt {
-    pub server: Arc<str>,
+    pub(crate) server: Arc<str>,
     /// The upstream's own name for it.
     pub original: String,
     /// The upstream's prompt object with `name` replaced by the served name.
@@ -51,7 +51,7 @@ pub struct OfferedPrompt {
 /// A resource or resource template as served.
 #[derive(Debug, Clone)]
 pub struct OfferedResource {
-    pub server: Arc<str>,
+    pub(crate) server: Arc<str>,
     /// The upstream's own URI (or URI template).
     pub original: String,
     /// The upstream's object with `uri` (or `uriTemplate`) replaced by the served one.
@@ -85,10 +85,24 @@ pub struct Offers {
     features: BTreeMap<Arc<str>, ServerFeatures>,
 }
 
+impl OfferedPrompt {
+    /// The upstream that serves it.
+    pub fn route(&self) -> Route {
+        Route::to(&self.server)
+    }
+}
+
+impl OfferedResource {
+    /// The upstream that serves it.
+    pub fn route(&self) -> Route {
+        Route::to(&self.server)
+    }
+}
+
 /// A request target: the upstream and the name or URI in its own terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    pub server: Arc<str>,
+    pub route: Route,
     pub original: String,
 }
 
@@ -390,7 +404,7 @@ impl Offers {
         if let Some(&i) = self.resource_index.get(uri) {
             let resource = &self.resources[i];
             return in_scope(&resource.server).then(|| Target {
-                server: resource.server.clone(),
+                route: Route::to(&resource.server),
                 original: resource.original.clone(),
             });
         }
@@ -400,7 +414,7 @@ impl Offers {
             && in_scope(name)
         {
             return Some(Target {
-                server: name.clone(),
+                route: Route::to(name),
                 original: original.to_owned(),
             });
         }
@@ -421,7 +435,7 @@ impl Offers {
         };
         if let Some(server) = owner {
             return Some(Target {
-                server,
+                route: Route::to(&server),
                 original: uri.to_owned(),
             });
         }
@@ -431,7 +445,7 @@ impl Offers {
             .filter(|r| r.original == uri && in_scope(&r.server));
         match (listed_by.next(), listed_by.next()) {
             (Some(only), None) => Some(Target {
-                server: only.server.clone(),
+                route: Route::to(&only.server),
                 original: uri.to_owned(),
             }),
             _ => None,
@@ -485,9 +499,10 @@ impl Offers {
     pub fn servers<'a>(
         &'a self,
         scope: &'a Scope,
-    ) -> impl Iterator<Item = (&'a Arc<str>, &'a ServerFeatures)> {
+    ) -> impl Iterator<Item = (Route, &'a ServerFeatures)> {
         self.features
             .iter()
             .filter(move |(name, _)| scope.admits(name, Permission::Read))
+            .map(|(name, features)| (Route::to(name), features))
     }
 }

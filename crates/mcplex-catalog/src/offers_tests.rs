@@ -9,8 +9,8 @@ use mcplex_trust::{Approvals, Permission, Permissions, Scope, ServerState};
 use serde_json::{Value, json};
 
 use crate::{
-    BuildInput, CatalogCache, Offer, ServerStatus, Snapshot, Target, UpstreamTools, build_snapshot,
-    namespaced_uri, split_namespaced_uri, template_matches,
+    BuildInput, CatalogCache, Offer, Route, ServerStatus, Snapshot, Target, UpstreamTools,
+    build_snapshot, namespaced_uri, split_namespaced_uri, template_matches,
 };
 
 fn offer(prompts: Value, resources: Value, templates: Value) -> UpstreamTools {
@@ -118,7 +118,7 @@ fn prompts_and_uris_are_namespaced_and_resolve_back() {
     let target = |uri: &str| offers.resolve_uri(uri, &full);
     let at = |server: &str, original: &str| {
         Some(Target {
-            server: server.into(),
+            route: Route::to(&Arc::from(server)),
             original: original.to_owned(),
         })
     };
@@ -237,7 +237,7 @@ fn a_transparent_server_keeps_its_names_and_a_clash_is_refused_naming_both() {
     assert_eq!(
         offers.resolve_uri("file:///other.txt", &full),
         Some(Target {
-            server: "docs".into(),
+            route: Route::to(&Arc::from("docs")),
             original: "file:///other.txt".to_owned()
         })
     );

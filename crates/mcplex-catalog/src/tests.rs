@@ -186,21 +186,43 @@ fn arguments_are_checked_against_the_stored_schema() {
     let (config, upstreams) = github();
     let (snapshot, _) = build(&config, &upstreams, DirectToolResponseMode::Deferred);
     let tool = snapshot.resolve("github__create_issue").expect("tool");
-    let check = |arguments: Value| snapshot.check_arguments(tool, Some(&arguments));
+    let check = |arguments: Value| {
+        snapshot
+            .check_arguments(tool, Some(&arguments))
+            .map_err(|problems| {
+                let located: Vec<(String, String)> = problems
+                    .problems()
+                    .iter()
+                    .map(|p| (p.instance_path.clone(), p.schema_path.clone()))
+                    .collect();
+                (problems.to_string(), located)
+            })
+    };
     assert_eq!(
         check(json!({"owner": "o", "repo": "r", "title": "t"})),
         Ok(())
     );
     assert_eq!(
         check(json!({"owner": "o", "repo": "r"})),
-        Err("missing property 'title'".to_owned())
+        Err((
+            "missing property 'title'".to_owned(),
+            vec![(String::new(), "/required".to_owned())]
+        ))
     );
+    // Each problem keeps where it is in the arguments and which schema keyword failed.
     assert_eq!(
         check(json!({"owner": 1, "repo": "r", "title": "t", "labels": [2]})),
-        Err(
+        Err((
             "at /owner: 1 is not of type \"string\"; at /labels/0: 2 is not of type \"string\""
-                .to_owned()
-        )
+                .to_owned(),
+            vec![
+                ("/owner".to_owned(), "/properties/owner/type".to_owned()),
+                (
+                    "/labels/0".to_owned(),
+                    "/properties/labels/items/type".to_owned()
+                ),
+            ]
+        ))
     );
     assert!(
         snapshot.check_arguments(tool, None).is_err(),

@@ -22,9 +22,59 @@ pub(crate) fn compile(schema: &Value) -> Option<Arc<Validator>> {
         .map(Arc::new)
 }
 
-/// `Ok` or the agent-facing description of what is wrong with `arguments`.
-pub(crate) fn check(validator: &Validator, arguments: &Value) -> Result<(), String> {
-    let problems: Vec<String> = validator
+/// What is wrong with one call's arguments: each problem where it is, at most
+/// [`MAX_REPORTED`] of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentProblems {
+    problems: Vec<ArgumentProblem>,
+    /// More problems were found than are reported.
+    truncated: bool,
+}
+
+/// One way the arguments fail the schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentProblem {
+    /// Where in the arguments, as a JSON pointer (`""` for the arguments object itself).
+    pub instance_path: String,
+    /// Which keyword of the schema failed, as a JSON pointer into the schema.
+    pub schema_path: String,
+    /// What is wrong there, phrased for an agent (without the location).
+    pub message: String,
+}
+
+impl ArgumentProblems {
+    pub fn problems(&self) -> &[ArgumentProblem] {
+        &self.problems
+    }
+
+    /// Whether more problems were found than [`ArgumentProblems::problems`] holds.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+}
+
+/// One line an agent can act on: `at /path: what; at /other: what; …`.
+impl std::fmt::Display for ArgumentProblems {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (index, problem) in self.problems.iter().enumerate() {
+            if index > 0 {
+                f.write_str("; ")?;
+            }
+            if !problem.instance_path.is_empty() {
+                write!(f, "at {}: ", problem.instance_path)?;
+            }
+            f.write_str(&problem.message)?;
+        }
+        if self.truncated {
+            f.write_str("; …")?;
+        }
+        Ok(())
+    }
+}
+
+/// `Ok`, or what is wrong with `arguments`.
+pub(crate) fn check(validator: &Validator, arguments: &Value) -> Result<(), ArgumentProblems> {
+    let mut problems: Vec<ArgumentProblem> = validator
         .iter_errors(arguments)
         .take(MAX_REPORTED + 1)
         .map(|e| describe(&e))
@@ -32,34 +82,29 @@ pub(crate) fn check(validator: &Validator, arguments: &Value) -> Result<(), Stri
     if problems.is_empty() {
         return Ok(());
     }
-    let mut text = problems
-        .iter()
-        .take(MAX_REPORTED)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("; ");
-    if problems.len() > MAX_REPORTED {
-        text.push_str("; …");
-    }
-    Err(text)
+    let truncated = problems.len() > MAX_REPORTED;
+    problems.truncate(MAX_REPORTED);
+    Err(ArgumentProblems {
+        problems,
+        truncated,
+    })
 }
 
-fn describe(error: &ValidationError<'_>) -> String {
-    let path = error.instance_path().to_string();
-    let at = if path.is_empty() {
-        String::new()
-    } else {
-        format!("at {path}: ")
-    };
-    match error.kind() {
+fn describe(error: &ValidationError<'_>) -> ArgumentProblem {
+    let message = match error.kind() {
         ValidationErrorKind::Required { property } => {
-            format!("{at}missing property {}", quote_property(property))
+            format!("missing property {}", quote_property(property))
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let names: Vec<String> = unexpected.iter().map(|n| format!("'{n}'")).collect();
-            format!("{at}unexpected property {}", names.join(", "))
+            format!("unexpected property {}", names.join(", "))
         }
-        _ => format!("{at}{error}"),
+        _ => error.to_string(),
+    };
+    ArgumentProblem {
+        instance_path: error.instance_path().to_string(),
+        schema_path: error.schema_path().to_string(),
+        message,
     }
 }
 

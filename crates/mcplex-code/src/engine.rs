@@ -4,6 +4,7 @@
 //! native call included), or when the client cancels. Tool calls are counted and bounded here,
 //! not in the worker.
 
+use mcplex_protocol::ErrorType;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -211,7 +212,8 @@ fn outcome_of(outcome: WorkerOutcome) -> Result<Value, RunError> {
 impl Tally {
     /// Records a limit hit (the first one wins) and returns the body the script's error carries.
     fn limit(&mut self, limit: &'static str, message: String) -> Value {
-        let body = json!({"error": message, "error_type": "limit_exceeded", "limit": limit});
+        let body =
+            json!({"error": message, "error_type": ErrorType::LimitExceeded, "limit": limit});
         if self.hit.is_none() {
             self.hit = Some(RunError::Limit { limit, message });
         }

@@ -1,6 +1,7 @@
 //! The boundary between a script and the gateway: [`ToolHost`], and how a tool result becomes
 //! the value `call_tool` returns.
 
+use mcplex_protocol::ErrorType;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -38,7 +39,7 @@ pub fn result_for_script(raw: &Value) -> Result<Value, Value> {
     if raw["isError"] == Value::Bool(true) {
         let body = match value {
             Value::Object(_) => value,
-            other => json!({"error": other, "error_type": "tool_error"}),
+            other => json!({"error": other, "error_type": ErrorType::ToolError}),
         };
         return Err(body);
     }

@@ -4,6 +4,7 @@
 //! closes (the gateway went away), whatever the script is doing; another ends it shortly after
 //! the run's own deadline, should the gateway's kill never come.
 
+use mcplex_protocol::ErrorType;
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, channel};
@@ -103,7 +104,7 @@ impl Bridge for Pipe {
             .and_then(|line| serde_json::from_str::<CallOutcomes>(&line).ok())
             .filter(|outcomes| outcomes.len() == count);
         outcomes.unwrap_or_else(|| {
-            let body: Value = json!({"error": "the gateway's answer to the tool calls was unreadable", "error_type": "internal"});
+            let body: Value = json!({"error": "the gateway's answer to the tool calls was unreadable", "error_type": ErrorType::Internal});
             vec![Err(body); count]
         })
     }

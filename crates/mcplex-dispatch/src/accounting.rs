@@ -1,34 +1,220 @@
-//! What every call leaves behind: metrics, a request id, and an audit record for the operator.
+//! What every request to an upstream leaves behind: a request id, metrics, and an audit record
+//! for the operator.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcplex_upstream::UpstreamError;
 use serde_json::Value;
+use tokio::sync::mpsc;
 
-use crate::DispatchError;
+use crate::{DispatchError, UpstreamMethod};
 
-/// One finished call, as the audit log keeps it. Argument values only when the operator asked.
+/// How a request ended: the metrics label and the audit log's `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallStatus {
+    Ok,
+    /// The upstream answered with a result marked `isError`.
+    ToolError,
+    InvalidArguments,
+    UnknownTool,
+    Unavailable,
+    Timeout,
+    Cancelled,
+    UpstreamError,
+}
+
+impl CallStatus {
+    /// Every status, in a stable order.
+    pub const ALL: [CallStatus; 8] = [
+        CallStatus::Ok,
+        CallStatus::ToolError,
+        CallStatus::InvalidArguments,
+        CallStatus::UnknownTool,
+        CallStatus::Unavailable,
+        CallStatus::Timeout,
+        CallStatus::Cancelled,
+        CallStatus::UpstreamError,
+    ];
+
+    /// The wire text (metrics labels, the audit log): the one table of these words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Ok => "ok",
+            CallStatus::ToolError => "tool_error",
+            CallStatus::InvalidArguments => "invalid_arguments",
+            CallStatus::UnknownTool => "unknown_tool",
+            CallStatus::Unavailable => "unavailable",
+            CallStatus::Timeout => "timeout",
+            CallStatus::Cancelled => "cancelled",
+            CallStatus::UpstreamError => "upstream_error",
+        }
+    }
+
+    /// The status spelled `text`, if any.
+    pub fn parse(text: &str) -> Option<CallStatus> {
+        CallStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// The status of an outcome.
+    pub fn of(outcome: &Result<Value, DispatchError>) -> CallStatus {
+        match outcome {
+            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+                CallStatus::ToolError
+            }
+            Ok(_) => CallStatus::Ok,
+            Err(DispatchError::InvalidArguments { .. }) => CallStatus::InvalidArguments,
+            Err(DispatchError::UnknownTool { .. }) => CallStatus::UnknownTool,
+            Err(DispatchError::Unavailable { .. }) => CallStatus::Unavailable,
+            Err(DispatchError::Upstream(UpstreamError::Timeout { .. })) => CallStatus::Timeout,
+            Err(DispatchError::Upstream(UpstreamError::Cancelled { .. })) => CallStatus::Cancelled,
+            Err(DispatchError::Upstream(_)) => CallStatus::UpstreamError,
+        }
+    }
+}
+
+impl std::fmt::Display for CallStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One finished request, as the audit log keeps it. Argument values only when the operator
+/// asked.
 #[derive(Debug, Clone)]
 pub struct AuditRecord {
-    /// Unix milliseconds when the call started.
+    /// Unix milliseconds when the request started.
     pub at_ms: i64,
     pub request_id: String,
     /// The agent token's name; `None` for the local user or the admin key.
     pub token: Option<Arc<str>>,
-    /// The canonical id when the name resolved, else the name as sent (truncated).
-    pub tool: String,
-    pub status: &'static str,
+    pub method: UpstreamMethod,
+    /// A tool call: the canonical id when the name resolved, else the name as sent
+    /// (truncated). Any other request: `server:` and what it is about in the upstream's terms
+    /// (the prompt's name, the URI, the level).
+    pub target: String,
+    pub status: CallStatus,
     pub duration: Duration,
     pub request_bytes: usize,
     pub response_bytes: usize,
     pub arguments: Option<Value>,
 }
 
+/// Where finished requests are reported, once the operator's audit log is attached.
+pub(crate) struct Audit {
+    pub(crate) records: mpsc::Sender<AuditRecord>,
+    pub(crate) with_arguments: bool,
+}
+
+/// One request being accounted for: started when it reached the boundary.
+pub(crate) struct Ledger {
+    pub(crate) request_id: String,
+    started: Instant,
+    at_ms: i64,
+}
+
+/// What the boundary learnt about a request by the time it finished.
+pub(crate) struct Finished<'a> {
+    pub(crate) method: UpstreamMethod,
+    /// The configured server, when the request resolved to one.
+    pub(crate) server: Option<&'a str>,
+    /// The tool's own name (tool calls that resolved).
+    pub(crate) tool: Option<&'a str>,
+    pub(crate) target: String,
+    pub(crate) token: Option<Arc<str>>,
+    pub(crate) request_bytes: usize,
+    pub(crate) arguments: Option<Value>,
+}
+
+impl Ledger {
+    pub(crate) fn open() -> Ledger {
+        Ledger {
+            request_id: next_request_id(),
+            started: Instant::now(),
+            at_ms: now_ms(),
+        }
+    }
+
+    /// Counts the request in the metrics, logs it at debug level and hands its record to the
+    /// audit log (dropped, never waited for, when the writer is behind).
+    pub(crate) fn close(
+        self,
+        finished: Finished<'_>,
+        outcome: &Result<Value, DispatchError>,
+        audit: Option<&Audit>,
+    ) {
+        let status = CallStatus::of(outcome);
+        let duration = self.started.elapsed();
+        let metrics = mcplex_telemetry::metrics();
+        // Labels only ever hold configured names, never what a caller typed.
+        let server = finished.server.unwrap_or("-");
+        match finished.method {
+            UpstreamMethod::ToolsCall => {
+                metrics
+                    .calls
+                    .get_or_create(&mcplex_telemetry::CallLabels {
+                        server: server.to_owned(),
+                        tool: finished.tool.unwrap_or("-").to_owned(),
+                        status: status.as_str(),
+                    })
+                    .inc();
+                if status == CallStatus::InvalidArguments {
+                    metrics
+                        .validation_failures
+                        .get_or_create(&mcplex_telemetry::server(server))
+                        .inc();
+                }
+                if finished.server.is_some() {
+                    metrics
+                        .call_seconds
+                        .get_or_create(&mcplex_telemetry::server(server))
+                        .observe(duration.as_secs_f64());
+                }
+            }
+            method => {
+                metrics
+                    .requests
+                    .get_or_create(&mcplex_telemetry::RequestLabels {
+                        server: server.to_owned(),
+                        method: method.as_str(),
+                        status: status.as_str(),
+                    })
+                    .inc();
+            }
+        }
+        tracing::debug!(
+            request_id = %self.request_id,
+            status = status.as_str(),
+            elapsed_ms = duration.as_millis() as u64,
+            "{} {}",
+            finished.method,
+            finished.target
+        );
+        let Some(audit) = audit else {
+            return;
+        };
+        let record = AuditRecord {
+            at_ms: self.at_ms,
+            request_id: self.request_id,
+            token: finished.token,
+            method: finished.method,
+            target: finished.target,
+            status,
+            duration,
+            request_bytes: finished.request_bytes,
+            response_bytes: outcome.as_ref().map(json_size).unwrap_or(0),
+            arguments: finished.arguments,
+        };
+        if audit.records.try_send(record).is_err() {
+            tracing::debug!("audit writer is behind; a record was dropped");
+        }
+    }
+}
+
 /// A request id unique within this process and unlikely to repeat across restarts:
 /// the start time's low bits and a counter.
-pub(crate) fn next_request_id() -> String {
+fn next_request_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     static EPOCH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     let epoch = *EPOCH.get_or_init(|| {
@@ -40,25 +226,11 @@ pub(crate) fn next_request_id() -> String {
     format!("{epoch:06x}-{:x}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-pub(crate) fn now_ms() -> i64 {
+fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
-}
-
-/// The metrics label of an outcome.
-pub(crate) fn status_of(outcome: &Result<Value, DispatchError>) -> &'static str {
-    match outcome {
-        Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => "tool_error",
-        Ok(_) => "ok",
-        Err(DispatchError::InvalidArguments { .. }) => "invalid_arguments",
-        Err(DispatchError::UnknownTool { .. }) => "unknown_tool",
-        Err(DispatchError::Unavailable { .. }) => "unavailable",
-        Err(DispatchError::Upstream(UpstreamError::Timeout { .. })) => "timeout",
-        Err(DispatchError::Upstream(UpstreamError::Cancelled { .. })) => "cancelled",
-        Err(DispatchError::Upstream(_)) => "upstream_error",
-    }
 }
 
 /// The serialized size of `value`, without building the text.
@@ -76,4 +248,23 @@ pub(crate) fn json_size(value: &impl serde::Serialize) -> usize {
     let mut count = Count(0);
     let _ = serde_json::to_writer(&mut count, value);
     count.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_parses_back_from_its_text() {
+        for status in CallStatus::ALL {
+            assert_eq!(CallStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(CallStatus::parse("fine"), None);
+    }
+
+    #[test]
+    fn request_ids_are_unique() {
+        let ids: std::collections::HashSet<String> = (0..1000).map(|_| next_request_id()).collect();
+        assert_eq!(ids.len(), 1000);
+    }
 }

@@ -1,5 +1,6 @@
-//! Why a tool call produced no upstream result.
+//! Why a request to an upstream produced no result.
 
+use mcplex_catalog::{ArgumentProblems, UnavailableReason};
 use mcplex_upstream::UpstreamError;
 use serde_json::Value;
 
@@ -11,14 +12,17 @@ pub enum DispatchError {
     UnknownTool { name: String },
     /// The tool exists and the caller may know it, but it is not served: its server is
     /// quarantined, or the tool is pending approval, changed since approval, or blocked.
-    #[error("tool {name} is unavailable: {reason}")]
-    Unavailable { name: String, reason: &'static str },
+    #[error("tool {name} is unavailable: {}", reason.as_str())]
+    Unavailable {
+        name: String,
+        reason: UnavailableReason,
+    },
     /// The arguments do not match the tool's stored upstream schema; the call never left the
     /// gateway. Carries what an agent needs to fix the call.
-    #[error("invalid arguments for {name}: {problem}")]
+    #[error("invalid arguments for {name}: {problems}")]
     InvalidArguments {
         name: String,
-        problem: String,
+        problems: ArgumentProblems,
         input_schema: Value,
     },
     /// The upstream failed, timed out, or answered with a JSON-RPC error.

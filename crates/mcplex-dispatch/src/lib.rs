@@ -1,20 +1,30 @@
-//! The one call path every surface uses, and the live state it reads.
+//! The one boundary every request to an upstream passes, and the live state it reads.
 //!
-//! Owns: [`Gateway`] (the current catalog [`Snapshot`] behind an `ArcSwap`, the upstream
-//! connections, and a watch channel that ticks when the direct listing changes) and
-//! [`Gateway::call`]: resolve the name in the snapshot → policy hooks → call the upstream with
-//! the server's timeout, progress and cancellation → the raw result, untouched.
+//! Owns: [`Gateway`] (the current catalog [`Snapshot`](mcplex_catalog::Snapshot) behind an
+//! `ArcSwap`, the upstream connections, which it creates and never hands out, and watch channels
+//! that tick when what the surfaces serve changes), [`Gateway::call`] for tool calls (resolve
+//! the name in the snapshot → validate → call the upstream with the server's timeout, progress
+//! and cancellation → the raw result, untouched) and [`Gateway::request`] for everything else
+//! (it takes only a [`Route`](mcplex_catalog::Route) the snapshot resolved). Both give every
+//! request a request id, metrics and an audit record.
 //! Must not: parse or render any downstream wire format; surfaces turn [`DispatchError`] into
 //! wire errors in one place each.
 
 mod accounting;
+mod call;
 mod error;
+mod forward;
 mod gateway;
+mod request;
 mod semantic;
 #[cfg(test)]
 mod semantic_tests;
 
-pub use accounting::AuditRecord;
+pub use accounting::{AuditRecord, CallStatus};
+pub use call::{CallContext, ToolCall};
 pub use error::DispatchError;
-pub use gateway::{CallContext, Gateway, REQUEST_ID_META, STARTUP_GRACE, ToolCall};
-pub use semantic::{EmbeddingStore, PassageKey, SemanticSearch, passage_key};
+pub use forward::RequestContext;
+pub use gateway::{Gateway, STARTUP_GRACE};
+pub use mcplex_protocol::REQUEST_ID_META;
+pub use request::{UpstreamMethod, UpstreamRequest};
+pub use semantic::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch, passage_key};

@@ -25,15 +25,23 @@ const QUERY_CACHE: usize = 512;
 /// The SHA-256 of a passage's text: how its embedding is found again.
 pub type PassageKey = [u8; 32];
 
+/// Why the place embeddings are kept failed: the store's own error, kept whole (with its
+/// source chain) for the log line.
+pub type EmbeddingStoreError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Where embeddings outlive the process (the state database). Failures are logged by the caller
 /// and cost only a re-embedding later.
 pub trait EmbeddingStore: Send + Sync {
     /// Every embedding kept for `model` (and only for it: others may be forgotten).
-    fn load(&self, model: &str) -> Result<Vec<(PassageKey, Vec<f32>)>, String>;
+    fn load(&self, model: &str) -> Result<Vec<(PassageKey, Vec<f32>)>, EmbeddingStoreError>;
     /// Keeps `embeddings` of `model`.
-    fn save(&self, model: &str, embeddings: &[(PassageKey, Vec<f32>)]) -> Result<(), String>;
+    fn save(
+        &self,
+        model: &str,
+        embeddings: &[(PassageKey, Vec<f32>)],
+    ) -> Result<(), EmbeddingStoreError>;
     /// Forgets the embeddings of `model` whose key is not in `keep`.
-    fn retain(&self, model: &str, keep: &[PassageKey]) -> Result<(), String>;
+    fn retain(&self, model: &str, keep: &[PassageKey]) -> Result<(), EmbeddingStoreError>;
 }
 
 /// The model and its caches. Shared by the gateway (query embeddings) and the worker thread

@@ -50,7 +50,10 @@ impl Embedder for ToyModel {
 struct MemoryStore(Mutex<HashMap<PassageKey, Vec<f32>>>);
 
 impl EmbeddingStore for MemoryStore {
-    fn load(&self, _model: &str) -> Result<Vec<(PassageKey, Vec<f32>)>, String> {
+    fn load(
+        &self,
+        _model: &str,
+    ) -> Result<Vec<(PassageKey, Vec<f32>)>, crate::EmbeddingStoreError> {
         Ok(self
             .0
             .lock()
@@ -59,14 +62,18 @@ impl EmbeddingStore for MemoryStore {
             .into_iter()
             .collect())
     }
-    fn save(&self, _model: &str, embeddings: &[(PassageKey, Vec<f32>)]) -> Result<(), String> {
+    fn save(
+        &self,
+        _model: &str,
+        embeddings: &[(PassageKey, Vec<f32>)],
+    ) -> Result<(), crate::EmbeddingStoreError> {
         self.0
             .lock()
             .map_err(|e| e.to_string())?
             .extend(embeddings.iter().cloned());
         Ok(())
     }
-    fn retain(&self, _model: &str, keep: &[PassageKey]) -> Result<(), String> {
+    fn retain(&self, _model: &str, keep: &[PassageKey]) -> Result<(), crate::EmbeddingStoreError> {
         self.0
             .lock()
             .map_err(|e| e.to_string())?

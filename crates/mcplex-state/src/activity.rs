@@ -21,6 +21,8 @@ pub struct Activity {
     pub arguments: Option<String>,
     /// The gateway that served the call (`host:port`), where several share the store.
     pub replica: Option<String>,
+    /// The JSON-RPC method that reached the upstream (`tools/call`, `prompts/get`, ...).
+    pub method: String,
 }
 
 /// Which rows to read, newest first.
@@ -37,8 +39,8 @@ impl Store {
         self.db.transaction(Mode::Write, |tx| {
             for row in rows {
                 tx.execute(
-                    "INSERT INTO activity (at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    "INSERT INTO activity (at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica, method)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     &[
                         Param::Int(row.at_ms),
                         Param::Text(&row.request_id),
@@ -50,6 +52,7 @@ impl Store {
                         Param::Int(row.response_bytes),
                         Param::OptText(row.arguments.as_deref()),
                         Param::OptText(row.replica.as_deref()),
+                        Param::Text(&row.method),
                     ],
                 )?;
             }
@@ -66,7 +69,7 @@ impl Store {
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         let rows = self.db.transaction(Mode::Read, |tx| {
             tx.query(
-                "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica
+                "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica, COALESCE(method, 'tools/call')
                  FROM activity
                  WHERE (CAST(?1 AS TEXT) IS NULL OR token = ?1) AND (CAST(?2 AS TEXT) IS NULL OR tool = ?2)
                  ORDER BY at_ms DESC, rowid DESC LIMIT ?3",
@@ -90,6 +93,7 @@ impl Store {
                     response_bytes: row.int(7)?,
                     arguments: row.opt_text(8)?,
                     replica: row.opt_text(9)?,
+                    method: row.text(10)?,
                 })
             })
             .collect()

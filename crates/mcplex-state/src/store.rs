@@ -15,7 +15,7 @@ use crate::sql::{Db, Dialect, Mode, Param, Postgres, Tx};
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-const SCHEMA_VERSION: i64 = 5;
+const SCHEMA_VERSION: i64 = 6;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -98,6 +98,10 @@ CREATE TABLE IF NOT EXISTS instances (
 /// Version 5: the audit log names the replica that served each call.
 const SCHEMA_V5: &str = "ALTER TABLE activity ADD COLUMN replica TEXT;";
 
+/// Version 6: the audit log records every request that reaches an upstream, not only tool
+/// calls, and says which method each was (older rows, all tool calls, have none).
+const SCHEMA_V6: &str = "ALTER TABLE activity ADD COLUMN method TEXT;";
+
 /// `meta.founding` of a store whose founding servers no process has decided yet.
 const FOUNDING_UNDECIDED: &[u8] = b"undecided";
 
@@ -143,7 +147,8 @@ CREATE TABLE activity (
     request_bytes BIGINT NOT NULL,
     response_bytes BIGINT NOT NULL,
     arguments TEXT,
-    replica TEXT
+    replica TEXT,
+    method TEXT
 );
 CREATE INDEX activity_at ON activity (at_ms);
 CREATE TABLE embeddings (
@@ -308,6 +313,7 @@ impl Store {
                         (3, SCHEMA_V3),
                         (4, SCHEMA_V4),
                         (5, SCHEMA_V5),
+                        (6, SCHEMA_V6),
                     ] {
                         if version < from {
                             tx.batch(schema)?;
@@ -318,8 +324,13 @@ impl Store {
                 Dialect::Postgres => {
                     if version == 0 {
                         tx.batch(POSTGRES_SCHEMA)?;
-                    } else if version < 5 {
-                        tx.batch("ALTER TABLE activity ADD COLUMN IF NOT EXISTS replica TEXT")?;
+                    } else {
+                        if version < 5 {
+                            tx.batch("ALTER TABLE activity ADD COLUMN IF NOT EXISTS replica TEXT")?;
+                        }
+                        if version < 6 {
+                            tx.batch("ALTER TABLE activity ADD COLUMN IF NOT EXISTS method TEXT")?;
+                        }
                     }
                     tx.execute("DELETE FROM schema_version", &[])?;
                     tx.execute(

@@ -172,6 +172,7 @@ fn the_audit_log_keeps_rows_newest_first_within_retention() {
             response_bytes: 20,
             arguments: None,
             replica: Some("r1:8080".to_owned()),
+            method: "tools/call".to_owned(),
         };
         store
             .record_activity(

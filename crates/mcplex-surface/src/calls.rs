@@ -4,7 +4,7 @@
 
 use crate::Caller;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
-use mcplex_upstream::STATELESS_VERSION;
+use mcplex_protocol::ProtocolEra;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, JsonObject, ProgressNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
@@ -70,7 +70,7 @@ pub(crate) fn finish(
 pub(crate) fn stateless_caller(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
-        .is_some_and(|v| v.as_str() >= STATELESS_VERSION)
+        .is_some_and(|v| ProtocolEra::of(v.as_str()).is_stateless())
 }
 
 /// A 2026-07-28 result states its type; one from an older upstream (or written by the gateway)

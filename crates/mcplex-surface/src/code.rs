@@ -3,6 +3,7 @@
 //! `Gateway::call` with the caller's scope, exactly like any other call.
 #![allow(deprecated)] // logging (in `serve_offers!`): deprecated by 2026-07-28, still used
 
+use mcplex_protocol::ErrorType;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -137,7 +138,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
         let input = arguments.get("input").cloned().unwrap_or(Value::Null);
         let Some(engine) = &self.engine else {
             return results::error(
-                json!({"error": "code execution is not available in this process", "error_type": "internal"}),
+                json!({"error": "code execution is not available in this process", "error_type": ErrorType::Internal}),
             );
         };
         // Runs are bounded and shared per caller: a token, or the local user.
@@ -167,7 +168,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
                 })
             }
             Err(RunError::Limit { limit, message }) => results::error(
-                json!({"error": message, "error_type": "limit_exceeded", "limit": limit}),
+                json!({"error": message, "error_type": ErrorType::LimitExceeded, "limit": limit}),
             ),
             Err(RunError::Script {
                 message,
@@ -175,7 +176,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
                 body,
             }) => {
                 let mut error =
-                    json!({"error": message, "error_type": "script_error", "line": line});
+                    json!({"error": message, "error_type": ErrorType::ScriptError, "line": line});
                 // A failed tool call's own error (the self-healing answer: schema and hint).
                 if let Some(body) = body {
                     error["body"] = body;
@@ -183,7 +184,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
                 results::error(error)
             }
             Err(RunError::Internal(message)) => {
-                results::error(json!({"error": message, "error_type": "internal"}))
+                results::error(json!({"error": message, "error_type": ErrorType::Internal}))
             }
         }
     }
@@ -191,7 +192,7 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
 
 fn refusal(message: &str) -> Value {
     results::error(
-        json!({"error": message, "error_type": "invalid_params", "tool": CODE_EXECUTION}),
+        json!({"error": message, "error_type": ErrorType::InvalidParams, "tool": CODE_EXECUTION}),
     )
 }
 
@@ -225,7 +226,7 @@ impl ToolHost for GatewayHost {
                 Value::Null => None,
                 other => {
                     return Err(
-                        json!({"error": format!("arguments for {name} must be an object, not {other}"), "error_type": "invalid_params", "tool": name}),
+                        json!({"error": format!("arguments for {name} must be an object, not {other}"), "error_type": ErrorType::InvalidParams, "tool": name}),
                     );
                 }
             };
@@ -233,13 +234,13 @@ impl ToolHost for GatewayHost {
                 Ok(raw) => Ok(raw),
                 // The same answer for a tool outside the scope as for one that does not exist.
                 Err(DispatchError::UnknownTool { name }) => Err(
-                    json!({"error": format!("unknown tool: {name}"), "error_type": "not_found", "tool": name}),
+                    json!({"error": format!("unknown tool: {name}"), "error_type": ErrorType::NotFound, "tool": name}),
                 ),
                 Err(error) => match to_wire(error) {
                     // A result the gateway wrote (the self-healing validation error).
                     Ok(result) => Ok(result),
                     Err(wire) => Err(
-                        json!({"error": wire.message, "error_type": "call_failed", "code": wire.code.0, "data": wire.data}),
+                        json!({"error": wire.message, "error_type": ErrorType::CallFailed, "code": wire.code.0, "data": wire.data}),
                     ),
                 },
             }

@@ -2,6 +2,7 @@
 //! availability verdicts (≤ 50 ids). Listed in both serialization modes with its real schema.
 
 use mcplex_catalog::{Scope, Snapshot, UnavailableReason};
+use mcplex_protocol::ErrorType;
 use serde_json::{Map, Value, json};
 
 /// The built-in's name on the direct surface.
@@ -45,7 +46,7 @@ pub(crate) fn result(
     match answer(snapshot, arguments, scope) {
         Ok(answer) => crate::results::structured(answer),
         Err(message) => crate::results::error(
-            json!({"error": message, "error_type": "invalid_params", "tool": DESCRIBE_TOOL}),
+            json!({"error": message, "error_type": ErrorType::InvalidParams, "tool": DESCRIBE_TOOL}),
         ),
     }
 }

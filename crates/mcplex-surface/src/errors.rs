@@ -17,12 +17,12 @@ pub(crate) fn to_wire(error: DispatchError) -> Result<serde_json::Value, ErrorDa
     Err(match error {
         DispatchError::InvalidArguments {
             name,
-            problem,
+            problems,
             input_schema,
         } => {
             return Ok(crate::results::invalid_arguments(
                 &name,
-                &problem,
+                &problems.to_string(),
                 input_schema,
             ));
         }

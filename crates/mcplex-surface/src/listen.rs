@@ -14,6 +14,7 @@ use rmcp::service::{RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, Peer};
 use serde_json::Value;
 
+use crate::Caller;
 use crate::subscriptions::{Subscriber, Subscriptions};
 use crate::typed::ToolsCache;
 
@@ -221,10 +222,11 @@ pub(crate) fn accepted_filter(requested: &SubscriptionFilter, tools: bool) -> Su
 pub(crate) async fn listen(
     gateway: &Gateway,
     subscriptions: &Subscriptions,
-    scope: Scope,
+    caller: Caller,
     tools: Option<&ListedTools>,
     subscription: SubscriptionContext,
 ) -> Result<(), ErrorData> {
+    let scope = &caller.scope;
     let mut changes = gateway.listing_changes();
     changes.mark_unchanged();
     let mut offer_changes = gateway.offers_changes();
@@ -238,7 +240,7 @@ pub(crate) async fn listen(
     for uri in accepted.resource_subscriptions.iter().flatten() {
         let subscriber = Subscriber::Listen(subscription.sink().clone(), listen_id);
         if let Err(e) = subscriptions
-            .subscribe(gateway, &scope, uri, subscriber, cancel.clone())
+            .subscribe(gateway, &caller, uri, subscriber, cancel.clone())
             .await
         {
             tracing::debug!(
@@ -248,7 +250,7 @@ pub(crate) async fn listen(
         }
     }
     // Only a change to what this caller sees is worth a notification.
-    let mut seen = tools.map(|t| t.get(&gateway.snapshot(), &scope));
+    let mut seen = tools.map(|t| t.get(&gateway.snapshot(), scope));
     let mut seen_offers = gateway.snapshot();
     let sink = subscription.sink();
     loop {
@@ -258,7 +260,7 @@ pub(crate) async fn listen(
                     break;
                 }
                 let Some(tools) = tools else { continue };
-                let now = tools.get(&gateway.snapshot(), &scope);
+                let now = tools.get(&gateway.snapshot(), scope);
                 if seen.as_ref() == Some(&now) {
                     continue;
                 }
@@ -272,7 +274,7 @@ pub(crate) async fn listen(
                     break;
                 }
                 let now = gateway.snapshot();
-                let (prompts, resources) = now.offers().changed_for(seen_offers.offers(), &scope);
+                let (prompts, resources) = now.offers().changed_for(seen_offers.offers(), scope);
                 seen_offers = now;
                 if wants_prompts && prompts && sink.notify_prompt_list_changed().await.is_err() {
                     break;

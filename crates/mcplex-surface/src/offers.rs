@@ -4,8 +4,8 @@
 //! `mcplex_catalog::Offers` for the scheme); results otherwise pass through.
 #![allow(deprecated)] // logging: deprecated by 2026-07-28 (SEP-2577), used by session-era clients
 
-use mcplex_catalog::{Scope, Snapshot};
-use mcplex_dispatch::{DispatchError, Gateway};
+use mcplex_catalog::{Route, Scope, Snapshot};
+use mcplex_dispatch::{DispatchError, Gateway, RequestContext as DispatchContext, UpstreamRequest};
 use rmcp::ErrorData;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
@@ -17,6 +17,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::Caller;
 use crate::calls::mark_complete;
 use crate::errors::to_wire;
 
@@ -127,25 +128,22 @@ fn upstream_error(error: DispatchError) -> ErrorData {
 /// name.
 pub(crate) async fn get_prompt(
     gateway: &Gateway,
-    scope: &Scope,
+    caller: &Caller,
     request: GetPromptRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Result<GetPromptResponse, ErrorData> {
     let snapshot = gateway.snapshot();
-    let Some(prompt) = snapshot.offers().prompt(&request.name, scope) else {
+    let Some(prompt) = snapshot.offers().prompt(&request.name, &caller.scope) else {
         return Err(ErrorData::invalid_params(
             format!("unknown prompt: {}", request.name),
             Some(json!({"prompt": request.name})),
         ));
     };
-    let (server, original) = (prompt.server.clone(), prompt.original.clone());
+    let route = prompt.route();
+    let upstream = UpstreamRequest::get_prompt(&prompt.original, request.arguments);
     drop(snapshot);
-    let mut params = json!({"name": original});
-    if let Some(arguments) = request.arguments {
-        params["arguments"] = Value::Object(arguments);
-    }
     let raw = gateway
-        .forward(&server, "prompts/get", params, context.ct.clone())
+        .request(&route, upstream, request_context(caller, context))
         .await
         .map_err(upstream_error)?;
     if input_required(&raw) {
@@ -155,29 +153,33 @@ pub(crate) async fn get_prompt(
     typed::<GetPromptResult>(raw, "prompts/get", context).map(GetPromptResponse::Complete)
 }
 
+/// What the dispatch boundary needs to know about the request besides itself.
+fn request_context(caller: &Caller, context: &RequestContext<RoleServer>) -> DispatchContext {
+    DispatchContext {
+        token: caller.token.clone(),
+        cancel: context.ct.clone(),
+    }
+}
+
 /// `resources/read`: the URI resolved to its upstream, read there by its own URI; the URIs in
 /// the contents are given back in the client's terms.
 pub(crate) async fn read_resource(
     gateway: &Gateway,
-    scope: &Scope,
+    caller: &Caller,
     request: ReadResourceRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Result<ReadResourceResponse, ErrorData> {
     let snapshot = gateway.snapshot();
-    let Some(target) = snapshot.offers().resolve_uri(&request.uri, scope) else {
+    let Some(target) = snapshot.offers().resolve_uri(&request.uri, &caller.scope) else {
         return Err(ErrorData::resource_not_found(
             format!("unknown resource: {}", request.uri),
             Some(json!({"uri": request.uri})),
         ));
     };
     drop(snapshot);
+    let upstream = UpstreamRequest::read_resource(&target.original);
     let mut raw = gateway
-        .forward(
-            &target.server,
-            "resources/read",
-            json!({"uri": target.original}),
-            context.ct.clone(),
-        )
+        .request(&target.route, upstream, request_context(caller, context))
         .await
         .map_err(upstream_error)?;
     if input_required(&raw) {
@@ -191,7 +193,7 @@ pub(crate) async fn read_resource(
                 let served = if uri == target.original {
                     request.uri.clone()
                 } else {
-                    snapshot.offers().served_uri(&target.server, uri)
+                    snapshot.offers().served_uri(target.route.server(), uri)
                 };
                 content["uri"] = Value::from(served);
             }
@@ -204,45 +206,42 @@ pub(crate) async fn read_resource(
 /// translated to the upstream's name or template and forwarded to it.
 pub(crate) async fn complete(
     gateway: &Gateway,
-    scope: &Scope,
+    caller: &Caller,
     request: CompleteRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Result<CompleteResult, ErrorData> {
-    let mut params = serde_json::to_value(&request)
-        .map_err(|e| ErrorData::invalid_params(format!("invalid completion request: {e}"), None))?;
+    let Ok(Value::Object(mut params)) = serde_json::to_value(&request) else {
+        return Err(ErrorData::invalid_params(
+            "invalid completion request",
+            None,
+        ));
+    };
+    let scope = &caller.scope;
     let snapshot = gateway.snapshot();
     let reference = params.get("ref").cloned().unwrap_or(Value::Null);
     let kind = reference.get("type").and_then(Value::as_str);
+    let text = |key: &str| {
+        reference
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    // The upstream that serves the reference, and the reference in its terms.
     let target = match kind {
-        Some("ref/prompt") => {
-            let name = reference
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            snapshot.offers().prompt(name, scope).map(|p| {
-                params["ref"]["name"] = Value::from(p.original.as_str());
-                p.server.clone()
-            })
-        }
-        Some("ref/resource") => {
-            let uri = reference
-                .get("uri")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            match snapshot.offers().template(uri, scope) {
-                Some(template) => {
-                    params["ref"]["uri"] = Value::from(template.original.as_str());
-                    Some(template.server.clone())
-                }
-                None => snapshot.offers().resolve_uri(uri, scope).map(|target| {
-                    params["ref"]["uri"] = Value::from(target.original);
-                    target.server
-                }),
-            }
-        }
+        Some("ref/prompt") => snapshot
+            .offers()
+            .prompt(text("name"), scope)
+            .map(|p| (p.route(), "name", p.original.clone())),
+        Some("ref/resource") => match snapshot.offers().template(text("uri"), scope) {
+            Some(template) => Some((template.route(), "uri", template.original.clone())),
+            None => snapshot
+                .offers()
+                .resolve_uri(text("uri"), scope)
+                .map(|target| (target.route, "uri", target.original)),
+        },
         _ => None,
     };
-    let Some(server) = target else {
+    let Some((route, key, original)) = target else {
         return Err(ErrorData::invalid_params(
             "the completion reference names no prompt or resource template this client can reach",
             Some(json!({"ref": reference})),
@@ -250,7 +249,7 @@ pub(crate) async fn complete(
     };
     let offers_completion = snapshot
         .offers()
-        .features(&server)
+        .features(route.server())
         .is_some_and(|f| f.completions);
     drop(snapshot);
     if !offers_completion {
@@ -261,8 +260,12 @@ pub(crate) async fn complete(
             context,
         );
     }
+    if let Some(Value::Object(reference)) = params.get_mut("ref") {
+        reference.insert(key.to_owned(), Value::from(original.as_str()));
+    }
+    let upstream = UpstreamRequest::complete(params, &original);
     let raw = gateway
-        .forward(&server, "completion/complete", params, context.ct.clone())
+        .request(&route, upstream, request_context(caller, context))
         .await
         .map_err(upstream_error)?;
     typed(raw, "completion/complete", context)
@@ -272,27 +275,26 @@ pub(crate) async fn complete(
 /// A server that fails to take it is logged, not reported: the level is advisory.
 pub(crate) async fn set_level(
     gateway: &Gateway,
-    scope: &Scope,
+    caller: &Caller,
     request: SetLevelRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Result<(), ErrorData> {
-    let params = serde_json::to_value(&request)
-        .map_err(|e| ErrorData::invalid_params(format!("invalid level: {e}"), None))?;
-    let servers: Vec<String> = gateway
+    let Ok(Value::Object(params)) = serde_json::to_value(&request) else {
+        return Err(ErrorData::invalid_params("invalid level", None));
+    };
+    let routes: Vec<Route> = gateway
         .snapshot()
         .offers()
-        .servers(scope)
+        .servers(&caller.scope)
         .filter(|(_, features)| features.logging)
-        .map(|(name, _)| name.to_string())
+        .map(|(route, _)| route)
         .collect();
-    let sends = servers.iter().map(|server| {
-        let (params, cancel) = (params.clone(), context.ct.clone());
+    let sends = routes.iter().map(|route| {
+        let upstream = UpstreamRequest::set_level(params.clone());
+        let cx = request_context(caller, context);
         async move {
-            if let Err(e) = gateway
-                .forward(server, "logging/setLevel", params, cancel)
-                .await
-            {
-                tracing::debug!(server, "logging/setLevel not taken: {e}");
+            if let Err(e) = gateway.request(route, upstream, cx).await {
+                tracing::debug!(server = %route, "logging/setLevel not taken: {e}");
             }
         }
     });
@@ -326,8 +328,8 @@ macro_rules! serve_offers {
             request: rmcp::model::GetPromptRequestParams,
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
-            let scope = self.reach.scope(&context.extensions);
-            $crate::offers::get_prompt(&self.gateway, &scope, request, &context).await
+            let caller = self.reach.caller(&context.extensions);
+            $crate::offers::get_prompt(&self.gateway, &caller, request, &context).await
         }
 
         async fn list_resources(
@@ -365,8 +367,8 @@ macro_rules! serve_offers {
             request: rmcp::model::ReadResourceRequestParams,
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
-            let scope = self.reach.scope(&context.extensions);
-            $crate::offers::read_resource(&self.gateway, &scope, request, &context).await
+            let caller = self.reach.caller(&context.extensions);
+            $crate::offers::read_resource(&self.gateway, &caller, request, &context).await
         }
 
         async fn subscribe(
@@ -374,13 +376,13 @@ macro_rules! serve_offers {
             request: rmcp::model::SubscribeRequestParams,
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<(), rmcp::ErrorData> {
-            let scope = self.reach.scope(&context.extensions);
+            let caller = self.reach.caller(&context.extensions);
             let subscriber = $crate::subscriptions::Subscriber::Session(context.peer.clone());
             self.clients
                 .subscriptions
                 .subscribe(
                     &self.gateway,
-                    &scope,
+                    &caller,
                     &request.uri,
                     subscriber,
                     context.ct.clone(),
@@ -405,8 +407,8 @@ macro_rules! serve_offers {
             request: rmcp::model::CompleteRequestParams,
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<rmcp::model::CompleteResult, rmcp::ErrorData> {
-            let scope = self.reach.scope(&context.extensions);
-            $crate::offers::complete(&self.gateway, &scope, request, &context).await
+            let caller = self.reach.caller(&context.extensions);
+            $crate::offers::complete(&self.gateway, &caller, request, &context).await
         }
 
         async fn set_level(
@@ -414,8 +416,8 @@ macro_rules! serve_offers {
             request: rmcp::model::SetLevelRequestParams,
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<(), rmcp::ErrorData> {
-            let scope = self.reach.scope(&context.extensions);
-            $crate::offers::set_level(&self.gateway, &scope, request, &context).await
+            let caller = self.reach.caller(&context.extensions);
+            $crate::offers::set_level(&self.gateway, &caller, request, &context).await
         }
 
         async fn on_initialized(
@@ -440,11 +442,13 @@ macro_rules! serve_offers {
             &self,
             subscription: rmcp::service::SubscriptionContext,
         ) -> Result<(), rmcp::ErrorData> {
-            let scope = self.reach.scope(&subscription.request_context().extensions);
+            let caller = self
+                .reach
+                .caller(&subscription.request_context().extensions);
             $crate::listen::listen(
                 &self.gateway,
                 &self.clients.subscriptions,
-                scope,
+                caller,
                 self.clients.tools.as_ref(),
                 subscription,
             )

@@ -9,10 +9,11 @@
 //! untouched when the upstream speaks it).
 #![allow(deprecated)] // logging: deprecated by 2026-07-28 (SEP-2577), used by session-era clients
 
+use mcplex_protocol::{ProtocolEra, STATELESS_VERSION};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mcplex_upstream::{ClientRelay, RelayError, RelayFuture, STATELESS_VERSION};
+use mcplex_upstream::{ClientRelay, RelayError, RelayFuture};
 use rmcp::Peer;
 use rmcp::model::{
     ClientCapabilities, ClientInfo, CustomRequest, LoggingMessageNotificationParam, ServerRequest,
@@ -67,7 +68,7 @@ impl PeerRelay {
     pub(crate) fn for_request(context: &RequestContext<RoleServer>) -> Arc<PeerRelay> {
         let stateless = context
             .protocol_version()
-            .is_some_and(|v| v.as_str() >= STATELESS_VERSION);
+            .is_some_and(|v| ProtocolEra::of(v.as_str()).is_stateless());
         // A 2026-07-28 client gets log messages only when its request opts in, and only at or
         // above the level it names; a session-era client sets its level with logging/setLevel.
         let threshold = if stateless {

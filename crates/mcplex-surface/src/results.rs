@@ -2,6 +2,7 @@
 //! Each carries its JSON body twice, as text content (for clients that read text) and as
 //! `structuredContent`.
 
+use mcplex_protocol::ErrorType;
 use serde_json::{Value, json};
 
 /// A successful built-in answer.
@@ -18,7 +19,7 @@ pub(crate) fn error(body: Value) -> Value {
 pub(crate) fn invalid_arguments(name: &str, problem: &str, input_schema: Value) -> Value {
     error(json!({
         "error": format!("invalid arguments for {name}: {problem}"),
-        "error_type": "invalid_params",
+        "error_type": ErrorType::InvalidParams,
         "tool": name,
         "input_schema": input_schema,
         "hint": format!("Fix arguments to match input_schema, then retry. For the full definition call describe_tool({{tool_ids:[\"{name}\"]}})."),

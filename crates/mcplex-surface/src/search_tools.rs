@@ -5,6 +5,7 @@
 use mcplex_catalog::{CatalogTool, Scope, Snapshot};
 use mcplex_config::ToolResponseMode;
 use mcplex_dispatch::Gateway;
+use mcplex_protocol::ErrorType;
 use serde_json::{Map, Value, json};
 
 use crate::results;
@@ -67,7 +68,7 @@ fn query_of(arguments: Option<&Map<String, Value>>, tool: &str) -> Result<String
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(query)) => Ok(query.clone()),
         Some(other) => Err(results::error(
-            json!({"error": format!("{tool}: query must be a string, not {other}"), "error_type": "invalid_params", "tool": tool}),
+            json!({"error": format!("{tool}: query must be a string, not {other}"), "error_type": ErrorType::InvalidParams, "tool": tool}),
         )),
     }
 }
@@ -121,7 +122,7 @@ pub(crate) async fn retrieve_tools(
             Some(n) if (1..=RETRIEVE_MAX_LIMIT as u64).contains(&n) => n as usize,
             _ => {
                 return results::error(
-                    json!({"error": format!("retrieve_tools: limit must be a whole number from 1 to {RETRIEVE_MAX_LIMIT}, not {value}"), "error_type": "invalid_params", "tool": RETRIEVE_TOOLS}),
+                    json!({"error": format!("retrieve_tools: limit must be a whole number from 1 to {RETRIEVE_MAX_LIMIT}, not {value}"), "error_type": ErrorType::InvalidParams, "tool": RETRIEVE_TOOLS}),
                 );
             }
         },
@@ -218,7 +219,7 @@ pub(crate) fn unknown_name(snapshot: &Snapshot, name: &str, scope: &Scope) -> Va
         format!("Closest reachable tools: {}.", closest.join(", "))
     };
     results::error(
-        json!({"error": format!("unknown tool: {name}"), "error_type": "not_found", "tool": name, "closest": closest, "hint": hint}),
+        json!({"error": format!("unknown tool: {name}"), "error_type": ErrorType::NotFound, "tool": name, "closest": closest, "hint": hint}),
     )
 }
 
@@ -227,7 +228,9 @@ pub(crate) fn call_tool_target(
     arguments: Option<&Map<String, Value>>,
 ) -> Result<(String, Option<Map<String, Value>>), Value> {
     let invalid = |message: String| {
-        results::error(json!({"error": message, "error_type": "invalid_params", "tool": CALL_TOOL}))
+        results::error(
+            json!({"error": message, "error_type": ErrorType::InvalidParams, "tool": CALL_TOOL}),
+        )
     };
     let name = match arguments.and_then(|a| a.get("name")) {
         Some(Value::String(name)) if !name.is_empty() => name.clone(),

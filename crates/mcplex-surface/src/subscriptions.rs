@@ -8,14 +8,16 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mcplex_catalog::Scope;
-use mcplex_dispatch::Gateway;
+use mcplex_catalog::Route;
+use mcplex_dispatch::{Gateway, RequestContext, UpstreamRequest};
 use rmcp::ErrorData;
 use rmcp::Peer;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{RoleServer, SubscriptionSink};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+
+use crate::Caller;
 
 /// Where one subscriber's updates go.
 #[derive(Clone)]
@@ -52,7 +54,7 @@ enum Identity {
 }
 
 struct Entry {
-    server: Arc<str>,
+    route: Route,
     original: String,
     served: String,
     subscriber: Subscriber,
@@ -74,7 +76,7 @@ impl Subscriptions {
             next_listen: Arc::default(),
         };
         let weak = Arc::downgrade(&subscriptions.entries);
-        let mut notices = gateway.upstreams().notices();
+        let mut notices = gateway.upstream_notices();
         tokio::spawn(async move {
             loop {
                 let notice = match notices.recv().await {
@@ -101,7 +103,7 @@ impl Subscriptions {
                     entries.retain(|e| !e.subscriber.is_gone());
                     entries
                         .iter()
-                        .filter(|e| e.server == notice.server && e.original == uri)
+                        .filter(|e| **e.route.server() == *notice.server && e.original == uri)
                         .map(|e| (e.subscriber.clone(), e.served.clone()))
                         .collect()
                 };
@@ -135,13 +137,13 @@ impl Subscriptions {
     pub(crate) async fn subscribe(
         &self,
         gateway: &Gateway,
-        scope: &Scope,
+        caller: &Caller,
         uri: &str,
         subscriber: Subscriber,
         cancel: CancellationToken,
     ) -> Result<(), ErrorData> {
         let snapshot = gateway.snapshot();
-        let Some(target) = snapshot.offers().resolve_uri(uri, scope) else {
+        let Some(target) = snapshot.offers().resolve_uri(uri, &caller.scope) else {
             return Err(ErrorData::resource_not_found(
                 format!("unknown resource: {uri}"),
                 Some(json!({"uri": uri})),
@@ -149,7 +151,7 @@ impl Subscriptions {
         };
         let supports = snapshot
             .offers()
-            .features(&target.server)
+            .features(target.route.server())
             .is_some_and(|f| f.subscribe);
         drop(snapshot);
         if !supports {
@@ -161,7 +163,7 @@ impl Subscriptions {
         let identity = subscriber.identity();
         let first = {
             let mut entries = self.lock();
-            let known = |e: &Entry| e.server == target.server && e.original == target.original;
+            let known = |e: &Entry| e.route == target.route && e.original == target.original;
             if entries
                 .iter()
                 .any(|e| known(e) && e.subscriber.identity() == identity)
@@ -170,7 +172,7 @@ impl Subscriptions {
             }
             let first = !entries.iter().any(known);
             entries.push(Entry {
-                server: target.server.clone(),
+                route: target.route.clone(),
                 original: target.original.clone(),
                 served: uri.to_owned(),
                 subscriber,
@@ -179,11 +181,13 @@ impl Subscriptions {
         };
         if first
             && let Err(e) = gateway
-                .forward(
-                    &target.server,
-                    "resources/subscribe",
-                    json!({"uri": target.original}),
-                    cancel,
+                .request(
+                    &target.route,
+                    UpstreamRequest::subscribe(&target.original),
+                    RequestContext {
+                        token: caller.token.clone(),
+                        cancel,
+                    },
                 )
                 .await
         {
@@ -224,34 +228,34 @@ impl Subscriptions {
 
     /// Removes the matching entries; unsubscribes upstream from URIs nobody wants any more.
     async fn remove(&self, gateway: &Gateway, matching: impl Fn(&Entry) -> bool) {
-        let orphans: Vec<(Arc<str>, String)> = {
+        let orphans: Vec<(Route, String)> = {
             let mut entries = self.lock();
-            let removed: Vec<(Arc<str>, String)> = entries
+            let removed: Vec<(Route, String)> = entries
                 .iter()
                 .filter(|e| matching(e))
-                .map(|e| (e.server.clone(), e.original.clone()))
+                .map(|e| (e.route.clone(), e.original.clone()))
                 .collect();
             entries.retain(|e| !matching(e));
             removed
                 .into_iter()
-                .filter(|(server, original)| {
+                .filter(|(route, original)| {
                     !entries
                         .iter()
-                        .any(|e| &e.server == server && &e.original == original)
+                        .any(|e| &e.route == route && &e.original == original)
                 })
                 .collect()
         };
-        for (server, original) in orphans {
+        for (route, original) in orphans {
+            // Nobody asked for this one: the last subscriber left, or its session ended.
+            let cx = RequestContext {
+                token: None,
+                cancel: CancellationToken::new(),
+            };
             let unsubscribed = gateway
-                .forward(
-                    &server,
-                    "resources/unsubscribe",
-                    json!({"uri": original}),
-                    CancellationToken::new(),
-                )
+                .request(&route, UpstreamRequest::unsubscribe(&original), cx)
                 .await;
             if let Err(e) = unsubscribed {
-                tracing::debug!(server = %server, "resources/unsubscribe failed: {e}");
+                tracing::debug!(server = %route, "resources/unsubscribe failed: {e}");
             }
         }
     }

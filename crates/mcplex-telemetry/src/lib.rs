@@ -25,6 +25,15 @@ pub struct CallLabels {
     pub status: &'static str,
 }
 
+/// A request to an upstream other than a tool call (`prompts/get`, `resources/read`, ...).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    pub server: String,
+    pub method: &'static str,
+    /// As for [`CallLabels::status`].
+    pub status: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ServerLabels {
     pub server: String,
@@ -34,6 +43,7 @@ pub struct ServerLabels {
 pub struct Metrics {
     registry: Registry,
     pub calls: Family<CallLabels, Counter>,
+    pub requests: Family<RequestLabels, Counter>,
     pub call_seconds: Family<ServerLabels, Histogram>,
     /// 1 while the upstream is ready, else 0.
     pub upstream_up: Family<ServerLabels, Gauge>,
@@ -65,6 +75,12 @@ impl Metrics {
             "tool_calls",
             "Tool calls by server, tool and outcome",
             calls.clone(),
+        );
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "upstream_requests",
+            "Requests other than tool calls (prompts, resources, subscriptions, completion, logging level) by server, method and outcome",
+            requests.clone(),
         );
         let call_seconds = Family::<ServerLabels, Histogram>::new_with_constructor(
             latency_histogram as fn() -> Histogram,
@@ -119,6 +135,7 @@ impl Metrics {
         Metrics {
             registry,
             calls,
+            requests,
             call_seconds,
             upstream_up,
             upstream_restarts,

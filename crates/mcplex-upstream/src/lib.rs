@@ -18,7 +18,6 @@ mod wire;
 
 pub use error::UpstreamError;
 pub use lifecycle::Offer;
-pub use lifecycle::{LATEST_LEGACY_VERSION, STATELESS_VERSION};
 pub use relay::{ClientRelay, RelayError, RelayFuture};
 pub use rpc::{CallOptions, RpcConnection};
 pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamState, Upstreams};

@@ -12,10 +12,7 @@ use crate::UpstreamError;
 use crate::rpc::{CallOptions, RpcConnection};
 use mcplex_config::Lifecycle;
 
-/// The newest session-era protocol revision we offer in `initialize`.
-pub const LATEST_LEGACY_VERSION: &str = "2025-11-25";
-/// The stateless protocol revision.
-pub const STATELESS_VERSION: &str = "2026-07-28";
+use mcplex_protocol::{LATEST_SESSION_VERSION, STATELESS_VERSION};
 
 const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -55,7 +52,7 @@ pub(crate) async fn open(
 
 async fn initialize(connection: &RpcConnection) -> Result<Handshake, UpstreamError> {
     let params = json!({
-        "protocolVersion": LATEST_LEGACY_VERSION,
+        "protocolVersion": LATEST_SESSION_VERSION,
         "capabilities": client_capabilities(),
         "clientInfo": client_info(),
     });
@@ -65,7 +62,7 @@ async fn initialize(connection: &RpcConnection) -> Result<Handshake, UpstreamErr
     let protocol_version = result
         .get("protocolVersion")
         .and_then(Value::as_str)
-        .unwrap_or(LATEST_LEGACY_VERSION)
+        .unwrap_or(LATEST_SESSION_VERSION)
         .to_owned();
     connection.set_protocol_version(&protocol_version);
     connection.notify("notifications/initialized", None).await?;

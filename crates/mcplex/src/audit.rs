@@ -1,4 +1,5 @@
-//! The audit writer: finished calls from the gateway, written to the state database in batches
+//! The audit writer: finished requests (tool calls and every other request that reached an
+//! upstream) from the gateway, written to the state database in batches
 //! off the request path, with old rows pruned by the retention setting.
 
 use std::sync::Arc;
@@ -50,12 +51,13 @@ fn row(record: AuditRecord, replica: &str) -> Activity {
         at_ms: record.at_ms,
         request_id: record.request_id,
         token: record.token.map(|t| t.to_string()),
-        tool: record.tool,
-        status: record.status.to_owned(),
+        tool: record.target,
+        status: record.status.as_str().to_owned(),
         duration_us: i64::try_from(record.duration.as_micros()).unwrap_or(i64::MAX),
         request_bytes: i64::try_from(record.request_bytes).unwrap_or(i64::MAX),
         response_bytes: i64::try_from(record.response_bytes).unwrap_or(i64::MAX),
         arguments: record.arguments.map(|a| a.to_string()),
         replica: Some(replica.to_owned()),
+        method: record.method.as_str().to_owned(),
     }
 }

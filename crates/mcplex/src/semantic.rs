@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mcplex_config::Config;
-use mcplex_dispatch::{EmbeddingStore, PassageKey, SemanticSearch};
+use mcplex_dispatch::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch};
 use mcplex_state::Store;
 
 /// The model `config` names, loaded and with its embedding worker started (keeping embeddings
@@ -61,28 +61,28 @@ pub fn load_dir(
 struct KeptEmbeddings(Arc<Store>);
 
 impl EmbeddingStore for KeptEmbeddings {
-    fn load(&self, model: &str) -> Result<Vec<(PassageKey, Vec<f32>)>, String> {
-        let rows = self.0.load_embeddings(model).map_err(|e| e.to_string())?;
+    fn load(&self, model: &str) -> Result<Vec<(PassageKey, Vec<f32>)>, EmbeddingStoreError> {
+        let rows = self.0.load_embeddings(model)?;
         Ok(rows
             .into_iter()
             .filter_map(|(key, vector)| Some((PassageKey::try_from(key).ok()?, vector)))
             .collect())
     }
 
-    fn save(&self, model: &str, embeddings: &[(PassageKey, Vec<f32>)]) -> Result<(), String> {
+    fn save(
+        &self,
+        model: &str,
+        embeddings: &[(PassageKey, Vec<f32>)],
+    ) -> Result<(), EmbeddingStoreError> {
         let rows: Vec<(&[u8], &[f32])> = embeddings
             .iter()
             .map(|(key, vector)| (&key[..], &vector[..]))
             .collect();
-        self.0
-            .save_embeddings(model, &rows)
-            .map_err(|e| e.to_string())
+        Ok(self.0.save_embeddings(model, &rows)?)
     }
 
-    fn retain(&self, model: &str, keep: &[PassageKey]) -> Result<(), String> {
+    fn retain(&self, model: &str, keep: &[PassageKey]) -> Result<(), EmbeddingStoreError> {
         let keep: Vec<&[u8]> = keep.iter().map(|key| &key[..]).collect();
-        self.0
-            .retain_embeddings(model, &keep)
-            .map_err(|e| e.to_string())
+        Ok(self.0.retain_embeddings(model, &keep)?)
     }
 }

@@ -1,0 +1,154 @@
+//! [`Gateway::call`]: a tool call through the boundary. The name is resolved in the snapshot
+//! within the caller's scope (what the caller may not reach is unknown or unavailable), the
+//! arguments are validated against the stored upstream schema, and the call goes upstream
+//! with the request id, the server's timeout, progress and cancellation. The raw result comes
+//! back untouched.
+
+use std::sync::Arc;
+
+use mcplex_catalog::{Scope, UnavailableReason};
+use mcplex_names::ToolId;
+use mcplex_protocol::REQUEST_ID_META;
+use mcplex_upstream::{CallOptions, ClientRelay};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::accounting::{Finished, Ledger, json_size};
+use crate::{DispatchError, Gateway, UpstreamMethod};
+
+/// A tool call as a surface received it.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The name as the client sent it: a display name or a canonical `server:tool`.
+    pub name: String,
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// Per-call facts that are not part of the call itself.
+pub struct CallContext {
+    /// What the caller may reach; anything outside it is refused as unknown.
+    pub scope: Scope,
+    /// The agent token's name, for the audit log.
+    pub token: Option<Arc<str>>,
+    /// Cancelled when the client cancels the request or goes away.
+    pub cancel: CancellationToken,
+    /// Receives the `params` of each upstream progress notification, when the client asked for
+    /// progress. The surface rewrites the token back to the client's own.
+    pub progress: Option<mpsc::UnboundedSender<Value>>,
+    /// Reaches the calling client, for the requests (sampling, elicitation, roots) and log
+    /// messages the upstream sends while it works on the call.
+    pub relay: Option<Arc<dyn ClientRelay>>,
+}
+
+impl Gateway {
+    /// Calls a tool: resolve → validate → call → the raw result. Every call gets a request id
+    /// (sent upstream in `_meta`, in the logs and the audit record) and is counted in the
+    /// metrics.
+    pub async fn call(&self, call: ToolCall, cx: CallContext) -> Result<Value, DispatchError> {
+        let ledger = Ledger::open();
+        let audit = self.audit.get();
+        let arguments = audit
+            .filter(|a| a.with_arguments)
+            .and_then(|_| call.arguments.clone().map(Value::Object));
+        // Measured only for the audit log, and without copying the arguments.
+        let request_bytes = match (audit, &call.arguments) {
+            (Some(_), Some(arguments)) => json_size(arguments),
+            _ => 0,
+        };
+        let requested = call.name.clone();
+        let token = cx.token.clone();
+        let (resolved, outcome) = self.dispatch(call, cx, &ledger.request_id).await;
+        let finished = Finished {
+            method: UpstreamMethod::ToolsCall,
+            server: resolved.as_ref().map(|id| id.server.as_ref()),
+            tool: resolved.as_ref().map(|id| id.tool.as_ref()),
+            target: match &resolved {
+                Some(id) => id.to_string(),
+                None => requested.chars().take(200).collect(),
+            },
+            token,
+            request_bytes,
+            arguments,
+        };
+        ledger.close(finished, &outcome, audit);
+        outcome
+    }
+
+    async fn dispatch(
+        &self,
+        call: ToolCall,
+        cx: CallContext,
+        request_id: &str,
+    ) -> (Option<ToolId>, Result<Value, DispatchError>) {
+        let mut snapshot = self.snapshot();
+        if snapshot.resolve(&call.name).is_none() {
+            // Right after start the tool's server may still be connecting.
+            self.startup_settled().await;
+            snapshot = self.snapshot();
+        }
+        let tool = match snapshot.availability(&call.name, &cx.scope) {
+            Ok(tool) => tool,
+            // Listed tools of a server that is connecting or unhealthy are still tried: the
+            // upstream call reports what is wrong, with the server's name.
+            Err(
+                UnavailableReason::ServerInitializing
+                | UnavailableReason::ServerUnhealthy
+                | UnavailableReason::ServerDisabled
+                | UnavailableReason::NotFound,
+            ) => match snapshot.resolve(&call.name) {
+                Some(tool) if snapshot.visible(tool, &cx.scope) => tool,
+                _ => {
+                    let name = call.name;
+                    return (None, Err(DispatchError::UnknownTool { name }));
+                }
+            },
+            Err(reason) => {
+                let error = DispatchError::Unavailable {
+                    name: call.name,
+                    reason,
+                };
+                return (None, Err(error));
+            }
+        };
+        let id = tool.id.clone();
+        // Validated against the stored upstream schema, never the advertised (maybe deferred) one.
+        // The arguments become a JSON value once and go upstream as they are, unchanged.
+        let arguments = call.arguments.map(Value::Object);
+        if let Err(problems) = snapshot.check_arguments(tool, arguments.as_ref()) {
+            let input_schema = tool.raw.get("inputSchema").cloned().unwrap_or(Value::Null);
+            let error = DispatchError::InvalidArguments {
+                name: call.name,
+                problems,
+                input_schema,
+            };
+            return (Some(id), Err(error));
+        }
+        let mut params = Map::with_capacity(3);
+        params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));
+        if let Some(arguments) = arguments {
+            params.insert("arguments".to_owned(), arguments);
+        }
+        // The request id reaches the upstream, so its logs and ours name the same call.
+        let mut meta = Map::with_capacity(1);
+        meta.insert(
+            REQUEST_ID_META.to_owned(),
+            Value::String(request_id.to_owned()),
+        );
+        params.insert("_meta".to_owned(), Value::Object(meta));
+        let options = CallOptions {
+            timeout: Some(self.upstreams.call_timeout(&id.server)),
+            cancel: Some(cx.cancel),
+            progress: cx.progress,
+            relay: cx.relay,
+        };
+        // The snapshot is not held across the upstream call: a rebuild may swap it meanwhile.
+        drop(snapshot);
+        let outcome = self
+            .upstreams
+            .call_tool(&id.server, Value::Object(params), options)
+            .await
+            .map_err(DispatchError::from);
+        (Some(id), outcome)
+    }
+}

@@ -1,0 +1,73 @@
+//! [`Gateway::request`]: every request to an upstream other than a tool call (prompts,
+//! resources, subscriptions, completion, the logging level), through the same boundary: it
+//! takes only a [`Route`] the snapshot resolved, and gets the request id, the metrics and the
+//! audit record like a tool call.
+
+use mcplex_catalog::Route;
+use mcplex_protocol::REQUEST_ID_META;
+use mcplex_upstream::CallOptions;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::accounting::{Finished, Ledger, json_size};
+use crate::{DispatchError, Gateway, UpstreamRequest};
+
+/// Per-request facts that are not part of the request itself.
+pub struct RequestContext {
+    /// The agent token's name, for the audit log.
+    pub token: Option<std::sync::Arc<str>>,
+    /// Cancelled when the client cancels the request or goes away.
+    pub cancel: CancellationToken,
+}
+
+impl Gateway {
+    /// Sends `request` to the upstream of `route` with the server's call timeout, and returns
+    /// its raw result.
+    pub async fn request(
+        &self,
+        route: &Route,
+        request: UpstreamRequest,
+        cx: RequestContext,
+    ) -> Result<Value, DispatchError> {
+        let ledger = Ledger::open();
+        let audit = self.audit.get();
+        let (method, mut params, subject) = request.into_parts();
+        let request_bytes = if audit.is_some() {
+            json_size(&params)
+        } else {
+            0
+        };
+        // The request id reaches the upstream in `_meta`, next to whatever the client put there.
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::with_capacity(1)));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(
+                REQUEST_ID_META.to_owned(),
+                Value::String(ledger.request_id.clone()),
+            );
+        }
+        let server = route.server();
+        let options = CallOptions {
+            timeout: Some(self.upstreams.call_timeout(server)),
+            cancel: Some(cx.cancel),
+            ..CallOptions::default()
+        };
+        let outcome = self
+            .upstreams
+            .request(server, method.as_str(), Value::Object(params), options)
+            .await
+            .map_err(DispatchError::Upstream);
+        let finished = Finished {
+            method,
+            server: Some(server),
+            tool: None,
+            target: format!("{server}:{subject}"),
+            token: cx.token,
+            request_bytes,
+            arguments: None,
+        };
+        ledger.close(finished, &outcome, audit);
+        outcome
+    }
+}
