@@ -3,7 +3,9 @@
 //! Owns: tool ids, display names (through `mcplex-names`), compiled signatures and argument
 //! validators (cached across snapshots by schema content hash), the precomputed direct-surface
 //! listing in `full` or `deferred` form, describe/availability answers, and per-server status. A snapshot is built whole, shared behind an `Arc`,
-//! swapped whole and never mutated; one bad tool or one dead server only adds a [`Diagnostic`].
+//! swapped whole and never mutated, but for its embeddings, which a write-once cell takes when
+//! the model has embedded its tools (off the request path; until then search is BM25F). One bad
+//! tool or one dead server only adds a [`Diagnostic`].
 //! Must not: await, read files, log, or name an rmcp/HTTP type. Upstream tool objects are kept as
 //! raw JSON so every field the upstream sent (known to us or not) reaches the client.
 

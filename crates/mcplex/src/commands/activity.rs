@@ -28,7 +28,7 @@ pub fn run(
                     "at_ms": a.at_ms, "request_id": a.request_id, "token": a.token, "tool": a.tool,
                     "status": a.status, "duration_us": a.duration_us, "request_bytes": a.request_bytes,
                     "response_bytes": a.response_bytes, "arguments": a.arguments,
-                    "replica": a.replica,
+                    "replica": a.replica, "method": a.method,
                 })
             })
             .collect();

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, fixture_server, mcplex};
+use crate::harness::{Gateway, eventually, fixture_server, mcplex, tools};
 
 #[test]
 fn metrics_request_ids_and_the_audit_log_describe_every_call() {
@@ -88,5 +88,75 @@ fn metrics_request_ids_and_the_audit_log_describe_every_call() {
             .contains(&format!("call echo request-id {request_id}")),
         "{}",
         gateway.log()
+    );
+}
+
+/// Reads the audit log of `gateway` through the CLI, once it holds `count` rows.
+fn audit_rows(gateway: &Gateway, count: usize) -> Vec<Value> {
+    let cli = gateway.dir.path().join("cli.json");
+    std::fs::write(
+        &cli,
+        json!({"data_dir": gateway.dir.path().join("data"), "mcpServers": {}}).to_string(),
+    )
+    .expect("write");
+    eventually(
+        &format!("{count} audit rows"),
+        std::time::Duration::from_secs(10),
+        || {
+            let (code, out, _) =
+                mcplex(&["activity", "--config", &cli.display().to_string(), "--json"]);
+            let rows: Vec<Value> = serde_json::from_str(&out).ok()?;
+            (code == 0 && rows.len() == count).then_some(rows)
+        },
+    )
+}
+
+#[test]
+fn prompts_and_resources_pass_the_same_boundary_as_tool_calls() {
+    let gateway = Gateway::start(json!({
+        "mcpServers": {"conf": {"command": tools().conformance_fixture}}
+    }));
+    gateway.wait_ready();
+    let token = gateway.create_token(json!({"name": "reader", "permissions": "read"}));
+    let client = |command: &str, args: &[&str]| {
+        gateway.client_at("/mcp", Some(&token), "legacy", command, args)
+    };
+    let prompt = client(
+        "prompt",
+        &[
+            "conf__test_prompt_with_arguments",
+            r#"{"arg1": "a", "arg2": "b"}"#,
+        ],
+    );
+    assert!(prompt["result"]["messages"].is_array(), "{prompt}");
+    let read = client("read", &["mcplex://conf/test://static-text"]);
+    assert!(read["result"]["contents"].is_array(), "{read}");
+
+    // Counted like tool calls, by server, method and outcome.
+    let (status, metrics) = gateway.get("/metrics");
+    assert_eq!(status, 200);
+    for line in [
+        r#"mcplex_upstream_requests_total{server="conf",method="prompts/get",status="ok"} 1"#,
+        r#"mcplex_upstream_requests_total{server="conf",method="resources/read",status="ok"} 1"#,
+    ] {
+        assert!(metrics.contains(line), "missing {line} in:\n{metrics}");
+    }
+
+    // Audited with the caller's token, the method and the target in the upstream's terms.
+    let rows = audit_rows(&gateway, 2);
+    let row = |method: &str| {
+        rows.iter()
+            .find(|r| r["method"] == method)
+            .unwrap_or_else(|| panic!("no {method} row in {rows:?}"))
+    };
+    let prompt_row = row("prompts/get");
+    assert_eq!(prompt_row["tool"], "conf:test_prompt_with_arguments");
+    assert_eq!(prompt_row["token"], "reader");
+    assert_eq!(prompt_row["status"], "ok");
+    let read_row = row("resources/read");
+    assert_eq!(read_row["tool"], "conf:test://static-text");
+    assert_ne!(
+        prompt_row["request_id"], read_row["request_id"],
+        "each request has its own id"
     );
 }
