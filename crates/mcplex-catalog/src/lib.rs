@@ -12,6 +12,7 @@
 mod build;
 mod cache;
 mod describe;
+mod gather;
 mod offers;
 mod render;
 mod route;
