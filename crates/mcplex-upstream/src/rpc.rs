@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::UpstreamError;
 use crate::relay::{ClientRelay, RelayError};
-use crate::wire::{RELATED_KEY, Wire, WireSend};
+use crate::wire::{RELATED_KEY, SendError, Wire, WireSend};
 
 /// What a caller attaches to one request.
 #[derive(Default)]
@@ -170,9 +170,10 @@ impl RpcConnection {
             Some(Value::Object(map)) => map,
             Some(Value::Null) | None => Map::new(),
             Some(other) => {
-                return Err(
-                    self.transport(format!("params of {method} must be an object, not {other}"))
-                );
+                return Err(UpstreamError::Transport {
+                    server: self.server.to_string(),
+                    reason: format!("params of {method} must be an object, not {other}"),
+                });
             }
         };
         let extra_meta = lock(&self.request_meta).clone();
@@ -266,10 +267,10 @@ impl RpcConnection {
         self.closed.cancel();
     }
 
-    fn transport(&self, reason: String) -> UpstreamError {
+    fn transport(&self, failure: SendError) -> UpstreamError {
         UpstreamError::Transport {
             server: self.server.to_string(),
-            reason,
+            reason: failure.to_string(),
         }
     }
 }
@@ -392,7 +393,7 @@ fn route(
                     Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()}),
                 };
                 if let Err(e) = sender.send(answer).await {
-                    let e = redactor.redact(&e);
+                    let e = redactor.redact(&e.to_string());
                     tracing::debug!(server, "cannot answer the server's {method}: {e}");
                 }
             });

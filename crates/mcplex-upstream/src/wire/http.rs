@@ -16,27 +16,10 @@ use sse_stream::SseStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{BoxFuture, INCOMING_BUFFER, Wire, WireSend, push_messages, snippet};
+use super::{BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, push_messages, snippet};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
-
-/// Why a POST failed.
-#[derive(Debug)]
-enum HttpFailure {
-    /// The server answered with this (non-success) status and body.
-    Status(u16, String),
-    Other(String),
-}
-
-impl std::fmt::Display for HttpFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HttpFailure::Status(status, body) => write!(f, "HTTP {status}: {body}"),
-            HttpFailure::Other(reason) => f.write_str(reason),
-        }
-    }
-}
 
 /// Builds the configured headers; a header that is not valid HTTP is an error naming it.
 pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, String> {
@@ -123,7 +106,7 @@ impl HttpSender {
         request
     }
 
-    async fn post(&self, message: Value) -> Result<(), HttpFailure> {
+    async fn post(&self, message: Value) -> Result<(), SendError> {
         // Requests and notifications the server sends on this request's answer stream belong to it.
         let related = message.get("method").and(message.get("id")).cloned();
         let mut request = self
@@ -144,24 +127,25 @@ impl HttpSender {
         }
         let had_session = lock(&self.session).is_some();
         let response = request
-            .body(serde_json::to_vec(&message).map_err(|e| HttpFailure::Other(e.to_string()))?)
+            .body(serde_json::to_vec(&message)?)
             .send()
             .await
-            .map_err(|e| {
-                let e = e.without_url();
-                HttpFailure::Other(format!("POST {}: {e}", self.shown_url))
+            .map_err(|e| SendError::Request {
+                to: self.shown_url.clone(),
+                source: e.without_url(),
             })?;
         let status = response.status();
         if status == reqwest::StatusCode::NOT_FOUND && had_session {
             self.closed.cancel();
-            return Err(HttpFailure::Other(
-                "the server ended the session (HTTP 404)".to_owned(),
-            ));
+            return Err(SendError::SessionEnded);
         }
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
             let body = self.redactor.redact(&body);
-            return Err(HttpFailure::Status(status.as_u16(), snippet(&body, 300)));
+            return Err(SendError::Status {
+                status: status.as_u16(),
+                body: snippet(&body, 300),
+            });
         }
         if let Some(session) = response.headers().get(SESSION_HEADER) {
             *lock(&self.session) = Some(session.clone());
@@ -186,14 +170,14 @@ impl HttpSender {
             ));
         } else {
             let body = response.bytes().await.map_err(|e| {
-                HttpFailure::Other(format!("reading the answer: {}", e.without_url()))
+                SendError::Answer(format!("reading the answer: {}", e.without_url()))
             })?;
             if body.is_empty() {
                 return Ok(());
             }
             let value: Value = serde_json::from_slice(&body).map_err(|e| {
                 let body = self.redactor.redact(&String::from_utf8_lossy(&body));
-                HttpFailure::Other(format!("answer is not JSON ({e}): {}", snippet(&body, 200)))
+                SendError::Answer(format!("answer is not JSON ({e}): {}", snippet(&body, 200)))
             })?;
             push_messages(&self.incoming, value, related.as_ref()).await;
         }
@@ -285,11 +269,11 @@ pub(crate) async fn read_event_stream(
 }
 
 impl WireSend for Arc<HttpSender> {
-    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), SendError>> {
         Box::pin(async move {
             let is_initialized =
                 message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
-            self.post(message).await.map_err(|e| e.to_string())?;
+            self.post(message).await?;
             if is_initialized {
                 self.listen_once();
             }

@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::{BoxFuture, INCOMING_BUFFER, WireSend, snippet};
+use super::{BoxFuture, INCOMING_BUFFER, SendError, WireSend, snippet};
 
 /// The writing half: one message per line, flushed at once.
 pub(crate) struct LinesSender {
@@ -18,8 +18,8 @@ pub(crate) struct LinesSender {
 }
 
 impl LinesSender {
-    pub(crate) async fn write(&self, message: &Value) -> Result<(), String> {
-        let mut line = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+    pub(crate) async fn write(&self, message: &Value) -> Result<(), SendError> {
+        let mut line = serde_json::to_vec(message)?;
         line.push(b'\n');
         let mut writer = self.writer.lock().await;
         let result = async {
@@ -29,13 +29,13 @@ impl LinesSender {
         .await;
         result.map_err(|e| {
             self.closed.cancel();
-            format!("cannot write to the server: {e}")
+            SendError::Write(e)
         })
     }
 }
 
 impl WireSend for LinesSender {
-    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), SendError>> {
         Box::pin(async move { self.write(&message).await })
     }
 

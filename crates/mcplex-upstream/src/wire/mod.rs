@@ -21,10 +21,39 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// How many incoming messages may wait for the connection's reader before a wire blocks.
 pub(crate) const INCOMING_BUFFER: usize = 1024;
 
+/// Why a wire could not send a message. Texts an upstream put in it (an error body) are
+/// redacted before they get here.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SendError {
+    /// The message could not be serialized.
+    #[error("cannot encode the message: {0}")]
+    Encode(#[from] serde_json::Error),
+    /// Writing to the server's input failed; the wire is closed.
+    #[error("cannot write to the server: {0}")]
+    Write(#[source] std::io::Error),
+    /// The HTTP request got no answer (refused, reset, timed out); `to` names the endpoint
+    /// without secrets.
+    #[error("POST {to}: {source}")]
+    Request {
+        to: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The server answered the POST with a status that is not a success.
+    #[error("HTTP {status}: {body}")]
+    Status { status: u16, body: String },
+    /// The server ended the session (HTTP 404 to a request that carried one).
+    #[error("the server ended the session (HTTP 404)")]
+    SessionEnded,
+    /// The answer could not be read or is not JSON.
+    #[error("{0}")]
+    Answer(String),
+}
+
 /// The outgoing half of a wire.
 pub(crate) trait WireSend: Send + Sync {
     /// Sends one message. For HTTP wires the answer arrives later through `incoming`.
-    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>>;
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), SendError>>;
     /// Remembers the negotiated protocol version (HTTP wires send it as a header).
     fn set_protocol_version(&self, _version: &str) {}
     /// Ends the wire for good: kills the process group, deletes the HTTP session.

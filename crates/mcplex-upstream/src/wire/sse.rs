@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{client, header_map};
-use super::{BoxFuture, INCOMING_BUFFER, Wire, WireSend, push_messages, snippet};
+use super::{BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, push_messages, snippet};
 
 /// How long the server may take to announce its POST endpoint.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -124,9 +124,9 @@ pub(crate) async fn connect(
 }
 
 impl WireSend for SseSender {
-    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), SendError>> {
         Box::pin(async move {
-            let body = serde_json::to_vec(&message).map_err(|e| e.to_string())?;
+            let body = serde_json::to_vec(&message)?;
             let response = self
                 .client
                 .post(self.endpoint.clone())
@@ -135,7 +135,10 @@ impl WireSend for SseSender {
                 .body(body)
                 .send()
                 .await
-                .map_err(|e| format!("POST {}: {}", self.shown_endpoint, e.without_url()))?;
+                .map_err(|e| SendError::Request {
+                    to: self.shown_endpoint.clone(),
+                    source: e.without_url(),
+                })?;
             if response.status().is_success() {
                 Ok(())
             } else {
@@ -143,11 +146,10 @@ impl WireSend for SseSender {
                 let body = self
                     .redactor
                     .redact(&response.text().await.unwrap_or_default());
-                Err(format!(
-                    "POST {}: HTTP {status}: {}",
-                    self.shown_endpoint,
-                    snippet(&body, 300)
-                ))
+                Err(SendError::Status {
+                    status: status.as_u16(),
+                    body: snippet(&body, 300),
+                })
             }
         })
     }

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::lines::{LinesSender, lines_wire};
 use super::sys::{SIGKILL, SIGTERM, kill_child_with_parent, signal_group};
-use super::{BoxFuture, Wire, WireSend};
+use super::{BoxFuture, SendError, Wire, WireSend};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
@@ -125,7 +125,7 @@ struct StdioSender {
 }
 
 impl WireSend for StdioSender {
-    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), String>> {
+    fn send(&self, message: Value) -> BoxFuture<'_, Result<(), SendError>> {
         Box::pin(async move { self.lines.write(&message).await })
     }
 
