@@ -1,3 +1,7 @@
+//! `build_snapshot` on tool lists given as values: the merged listing, name resolution, skipped
+//! tools and their diagnostics, deferred entries, argument checks, and what approvals and scopes
+//! withhold or hide.
+
 use mcplex_trust::{Approvals, Permissions, Scope, ServerState};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,3 +1,6 @@
+//! `parse_config` on config text: defaults, both `mcpServers` forms, precedence of overrides,
+//! unknown-key warnings, refusals that name the key, and redaction of secrets.
+
 use std::time::Duration;
 
 use crate::{Lifecycle, Overrides, RoutingMode, Transport, parse_config};

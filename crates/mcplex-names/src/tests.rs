@@ -1,3 +1,6 @@
+//! Display names from canonical ids: sanitizing, collisions, long names, and the property that
+//! names are always valid, unique and a function of the set of ids.
+
 use proptest::prelude::*;
 
 use crate::{RegistrationTable, ToolId, is_valid_name, sanitize};

@@ -1,3 +1,6 @@
+//! The tokenizer, BM25F ranking over a small fleet (query → ordered tool ids), hybrid ranking with
+//! given vectors, and what a tool is embedded as.
+
 use crate::{Document, Index, Semantic, Vectors, passage, tokenize};
 
 #[test]

@@ -1,3 +1,6 @@
+//! Schema → signature examples, what counts as lossy, and the properties: any JSON compiles,
+//! deterministically, lossy exactly when the text contains `~`.
+
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

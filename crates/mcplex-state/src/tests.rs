@@ -1,3 +1,7 @@
+//! The store on SQLite (and PostgreSQL when `MCPLEX_TEST_POSTGRES` names one): migrations,
+//! approvals and pins, tokens as keyed hashes, the API key, the audit log, embeddings, the write
+//! generation and the registry of running gateways.
+
 use std::os::unix::fs::PermissionsExt;
 
 use mcplex_trust::{Approvals, Permissions, ServerState};

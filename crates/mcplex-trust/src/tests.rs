@@ -1,3 +1,6 @@
+//! Pin hashes, permissions and scopes, the approval state machine's transitions, and the property
+//! that no sequence of events serves a definition nobody approved.
+
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use proptest::prelude::*;
