@@ -21,13 +21,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use mcplex_state::Store;
+use mcplex_state::{StateError, Store};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Access;
+/// The in-memory copy of the store's tokens that a serving gateway checks requests against;
+/// the follower refreshes it whenever the store moves.
+pub trait TokenTable: Send + Sync + 'static {
+    /// Re-reads the tokens from the store.
+    fn reload_tokens(&self) -> Result<(), StateError>;
+}
 
 /// How often the generation is read: a write is in force on every gateway within this (plus a
 /// reload), well inside the 1 s the control plane promises. One indexed row read per tick.
@@ -56,21 +60,20 @@ pub struct Follower {
     instance: String,
 }
 
-/// Registers the gateway listening on `address` and starts following `store`.
+/// Registers the gateway listening on `address` and starts following `store`: `tokens` is
+/// refreshed and `generation` set when the store moves; `reachable` says whether it answers.
 pub fn start(
     store: Arc<Store>,
-    access: Arc<Access>,
+    tokens: Arc<dyn TokenTable>,
     generation: watch::Sender<i64>,
     address: String,
     reachable: Arc<AtomicBool>,
-) -> anyhow::Result<Follower> {
-    let instance = store
-        .register_instance(&address)
-        .context("cannot register the gateway in its store")?;
+) -> Result<Follower, StateError> {
+    let instance = store.register_instance(&address)?;
     let stop = CancellationToken::new();
     let task = tokio::spawn(follow(
         store.clone(),
-        access,
+        tokens,
         generation,
         Registration {
             id: instance.clone(),
@@ -107,7 +110,7 @@ struct Registration {
 
 async fn follow(
     store: Arc<Store>,
-    access: Arc<Access>,
+    tokens: Arc<dyn TokenTable>,
     generation: watch::Sender<i64>,
     registration: Registration,
     reachable: Arc<AtomicBool>,
@@ -158,15 +161,15 @@ async fn follow(
         }
         if seen != Some(current) {
             let reloaded = {
-                let access = access.clone();
-                tokio::task::spawn_blocking(move || access.reload_tokens()).await
+                let tokens = tokens.clone();
+                tokio::task::spawn_blocking(move || tokens.reload_tokens()).await
             };
             match reloaded {
                 Ok(Ok(())) => {
                     seen = Some(current);
                     generation.send_replace(current);
                 }
-                Ok(Err(e)) => tracing::error!("tokens could not be reloaded from the store: {e:#}"),
+                Ok(Err(e)) => tracing::error!("tokens could not be reloaded from the store: {e}"),
                 Err(_) => {}
             }
         }
