@@ -116,7 +116,6 @@ async fn follow(
     reachable: Arc<AtomicBool>,
     stop: CancellationToken,
 ) {
-    let registration = Arc::new(registration);
     // Where the store has a change signal (PostgreSQL's NOTIFY), a write is followed at once;
     // the poll stays as the safety net.
     let wake = Arc::new(tokio::sync::Notify::new());
@@ -124,9 +123,16 @@ async fn follow(
         let wake = wake.clone();
         store.listen(move || wake.notify_one())
     };
-    let mut seen: Option<i64> = None;
-    let mut store_lost = false;
-    let mut last_heartbeat = Instant::now();
+    let mut follower = Following {
+        store,
+        tokens,
+        generation,
+        registration: Arc::new(registration),
+        reachable,
+        seen: None,
+        store_lost: false,
+        last_heartbeat: Instant::now(),
+    };
     let mut tick = tokio::time::interval(POLL_INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -135,54 +141,87 @@ async fn follow(
             _ = tick.tick() => {}
             _ = wake.notified() => {}
         }
-        let read = {
-            let store = store.clone();
-            tokio::task::spawn_blocking(move || store.generation()).await
-        };
+        if let Some(current) = follower.read_generation().await {
+            follower.catch_up(current).await;
+        }
+        follower.beat().await;
+    }
+}
+
+/// The follower's state between two reads of the store.
+struct Following {
+    store: Arc<Store>,
+    tokens: Arc<dyn TokenTable>,
+    generation: watch::Sender<i64>,
+    registration: Arc<Registration>,
+    reachable: Arc<AtomicBool>,
+    /// The generation whose writes are in force here.
+    seen: Option<i64>,
+    /// The last read failed (logged once, until the store answers again).
+    store_lost: bool,
+    last_heartbeat: Instant,
+}
+
+impl Following {
+    /// The store's generation, or `None` when it cannot be read (logged once per outage, and
+    /// `/readyz` turns 503). When the store answers again, everything is reloaded.
+    async fn read_generation(&mut self) -> Option<i64> {
+        let store = self.store.clone();
+        let read = tokio::task::spawn_blocking(move || store.generation()).await;
         let current = match read {
             Ok(Ok(current)) => current,
             Ok(Err(e)) => {
-                reachable.store(false, Ordering::Relaxed);
-                if !store_lost {
+                self.reachable.store(false, Ordering::Relaxed);
+                if !self.store_lost {
                     tracing::error!(
                         "the store cannot be read ({e}): serving from the last state read; changes made elsewhere are not applied until it answers again"
                     );
-                    store_lost = true;
+                    self.store_lost = true;
                 }
-                continue;
+                return None;
             }
-            Err(_) => continue,
+            Err(_) => return None,
         };
-        reachable.store(true, Ordering::Relaxed);
-        if store_lost {
+        self.reachable.store(true, Ordering::Relaxed);
+        if self.store_lost {
             tracing::info!("the store answers again: reloading tokens and approvals");
-            store_lost = false;
-            seen = None;
+            self.store_lost = false;
+            self.seen = None;
         }
-        if seen != Some(current) {
-            let reloaded = {
-                let tokens = tokens.clone();
-                tokio::task::spawn_blocking(move || tokens.reload_tokens()).await
-            };
-            match reloaded {
-                Ok(Ok(())) => {
-                    seen = Some(current);
-                    generation.send_replace(current);
-                }
-                Ok(Err(e)) => tracing::error!("tokens could not be reloaded from the store: {e}"),
-                Err(_) => {}
-            }
+        Some(current)
+    }
+
+    /// When the store moved past what is in force: reloads the tokens, then hands the
+    /// generation to the catalog task (which reloads the approvals). A failed reload is tried
+    /// again at the next read.
+    async fn catch_up(&mut self, current: i64) {
+        if self.seen == Some(current) {
+            return;
         }
-        if last_heartbeat.elapsed() >= HEARTBEAT_INTERVAL {
-            last_heartbeat = Instant::now();
-            let (store, registration) = (store.clone(), registration.clone());
-            let beat = tokio::task::spawn_blocking(move || {
-                store.heartbeat(&registration.id, &registration.address)
-            })
-            .await;
-            if let Ok(Err(e)) = beat {
-                tracing::warn!("the gateway's heartbeat could not be written to its store: {e}");
+        let tokens = self.tokens.clone();
+        match tokio::task::spawn_blocking(move || tokens.reload_tokens()).await {
+            Ok(Ok(())) => {
+                self.seen = Some(current);
+                self.generation.send_replace(current);
             }
+            Ok(Err(e)) => tracing::error!("tokens could not be reloaded from the store: {e}"),
+            Err(_) => {}
+        }
+    }
+
+    /// Refreshes the registration every [`HEARTBEAT_INTERVAL`].
+    async fn beat(&mut self) {
+        if self.last_heartbeat.elapsed() < HEARTBEAT_INTERVAL {
+            return;
+        }
+        self.last_heartbeat = Instant::now();
+        let (store, registration) = (self.store.clone(), self.registration.clone());
+        let beat = tokio::task::spawn_blocking(move || {
+            store.heartbeat(&registration.id, &registration.address)
+        })
+        .await;
+        if let Ok(Err(e)) = beat {
+            tracing::warn!("the gateway's heartbeat could not be written to its store: {e}");
         }
     }
 }

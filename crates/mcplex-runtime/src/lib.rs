@@ -23,6 +23,8 @@ pub use core::Core;
 pub use trust::{Refusal, Trust, TrustAction, TrustRequest};
 
 #[cfg(test)]
+mod follow_tests;
+#[cfg(test)]
 mod live_tests;
 #[cfg(test)]
 mod reload_tests;
