@@ -2,7 +2,8 @@
 //!
 //! Owns: the file format (`mcpServers` as an array or as the Claude Desktop / Cursor map), defaults,
 //! precedence (flag > env > file > default, applied through [`Overrides`]), unknown-key warnings and
-//! refusals that name the key, the file and the reason. Pure: it never reads the disk or the
+//! refusals that name the key, the file and the reason, and which settings an edit applies while
+//! the gateway runs ([`reload`]: hot or cold, declared once). Pure: it never reads the disk or the
 //! environment itself; the binary hands it text and overrides.
 //! Must not: spawn, connect, log, or know any MCP type.
 
@@ -15,6 +16,7 @@ mod parse;
 mod redact;
 mod redact_url;
 mod servers;
+mod settings;
 
 pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
 pub use duration::parse_duration;
@@ -28,6 +30,9 @@ pub use model::{
 pub use parse::parse_config;
 pub use redact::{REDACTED, Redactor};
 pub use redact_url::{redact_url, redact_urls};
+pub use settings::{Reloaded, reload};
 
+#[cfg(test)]
+mod settings_tests;
 #[cfg(test)]
 mod tests;

@@ -111,6 +111,16 @@ pub enum ToolResponseMode {
     Compact,
 }
 
+impl ToolResponseMode {
+    /// The config file's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolResponseMode::Full => "full",
+            ToolResponseMode::Compact => "compact",
+        }
+    }
+}
+
 /// The audit log of calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuditSettings {

@@ -45,115 +45,12 @@ const GLOBAL_KEYS: &[&str] = &[
 
 /// Parses and validates `text` (the content of `file`, used in messages), then applies `overrides`.
 pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Config, ConfigError> {
-    let document: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
-        file: file.to_owned(),
-        reason: e.to_string(),
-    })?;
-    let Value::Object(root) = document else {
-        return Err(ConfigError::invalid(
-            file,
-            "(root)",
-            "must be a JSON object",
-        ));
-    };
+    let root = document(text, file)?;
     let mut warnings = Vec::new();
     warn_unknown(&root, GLOBAL_KEYS, "", file, &mut warnings);
-
     let cx = Cx { file };
-    let listen = match &overrides.listen {
-        Some(value) => cx.listen(value, "--listen / MCPLEX_LISTEN")?,
-        None => match root.get("listen") {
-            Some(value) => cx.listen(cx.string(value, "listen")?, "listen")?,
-            None => DEFAULT_LISTEN.to_owned(),
-        },
-    };
-    let call_timeout = match &overrides.call_timeout {
-        Some(value) => cx.duration(value, "--call-timeout / MCPLEX_CALL_TIMEOUT")?,
-        None => match root.get("call_timeout") {
-            Some(value) => cx.duration(cx.string(value, "call_timeout")?, "call_timeout")?,
-            None => DEFAULT_CALL_TIMEOUT,
-        },
-    };
-    let routing_mode = match &overrides.routing_mode {
-        Some(value) => cx.routing_mode(value, "--routing-mode / MCPLEX_ROUTING_MODE")?,
-        None => match root.get("routing_mode") {
-            Some(value) => cx.routing_mode(cx.string(value, "routing_mode")?, "routing_mode")?,
-            None => RoutingMode::Direct,
-        },
-    };
-    let direct_tool_response_mode = match &overrides.direct_tool_response_mode {
-        Some(value) => cx.direct_mode(
-            value,
-            "--direct-tool-response-mode / MCPLEX_DIRECT_TOOL_RESPONSE_MODE",
-        )?,
-        None => match root.get("direct_tool_response_mode") {
-            Some(value) => cx.direct_mode(
-                cx.string(value, "direct_tool_response_mode")?,
-                "direct_tool_response_mode",
-            )?,
-            None => DirectToolResponseMode::Full,
-        },
-    };
-    let tool_response_mode = match &overrides.tool_response_mode {
-        Some(value) => {
-            cx.tool_response_mode(value, "--tool-response-mode / MCPLEX_TOOL_RESPONSE_MODE")?
-        }
-        None => match root.get("tool_response_mode") {
-            Some(value) => cx.tool_response_mode(
-                cx.string(value, "tool_response_mode")?,
-                "tool_response_mode",
-            )?,
-            None => ToolResponseMode::Full,
-        },
-    };
-    let defer_tools = match root.get("defer_tools") {
-        None | Some(Value::Null) => false,
-        Some(value) => cx.bool(value, "defer_tools")?,
-    };
-    let max_matches = match root.get("tool_search") {
-        None | Some(Value::Null) => DEFAULT_MAX_MATCHES,
-        Some(Value::Object(search)) => {
-            warn_unknown(
-                search,
-                &["max_matches"],
-                "tool_search.",
-                file,
-                &mut warnings,
-            );
-            match search.get("max_matches") {
-                None => DEFAULT_MAX_MATCHES,
-                Some(value) => match value.as_u64() {
-                    Some(n) if (1..=100).contains(&n) => n as usize,
-                    _ => return Err(cx.err("tool_search.max_matches", format!("must be a whole number from 1 to 100 (a search that can answer with nothing is one a model cannot use), found {value}"))),
-                },
-            }
-        }
-        Some(other) => {
-            return Err(cx.err(
-                "tool_search",
-                format!(
-                    "must be an object like {{\"max_matches\": 5}}, found {}",
-                    kind(other)
-                ),
-            ));
-        }
-    };
-    let search_model = match root.get("search_model") {
-        None | Some(Value::Null) => None,
-        Some(value) => match cx.string(value, "search_model")? {
-            dir if dir.trim().is_empty() => {
-                return Err(cx.err(
-                    "search_model",
-                    "must be the path of a model directory (config.json, tokenizer.json, model.safetensors)",
-                ));
-            }
-            dir => Some(std::path::PathBuf::from(dir)),
-        },
-    };
-    let instructions = match root.get("instructions") {
-        None | Some(Value::Null) => None,
-        Some(value) => Some(cx.string(value, "instructions")?.to_owned()),
-    };
+    let modes = cx.modes(&root, overrides)?;
+    let max_matches = cx.max_matches(&root, &mut warnings)?;
     let servers = match root.get("mcpServers") {
         None | Some(Value::Null) => Vec::new(),
         Some(value) => cx.servers(value, &mut warnings)?,
@@ -166,31 +63,182 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         Some(url) => Some(StoreUrl::parse(url).map_err(|why| cx.err("store", &why))?),
         None => cx.store(&root)?,
     };
-    let http = cx.http_security(&root)?;
-    let profiles = cx.profiles(&root, &servers, &mut warnings)?;
-    let code = cx.code_limits(&root)?;
-    let audit = cx.audit(&root)?;
-    let listener = cx.listener_limits(&root)?;
     Ok(Config {
-        listen,
-        call_timeout,
-        routing_mode,
-        direct_tool_response_mode,
-        instructions,
-        tool_response_mode,
-        defer_tools,
+        listen: modes.listen,
+        call_timeout: modes.call_timeout,
+        routing_mode: modes.routing_mode,
+        direct_tool_response_mode: modes.direct_tool_response_mode,
+        tool_response_mode: modes.tool_response_mode,
+        instructions: cx.optional_string(&root, "instructions")?,
+        defer_tools: cx.defer_tools(&root)?,
         max_matches,
-        search_model,
+        search_model: cx.search_model(&root)?,
+        http: cx.http_security(&root)?,
+        profiles: cx.profiles(&root, &servers, &mut warnings)?,
         servers,
         data_dir,
         store,
-        http,
-        profiles,
-        code,
-        audit,
-        listener,
+        code: cx.code_limits(&root)?,
+        audit: cx.audit(&root)?,
+        listener: cx.listener_limits(&root)?,
         warnings,
     })
+}
+
+/// The file's JSON object, or why it is not one.
+fn document(text: &str, file: &str) -> Result<Map<String, Value>, ConfigError> {
+    let document: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+        file: file.to_owned(),
+        reason: e.to_string(),
+    })?;
+    match document {
+        Value::Object(root) => Ok(root),
+        _ => Err(ConfigError::invalid(
+            file,
+            "(root)",
+            "must be a JSON object",
+        )),
+    }
+}
+
+/// The globals a flag or an `MCPLEX_*` variable can set.
+struct Modes {
+    listen: String,
+    call_timeout: Duration,
+    routing_mode: RoutingMode,
+    direct_tool_response_mode: DirectToolResponseMode,
+    tool_response_mode: ToolResponseMode,
+}
+
+impl Cx<'_> {
+    fn modes(
+        &self,
+        root: &Map<String, Value>,
+        overrides: &Overrides,
+    ) -> Result<Modes, ConfigError> {
+        Ok(Modes {
+            listen: self
+                .layered(root, "listen", &overrides.listen, Cx::listen)?
+                .unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
+            call_timeout: self
+                .layered(root, "call_timeout", &overrides.call_timeout, Cx::duration)?
+                .unwrap_or(DEFAULT_CALL_TIMEOUT),
+            routing_mode: self
+                .layered(
+                    root,
+                    "routing_mode",
+                    &overrides.routing_mode,
+                    Cx::routing_mode,
+                )?
+                .unwrap_or(RoutingMode::Direct),
+            direct_tool_response_mode: self
+                .layered(
+                    root,
+                    "direct_tool_response_mode",
+                    &overrides.direct_tool_response_mode,
+                    Cx::direct_mode,
+                )?
+                .unwrap_or_default(),
+            tool_response_mode: self
+                .layered(
+                    root,
+                    "tool_response_mode",
+                    &overrides.tool_response_mode,
+                    Cx::tool_response_mode,
+                )?
+                .unwrap_or_default(),
+        })
+    }
+
+    /// The precedence of a global the command line can set: the flag or its `MCPLEX_*`
+    /// variable (`overridden`: clap folds the two), else the file's `key`, else `None` (the
+    /// caller's default). `read` validates the text; its refusal names the flag or the key.
+    fn layered<T>(
+        &self,
+        root: &Map<String, Value>,
+        key: &str,
+        overridden: &Option<String>,
+        read: impl Fn(&Self, &str, &str) -> Result<T, ConfigError>,
+    ) -> Result<Option<T>, ConfigError> {
+        if let Some(value) = overridden {
+            let flag = format!(
+                "--{} / MCPLEX_{}",
+                key.replace('_', "-"),
+                key.to_uppercase()
+            );
+            return read(self, value, &flag).map(Some);
+        }
+        match root.get(key) {
+            Some(value) => read(self, self.string(value, key)?, key).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn optional_string(
+        &self,
+        root: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        match root.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => Ok(Some(self.string(value, key)?.to_owned())),
+        }
+    }
+
+    fn defer_tools(&self, root: &Map<String, Value>) -> Result<bool, ConfigError> {
+        match root.get("defer_tools") {
+            None | Some(Value::Null) => Ok(false),
+            Some(value) => self.bool(value, "defer_tools"),
+        }
+    }
+
+    /// `tool_search.max_matches`: from 1 to 100.
+    fn max_matches(
+        &self,
+        root: &Map<String, Value>,
+        warnings: &mut Vec<String>,
+    ) -> Result<usize, ConfigError> {
+        let search = match root.get("tool_search") {
+            None | Some(Value::Null) => return Ok(DEFAULT_MAX_MATCHES),
+            Some(Value::Object(search)) => search,
+            Some(other) => {
+                return Err(self.err(
+                    "tool_search",
+                    format!(
+                        "must be an object like {{\"max_matches\": 5}}, found {}",
+                        kind(other)
+                    ),
+                ));
+            }
+        };
+        warn_unknown(
+            search,
+            &["max_matches"],
+            "tool_search.",
+            self.file,
+            warnings,
+        );
+        match search.get("max_matches") {
+            None => Ok(DEFAULT_MAX_MATCHES),
+            Some(value) => match value.as_u64() {
+                Some(n) if (1..=100).contains(&n) => Ok(n as usize),
+                _ => Err(self.err("tool_search.max_matches", format!("must be a whole number from 1 to 100 (a search that can answer with nothing is one a model cannot use), found {value}"))),
+            },
+        }
+    }
+
+    fn search_model(
+        &self,
+        root: &Map<String, Value>,
+    ) -> Result<Option<std::path::PathBuf>, ConfigError> {
+        match self.optional_string(root, "search_model")? {
+            Some(dir) if dir.trim().is_empty() => Err(self.err(
+                "search_model",
+                "must be the path of a model directory (config.json, tokenizer.json, model.safetensors)",
+            )),
+            dir => Ok(dir.map(std::path::PathBuf::from)),
+        }
+    }
 }
 
 impl Cx<'_> {

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::Access;
-use crate::trust::{Refusal, TrustAction, TrustRequest};
+use mcplex_runtime::{Refusal, TrustAction, TrustRequest};
 
 #[derive(Clone)]
 pub struct ApiState {

@@ -35,7 +35,7 @@ impl Access {
     }
 
     /// Re-reads the tokens from the store (after a create or a revoke).
-    pub fn reload_tokens(&self) -> anyhow::Result<()> {
+    pub fn reload_tokens(&self) -> Result<(), mcplex_state::StateError> {
         let tokens = self
             .store
             .tokens()?
@@ -48,6 +48,12 @@ impl Access {
 
     pub fn store(&self) -> &Arc<Store> {
         &self.store
+    }
+}
+
+impl mcplex_runtime::follow::TokenTable for Access {
+    fn reload_tokens(&self) -> Result<(), mcplex_state::StateError> {
+        Access::reload_tokens(self)
     }
 }
 

@@ -9,13 +9,9 @@ mod bench;
 mod cli;
 mod commands;
 mod demo;
-mod follow;
-mod live;
 mod load;
 mod logging;
-mod reload;
 mod semantic;
-mod trust;
 
 use std::process::ExitCode;
 

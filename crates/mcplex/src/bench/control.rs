@@ -147,7 +147,7 @@ pub async fn run(
             "store": kind,
             "replicas": addresses.len(),
             "rounds": rounds,
-            "poll_interval_ms": crate::follow::POLL_INTERVAL.as_millis() as u64,
+            "poll_interval_ms": mcplex_runtime::follow::POLL_INTERVAL.as_millis() as u64,
             "revocation": revocation,
             "approval": approval,
         }),

@@ -15,12 +15,11 @@ use mcplex_catalog::Snapshot;
 use mcplex_config::{Config, Overrides};
 use mcplex_state::{Instance, Location, Store};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 
 use super::start::{Core, settle, settle_limit};
 use crate::api::{CreateToken, token_json, token_spec};
 use crate::cli::ConfigArgs;
-use crate::trust::{Trust, TrustAction, TrustRequest};
+use mcplex_runtime::{Trust, TrustAction};
 
 /// Where a management command is carried out.
 pub(super) enum Target {
@@ -176,12 +175,8 @@ pub(super) fn offline_action(
     config: &Config,
     snapshot: &Snapshot,
 ) -> Result<String> {
-    let (reply, mut outcome) = oneshot::channel();
-    trust.handle(TrustRequest { action, reply }, config, snapshot);
-    // `handle` replies before it returns.
-    outcome
-        .try_recv()
-        .map_err(|_| anyhow!("no outcome"))?
+    trust
+        .act(&action, config, snapshot)
         .map_err(|why| anyhow!(why.to_string()))
 }
 

@@ -26,7 +26,7 @@ use anyhow::Result;
 use crate::cli::{
     BenchCommand, Cli, Command, ConfigCommand, ServersCommand, TokenCommand, ToolsCommand,
 };
-use crate::trust::TrustAction;
+use mcplex_runtime::TrustAction;
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {

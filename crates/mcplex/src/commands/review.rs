@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::manage::{Target, encode, offline_action, open_offline, target};
 use crate::cli::ConfigArgs;
-use crate::trust::TrustAction;
+use mcplex_runtime::TrustAction;
 
 /// `tools show ID [--json]`.
 pub async fn show(args: &ConfigArgs, id: &str, as_json: bool) -> Result<ExitCode> {

@@ -1,26 +1,63 @@
 //! `mcplex serve`: HTTP (default) or stdio, until SIGINT/SIGTERM or the stdio client leaves.
 
 use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
-use mcplex_config::Overrides;
-use mcplex_config::RoutingMode;
+use mcplex_config::{Config, Overrides, RoutingMode};
+use mcplex_runtime::Trust;
+use mcplex_runtime::reload::Reloader;
+use mcplex_state::Store;
 use mcplex_surface::{
     CodeSurface, DirectSurface, Guard, ListenerLimits, Reach, RetrieveSurface, Routes,
     SurfaceOptions, router, serve_http, serve_stdio,
 };
-
-use crate::api::ApiState;
-use crate::auth::Access;
-use crate::trust::Trust;
+use mcplex_upstream::BuiltinConnector;
 use tokio_util::sync::CancellationToken;
 
 use super::start::{Core, settle, settle_limit};
+use crate::api::ApiState;
+use crate::auth::Access;
 use crate::cli::ServeArgs;
 
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
+    let setup = if args.demo {
+        demo_setup(&args)?
+    } else {
+        file_setup(&args)?
+    };
+    let config = Arc::new(setup.config);
+    // Bind first: a port in use is reported before any upstream starts or anything is written.
+    let listener = if args.stdio {
+        None
+    } else {
+        Some(bind(&config.listen).await?)
+    };
+    let started = start(&config, setup.builtin, args.stdio)?;
+    // Kept alive for as long as the gateway serves.
+    let _reloader = setup
+        .source
+        .and_then(|(path, overrides)| watch_config(path, overrides, &started.core));
+    match listener {
+        None => serve_on_stdio(&config, started).await,
+        Some(listener) => serve_on_http(&config, started, listener).await,
+    }
+}
+
+/// What the gateway serves from: its config, the built-in fleet (`--demo`), and the file to
+/// follow with the flags and variables applied on top of it (none for the demo).
+struct Setup {
+    config: Config,
+    builtin: Option<BuiltinConnector>,
+    source: Option<(PathBuf, Overrides)>,
+}
+
+/// The config file, with the flags and variables on top.
+fn file_setup(args: &ServeArgs) -> Result<Setup> {
     let overrides = Overrides {
         listen: args.listen.clone(),
         call_timeout: None,
@@ -30,127 +67,168 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         data_dir: args.config.data_dir.clone(),
         store: args.config.store.clone(),
     };
-    let (config, builtin, source) = if args.demo {
-        let mut config = crate::demo::config(args.listen.clone());
-        if let Some(mode) = &args.direct_tool_response_mode {
-            // The demo has no file; the flag is validated the same way a file value is.
-            let probe = Overrides {
-                direct_tool_response_mode: Some(mode.clone()),
-                ..Overrides::default()
-            };
-            config.direct_tool_response_mode =
-                mcplex_config::parse_config("{}", "--demo", &probe)?.direct_tool_response_mode;
-        }
-        // The demo keeps its approvals apart from the user's own installation.
-        config.data_dir = Some(
-            args.config
-                .data_dir
-                .clone()
-                .unwrap_or_else(|| mcplex_state::default_data_dir().join("demo")),
+    let loaded = crate::load::load_with_source(&args.config, overrides)?;
+    Ok(Setup {
+        config: loaded.config,
+        builtin: None,
+        source: loaded.path.map(|path| (path, loaded.overrides)),
+    })
+}
+
+/// The built-in demo fleet, with its approvals kept apart from the user's own installation.
+fn demo_setup(args: &ServeArgs) -> Result<Setup> {
+    let mut config = crate::demo::config(args.listen.clone());
+    if let Some(mode) = &args.direct_tool_response_mode {
+        // The demo has no file; the flag is validated the same way a file value is.
+        let probe = Overrides {
+            direct_tool_response_mode: Some(mode.clone()),
+            ..Overrides::default()
+        };
+        config.direct_tool_response_mode =
+            mcplex_config::parse_config("{}", "--demo", &probe)?.direct_tool_response_mode;
+    }
+    config.data_dir = Some(
+        args.config
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| mcplex_state::default_data_dir().join("demo")),
+    );
+    config.store = args
+        .config
+        .store
+        .as_deref()
+        .map(mcplex_config::StoreUrl::parse)
+        .transpose()
+        .map_err(|why| anyhow::anyhow!("--store {why}"))?;
+    Ok(Setup {
+        config,
+        builtin: Some(crate::demo::connector()),
+        source: None,
+    })
+}
+
+/// A started gateway and the store it follows.
+struct Started {
+    core: Core,
+    store: Arc<Store>,
+}
+
+/// Opens the store (a store that cannot be opened stops the start before anything runs), loads
+/// the approvals and the search model, and starts the upstreams and the live catalog.
+fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>, stdio: bool) -> Result<Started> {
+    let (store, opened) = crate::load::open_store(config)?;
+    let store = Arc::new(store);
+    let trust = Trust::load(store.clone(), config).context("cannot load the approvals")?;
+    if opened.created {
+        tracing::info!(
+            "new installation in {}: the {} configured server(s) start approved",
+            store.location(),
+            config.servers.len()
         );
-        config.store = args
-            .config
-            .store
-            .as_deref()
-            .map(mcplex_config::StoreUrl::parse)
-            .transpose()
-            .map_err(|why| anyhow::anyhow!("--store {why}"))?;
-        (config, Some(crate::demo::connector()), None)
-    } else {
-        let loaded = crate::load::load_with_source(&args.config, overrides)?;
-        let source = loaded.path.map(|path| (path, loaded.overrides));
-        (loaded.config, None, source)
-    };
-    let config = Arc::new(config);
-    let listen = config.listen.clone();
-    // Bind first: a port in use is reported before any upstream starts or anything is written.
-    let listener = if args.stdio {
-        None
-    } else {
-        Some(bind(&listen).await?)
-    };
-    let limit = settle_limit(&config);
-    let servers = config.servers.len();
+    }
+    let semantic = crate::semantic::load(config, store.clone())?;
     // A spawning stdio client lists once, at once: give slow servers a moment. Over HTTP a slow
     // server never delays the others; clients learn of late arrivals through list_changed.
-    let grace = if args.stdio {
+    let grace = if stdio {
         mcplex_dispatch::STARTUP_GRACE
     } else {
         std::time::Duration::ZERO
     };
-    // The store first: a store that cannot be opened stops the start before anything runs.
-    let (store, opened) = crate::load::open_store(&config)?;
-    let store = Arc::new(store);
-    let trust = Trust::load(store.clone(), &config)?;
-    if opened.created {
-        tracing::info!(
-            "new installation in {}: the {servers} configured server(s) start approved",
-            store.location()
-        );
-    }
-    let semantic = crate::semantic::load(&config, store.clone())?;
-    let core = Core::start((*config).clone(), builtin, grace, Some(trust));
+    let core = Core::start((**config).clone(), builtin, grace, Some(trust));
     if let Some(semantic) = semantic {
         core.gateway.search_semantically(semantic);
     }
-    let options = SurfaceOptions::from_config(&config);
-    // Kept alive for as long as the gateway serves.
-    let _reloader = match source {
-        Some((path, overrides)) => {
-            match crate::reload::watch(path, overrides, core.config.clone(), core.gateway.clone()) {
-                Ok(reloader) => Some(reloader),
-                Err(e) => {
-                    tracing::warn!("config hot reload is off: {e:#}");
-                    None
-                }
-            }
+    Ok(Started { core, store })
+}
+
+/// Follows the config file; a watch that cannot start leaves the gateway serving without it.
+fn watch_config(path: PathBuf, overrides: Overrides, core: &Core) -> Option<Reloader> {
+    let watched = path.display().to_string();
+    let configs = core.config.clone();
+    match mcplex_runtime::reload::watch(path, overrides, configs, core.gateway.clone()) {
+        Ok(reloader) => Some(reloader),
+        Err(e) => {
+            tracing::warn!("config hot reload is off: cannot watch {watched}: {e}");
+            None
         }
-        None => None,
-    };
-
-    if args.stdio {
-        let replica = format!("{}:stdio", crate::follow::host_name());
-        crate::audit::start(store.clone(), &core.gateway, config.audit, replica);
-        let result = match config.routing_mode {
-            RoutingMode::Direct => {
-                serve_stdio(DirectSurface::new(
-                    core.gateway.clone(),
-                    options,
-                    Reach::stdio(),
-                ))
-                .await
-            }
-            RoutingMode::RetrieveTools => {
-                serve_stdio(RetrieveSurface::new(
-                    core.gateway.clone(),
-                    &options,
-                    Reach::stdio(),
-                ))
-                .await
-            }
-            RoutingMode::CodeExecution => {
-                serve_stdio(CodeSurface::new(
-                    core.gateway.clone(),
-                    &options,
-                    Reach::stdio(),
-                ))
-                .await
-            }
-        };
-        core.shutdown().await;
-        result.map_err(anyhow::Error::msg)?;
-        return Ok(ExitCode::SUCCESS);
     }
+}
 
+/// Serves the one client on stdin/stdout until it leaves.
+async fn serve_on_stdio(config: &Config, started: Started) -> Result<ExitCode> {
+    let Started { core, store } = started;
+    let replica = format!("{}:stdio", mcplex_runtime::follow::host_name());
+    crate::audit::start(store, &core.gateway, config.audit, replica);
+    let (gateway, options) = (core.gateway.clone(), SurfaceOptions::from_config(config));
+    let result = match config.routing_mode {
+        RoutingMode::Direct => {
+            serve_stdio(DirectSurface::new(gateway, options, Reach::stdio())).await
+        }
+        RoutingMode::RetrieveTools => {
+            serve_stdio(RetrieveSurface::new(gateway, &options, Reach::stdio())).await
+        }
+        RoutingMode::CodeExecution => {
+            serve_stdio(CodeSurface::new(gateway, &options, Reach::stdio())).await
+        }
+    };
+    core.shutdown().await;
+    result.map_err(anyhow::Error::msg)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves HTTP on `listener` until SIGINT/SIGTERM, registered in the store and following it.
+async fn serve_on_http(
+    config: &Config,
+    started: Started,
+    listener: tokio::net::TcpListener,
+) -> Result<ExitCode> {
+    let Started { core, store } = started;
     let shutdown = CancellationToken::new();
     // Listening for signals before anything can see the gateway: a SIGTERM right after start
     // still shuts down cleanly (upstreams terminated, the registration removed).
     cancel_on_signal(shutdown.clone());
-    let listener = listener.context("no listener was bound")?;
     let address = listener.local_addr().context("listener has no address")?;
     // No call can arrive before the listener exists; the audit log names this replica.
-    let replica = format!("{}:{}", crate::follow::host_name(), address.port());
+    let replica = format!("{}:{}", mcplex_runtime::follow::host_name(), address.port());
     crate::audit::start(store.clone(), &core.gateway, config.audit, replica);
+    let require_auth = require_auth(config, address);
+    let api_key_place = api_key_place(store.location());
+    let access = Arc::new(Access::load(store.clone(), store.api_key()?, config)?);
+    // Registered under the address it really bound, so the CLI finds it whatever set it.
+    let store_reachable = Arc::new(AtomicBool::new(true));
+    let follower = mcplex_runtime::follow::start(
+        store,
+        access.clone(),
+        core.store_generation.clone(),
+        address.to_string(),
+        store_reachable.clone(),
+    )
+    .context("cannot register the gateway in its store")?;
+    let guard = Guard {
+        trusted_hosts: Arc::new(config.http.trusted_hosts.clone()),
+        require_auth,
+        max_body_bytes: config.http.max_body_bytes,
+        auth: access.clone(),
+    };
+    let app = app(config, &core, access, store_reachable, shutdown.clone()).layer(
+        axum::middleware::from_fn_with_state(guard, mcplex_surface::guard),
+    );
+    announce(config, address, &api_key_place);
+    if std::io::stderr().is_terminal() {
+        let (gateway, limit) = (Arc::clone(&core.gateway), settle_limit(config));
+        tokio::spawn(async move { settle(&gateway, limit).await });
+    }
+    let limits = ListenerLimits::from_config(config);
+    let served = serve_http(listener, app, limits, shutdown).await;
+    follower.stop().await;
+    tracing::info!("shutting down: terminating upstream servers");
+    core.shutdown().await;
+    served.context("HTTP server failed")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether requests need a key or token: as configured, else exactly off loopback.
+fn require_auth(config: &Config, address: SocketAddr) -> bool {
     let require_auth = config
         .http
         .require_auth
@@ -160,69 +238,50 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             "listening on {address} with require_auth: false: anyone who can reach it can use every tool"
         );
     }
-    let api_key = store.api_key()?;
-    let store_location = store.location().clone();
-    let access = Arc::new(Access::load(store.clone(), api_key, &config)?);
-    // Registered under the address it really bound, so the CLI finds it whatever set it.
-    let store_reachable = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let follower = crate::follow::start(
-        store,
-        access.clone(),
-        core.store_generation.clone(),
-        address.to_string(),
-        store_reachable.clone(),
-    )?;
+    require_auth
+}
+
+/// The MCP routes and the management API.
+fn app(
+    config: &Config,
+    core: &Core,
+    access: Arc<Access>,
+    store_reachable: Arc<AtomicBool>,
+    shutdown: CancellationToken,
+) -> axum::Router {
     let api = crate::api::router(
         ApiState {
             gateway: core.gateway.clone(),
-            access: access.clone(),
+            access,
             trust: core.trust.clone(),
             config: core.config.subscribe(),
         },
         config.http.max_body_bytes,
     );
-    let guard = Guard {
-        trusted_hosts: Arc::new(config.http.trusted_hosts.clone()),
-        require_auth,
-        max_body_bytes: config.http.max_body_bytes,
-        auth: access,
-    };
-    let app = router(Routes {
+    router(Routes {
         gateway: core.gateway.clone(),
-        options,
+        options: SurfaceOptions::from_config(config),
         routing_mode: config.routing_mode,
         profiles: config.profiles.clone(),
         max_body_bytes: config.http.max_body_bytes,
         max_sessions: config.listener.max_sessions,
         session_idle_timeout: config.listener.session_idle_timeout,
-        shutdown: shutdown.clone(),
+        shutdown,
         store_reachable,
     })
     .merge(api)
-    .layer(axum::middleware::from_fn_with_state(
-        guard,
-        mcplex_surface::guard,
-    ));
-    // The URL goes to stdout so scripts can read it; everything else is logged on stderr.
+}
+
+/// The URL goes to stdout so scripts can read it; everything else is logged on stderr.
+fn announce(config: &Config, address: SocketAddr, api_key_place: &str) {
     println!(
-        "mcplex: serving {servers} server(s) at http://{address}/mcp ({} surface; direct at /mcp/all, retrieve at /mcp/call)",
+        "mcplex: serving {} server(s) at http://{address}/mcp ({} surface; direct at /mcp/all, retrieve at /mcp/call)",
+        config.servers.len(),
         config.routing_mode.as_str()
     );
     tracing::info!(
-        "listening on http://{address}/mcp; management API at /api/v1 (key in {})",
-        api_key_place(&store_location)
+        "listening on http://{address}/mcp; management API at /api/v1 (key in {api_key_place})"
     );
-    if std::io::stderr().is_terminal() {
-        let gateway = Arc::clone(&core.gateway);
-        tokio::spawn(async move { settle(&gateway, limit).await });
-    }
-    let limits = ListenerLimits::from_config(&config);
-    let served = serve_http(listener, app, limits, shutdown.clone()).await;
-    follower.stop().await;
-    tracing::info!("shutting down: terminating upstream servers");
-    core.shutdown().await;
-    served.context("HTTP server failed")?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Binds the HTTP listener; a port in use says how to choose another.

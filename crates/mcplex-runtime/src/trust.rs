@@ -1,7 +1,9 @@
 //! The running gateway's approvals: loaded from the state store, updated by the catalog builds
-//! (pins that a server approval or `trust: auto` covers) and by operator requests from the
-//! management API, and written back to the store transactionally. Owned by the live catalog task;
-//! nothing else mutates approvals.
+//! (pins that a server approval or `trust: auto` covers) and by operator actions, and written
+//! back to the store transactionally. In a serving gateway a [`Trust`] is owned by the live
+//! catalog task and operator actions reach it as [`TrustRequest`]s; a one-shot command (the
+//! CLI without a running gateway) owns one itself and calls [`Trust::act`]. Nothing else
+//! mutates approvals.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -9,7 +11,7 @@ use std::sync::Arc;
 use mcplex_catalog::Snapshot;
 use mcplex_config::Config;
 use mcplex_names::ToolId;
-use mcplex_state::{ApproveRefusal, Observation, Store};
+use mcplex_state::{ApproveRefusal, Observation, StateError, Store};
 use mcplex_trust::{Approvals, Change, ServerState, Verdict};
 use tokio::sync::oneshot;
 
@@ -45,18 +47,20 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-fn not_saved(error: mcplex_state::StateError) -> Refusal {
+fn not_saved(error: StateError) -> Refusal {
     Refusal::NotSaved(error.to_string())
 }
 
-/// An action and where its outcome goes: `Ok(what happened)` or `Err(why not)`.
+/// An action for the live catalog task and where its outcome goes: `Ok(what happened)` or
+/// `Err(why not)`. The reply is sent once the approvals changed in memory and in the store; the
+/// snapshot that reflects them is published right after.
 pub struct TrustRequest {
     pub action: TrustAction,
     pub reply: oneshot::Sender<Result<String, Refusal>>,
 }
 
 impl TrustRequest {
-    pub fn refuse(self, why: &str) {
+    pub(crate) fn refuse(self, why: &str) {
         let _ = self.reply.send(Err(Refusal::Invalid(why.to_owned())));
     }
 }
@@ -75,7 +79,7 @@ pub struct Trust {
 impl Trust {
     /// Loads the approvals of `store`; on a new store, `config`'s servers may become its
     /// founding ones (if no other process decided first).
-    pub fn load(store: Arc<Store>, config: &Config) -> anyhow::Result<Trust> {
+    pub fn load(store: Arc<Store>, config: &Config) -> Result<Trust, StateError> {
         let approvals = store.load_approvals()?;
         let candidates: Vec<String> = config.servers.iter().map(|s| s.name.clone()).collect();
         let founding_servers = store.founding_servers(&candidates)?;
@@ -170,21 +174,27 @@ impl Trust {
         }
     }
 
-    /// Carries out an operator request against the current snapshot and replies.
-    pub fn handle(&mut self, request: TrustRequest, config: &Config, snapshot: &Snapshot) {
-        if let TrustAction::ApproveTool { id, hash } = &request.action {
-            let outcome = self.approve_tool(id, hash.as_deref(), snapshot);
-            let _ = request.reply.send(outcome);
-            return;
+    /// Carries out an operator action against `snapshot` (what the servers offer now) and says
+    /// what happened. Memory changes only once the store took the write.
+    pub fn act(
+        &mut self,
+        action: &TrustAction,
+        config: &Config,
+        snapshot: &Snapshot,
+    ) -> Result<String, Refusal> {
+        if let TrustAction::ApproveTool { id, hash } = action {
+            return self.approve_tool(id, hash.as_deref(), snapshot);
         }
         let mut next = self.approvals.clone();
-        let outcome = apply(&mut next, &request.action, config).map_err(Refusal::Invalid);
-        let outcome = outcome.and_then(|(changes, message)| {
-            self.store.apply(&changes).map_err(not_saved)?;
-            self.approvals = next;
-            Ok(message)
-        });
-        let _ = request.reply.send(outcome);
+        let (changes, message) = apply(&mut next, action, config).map_err(Refusal::Invalid)?;
+        self.store.apply(&changes).map_err(not_saved)?;
+        self.approvals = next;
+        Ok(message)
+    }
+
+    /// The approvals in force (what the next build applies).
+    pub fn approvals(&self) -> &Approvals {
+        &self.approvals
     }
 }
 

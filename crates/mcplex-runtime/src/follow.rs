@@ -21,13 +21,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use mcplex_state::Store;
+use mcplex_state::{StateError, Store};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Access;
+/// The in-memory copy of the store's tokens that a serving gateway checks requests against;
+/// the follower refreshes it whenever the store moves.
+pub trait TokenTable: Send + Sync + 'static {
+    /// Re-reads the tokens from the store.
+    fn reload_tokens(&self) -> Result<(), StateError>;
+}
 
 /// How often the generation is read: a write is in force on every gateway within this (plus a
 /// reload), well inside the 1 s the control plane promises. One indexed row read per tick.
@@ -56,21 +60,20 @@ pub struct Follower {
     instance: String,
 }
 
-/// Registers the gateway listening on `address` and starts following `store`.
+/// Registers the gateway listening on `address` and starts following `store`: `tokens` is
+/// refreshed and `generation` set when the store moves; `reachable` says whether it answers.
 pub fn start(
     store: Arc<Store>,
-    access: Arc<Access>,
+    tokens: Arc<dyn TokenTable>,
     generation: watch::Sender<i64>,
     address: String,
     reachable: Arc<AtomicBool>,
-) -> anyhow::Result<Follower> {
-    let instance = store
-        .register_instance(&address)
-        .context("cannot register the gateway in its store")?;
+) -> Result<Follower, StateError> {
+    let instance = store.register_instance(&address)?;
     let stop = CancellationToken::new();
     let task = tokio::spawn(follow(
         store.clone(),
-        access,
+        tokens,
         generation,
         Registration {
             id: instance.clone(),
@@ -107,13 +110,12 @@ struct Registration {
 
 async fn follow(
     store: Arc<Store>,
-    access: Arc<Access>,
+    tokens: Arc<dyn TokenTable>,
     generation: watch::Sender<i64>,
     registration: Registration,
     reachable: Arc<AtomicBool>,
     stop: CancellationToken,
 ) {
-    let registration = Arc::new(registration);
     // Where the store has a change signal (PostgreSQL's NOTIFY), a write is followed at once;
     // the poll stays as the safety net.
     let wake = Arc::new(tokio::sync::Notify::new());
@@ -121,9 +123,16 @@ async fn follow(
         let wake = wake.clone();
         store.listen(move || wake.notify_one())
     };
-    let mut seen: Option<i64> = None;
-    let mut store_lost = false;
-    let mut last_heartbeat = Instant::now();
+    let mut follower = Following {
+        store,
+        tokens,
+        generation,
+        registration: Arc::new(registration),
+        reachable,
+        seen: None,
+        store_lost: false,
+        last_heartbeat: Instant::now(),
+    };
     let mut tick = tokio::time::interval(POLL_INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -132,54 +141,87 @@ async fn follow(
             _ = tick.tick() => {}
             _ = wake.notified() => {}
         }
-        let read = {
-            let store = store.clone();
-            tokio::task::spawn_blocking(move || store.generation()).await
-        };
+        if let Some(current) = follower.read_generation().await {
+            follower.catch_up(current).await;
+        }
+        follower.beat().await;
+    }
+}
+
+/// The follower's state between two reads of the store.
+struct Following {
+    store: Arc<Store>,
+    tokens: Arc<dyn TokenTable>,
+    generation: watch::Sender<i64>,
+    registration: Arc<Registration>,
+    reachable: Arc<AtomicBool>,
+    /// The generation whose writes are in force here.
+    seen: Option<i64>,
+    /// The last read failed (logged once, until the store answers again).
+    store_lost: bool,
+    last_heartbeat: Instant,
+}
+
+impl Following {
+    /// The store's generation, or `None` when it cannot be read (logged once per outage, and
+    /// `/readyz` turns 503). When the store answers again, everything is reloaded.
+    async fn read_generation(&mut self) -> Option<i64> {
+        let store = self.store.clone();
+        let read = tokio::task::spawn_blocking(move || store.generation()).await;
         let current = match read {
             Ok(Ok(current)) => current,
             Ok(Err(e)) => {
-                reachable.store(false, Ordering::Relaxed);
-                if !store_lost {
+                self.reachable.store(false, Ordering::Relaxed);
+                if !self.store_lost {
                     tracing::error!(
                         "the store cannot be read ({e}): serving from the last state read; changes made elsewhere are not applied until it answers again"
                     );
-                    store_lost = true;
+                    self.store_lost = true;
                 }
-                continue;
+                return None;
             }
-            Err(_) => continue,
+            Err(_) => return None,
         };
-        reachable.store(true, Ordering::Relaxed);
-        if store_lost {
+        self.reachable.store(true, Ordering::Relaxed);
+        if self.store_lost {
             tracing::info!("the store answers again: reloading tokens and approvals");
-            store_lost = false;
-            seen = None;
+            self.store_lost = false;
+            self.seen = None;
         }
-        if seen != Some(current) {
-            let reloaded = {
-                let access = access.clone();
-                tokio::task::spawn_blocking(move || access.reload_tokens()).await
-            };
-            match reloaded {
-                Ok(Ok(())) => {
-                    seen = Some(current);
-                    generation.send_replace(current);
-                }
-                Ok(Err(e)) => tracing::error!("tokens could not be reloaded from the store: {e:#}"),
-                Err(_) => {}
-            }
+        Some(current)
+    }
+
+    /// When the store moved past what is in force: reloads the tokens, then hands the
+    /// generation to the catalog task (which reloads the approvals). A failed reload is tried
+    /// again at the next read.
+    async fn catch_up(&mut self, current: i64) {
+        if self.seen == Some(current) {
+            return;
         }
-        if last_heartbeat.elapsed() >= HEARTBEAT_INTERVAL {
-            last_heartbeat = Instant::now();
-            let (store, registration) = (store.clone(), registration.clone());
-            let beat = tokio::task::spawn_blocking(move || {
-                store.heartbeat(&registration.id, &registration.address)
-            })
-            .await;
-            if let Ok(Err(e)) = beat {
-                tracing::warn!("the gateway's heartbeat could not be written to its store: {e}");
+        let tokens = self.tokens.clone();
+        match tokio::task::spawn_blocking(move || tokens.reload_tokens()).await {
+            Ok(Ok(())) => {
+                self.seen = Some(current);
+                self.generation.send_replace(current);
             }
+            Ok(Err(e)) => tracing::error!("tokens could not be reloaded from the store: {e}"),
+            Err(_) => {}
+        }
+    }
+
+    /// Refreshes the registration every [`HEARTBEAT_INTERVAL`].
+    async fn beat(&mut self) {
+        if self.last_heartbeat.elapsed() < HEARTBEAT_INTERVAL {
+            return;
+        }
+        self.last_heartbeat = Instant::now();
+        let (store, registration) = (self.store.clone(), self.registration.clone());
+        let beat = tokio::task::spawn_blocking(move || {
+            store.heartbeat(&registration.id, &registration.address)
+        })
+        .await;
+        if let Ok(Err(e)) = beat {
+            tracing::warn!("the gateway's heartbeat could not be written to its store: {e}");
         }
     }
 }

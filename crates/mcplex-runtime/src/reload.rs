@@ -1,0 +1,219 @@
+//! Hot reload of the config file. [`watch`] watches the file's directory (editors and
+//! ConfigMaps replace files by rename, which a watch on the file itself would miss), debounces
+//! bursts, and re-reads the whole file; [`ConfigReloader`] decides what a re-read does. An
+//! invalid edit is refused with a log line naming the key and the running config stays; the
+//! next valid read says the config is valid again. Of a valid edit, the hot settings apply at
+//! once (servers that were added start, removed ones are terminated, unchanged ones keep their
+//! connections) and the cold ones that changed are named as needing a restart: which is which
+//! is declared once, in `mcplex_config::reload`. An edit that changes nothing hot rebuilds
+//! nothing, and a file that reads as it did last time (an editor touching it twice) is not
+//! reported again. A server's `trust` applies hot; its `quarantined` only decides the state it
+//! is first recorded in.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcplex_config::{Config, ConfigError, Overrides, Reloaded, parse_config};
+use mcplex_dispatch::Gateway;
+use notify::RecursiveMode;
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use tokio::sync::watch;
+
+/// How long the file must be quiet before it is re-read.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// A running watch; dropping it stops watching.
+pub struct Reloader {
+    _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
+}
+
+/// Starts watching `path`; each change is parsed with `overrides` (the flags and variables the
+/// gateway started with) and applied to `configs` (the live catalog's config) and `gateway`'s
+/// running servers.
+pub fn watch(
+    path: PathBuf,
+    overrides: Overrides,
+    configs: watch::Sender<Arc<Config>>,
+    gateway: Arc<Gateway>,
+) -> Result<Reloader, notify::Error> {
+    let directory = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let file_name = path.file_name().map(|n| n.to_owned());
+    let (touched_tx, mut touched_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut reloader = ConfigReloader::new(
+        path.clone(),
+        overrides,
+        configs,
+        Box::new(move |config| gateway.reconcile(config)),
+    );
+    // Ends when the debouncer (and with it the sender) is dropped.
+    tokio::spawn(async move {
+        while touched_rx.recv().await.is_some() {
+            while touched_rx.try_recv().is_ok() {}
+            reloader.reread(std::fs::read_to_string(&path));
+        }
+    });
+    let mut debouncer = new_debouncer(DEBOUNCE, None, move |events: DebounceEventResult| {
+        let touched = match events {
+            Ok(events) => events.iter().any(|e| {
+                e.paths
+                    .iter()
+                    .any(|p| p.file_name() == file_name.as_deref())
+            }),
+            Err(errors) => {
+                for error in errors {
+                    tracing::warn!("config watch: {error}");
+                }
+                false
+            }
+        };
+        // The watcher's thread is not a runtime thread: hand the work to the task above.
+        if touched {
+            let _ = touched_tx.send(());
+        }
+    })?;
+    debouncer.watch(&directory, RecursiveMode::NonRecursive)?;
+    Ok(Reloader {
+        _debouncer: debouncer,
+    })
+}
+
+/// Makes the running servers those of a config (the gateway's reconcile).
+pub type Reconcile = Box<dyn Fn(&Config) + Send>;
+
+/// What one re-read of the config file did.
+#[derive(Debug)]
+pub enum Reread {
+    /// The same text as the last read: nothing to do.
+    Same,
+    /// The file could not be read; the running config stays.
+    Unreadable(String),
+    /// The text is not a valid config; the running config stays.
+    Refused(ConfigError),
+    /// A valid config: what it applied and what waits for a restart. `valid_again`: the read
+    /// before it was refused or failed.
+    Valid {
+        reloaded: Box<Reloaded>,
+        valid_again: bool,
+    },
+}
+
+/// Turns re-reads of the config file into config changes, and says what each did.
+pub struct ConfigReloader {
+    path: PathBuf,
+    overrides: Overrides,
+    configs: watch::Sender<Arc<Config>>,
+    reconcile: Reconcile,
+    /// The text of the last read, to recognise a read that changes nothing.
+    last_text: Option<String>,
+    /// The last read was refused or failed: the running config is not the file's.
+    refused: bool,
+}
+
+impl ConfigReloader {
+    /// A reloader of the file at `path`, applying valid edits to `configs` (whose current value
+    /// is the running config) and server changes through `reconcile`.
+    pub fn new(
+        path: PathBuf,
+        overrides: Overrides,
+        configs: watch::Sender<Arc<Config>>,
+        reconcile: Reconcile,
+    ) -> ConfigReloader {
+        ConfigReloader {
+            path,
+            overrides,
+            configs,
+            reconcile,
+            last_text: None,
+            refused: false,
+        }
+    }
+
+    /// Takes in what reading the file gave, applies what a valid edit changes hot, and logs
+    /// what happened once.
+    pub fn reread(&mut self, read: std::io::Result<String>) -> Reread {
+        let reread = self.classify(read);
+        self.report(&reread);
+        if let Reread::Valid { reloaded, .. } = &reread
+            && !reloaded.applied.is_empty()
+        {
+            if reloaded.servers_changed() {
+                (self.reconcile)(&reloaded.config);
+            }
+            self.configs.send_replace(Arc::new(reloaded.config.clone()));
+        }
+        reread
+    }
+
+    fn classify(&mut self, read: std::io::Result<String>) -> Reread {
+        let text = match read {
+            Ok(text) => text,
+            Err(e) => {
+                self.last_text = None;
+                self.refused = true;
+                return Reread::Unreadable(e.to_string());
+            }
+        };
+        if self.last_text.as_deref() == Some(text.as_str()) {
+            return Reread::Same;
+        }
+        let parsed = parse_config(&text, &self.path.display().to_string(), &self.overrides);
+        self.last_text = Some(text);
+        let edited = match parsed {
+            Ok(config) => config,
+            Err(e) => {
+                self.refused = true;
+                return Reread::Refused(e);
+            }
+        };
+        let valid_again = std::mem::take(&mut self.refused);
+        let running = self.configs.borrow().clone();
+        Reread::Valid {
+            reloaded: Box::new(mcplex_config::reload(&running, edited)),
+            valid_again,
+        }
+    }
+
+    fn report(&self, reread: &Reread) {
+        let path = self.path.display();
+        let (reloaded, valid_again) = match reread {
+            Reread::Same => return,
+            Reread::Unreadable(e) => {
+                tracing::warn!("config {path} unreadable ({e}); keeping the running config");
+                return;
+            }
+            Reread::Refused(e) => {
+                tracing::error!("config edit refused, keeping the running config: {e}");
+                return;
+            }
+            Reread::Valid {
+                reloaded,
+                valid_again,
+            } => (reloaded, *valid_again),
+        };
+        if valid_again {
+            tracing::info!("config {path} is valid again");
+        }
+        for warning in &reloaded.config.warnings {
+            tracing::warn!("{warning}");
+        }
+        if !reloaded.needs_restart.is_empty() {
+            tracing::warn!(
+                "config changes to {} take effect after a restart",
+                reloaded.needs_restart.join(", ")
+            );
+        }
+        if reloaded.deferral_waits {
+            tracing::warn!(
+                "deferral was off at start: the new defer settings take effect after a restart"
+            );
+        }
+        if reloaded.applied.is_empty() {
+            tracing::debug!("config reloaded; nothing that applies hot changed");
+        }
+    }
+}
