@@ -55,7 +55,9 @@ pub enum ServerStatus {
     Connecting,
     Ready,
     /// Lost or failed; the gateway is retrying. The reason is for people.
-    Unhealthy { reason: String },
+    Unhealthy {
+        reason: String,
+    },
     /// Said by the CLI when it read the store itself: no gateway is registered in it.
     NotRunning,
     /// Said by the CLI when it read the store itself: a gateway is registered but did not answer.

@@ -170,12 +170,7 @@ fn done_and_error_answers() {
         &Done::new("server x approved"),
         r#"{"ok":true,"message":"server x approved"}"#,
     );
-    check(
-        &ErrorAnswer {
-            error: "no".into(),
-        },
-        r#"{"error":"no"}"#,
-    );
+    check(&ErrorAnswer { error: "no".into() }, r#"{"error":"no"}"#);
 }
 
 #[test]

@@ -67,7 +67,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 profile,
                 expires,
             } => {
-                let request = crate::api::CreateToken {
+                let request = mcplex_api::CreateToken {
                     name,
                     servers,
                     permissions,
