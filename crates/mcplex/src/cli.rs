@@ -67,7 +67,7 @@ pub enum Command {
         #[command(subcommand)]
         command: mcplex_bench::BenchCommand,
     },
-    /// Not in this build: says how to get a build with the benchmarks.
+    /// Not in this build: the benchmarks need a build with `--features mcplex/bench`.
     #[cfg(not(feature = "bench"))]
     #[command(hide = true, disable_help_flag = true)]
     Bench {
