@@ -8,7 +8,8 @@
 #     scripts/cluster.sh (PostgreSQL, two replicas, HAProxy); without them those tests skip
 #   - a throwaway PostgreSQL server for the store's PostgreSQL tests (MCPLEX_TEST_POSTGRES)
 #   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace,
-#     with the `semantic` feature (hybrid search) on, so that both rankers are tested
+#     with the `semantic` feature (hybrid search) on, so that both rankers are tested, and the
+#     `bench` feature (`mcplex bench`), whose retrieval benchmark a test runs: one build for all
 #   - then each fuzz target for a bounded time (cargo-fuzz, installed if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ fi
 # build of one package does not produce. Tests are built in the same command: dev-dependencies
 # change the features of shared crates, and a separate `--bins` build would compile most of the
 # tree a second time for the test run.
-features=(--features mcplex/semantic)
+features=(--features mcplex/semantic,mcplex/bench)
 cargo build --workspace --bins --tests "${features[@]}"
 
 # The store's PostgreSQL backend is tested against a throwaway server (MCPLEX_TEST_POSTGRES names

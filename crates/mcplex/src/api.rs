@@ -1,7 +1,9 @@
 //! The management API under `/api/v1`, on the gateway's own listener, behind the admin API key
-//! (checked by the surface guard). JSON in, JSON out; errors are `{"error": "..."}` with a 4xx/5xx
-//! status. Approvals go to the live catalog task (the one owner of approvals); tokens go to the
-//! store and the in-memory token table is refreshed.
+//! (checked by the surface guard). JSON in, JSON out: every body is a type of `mcplex-api`,
+//! which the CLI reads back; errors are `{"error": "..."}` with a 4xx/5xx status. Approvals go
+//! to the live catalog task (the one owner of approvals); tokens go to the store, on a blocking
+//! thread (no store call runs on an async worker), and the in-memory token table is refreshed.
+//! This file maps the catalog's, the trust crate's and the store's types to the wire types.
 //!
 //! - `GET  /api/v1/servers`, `POST /api/v1/servers/{name}/approve|quarantine`
 //! - `GET  /api/v1/tools`, `POST /api/v1/tools/{id}/approve[?hash=H]|block`
@@ -16,13 +18,17 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use mcplex_catalog::Snapshot;
+use mcplex_api::{
+    ApprovalsAnswer, ApproveQuery, CreateToken, CreatedToken, Done, ErrorAnswer, ServedTool,
+    Server, ServerAction, ServerState, ServerStatus, ServersAnswer, Token, TokenStatus,
+    TokensAnswer, Tool, ToolAction, ToolStatus, ToolsAnswer, WithheldReason, WithheldTool, paths,
+};
+use mcplex_catalog::{Snapshot, UnavailableReason};
 use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
-use mcplex_state::{TokenRecord, TokenSpec, now_unix};
-use mcplex_trust::Permissions;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use mcplex_state::{StateError, Store, TokenRecord, TokenSpec, now_unix};
+use mcplex_trust::{Permission, Permissions, Verdict};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::Access;
@@ -38,22 +44,22 @@ pub struct ApiState {
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
     Router::new()
-        .route("/api/v1/servers", get(servers))
-        .route("/api/v1/servers/{name}/{action}", post(server_action))
-        .route("/api/v1/tools", get(tools))
-        .route("/api/v1/tools/{id}/{action}", post(tool_action))
-        .route("/api/v1/approvals", get(approvals))
-        .route("/api/v1/tokens", get(tokens).post(create_token))
-        .route("/api/v1/tokens/{name}", axum::routing::delete(revoke_token))
+        .route(paths::SERVERS, get(servers))
+        .route(paths::SERVER_ACTION, post(server_action))
+        .route(paths::TOOLS, get(tools))
+        .route(paths::TOOL_ACTION, post(tool_action))
+        .route(paths::APPROVALS, get(approvals))
+        .route(paths::TOKENS, get(tokens).post(create_token))
+        .route(paths::TOKEN, axum::routing::delete(revoke_token))
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
 }
 
 /// A write the store refused: the caller's mistake (400), or the store's (503: nothing was
 /// saved, nothing changed; the caller may try again).
-fn store_error(e: mcplex_state::StateError) -> Response {
+fn store_error(e: StateError) -> Response {
     match e {
-        mcplex_state::StateError::Invalid(why) => error(StatusCode::BAD_REQUEST, why),
+        StateError::Invalid(why) => error(StatusCode::BAD_REQUEST, why),
         other => error(
             StatusCode::SERVICE_UNAVAILABLE,
             format!("not saved, nothing changed: {other}"),
@@ -62,14 +68,32 @@ fn store_error(e: mcplex_state::StateError) -> Response {
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({"error": message.into()}))).into_response()
+    let body = ErrorAnswer {
+        error: message.into(),
+    };
+    (status, Json(body)).into_response()
 }
 
-async fn servers(State(state): State<ApiState>) -> Json<Value> {
-    Json(json!({"servers": servers_json(&state.gateway.snapshot())}))
+/// Runs `work` on the store off the async workers (SQLite and PostgreSQL calls block): a
+/// request never waits on the disk on a thread that serves other requests.
+async fn off_runtime<T: Send + 'static>(
+    store: &Arc<Store>,
+    work: impl FnOnce(&Store) -> T + Send + 'static,
+) -> Result<T, Response> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || work(&store))
+        .await
+        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
-pub fn servers_json(snapshot: &Snapshot) -> Vec<Value> {
+async fn servers(State(state): State<ApiState>) -> Json<ServersAnswer> {
+    Json(ServersAnswer {
+        servers: servers_of(&state.gateway.snapshot()),
+    })
+}
+
+/// Every configured server with its state, status and tool counts.
+pub fn servers_of(snapshot: &Snapshot) -> Vec<Server> {
     snapshot
         .servers()
         .iter()
@@ -79,88 +103,141 @@ pub fn servers_json(snapshot: &Snapshot) -> Vec<Value> {
                 .iter()
                 .filter(|w| *w.id.server == **name)
                 .count();
-            json!({
-                "name": name,
-                "state": if view.quarantined { "quarantined" } else { "approved" },
-                "status": view.status.to_string(),
-                "tools": view.tool_count,
-                "withheld": withheld,
-            })
+            Server {
+                name: name.clone(),
+                state: if view.quarantined {
+                    ServerState::Quarantined
+                } else {
+                    ServerState::Approved
+                },
+                status: server_status(&view.status),
+                tools: Some(view.tool_count),
+                withheld: Some(withheld),
+            }
         })
         .collect()
+}
+
+fn server_status(status: &mcplex_catalog::ServerStatus) -> ServerStatus {
+    use mcplex_catalog::ServerStatus as Catalog;
+    match status {
+        Catalog::Disabled => ServerStatus::Disabled,
+        Catalog::Connecting => ServerStatus::Connecting,
+        Catalog::Ready => ServerStatus::Ready,
+        Catalog::Unhealthy { reason } => ServerStatus::Unhealthy {
+            reason: reason.clone(),
+        },
+    }
 }
 
 async fn server_action(
     State(state): State<ApiState>,
     Path((name, action)): Path<(String, String)>,
 ) -> Response {
-    let action = match action.as_str() {
-        "approve" => TrustAction::ApproveServer(name),
-        "quarantine" => TrustAction::QuarantineServer(name),
-        other => return error(StatusCode::NOT_FOUND, format!("unknown action {other:?}")),
+    let action = match ServerAction::parse(&action) {
+        Some(ServerAction::Approve) => TrustAction::ApproveServer(name),
+        Some(ServerAction::Quarantine) => TrustAction::QuarantineServer(name),
+        None => return error(StatusCode::NOT_FOUND, format!("unknown action {action:?}")),
     };
     ask(&state, action).await
 }
 
-async fn tools(State(state): State<ApiState>) -> Json<Value> {
-    Json(json!({"tools": tools_json(&state.gateway.snapshot())}))
+async fn tools(State(state): State<ApiState>) -> Json<ToolsAnswer> {
+    Json(ToolsAnswer {
+        tools: tools_of(&state.gateway.snapshot()),
+    })
 }
 
-/// Every tool offered, served or withheld, with its status and pin.
-pub fn tools_json(snapshot: &Snapshot) -> Vec<Value> {
+/// Every tool offered, served or withheld, with its status and pin, sorted by id.
+pub fn tools_of(snapshot: &Snapshot) -> Vec<Tool> {
     let served = snapshot.tools().iter().map(|t| {
-        json!({
-            "id": t.id.to_string(), "name": t.display_name, "status": "approved",
-            "permission": t.permission.as_str(), "pin": t.pin, "deferred": t.deferred,
+        Tool::Served(ServedTool {
+            id: t.id.to_string(),
+            name: t.display_name.clone(),
+            status: ToolStatus::Approved,
+            permission: permission(t.permission),
+            pin: t.pin.clone(),
+            deferred: t.deferred,
         })
     });
-    let withheld = snapshot.withheld().iter().map(|w| {
-        json!({
-            "id": w.id.to_string(), "status": w.verdict.as_str(), "reason": w.reason.as_str(),
-            "permission": w.permission.as_str(), "pin": w.pin,
-            "description": w.raw.get("description").cloned().unwrap_or(Value::Null),
-        })
-    });
-    let mut all: Vec<Value> = served.chain(withheld).collect();
-    all.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    let withheld = withheld_of(snapshot).into_iter().map(Tool::Withheld);
+    let mut all: Vec<Tool> = served.chain(withheld).collect();
+    all.sort_by(|a, b| a.id().cmp(b.id()));
     all
 }
 
-/// `?hash=H` on an approval: approve only the definition that hashes to `H`.
-#[derive(Deserialize)]
-struct Expected {
-    hash: Option<String>,
+fn withheld_of(snapshot: &Snapshot) -> Vec<WithheldTool> {
+    snapshot
+        .withheld()
+        .iter()
+        .map(|w| WithheldTool {
+            id: w.id.to_string(),
+            status: tool_status(w.verdict),
+            reason: withheld_reason(w.reason),
+            permission: permission(w.permission),
+            pin: w.pin.clone(),
+            description: w.raw.get("description").cloned().unwrap_or(Value::Null),
+        })
+        .collect()
+}
+
+fn permission(permission: Permission) -> mcplex_api::Permission {
+    match permission {
+        Permission::Read => mcplex_api::Permission::Read,
+        Permission::Write => mcplex_api::Permission::Write,
+        Permission::Destructive => mcplex_api::Permission::Destructive,
+    }
+}
+
+fn tool_status(verdict: Verdict) -> ToolStatus {
+    match verdict {
+        Verdict::Approved => ToolStatus::Approved,
+        Verdict::Pending => ToolStatus::Pending,
+        Verdict::Changed => ToolStatus::Changed,
+        Verdict::Blocked => ToolStatus::Blocked,
+    }
+}
+
+fn withheld_reason(reason: UnavailableReason) -> WithheldReason {
+    match reason {
+        UnavailableReason::NotFound => WithheldReason::NotFound,
+        UnavailableReason::ServerDisabled => WithheldReason::ServerDisabled,
+        UnavailableReason::ServerInitializing => WithheldReason::ServerInitializing,
+        UnavailableReason::ServerUnhealthy => WithheldReason::ServerUnhealthy,
+        UnavailableReason::ServerQuarantined => WithheldReason::ServerQuarantined,
+        UnavailableReason::ToolPendingApproval => WithheldReason::ToolPendingApproval,
+        UnavailableReason::ToolChanged => WithheldReason::ToolChanged,
+        UnavailableReason::ToolBlocked => WithheldReason::ToolBlocked,
+    }
 }
 
 async fn tool_action(
     State(state): State<ApiState>,
     Path((id, action)): Path<(String, String)>,
-    Query(expected): Query<Expected>,
+    Query(expected): Query<ApproveQuery>,
 ) -> Response {
-    let action = match action.as_str() {
-        "approve" => TrustAction::ApproveTool {
+    let action = match ToolAction::parse(&action) {
+        Some(ToolAction::Approve) => TrustAction::ApproveTool {
             id,
             hash: expected.hash,
         },
-        "block" => TrustAction::BlockTool(id),
-        other => return error(StatusCode::NOT_FOUND, format!("unknown action {other:?}")),
+        Some(ToolAction::Block) => TrustAction::BlockTool(id),
+        None => return error(StatusCode::NOT_FOUND, format!("unknown action {action:?}")),
     };
     ask(&state, action).await
 }
 
-async fn approvals(State(state): State<ApiState>) -> Json<Value> {
+async fn approvals(State(state): State<ApiState>) -> Json<ApprovalsAnswer> {
     let snapshot = state.gateway.snapshot();
-    let servers: Vec<&String> = snapshot
+    let servers = snapshot
         .servers()
         .iter()
         .filter(|(_, v)| v.quarantined)
-        .map(|(name, _)| name)
+        .map(|(name, _)| name.clone())
         .collect();
-    let tools: Vec<Value> = tools_json(&snapshot)
-        .into_iter()
-        .filter(|t| t.get("reason").is_some())
-        .collect();
-    Json(json!({"servers": servers, "tools": tools}))
+    let mut tools = withheld_of(&snapshot);
+    tools.sort_by(|a, b| a.id.cmp(&b.id));
+    Json(ApprovalsAnswer { servers, tools })
 }
 
 /// Sends `action` to the live task and answers with its outcome.
@@ -186,11 +263,7 @@ async fn ask(state: &ApiState, action: TrustAction) -> Response {
         Ok(Ok(message)) => {
             let _ =
                 tokio::time::timeout(std::time::Duration::from_secs(2), published.changed()).await;
-            (
-                StatusCode::OK,
-                Json(json!({"ok": true, "message": message})),
-            )
-                .into_response()
+            (StatusCode::OK, Json(Done::new(message))).into_response()
         }
         Ok(Err(refusal @ Refusal::Invalid(_))) => {
             error(StatusCode::BAD_REQUEST, refusal.to_string())
@@ -206,40 +279,38 @@ async fn ask(state: &ApiState, action: TrustAction) -> Response {
 }
 
 async fn tokens(State(state): State<ApiState>) -> Response {
-    match state.access.store().tokens() {
-        Ok(tokens) => Json(json!({"tokens": tokens.iter().map(token_json).collect::<Vec<_>>()}))
-            .into_response(),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    match off_runtime(state.access.store(), |store| store.tokens()).await {
+        Ok(Ok(tokens)) => Json(TokensAnswer {
+            tokens: tokens.iter().map(token_of).collect(),
+        })
+        .into_response(),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(failed) => failed,
     }
 }
 
 /// A token as the API and the CLI show it: never its secret, never its hash.
-pub fn token_json(token: &TokenRecord) -> Value {
-    json!({
-        "name": token.spec.name,
-        "servers": token.spec.servers.as_ref().map(|s| s.iter().collect::<Vec<_>>()),
-        "permissions": token.spec.permissions.to_string(),
-        "profile": token.spec.profile,
-        "created_at": token.created_at,
-        "expires_at": token.spec.expires_at,
-        "status": token.status(now_unix()),
-    })
-}
-
-/// The body of `POST /api/v1/tokens`, also what `mcplex token create` sends.
-#[derive(Debug, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CreateToken {
-    pub name: String,
-    /// Omitted: every server.
-    #[serde(default)]
-    pub servers: Option<Vec<String>>,
-    pub permissions: String,
-    #[serde(default)]
-    pub profile: Option<String>,
-    /// A duration such as `30d` or `12h`.
-    #[serde(default)]
-    pub expires: Option<String>,
+pub fn token_of(token: &TokenRecord) -> Token {
+    let status = if token.revoked_at.is_some() {
+        TokenStatus::Revoked
+    } else if token.is_active(now_unix()) {
+        TokenStatus::Active
+    } else {
+        TokenStatus::Expired
+    };
+    Token {
+        name: token.spec.name.clone(),
+        servers: token
+            .spec
+            .servers
+            .as_ref()
+            .map(|s| s.iter().cloned().collect()),
+        permissions: token.spec.permissions.to_string(),
+        profile: token.spec.profile.clone(),
+        created_at: token.created_at,
+        expires_at: token.spec.expires_at,
+        status,
+    }
 }
 
 /// Validates a token request against the config.
@@ -287,36 +358,52 @@ async fn create_token(State(state): State<ApiState>, Json(request): Json<CreateT
         Ok(spec) => spec,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
-    let created = match state.access.store().create_token(spec) {
-        Ok(created) => created,
-        Err(mcplex_state::StateError::TokenExists(name)) => {
+    let created = match off_runtime(state.access.store(), |store| store.create_token(spec)).await {
+        Ok(Ok(created)) => created,
+        Ok(Err(StateError::TokenExists(name))) => {
             return error(
                 StatusCode::CONFLICT,
                 format!("a token named {name:?} already exists"),
             );
         }
-        Err(e) => return store_error(e),
+        Ok(Err(e)) => return store_error(e),
+        Err(failed) => return failed,
     };
-    if let Err(e) = state.access.reload_tokens() {
-        return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
+    if let Err(failed) = reload_tokens(&state).await {
+        return failed;
     }
-    let mut body = token_json(&created.record);
-    body["token"] = Value::String(created.token);
+    let body = CreatedToken {
+        record: token_of(&created.record),
+        token: created.token,
+    };
     (StatusCode::CREATED, Json(body)).into_response()
 }
 
 async fn revoke_token(State(state): State<ApiState>, Path(name): Path<String>) -> Response {
-    match state.access.store().revoke_token(&name) {
-        Ok(true) => {
-            if let Err(e) = state.access.reload_tokens() {
-                return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
-            }
-            Json(json!({"ok": true, "message": format!("token {name} revoked")})).into_response()
-        }
-        Ok(false) => error(
+    let revoked = {
+        let name = name.clone();
+        off_runtime(state.access.store(), move |store| store.revoke_token(&name)).await
+    };
+    match revoked {
+        Ok(Ok(true)) => match reload_tokens(&state).await {
+            Ok(()) => Json(Done::new(format!("token {name} revoked"))).into_response(),
+            Err(failed) => failed,
+        },
+        Ok(Ok(false)) => error(
             StatusCode::NOT_FOUND,
             format!("no active token named {name:?}"),
         ),
-        Err(e) => store_error(e),
+        Ok(Err(e)) => store_error(e),
+        Err(failed) => failed,
+    }
+}
+
+/// Refreshes the gateway's copy of the tokens from the store, off the async workers.
+async fn reload_tokens(state: &ApiState) -> Result<(), Response> {
+    let access = state.access.clone();
+    match tokio::task::spawn_blocking(move || access.reload_tokens()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
+        Err(e) => Err(error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
     }
 }

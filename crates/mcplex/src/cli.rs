@@ -62,9 +62,17 @@ pub enum Command {
         command: ConfigCommand,
     },
     /// Benchmarks; each prints a table and writes JSON.
+    #[cfg(feature = "bench")]
     Bench {
         #[command(subcommand)]
-        command: BenchCommand,
+        command: mcplex_bench::BenchCommand,
+    },
+    /// Not in this build: the benchmarks need a build with `--features mcplex/bench`.
+    #[cfg(not(feature = "bench"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Bench {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        rest: Vec<std::ffi::OsString>,
     },
 }
 
@@ -236,93 +244,5 @@ pub enum ConfigCommand {
     Check {
         #[command(flatten)]
         config: ConfigArgs,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum BenchCommand {
-    /// Tokens of tool definitions per turn and prompt-prefix changes over a simulated session.
-    Cache {
-        /// A tool corpus (shared/corpora/*.tools.json shape), e.g. livemcp527.
-        #[arg(long)]
-        corpus: PathBuf,
-        #[arg(long, default_value_t = 50)]
-        turns: usize,
-        #[arg(long, default_value = "target/bench/cache.json")]
-        out: PathBuf,
-    },
-    /// 10 dependent tool calls as direct calls vs. one code_execution run: tokens and time;
-    /// and the sandbox's per-run overhead.
-    Code {
-        /// Measured runs of each path.
-        #[arg(long, default_value_t = 20)]
-        repeats: usize,
-        #[arg(long, default_value = "target/bench/code.json")]
-        out: PathBuf,
-    },
-    /// How long a write to the store takes to be enforced by every running gateway
-    /// (revocation and approval, p50/p99), with N replicas on one SQLite store.
-    Control {
-        #[arg(long, default_value_t = 2)]
-        replicas: usize,
-        #[arg(long, default_value_t = 100)]
-        rounds: usize,
-        /// A PostgreSQL store for the replicas (default: a fresh SQLite data directory).
-        #[arg(long)]
-        store: Option<String>,
-        #[arg(long, default_value = "target/bench/control.json")]
-        out: PathBuf,
-    },
-    /// N concurrent sessions × M calls against a gateway process: throughput, latency, lost and
-    /// wrong responses, and the gateway's memory (idle, per session; with --soak, over time).
-    Load {
-        #[arg(long, default_value_t = 1000)]
-        sessions: usize,
-        /// Calls per session.
-        #[arg(long, default_value_t = 10)]
-        calls: usize,
-        /// Also serve this tool corpus (one fixture process per server), e.g. livemcp527.
-        #[arg(long)]
-        corpus: Option<PathBuf>,
-        /// Then run mixed traffic with upstream restarts for this long (e.g. 10m), sampling
-        /// RSS, open files and threads.
-        #[arg(long)]
-        soak: Option<String>,
-        /// Drive a gateway already running here (a replica, or a load balancer such as the one
-        /// `scripts/cluster.sh` starts) instead of starting one: calls/s and latency only.
-        #[arg(long)]
-        url: Option<String>,
-        /// With --url: the echo tool to call (its structured content must be its arguments).
-        #[arg(long, default_value = "demo__echo")]
-        tool: String,
-        #[arg(long, default_value = "target/bench/load.json")]
-        out: PathBuf,
-    },
-    /// Ranking quality (recall@1/5/10, MRR, nDCG@10) and search latency over a tool corpus.
-    Retrieval {
-        /// A tool corpus (shared/corpora/*.tools.json shape).
-        #[arg(long)]
-        corpus: PathBuf,
-        /// Graded queries (shared/corpora/*.golden.json shape).
-        #[arg(long)]
-        queries: PathBuf,
-        /// A sentence-embedding model directory: also measure hybrid search, side by side
-        /// (builds with the `semantic` feature).
-        #[arg(long)]
-        model: Option<PathBuf>,
-        /// Latency rounds: each query is timed this many times per fleet size.
-        #[arg(long, default_value_t = 20)]
-        rounds: usize,
-        #[arg(long, default_value = "target/bench/retrieval.json")]
-        out: PathBuf,
-    },
-    /// tools/call latency and throughput through the gateway vs. directly, same client and upstream.
-    Overhead {
-        /// Calls per measurement at concurrency 1 (32 clients make 4× as many).
-        #[arg(long, default_value_t = 2000)]
-        calls: usize,
-        /// Where to write the JSON results.
-        #[arg(long, default_value = "target/bench/overhead.json")]
-        out: PathBuf,
     },
 }

@@ -5,7 +5,6 @@
 mod api;
 mod audit;
 mod auth;
-mod bench;
 mod cli;
 mod commands;
 mod demo;

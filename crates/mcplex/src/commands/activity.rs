@@ -4,9 +4,9 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use mcplex_api::ActivityEntry;
 use mcplex_config::Overrides;
 use mcplex_state::ActivityQuery;
-use serde_json::json;
 
 use crate::cli::ConfigArgs;
 
@@ -21,15 +21,20 @@ pub fn run(
     let (store, _) = crate::load::open_store(&config)?;
     let rows = store.activity(&ActivityQuery { limit, token, tool })?;
     if as_json {
-        let rows: Vec<_> = rows
-            .iter()
-            .map(|a| {
-                json!({
-                    "at_ms": a.at_ms, "request_id": a.request_id, "token": a.token, "tool": a.tool,
-                    "status": a.status, "duration_us": a.duration_us, "request_bytes": a.request_bytes,
-                    "response_bytes": a.response_bytes, "arguments": a.arguments,
-                    "replica": a.replica, "method": a.method,
-                })
+        let rows: Vec<ActivityEntry> = rows
+            .into_iter()
+            .map(|a| ActivityEntry {
+                at_ms: a.at_ms,
+                request_id: a.request_id,
+                token: a.token,
+                tool: a.tool,
+                status: a.status,
+                duration_us: a.duration_us,
+                request_bytes: a.request_bytes,
+                response_bytes: a.response_bytes,
+                arguments: a.arguments,
+                replica: a.replica,
+                method: a.method,
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);

@@ -11,13 +11,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
+use mcplex_api::{
+    CreateToken, CreatedToken, Done, ErrorAnswer, Server, ServerAction, ServerState, ServerStatus,
+    ServersAnswer, Token, TokensAnswer, ToolAction, paths,
+};
 use mcplex_catalog::Snapshot;
 use mcplex_config::{Config, Overrides};
 use mcplex_state::{Instance, Location, Store};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::start::{Core, settle, settle_limit};
-use crate::api::{CreateToken, token_json, token_spec};
+use crate::api::{token_of, token_spec};
 use crate::cli::ConfigArgs;
 use mcplex_runtime::{Trust, TrustAction};
 
@@ -54,26 +59,50 @@ pub(super) struct Api {
 }
 
 impl Api {
-    pub(super) async fn send(
+    pub(super) async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
+        self.send(reqwest::Method::GET, path, None::<&()>).await
+    }
+
+    pub(super) async fn post<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> Result<T> {
+        self.send(reqwest::Method::POST, path, body).await
+    }
+
+    pub(super) async fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
+        self.send(reqwest::Method::DELETE, path, None::<&()>).await
+    }
+
+    /// One request; a success is read as `T`, a refusal as the gateway's [`ErrorAnswer`].
+    async fn send<T: DeserializeOwned>(
         &self,
         method: reqwest::Method,
         path: &str,
-        body: Option<Value>,
-    ) -> Result<Value> {
+        body: Option<&impl Serialize>,
+    ) -> Result<T> {
         let mut request = self
             .http
             .request(method, format!("{}{path}", self.base))
             .bearer_auth(&self.key);
         if let Some(body) = body {
-            request = request.json(&body);
+            request = request.json(body);
         }
         let response = request.send().await.context("the gateway did not answer")?;
         let status = response.status();
-        let body: Value = response.json().await.unwrap_or(Value::Null);
+        let body = response
+            .bytes()
+            .await
+            .context("the gateway's answer broke off")?;
         if status.is_success() {
-            Ok(body)
+            serde_json::from_slice(&body).with_context(|| {
+                format!("the gateway's answer to {path} is not one this CLI reads")
+            })
         } else {
-            let why = body["error"].as_str().unwrap_or("no reason given");
+            let why = serde_json::from_slice::<ErrorAnswer>(&body)
+                .map(|answer| answer.error)
+                .unwrap_or_else(|_| "no reason given".to_owned());
             bail!("{why} (HTTP {})", status.as_u16())
         }
     }
@@ -124,7 +153,7 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
     for instance in &registered {
         let base = format!("http://{}", connect_address(&instance.address));
         let probe = http
-            .get(format!("{base}/api/v1/servers"))
+            .get(format!("{base}{}", paths::SERVERS))
             .bearer_auth(&key)
             .timeout(Duration::from_secs(5))
             .send()
@@ -188,21 +217,18 @@ pub async fn act(args: &ConfigArgs, action: TrustAction) -> Result<ExitCode> {
         Target::Running(api) => {
             let path = match &action {
                 TrustAction::ApproveServer(name) => {
-                    format!("/api/v1/servers/{}/approve", encode(name))
+                    paths::server_action(name, ServerAction::Approve)
                 }
                 TrustAction::QuarantineServer(name) => {
-                    format!("/api/v1/servers/{}/quarantine", encode(name))
+                    paths::server_action(name, ServerAction::Quarantine)
                 }
-                TrustAction::ApproveTool { id, hash } => match hash {
-                    Some(hash) => {
-                        format!("/api/v1/tools/{}/approve?hash={}", encode(id), encode(hash))
-                    }
-                    None => format!("/api/v1/tools/{}/approve", encode(id)),
-                },
-                TrustAction::BlockTool(id) => format!("/api/v1/tools/{}/block", encode(id)),
+                TrustAction::ApproveTool { id, hash } => {
+                    paths::tool_action(id, ToolAction::Approve, hash.as_deref())
+                }
+                TrustAction::BlockTool(id) => paths::tool_action(id, ToolAction::Block, None),
             };
-            let answer = api.send(reqwest::Method::POST, &path, None).await?;
-            answer["message"].as_str().unwrap_or("done").to_owned()
+            let done: Done = api.post(&path, None::<&()>).await?;
+            done.message
         }
         Target::Store { registered } => {
             let (_store, mut trust) = open_offline(&config)?;
@@ -238,31 +264,29 @@ pub(super) async fn observe(config: &Config) -> Arc<Snapshot> {
 /// `servers list`.
 pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
     let (config, target) = target(args).await?;
-    let servers: Vec<Value> = match target {
-        Target::Running(api) => {
-            let answer = api
-                .send(reqwest::Method::GET, "/api/v1/servers", None)
-                .await?;
-            answer["servers"].as_array().cloned().unwrap_or_default()
-        }
+    let servers: Vec<Server> = match target {
+        Target::Running(api) => api.get::<ServersAnswer>(paths::SERVERS).await?.servers,
         Target::Store { registered } => {
             let status = if registered.is_empty() {
-                "not running"
+                ServerStatus::NotRunning
             } else {
-                "running (not reachable)"
+                ServerStatus::NotReachable
             };
             let (_store, mut trust) = open_offline(&config)?;
             let approvals = trust.approvals_mut();
             config
                 .servers
                 .iter()
-                .map(|s| {
-                    let state = if approvals.server_approved(&s.name) {
-                        "approved"
+                .map(|s| Server {
+                    name: s.name.clone(),
+                    state: if approvals.server_approved(&s.name) {
+                        ServerState::Approved
                     } else {
-                        "quarantined"
-                    };
-                    json!({"name": s.name, "state": state, "status": status})
+                        ServerState::Quarantined
+                    },
+                    status: status.clone(),
+                    tools: None,
+                    withheld: None,
                 })
                 .collect()
         }
@@ -273,15 +297,15 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
     }
     println!("{:24} {:12} {:24} TOOLS", "NAME", "STATE", "STATUS");
     for server in &servers {
-        let tools = match (server.get("tools"), server.get("withheld")) {
+        let tools = match (server.tools, server.withheld) {
             (Some(tools), Some(withheld)) => format!("{tools} served, {withheld} withheld"),
             _ => String::new(),
         };
         println!(
             "{:24} {:12} {:24} {tools}",
-            server["name"].as_str().unwrap_or_default(),
-            server["state"].as_str().unwrap_or_default(),
-            server["status"].as_str().unwrap_or_default(),
+            server.name,
+            server.state.as_str(),
+            server.status.to_string(),
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -290,47 +314,35 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
 /// `token create`: prints the token once.
 pub async fn create_token(args: &ConfigArgs, request: CreateToken) -> Result<ExitCode> {
     let (config, target) = target(args).await?;
-    let created = match target {
-        Target::Running(api) => {
-            api.send(
-                reqwest::Method::POST,
-                "/api/v1/tokens",
-                Some(serde_json::to_value(&request)?),
-            )
-            .await?
-        }
+    let created: CreatedToken = match target {
+        Target::Running(api) => api.post(paths::TOKENS, Some(&request)).await?,
         Target::Store { registered } => {
             let (store, _trust) = open_offline(&config)?;
             let spec = token_spec(&request, &config).map_err(|why| anyhow!(why))?;
             let created = store.create_token(spec)?;
             eprintln!("mcplex: {}", Target::store_note(&registered));
-            let mut body = token_json(&created.record);
-            body["token"] = Value::String(created.token);
-            body
+            CreatedToken {
+                record: token_of(&created.record),
+                token: created.token,
+            }
         }
     };
     eprintln!(
         "token {} created ({}); it is shown once, store it now:",
-        created["name"].as_str().unwrap_or_default(),
-        created["permissions"].as_str().unwrap_or_default()
+        created.record.name, created.record.permissions
     );
-    println!("{}", created["token"].as_str().unwrap_or_default());
+    println!("{}", created.token);
     Ok(ExitCode::SUCCESS)
 }
 
 /// `token list`.
 pub async fn tokens(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
     let (config, target) = target(args).await?;
-    let tokens: Vec<Value> = match target {
-        Target::Running(api) => {
-            let answer = api
-                .send(reqwest::Method::GET, "/api/v1/tokens", None)
-                .await?;
-            answer["tokens"].as_array().cloned().unwrap_or_default()
-        }
+    let tokens: Vec<Token> = match target {
+        Target::Running(api) => api.get::<TokensAnswer>(paths::TOKENS).await?.tokens,
         Target::Store { .. } => {
             let (store, _trust) = open_offline(&config)?;
-            store.tokens()?.iter().map(token_json).collect()
+            store.tokens()?.iter().map(token_of).collect()
         }
     };
     if as_json {
@@ -342,21 +354,17 @@ pub async fn tokens(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
         "NAME", "STATUS", "PERMISSIONS", "SERVERS"
     );
     for token in &tokens {
-        let servers = match token["servers"].as_array() {
-            Some(list) => list
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(","),
+        let servers = match &token.servers {
+            Some(list) => list.join(","),
             None => "*".to_owned(),
         };
         println!(
             "{:20} {:8} {:26} {:24} {}",
-            token["name"].as_str().unwrap_or_default(),
-            token["status"].as_str().unwrap_or_default(),
-            token["permissions"].as_str().unwrap_or_default(),
+            token.name,
+            token.status.as_str(),
+            token.permissions,
             servers,
-            token["profile"].as_str().unwrap_or("-"),
+            token.profile.as_deref().unwrap_or("-"),
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -367,12 +375,7 @@ pub async fn revoke_token(args: &ConfigArgs, name: &str) -> Result<ExitCode> {
     let (config, target) = target(args).await?;
     match target {
         Target::Running(api) => {
-            api.send(
-                reqwest::Method::DELETE,
-                &format!("/api/v1/tokens/{}", encode(name)),
-                None,
-            )
-            .await?;
+            let _: Done = api.delete(&paths::token(name)).await?;
             println!("token {name} revoked");
         }
         Target::Store { registered } => {
@@ -384,18 +387,4 @@ pub async fn revoke_token(args: &ConfigArgs, name: &str) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Percent-encodes a path segment (server names and tool ids may hold any character but `/`
-/// is the one that would break the route; `:` is fine in a path).
-pub(super) fn encode(segment: &str) -> String {
-    segment
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' => {
-                (b as char).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect()
 }

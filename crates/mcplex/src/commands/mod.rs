@@ -9,23 +9,11 @@ mod serve;
 mod start;
 mod tools;
 
-pub use start::Core;
-
-/// Starts the gateway core (upstreams + live catalog); for benchmarks.
-pub fn start_core(
-    config: mcplex_config::Config,
-    builtin: Option<mcplex_upstream::BuiltinConnector>,
-) -> Core {
-    Core::start(config, builtin, std::time::Duration::ZERO, None)
-}
-
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{
-    BenchCommand, Cli, Command, ConfigCommand, ServersCommand, TokenCommand, ToolsCommand,
-};
+use crate::cli::{Cli, Command, ConfigCommand, ServersCommand, TokenCommand, ToolsCommand};
 use mcplex_runtime::TrustAction;
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -67,7 +55,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 profile,
                 expires,
             } => {
-                let request = crate::api::CreateToken {
+                let request = mcplex_api::CreateToken {
                     name,
                     servers,
                     permissions,
@@ -90,67 +78,28 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Config {
             command: ConfigCommand::Check { config },
         } => check::run(&config),
-        Command::Bench {
-            command: BenchCommand::Overhead { calls, out },
-        } => crate::bench::overhead::run(calls, &out).await,
-        Command::Bench {
-            command:
-                BenchCommand::Retrieval {
-                    corpus,
-                    queries,
-                    model,
-                    rounds,
-                    out,
-                },
-        } => crate::bench::retrieval::run(&corpus, &queries, model.as_deref(), rounds, &out),
-        Command::Bench {
-            command: BenchCommand::Cache { corpus, turns, out },
-        } => crate::bench::cache::run(&corpus, turns, &out),
-        Command::Bench {
-            command: BenchCommand::Code { repeats, out },
-        } => crate::bench::code::run(repeats, &out).await,
-        Command::Bench {
-            command:
-                BenchCommand::Control {
-                    replicas,
-                    rounds,
-                    store,
-                    out,
-                },
-        } => crate::bench::control::run(replicas, rounds, store, &out).await,
-        Command::Bench {
-            command:
-                BenchCommand::Load {
-                    sessions,
-                    calls,
-                    url: Some(url),
-                    tool,
-                    out,
-                    ..
-                },
-        } => crate::bench::load::run_against(&url, &tool, sessions, calls, &out).await,
-        Command::Bench {
-            command:
-                BenchCommand::Load {
-                    sessions,
-                    calls,
-                    corpus,
-                    soak,
-                    out,
-                    ..
-                },
-        } => {
-            let soak = soak
-                .map(|s| mcplex_config::parse_duration(&s).map_err(anyhow::Error::msg))
-                .transpose()?;
-            crate::bench::load::run(crate::bench::load::LoadArgs {
-                sessions,
-                calls,
-                corpus,
-                soak,
-                out,
-            })
-            .await
-        }
+        #[cfg(feature = "bench")]
+        Command::Bench { command } => mcplex_bench::run(command, &bench_host()?).await,
+        #[cfg(not(feature = "bench"))]
+        Command::Bench { .. } => anyhow::bail!(
+            "this build has no benchmarks: build mcplex with the `bench` feature, e.g. `cargo build --release --bins --features mcplex/bench`"
+        ),
     }
+}
+
+/// What the benchmarks need from this binary: itself, as the gateway under test and as the
+/// code_execution worker.
+#[cfg(feature = "bench")]
+fn bench_host() -> Result<mcplex_bench::Host> {
+    use anyhow::Context;
+    let gateway = std::env::current_exe().context("cannot find the mcplex executable")?;
+    Ok(mcplex_bench::Host {
+        code_worker: mcplex_code::WorkerCommand {
+            program: gateway.clone(),
+            args: vec![crate::CODE_WORKER.into()],
+        },
+        gateway,
+        store_poll_interval: mcplex_runtime::follow::POLL_INTERVAL,
+        load_model: |dir| crate::semantic::load_dir(dir, None),
+    })
 }

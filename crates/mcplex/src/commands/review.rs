@@ -7,11 +7,12 @@
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
+use mcplex_api::{Definition, Done, ReviewState, ToolAction, ToolReview, paths};
 use mcplex_names::ToolId;
 use mcplex_state::{ApproveRefusal, Review};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::manage::{Target, encode, offline_action, open_offline, target};
+use super::manage::{Target, offline_action, open_offline, target};
 use crate::cli::ConfigArgs;
 use mcplex_runtime::TrustAction;
 
@@ -22,10 +23,7 @@ pub async fn show(args: &ConfigArgs, id: &str, as_json: bool) -> Result<ExitCode
     let (store, _) = crate::load::open_store(&config)?;
     let review = store.review(&parsed.server, &parsed.tool)?;
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&review_json(id, &review))?
-        );
+        println!("{}", serde_json::to_string_pretty(&review_of(id, &review))?);
         return Ok(ExitCode::SUCCESS);
     }
     println!("tool {id}: {}", state(&review));
@@ -64,12 +62,9 @@ pub async fn approve(args: &ConfigArgs, id: String, hash: Option<String>) -> Res
     };
     let message = match (target, expected) {
         (Target::Running(api), expected) => {
-            let mut path = format!("/api/v1/tools/{}/approve", encode(&id));
-            if let Some(hash) = &expected {
-                path.push_str(&format!("?hash={}", encode(hash)));
-            }
-            let answer = api.send(reqwest::Method::POST, &path, None).await?;
-            answer["message"].as_str().unwrap_or("done").to_owned()
+            let path = paths::tool_action(&id, ToolAction::Approve, expected.as_deref());
+            let done: Done = api.post(&path, None::<&()>).await?;
+            done.message
         }
         (Target::Store { registered }, Some(hash)) => {
             match store.approve_observed(&parsed.server, &parsed.tool, &hash)? {
@@ -113,14 +108,12 @@ fn parse(id: &str) -> Result<ToolId> {
     ToolId::parse(id).ok_or_else(|| anyhow!("{id:?} is not a tool id (server:tool)"))
 }
 
-fn state(review: &Review) -> &'static str {
+fn state(review: &Review) -> ReviewState {
     match (&review.pinned, &review.observed) {
-        _ if review.blocked => "blocked",
-        (None, _) => "pending approval",
-        (Some((pinned, _)), Some((observed, _))) if pinned != observed => {
-            "changed: the observed definition is not the approved one"
-        }
-        (Some(_), _) => "approved",
+        _ if review.blocked => ReviewState::Blocked,
+        (None, _) => ReviewState::Pending,
+        (Some((pinned, _)), Some((observed, _))) if pinned != observed => ReviewState::Changed,
+        (Some(_), _) => ReviewState::Approved,
     }
 }
 
@@ -134,20 +127,24 @@ fn pretty(definition: Option<&str>) -> String {
         .unwrap_or_else(|| definition.to_owned())
 }
 
-fn review_json(id: &str, review: &Review) -> Value {
-    let definition = |text: Option<&str>| {
-        text.and_then(|t| serde_json::from_str::<Value>(t).ok())
-            .unwrap_or(Value::Null)
+fn review_of(id: &str, review: &Review) -> ToolReview {
+    let definition = |hash: &str, text: Option<&str>| Definition {
+        hash: hash.to_owned(),
+        definition: text
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .unwrap_or(Value::Null),
     };
-    json!({
-        "id": id,
-        "state": state(review),
-        "blocked": review.blocked,
-        "pinned": review.pinned.as_ref().map(|(hash, text)| {
-            json!({"hash": hash, "definition": definition(text.as_deref())})
-        }),
-        "observed": review.observed.as_ref().map(|(hash, text)| {
-            json!({"hash": hash, "definition": definition(Some(text))})
-        }),
-    })
+    ToolReview {
+        id: id.to_owned(),
+        state: state(review),
+        blocked: review.blocked,
+        pinned: review
+            .pinned
+            .as_ref()
+            .map(|(hash, text)| definition(hash, text.as_deref())),
+        observed: review
+            .observed
+            .as_ref()
+            .map(|(hash, text)| definition(hash, Some(text))),
+    }
 }

@@ -3,9 +3,10 @@
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
+use mcplex_api::ListedTool;
 use mcplex_catalog::ServerStatus;
 use mcplex_config::Overrides;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::start::{Core, settle, settle_limit};
 use crate::cli::ConfigArgs;
@@ -39,10 +40,14 @@ pub async fn list(
         }
     }
     if as_json {
-        let tools: Vec<Value> = snapshot
+        let tools: Vec<ListedTool> = snapshot
             .tools()
             .iter()
-            .map(|tool| json!({"id": tool.id.to_string(), "server": tool.id.server.as_ref(), "tool": *tool.raw}))
+            .map(|tool| ListedTool {
+                id: tool.id.to_string(),
+                server: tool.id.server.to_string(),
+                tool: Value::Object((*tool.raw).clone()),
+            })
             .collect();
         println!("{}", serde_json::to_string_pretty(&tools)?);
     } else {

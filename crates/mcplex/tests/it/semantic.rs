@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, MODES, eventually, fixture_server, mcplex, tools};
+use crate::harness::{Gateway, MODES, eventually, fixture_server, tools};
 
 fn model() -> PathBuf {
     mcplex_fixtures::installed_sentence_model().expect(
@@ -157,11 +157,13 @@ fn a_search_model_that_does_not_load_stops_the_start() {
     );
 }
 
+/// `mcplex bench` exists in builds with the `bench` feature (`scripts/test.sh` turns it on).
+#[cfg(feature = "bench")]
 #[test]
 fn the_retrieval_benchmark_measures_bm25_and_hybrid_side_by_side() {
     let out = tempfile::tempdir().expect("tempdir");
     let report = out.path().join("retrieval.json");
-    let (code, stdout, stderr) = mcplex(&[
+    let (code, stdout, stderr) = crate::harness::mcplex(&[
         "bench",
         "retrieval",
         "--corpus",

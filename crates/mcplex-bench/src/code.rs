@@ -16,8 +16,9 @@ use mcplex_code::{Engine, EngineOptions, Limits, Run, ToolHost, WorkerCommand};
 use mcplex_upstream::{CallOptions, Upstreams};
 use serde_json::{Value, json};
 
-use super::rig::Rig;
-use super::stats::Stats;
+use crate::Host;
+use crate::rig::Rig;
+use crate::stats::Stats;
 
 const STEPS: u64 = 10;
 const SCRIPT: &str = "let total = 0;\nfor (let i = 1; i <= 10; i++) total = call_tool('fixture__add', {a: total, b: i}).sum;\nreturn total;";
@@ -29,10 +30,10 @@ struct Tally {
     turns: usize,
 }
 
-pub async fn run(repeats: usize, out: &Path) -> Result<ExitCode> {
+pub async fn run(host: &Host, repeats: usize, out: &Path) -> Result<ExitCode> {
     let bpe = tiktoken_rs::cl100k_base().context("cannot load the cl100k_base tokenizer")?;
     let count = |value: &Value| bpe.encode_ordinary(&value.to_string()).len();
-    let rig = Rig::start(&[("all", "/mcp/all"), ("code", "/mcp/code")]).await?;
+    let rig = Rig::start(host, &[("all", "/mcp/all"), ("code", "/mcp/code")]).await?;
     let client = rig.client.clone();
 
     let (mut direct_times, mut code_times) = (Vec::new(), Vec::new());
@@ -109,7 +110,7 @@ pub async fn run(repeats: usize, out: &Path) -> Result<ExitCode> {
         direct_stats.p50_us / code_stats.p50_us.max(1e-9)
     );
 
-    let (warm, cold) = engine_overhead(repeats.max(1) * 10).await?;
+    let (warm, cold) = engine_overhead(&host.code_worker, repeats.max(1) * 10).await?;
     println!();
     println!("engine per-run overhead (`return 1;`, no tool call, one worker process per run)");
     println!(
@@ -139,7 +140,7 @@ pub async fn run(repeats: usize, out: &Path) -> Result<ExitCode> {
         "code_execution": {"model_turns": code.turns, "tokens": code.tokens, "latency": code_stats},
         "engine_overhead": {"warm": warm, "cold": cold},
     });
-    super::write_report(out, &report)?;
+    crate::write_report(out, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -164,23 +165,19 @@ impl ToolHost for NoTools {
     }
 }
 
-/// An engine whose workers are this executable, `warm` of them kept started.
-fn engine(warm: usize) -> Result<Engine> {
-    let program = std::env::current_exe().context("cannot find the mcplex executable")?;
-    Ok(Engine::new(EngineOptions {
-        worker: WorkerCommand {
-            program,
-            args: vec![crate::CODE_WORKER.into()],
-        },
+/// An engine whose workers are `worker`, `warm` of them kept started.
+fn engine(worker: &WorkerCommand, warm: usize) -> Engine {
+    Engine::new(EngineOptions {
+        worker: worker.clone(),
         concurrent_runs: 1,
         per_caller: 1,
         warm,
-    }))
+    })
 }
 
 /// `runs` trivial runs on an engine with a warm worker; and a tenth as many on an engine with
 /// no warm worker (what a run costs without the pool: process start included).
-async fn engine_overhead(runs: usize) -> Result<(Stats, Stats)> {
+async fn engine_overhead(worker: &WorkerCommand, runs: usize) -> Result<(Stats, Stats)> {
     let run = Run {
         caller: "bench".into(),
         code: "return 1;".into(),
@@ -207,8 +204,8 @@ async fn engine_overhead(runs: usize) -> Result<(Stats, Stats)> {
         }
         Ok(times)
     };
-    let warm = timed(&engine(1)?, runs).await?;
-    let cold = timed(&engine(0)?, (runs / 10).max(1)).await?;
+    let warm = timed(&engine(worker, 1), runs).await?;
+    let cold = timed(&engine(worker, 0), (runs / 10).max(1)).await?;
     let wall = Duration::from_secs(1);
     Ok((Stats::from(warm, 0, wall), Stats::from(cold, 0, wall)))
 }

@@ -95,7 +95,7 @@ pub fn run(corpus: &Path, turns: usize, out: &Path) -> Result<ExitCode> {
             "per_turn": per_turn.iter().map(|(t, c)| json!({"tokens": t, "prefix_changed": c})).collect::<Vec<_>>(),
         }));
     }
-    super::write_report(
+    crate::write_report(
         out,
         &json!({"benchmark": "cache", "turns": turns, "tokenizer": "cl100k_base", "strategies": summary}),
     )?;
@@ -166,5 +166,5 @@ fn snapshot(
         direct_tool_response_mode: mode,
         ..HotSettings::default()
     };
-    super::corpus_snapshot(by_server, hot, defer_all)
+    crate::corpus_snapshot(by_server, hot, defer_all)
 }

@@ -15,10 +15,13 @@ use mcplex_config::HotSettings;
 use mcplex_fixtures::CorpusTool;
 use serde_json::{Map, Value, json};
 
+use crate::Host;
+
 const CUTOFFS: [usize; 3] = [1, 5, 10];
 const SYNTHETIC_SIZE: usize = 10_000;
 
 pub fn run(
+    host: &Host,
     corpus: &Path,
     queries: &Path,
     model: Option<&Path>,
@@ -41,7 +44,7 @@ pub fn run(
     let mut rankers = vec![("bm25", HashMap::new())];
     let mut embedding = Value::Null;
     if let Some(dir) = model {
-        let (query_vectors, report) = embed(dir, &snapshot, &synthetic, &texts)?;
+        let (query_vectors, report) = embed(host, dir, &snapshot, &synthetic, &texts)?;
         rankers.push(("hybrid", query_vectors));
         embedding = report;
     }
@@ -138,7 +141,7 @@ pub fn run(
         "rankers": rankers,
         "embedding": embedding,
     });
-    super::write_report(out, &report)?;
+    crate::write_report(out, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -157,12 +160,13 @@ struct RankerResult {
 /// Loads the model, embeds both fleets' tools (the synthetic one repeats the corpus, so its
 /// passages are cached) and every query, timing the query embeddings.
 fn embed(
+    host: &Host,
     dir: &Path,
     snapshot: &Snapshot,
     synthetic: &Snapshot,
     texts: &[&str],
 ) -> Result<(QueryVectors, Value)> {
-    let semantic = crate::semantic::load_dir(dir, None)?;
+    let semantic = (host.load_model)(dir)?;
     let started = Instant::now();
     semantic.embed_now(snapshot).map_err(anyhow::Error::msg)?;
     let tools_ms = started.elapsed().as_millis() as u64;
@@ -251,7 +255,7 @@ fn snapshot_of(tools: &[CorpusTool], copies: usize) -> Snapshot {
                 .push(tool.definition.clone());
         }
     }
-    super::corpus_snapshot(by_server, HotSettings::default(), false)
+    crate::corpus_snapshot(by_server, HotSettings::default(), false)
 }
 
 fn latency<'q>(

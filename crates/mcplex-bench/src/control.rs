@@ -9,7 +9,7 @@
 //! - approval: the quarantined demo server is approved; done when every replica lists its
 //!   `demo__echo`.
 //!
-//! Replicas poll the store every `follow::POLL_INTERVAL` (100 ms): on SQLite the slowest of N
+//! Replicas poll the store every [`Host::store_poll_interval`] (100 ms): on SQLite the slowest of N
 //! replicas is behind by most of one interval, plus the reload; on PostgreSQL a NOTIFY wakes
 //! them at once. The poll here is every 2 ms.
 
@@ -23,12 +23,14 @@ use mcplex_state::{Location, Store, TokenSpec};
 use mcplex_trust::{Approvals, Permissions};
 use serde_json::{Value, json};
 
-use super::stats::Stats;
+use crate::Host;
+use crate::stats::Stats;
 
 /// How long one write may take to reach every replica before the round counts as an error.
 const ROUND_LIMIT: Duration = Duration::from_secs(10);
 
 pub async fn run(
+    host: &Host,
     replicas: usize,
     rounds: usize,
     postgres: Option<String>,
@@ -47,7 +49,7 @@ pub async fn run(
     let mut gateways = Vec::new();
     for index in 0..replicas.max(1) {
         let own = dir.path().join(format!("replica-{index}"));
-        gateways.push(Replica::start(&own, postgres.as_deref(), dir.path())?);
+        gateways.push(Replica::start(host, &own, postgres.as_deref(), dir.path())?);
     }
     let (store, _) = Store::open_at(&location)
         .with_context(|| format!("cannot open the replicas' store {location}"))?;
@@ -141,13 +143,13 @@ pub async fn run(
             stats.errors
         );
     }
-    super::write_report(
+    crate::write_report(
         out,
         &json!({
             "store": kind,
             "replicas": addresses.len(),
             "rounds": rounds,
-            "poll_interval_ms": mcplex_runtime::follow::POLL_INTERVAL.as_millis() as u64,
+            "poll_interval_ms": host.store_poll_interval.as_millis() as u64,
             "revocation": revocation,
             "approval": approval,
         }),
@@ -245,9 +247,8 @@ struct Replica {
 impl Replica {
     /// A replica with a data directory of its own (`own`) on the PostgreSQL store `postgres`,
     /// or on the SQLite store in `shared`.
-    fn start(own: &Path, postgres: Option<&str>, shared: &Path) -> Result<Replica> {
-        let exe = std::env::current_exe().context("cannot find the mcplex executable")?;
-        let mut command = Command::new(exe);
+    fn start(host: &Host, own: &Path, postgres: Option<&str>, shared: &Path) -> Result<Replica> {
+        let mut command = Command::new(&host.gateway);
         command.args(["serve", "--demo", "--listen", "127.0.0.1:0", "--data-dir"]);
         match postgres {
             Some(url) => {

@@ -1,8 +1,9 @@
 //! `mcplex bench overhead`: `tools/call` through the gateway vs. directly to the same upstream.
 //!
-//! One process hosts a fixture upstream (stateless streamable HTTP), a gateway in front of it,
-//! and one client (mcplex's own upstream client) that calls `echo` either at the fixture or at
-//! the gateway. Same client, same upstream, same run; the two paths alternate per round.
+//! The bench's process hosts a fixture upstream (stateless streamable HTTP) and one client
+//! (mcplex's own upstream client) that calls `echo` either at the fixture or at a gateway process
+//! in front of it (`mcplex serve`). Same client, same upstream, same run; the two paths
+//! alternate per round.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -13,14 +14,15 @@ use anyhow::{Context, Result};
 use mcplex_upstream::{CallOptions, Upstreams};
 use serde_json::json;
 
-use super::rig::Rig;
-use super::stats::Stats;
+use crate::Host;
+use crate::rig::Rig;
+use crate::stats::Stats;
 
 const CONCURRENCY: [usize; 2] = [1, 32];
 const ROUNDS: usize = 2;
 
-pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
-    let rig = Rig::start(&[("gateway", "/mcp")]).await?;
+pub async fn run(host: &Host, calls: usize, out: &Path) -> Result<ExitCode> {
+    let rig = Rig::start(host, &[("gateway", "/mcp")]).await?;
     let client = rig.client.clone();
     // Warm both paths (connections, lazy statics) before measuring.
     for _ in 0..50 {
@@ -96,7 +98,7 @@ pub async fn run(calls: usize, out: &Path) -> Result<ExitCode> {
         "benchmark": "overhead",
         "rows": rows.iter().map(|(c, d, g)| json!({"concurrency": c, "direct": d, "gateway": g, "p50_ratio": g.p50_us / d.p50_us.max(1e-9)})).collect::<Vec<_>>(),
     });
-    super::write_report(out, &report)?;
+    crate::write_report(out, &report)?;
 
     rig.stop().await;
     Ok(ExitCode::SUCCESS)

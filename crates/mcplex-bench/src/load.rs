@@ -7,7 +7,7 @@
 //! sessions opened and closed (`initialize` + `DELETE`): both must stay flat.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,9 @@ use mcplex_upstream::{CallOptions, UpstreamEvent, UpstreamState, Upstreams};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::stats::Stats;
+use crate::Host;
+use crate::gateway::GatewayProcess;
+use crate::stats::Stats;
 
 pub struct LoadArgs {
     pub sessions: usize,
@@ -27,112 +29,39 @@ pub struct LoadArgs {
     pub out: PathBuf,
 }
 
-/// The gateway under test, a separate process so its memory is its own.
-struct GatewayProcess {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for GatewayProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl GatewayProcess {
-    fn start(corpus: Option<&Path>, sessions: usize) -> Result<GatewayProcess> {
-        let exe = std::env::current_exe().context("where is this binary?")?;
-        let fixture = exe.with_file_name("mcplex-fixture");
-        ensure!(
-            fixture.exists(),
-            "{} not found: build it with `cargo build --release --bins`",
-            fixture.display()
-        );
-        let dir = tempfile::tempdir()?;
-        let mut servers = serde_json::Map::new();
-        servers.insert(
-            "fixture".into(),
-            json!({"command": fixture, "args": ["--name", "fixture"]}),
-        );
-        if let Some(corpus) = corpus {
-            let text = std::fs::read_to_string(corpus)
-                .with_context(|| format!("cannot read {}", corpus.display()))?;
-            let tools = mcplex_fixtures::load_corpus(&text).map_err(anyhow::Error::msg)?;
-            let names: std::collections::BTreeSet<&str> =
-                tools.iter().map(|t| t.server.as_str()).collect();
-            for server in names {
-                servers.insert(
-                    format!("c-{server}"),
-                    json!({"command": fixture, "args": ["--name", server, "--no-kit", "--corpus", corpus, "--corpus-server", server]}),
-                );
-            }
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let config = json!({"listen": format!("127.0.0.1:{port}"), "data_dir": dir.path().join("data"),
-                            "audit_retention_days": 1, "mcpServers": servers,
-                            "max_sessions": sessions + 100});
-        let path = dir.path().join("config.json");
-        std::fs::write(&path, config.to_string())?;
-        let child = Command::new(&exe)
-            .args(["serve", "--config"])
-            .arg(&path)
-            .env("MCPLEX_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("cannot start the gateway")?;
-        Ok(GatewayProcess {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            _dir: dir,
-        })
-    }
-
-    async fn wait_ready(&self) -> Result<()> {
-        let http = reqwest::Client::builder().no_proxy().build()?;
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            if let Ok(response) = http.get(format!("{}/readyz", self.base)).send().await
-                && response.status().is_success()
-            {
-                return Ok(());
-            }
-            ensure!(
-                Instant::now() < deadline,
-                "the gateway was not ready within 120 s"
+/// The gateway under test (a separate process, so its memory is its own) in front of the
+/// fixture on stdio and, with `corpus`, one fixture process per corpus server.
+fn start_gateway(host: &Host, corpus: Option<&Path>, sessions: usize) -> Result<GatewayProcess> {
+    let fixture = host.gateway.with_file_name("mcplex-fixture");
+    ensure!(
+        fixture.exists(),
+        "{} not found: build it with `cargo build --release --bins --features mcplex/bench`",
+        fixture.display()
+    );
+    let mut servers = serde_json::Map::new();
+    servers.insert(
+        "fixture".into(),
+        json!({"command": fixture, "args": ["--name", "fixture"]}),
+    );
+    if let Some(corpus) = corpus {
+        let text = std::fs::read_to_string(corpus)
+            .with_context(|| format!("cannot read {}", corpus.display()))?;
+        let tools = mcplex_fixtures::load_corpus(&text).map_err(anyhow::Error::msg)?;
+        let names: std::collections::BTreeSet<&str> =
+            tools.iter().map(|t| t.server.as_str()).collect();
+        for server in names {
+            servers.insert(
+                format!("c-{server}"),
+                json!({"command": fixture, "args": ["--name", server, "--no-kit", "--corpus", corpus, "--corpus-server", server]}),
             );
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
-
-    fn proc_status(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(field))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    }
-
-    fn rss_kib(&self) -> u64 {
-        self.proc_status("VmRSS:")
-    }
-
-    fn threads(&self) -> u64 {
-        self.proc_status("Threads:")
-    }
-
-    fn fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
-            .map(|d| d.count())
-            .unwrap_or(0)
-    }
+    let settings = json!({"audit_retention_days": 1, "mcpServers": servers,
+                          "max_sessions": sessions + 100});
+    GatewayProcess::start(
+        &host.gateway,
+        settings.as_object().cloned().unwrap_or_default(),
+    )
 }
 
 /// `sessions` MCP sessions to the gateway's direct surface, all initialized.
@@ -277,7 +206,7 @@ pub async fn run_against(
         lost,
         run.wrong
     );
-    super::write_report(
+    crate::write_report(
         out,
         &json!({"benchmark": "load", "url": base, "tool": tool, "sessions": sessions,
                 "calls_per_session": calls, "latency": stats, "errors": run.errors,
@@ -290,15 +219,15 @@ pub async fn run_against(
     })
 }
 
-pub async fn run(args: LoadArgs) -> Result<ExitCode> {
+pub async fn run(host: &Host, args: LoadArgs) -> Result<ExitCode> {
     let limit = mcplex_upstream::raise_open_files_limit().unwrap_or(0);
     ensure!(
         limit as usize > args.sessions * 3 + 256,
         "open-file limit {limit} is too low for {} sessions",
         args.sessions
     );
-    let gateway = GatewayProcess::start(args.corpus.as_deref(), args.sessions)?;
-    gateway.wait_ready().await?;
+    let mut gateway = start_gateway(host, args.corpus.as_deref(), args.sessions)?;
+    gateway.wait_ready(Duration::from_secs(120)).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_idle = gateway.rss_kib();
 
@@ -373,7 +302,7 @@ pub async fn run(args: LoadArgs) -> Result<ExitCode> {
         "soak": soak,
         "open_close": open_close,
     });
-    super::write_report(&args.out, &report)?;
+    crate::write_report(&args.out, &report)?;
     Ok(if lost == 0 && run.wrong == 0 && run.errors == 0 && flat {
         ExitCode::SUCCESS
     } else {

@@ -1,0 +1,26 @@
+//! The two answers every write route shares: it was done (200, with what was done), or why not
+//! (a 4xx or 5xx status with the reason).
+
+use serde::{Deserialize, Serialize};
+
+/// `{"ok": true, "message": "..."}`: what the gateway did, in words for the operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Done {
+    pub ok: bool,
+    pub message: String,
+}
+
+impl Done {
+    pub fn new(message: impl Into<String>) -> Done {
+        Done {
+            ok: true,
+            message: message.into(),
+        }
+    }
+}
+
+/// `{"error": "..."}`, the body of every refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorAnswer {
+    pub error: String,
+}

@@ -1,0 +1,100 @@
+//! The routes under `/api/v1` and the actions their path names. The gateway's router and the
+//! CLI's requests build every path from here.
+
+/// What `POST /api/v1/servers/{name}/{action}` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerAction {
+    Approve,
+    Quarantine,
+}
+
+impl ServerAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerAction::Approve => "approve",
+            ServerAction::Quarantine => "quarantine",
+        }
+    }
+
+    /// The action a path segment names; `None` for any other text (the route answers 404).
+    pub fn parse(segment: &str) -> Option<ServerAction> {
+        [ServerAction::Approve, ServerAction::Quarantine]
+            .into_iter()
+            .find(|action| action.as_str() == segment)
+    }
+}
+
+/// What `POST /api/v1/tools/{id}/{action}` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolAction {
+    /// With `?hash=H` ([`crate::ApproveQuery`]): only the definition that hashes to `H`.
+    Approve,
+    Block,
+}
+
+impl ToolAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolAction::Approve => "approve",
+            ToolAction::Block => "block",
+        }
+    }
+
+    /// The action a path segment names; `None` for any other text (the route answers 404).
+    pub fn parse(segment: &str) -> Option<ToolAction> {
+        [ToolAction::Approve, ToolAction::Block]
+            .into_iter()
+            .find(|action| action.as_str() == segment)
+    }
+}
+
+/// Every path of the API: the route patterns the gateway serves, and the paths the CLI requests.
+pub mod paths {
+    use super::{ServerAction, ToolAction, encode_segment};
+
+    /// `GET`: [`crate::ServersAnswer`].
+    pub const SERVERS: &str = "/api/v1/servers";
+    /// `POST`: [`crate::Done`].
+    pub const SERVER_ACTION: &str = "/api/v1/servers/{name}/{action}";
+    /// `GET`: [`crate::ToolsAnswer`].
+    pub const TOOLS: &str = "/api/v1/tools";
+    /// `POST` (`?hash=H` on approve): [`crate::Done`].
+    pub const TOOL_ACTION: &str = "/api/v1/tools/{id}/{action}";
+    /// `GET`: [`crate::ApprovalsAnswer`].
+    pub const APPROVALS: &str = "/api/v1/approvals";
+    /// `GET`: [`crate::TokensAnswer`]; `POST` [`crate::CreateToken`]: 201 [`crate::CreatedToken`].
+    pub const TOKENS: &str = "/api/v1/tokens";
+    /// `DELETE`: [`crate::Done`].
+    pub const TOKEN: &str = "/api/v1/tokens/{name}";
+
+    pub fn server_action(name: &str, action: ServerAction) -> String {
+        format!("{SERVERS}/{}/{}", encode_segment(name), action.as_str())
+    }
+
+    /// `hash` only goes with [`ToolAction::Approve`].
+    pub fn tool_action(id: &str, action: ToolAction, hash: Option<&str>) -> String {
+        let path = format!("{TOOLS}/{}/{}", encode_segment(id), action.as_str());
+        match hash {
+            Some(hash) => format!("{path}?hash={}", encode_segment(hash)),
+            None => path,
+        }
+    }
+
+    pub fn token(name: &str) -> String {
+        format!("{TOKENS}/{}", encode_segment(name))
+    }
+}
+
+/// Percent-encodes a path segment or query value (server names and tool ids may hold any
+/// character; `/` is the one that would break the route, and `:` is fine in a path).
+pub fn encode_segment(segment: &str) -> String {
+    segment
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b':' => {
+                (b as char).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}

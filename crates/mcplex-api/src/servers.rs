@@ -1,0 +1,120 @@
+//! Servers: `GET /api/v1/servers`, `GET /api/v1/approvals`, and the rows of `mcplex servers
+//! list`.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::tools::WithheldTool;
+
+/// `{"servers": [...]}`, one row per configured server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServersAnswer {
+    pub servers: Vec<Server>,
+}
+
+/// One configured server. A running gateway knows its tools; the CLI reading the store itself
+/// does not, and leaves `tools` and `withheld` out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Server {
+    pub name: String,
+    pub state: ServerState,
+    pub status: ServerStatus,
+    /// Tools it offers in the gateway's current catalog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<usize>,
+    /// Of those, the ones withheld until an operator decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<usize>,
+}
+
+/// Whether the operator let the server's tools be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerState {
+    Approved,
+    /// None of its tools is served.
+    Quarantined,
+}
+
+impl ServerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerState::Approved => "approved",
+            ServerState::Quarantined => "quarantined",
+        }
+    }
+}
+
+/// The connection to a server, as the gateway sees it; on the wire one string (`"ready"`,
+/// `"unhealthy: <reason>"`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// `enabled: false` in the config.
+    Disabled,
+    Connecting,
+    Ready,
+    /// Lost or failed; the gateway is retrying. The reason is for people.
+    Unhealthy {
+        reason: String,
+    },
+    /// Said by the CLI when it read the store itself: no gateway is registered in it.
+    NotRunning,
+    /// Said by the CLI when it read the store itself: a gateway is registered but did not answer.
+    NotReachable,
+}
+
+const UNHEALTHY_PREFIX: &str = "unhealthy: ";
+const NOT_RUNNING: &str = "not running";
+const NOT_REACHABLE: &str = "running (not reachable)";
+
+impl ServerStatus {
+    /// The status a wire text names; `None` for text that names none.
+    pub fn parse(text: &str) -> Option<ServerStatus> {
+        Some(match text {
+            "disabled" => ServerStatus::Disabled,
+            "connecting" => ServerStatus::Connecting,
+            "ready" => ServerStatus::Ready,
+            NOT_RUNNING => ServerStatus::NotRunning,
+            NOT_REACHABLE => ServerStatus::NotReachable,
+            other => ServerStatus::Unhealthy {
+                reason: other.strip_prefix(UNHEALTHY_PREFIX)?.to_owned(),
+            },
+        })
+    }
+}
+
+impl fmt::Display for ServerStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerStatus::Disabled => f.write_str("disabled"),
+            ServerStatus::Connecting => f.write_str("connecting"),
+            ServerStatus::Ready => f.write_str("ready"),
+            ServerStatus::Unhealthy { reason } => write!(f, "{UNHEALTHY_PREFIX}{reason}"),
+            ServerStatus::NotRunning => f.write_str(NOT_RUNNING),
+            ServerStatus::NotReachable => f.write_str(NOT_REACHABLE),
+        }
+    }
+}
+
+impl Serialize for ServerStatus {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        ServerStatus::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown server status {text:?}")))
+    }
+}
+
+/// `{"servers": [...], "tools": [...]}`: what waits for the operator, the quarantined servers by
+/// name and every withheld tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalsAnswer {
+    pub servers: Vec<String>,
+    pub tools: Vec<WithheldTool>,
+}

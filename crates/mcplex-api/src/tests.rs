@@ -1,0 +1,207 @@
+//! The exact bytes of every body, as the gateway sent them when they were built with `json!`:
+//! each test serializes a typed value, compares the text, and reads it back.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use crate::*;
+
+/// `value` serializes to exactly `wire`, and `wire` reads back as `value`.
+#[track_caller]
+fn check<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(value: &T, wire: &str) {
+    let text = serde_json::to_string(value).expect("serializes");
+    assert_eq!(text, wire);
+    let back: T = serde_json::from_str(wire).expect("reads back");
+    assert_eq!(&back, value);
+}
+
+#[test]
+fn a_server_row_from_a_gateway_carries_its_tool_counts() {
+    let answer = ServersAnswer {
+        servers: vec![Server {
+            name: "github".into(),
+            state: ServerState::Quarantined,
+            status: ServerStatus::Unhealthy {
+                reason: "exited: 1".into(),
+            },
+            tools: Some(3),
+            withheld: Some(1),
+        }],
+    };
+    check(
+        &answer,
+        r#"{"servers":[{"name":"github","state":"quarantined","status":"unhealthy: exited: 1","tools":3,"withheld":1}]}"#,
+    );
+}
+
+#[test]
+fn a_server_row_from_the_store_has_no_tool_counts() {
+    let row = Server {
+        name: "time".into(),
+        state: ServerState::Approved,
+        status: ServerStatus::NotReachable,
+        tools: None,
+        withheld: None,
+    };
+    check(
+        &row,
+        r#"{"name":"time","state":"approved","status":"running (not reachable)"}"#,
+    );
+}
+
+#[test]
+fn every_server_status_reads_back_from_its_text() {
+    for status in [
+        ServerStatus::Disabled,
+        ServerStatus::Connecting,
+        ServerStatus::Ready,
+        ServerStatus::Unhealthy {
+            reason: "connection refused".into(),
+        },
+        ServerStatus::NotRunning,
+        ServerStatus::NotReachable,
+    ] {
+        assert_eq!(ServerStatus::parse(&status.to_string()), Some(status));
+    }
+    assert_eq!(ServerStatus::parse("sleeping"), None);
+    assert!(serde_json::from_str::<ServerStatus>(r#""sleeping""#).is_err());
+}
+
+#[test]
+fn served_and_withheld_tools_keep_their_own_fields_in_order() {
+    let answer = ToolsAnswer {
+        tools: vec![
+            Tool::Served(ServedTool {
+                id: "a:echo".into(),
+                name: "a__echo".into(),
+                status: ToolStatus::Approved,
+                permission: Permission::Read,
+                pin: "sha256:1".into(),
+                deferred: false,
+            }),
+            Tool::Withheld(WithheldTool {
+                id: "b:rm".into(),
+                status: ToolStatus::Changed,
+                reason: WithheldReason::ToolChanged,
+                permission: Permission::Destructive,
+                pin: "sha256:2".into(),
+                description: serde_json::Value::Null,
+            }),
+        ],
+    };
+    check(
+        &answer,
+        concat!(
+            r#"{"tools":[{"id":"a:echo","name":"a__echo","status":"approved","permission":"read","pin":"sha256:1","deferred":false},"#,
+            r#"{"id":"b:rm","status":"changed","reason":"tool_changed","permission":"destructive","pin":"sha256:2","description":null}]}"#
+        ),
+    );
+    assert_eq!(answer.tools[1].id(), "b:rm");
+}
+
+#[test]
+fn approvals_name_quarantined_servers_and_withheld_tools() {
+    let answer = ApprovalsAnswer {
+        servers: vec!["new".into()],
+        tools: vec![WithheldTool {
+            id: "new:t".into(),
+            status: ToolStatus::Pending,
+            reason: WithheldReason::ServerQuarantined,
+            permission: Permission::Write,
+            pin: "p".into(),
+            description: json!("Writes."),
+        }],
+    };
+    check(
+        &answer,
+        r#"{"servers":["new"],"tools":[{"id":"new:t","status":"pending","reason":"server_quarantined","permission":"write","pin":"p","description":"Writes."}]}"#,
+    );
+}
+
+#[test]
+fn a_created_token_is_the_token_row_then_its_secret() {
+    let created = CreatedToken {
+        record: Token {
+            name: "ci".into(),
+            servers: None,
+            permissions: "read,write".into(),
+            profile: None,
+            created_at: 1_700_000_000,
+            expires_at: Some(1_800_000_000),
+            status: TokenStatus::Active,
+        },
+        token: "mcplex_secret".into(),
+    };
+    check(
+        &created,
+        r#"{"name":"ci","servers":null,"permissions":"read,write","profile":null,"created_at":1700000000,"expires_at":1800000000,"status":"active","token":"mcplex_secret"}"#,
+    );
+    let listed = TokensAnswer {
+        tokens: vec![Token {
+            servers: Some(vec!["a".into()]),
+            profile: Some("p".into()),
+            expires_at: None,
+            status: TokenStatus::Revoked,
+            ..created.record
+        }],
+    };
+    check(
+        &listed,
+        r#"{"tokens":[{"name":"ci","servers":["a"],"permissions":"read,write","profile":"p","created_at":1700000000,"expires_at":null,"status":"revoked"}]}"#,
+    );
+}
+
+#[test]
+fn a_token_request_refuses_unknown_fields_and_defaults_the_optional_ones() {
+    let request: CreateToken =
+        serde_json::from_str(r#"{"name":"n","permissions":"read"}"#).expect("minimal request");
+    assert_eq!(request.servers, None);
+    assert_eq!(request.expires, None);
+    assert!(
+        serde_json::from_str::<CreateToken>(r#"{"name":"n","permissions":"read","admin":true}"#)
+            .is_err()
+    );
+}
+
+#[test]
+fn done_and_error_answers() {
+    check(
+        &Done::new("server x approved"),
+        r#"{"ok":true,"message":"server x approved"}"#,
+    );
+    check(&ErrorAnswer { error: "no".into() }, r#"{"error":"no"}"#);
+}
+
+#[test]
+fn a_review_names_its_state_in_words() {
+    let review = ToolReview {
+        id: "a:t".into(),
+        state: ReviewState::Changed,
+        blocked: false,
+        pinned: Some(Definition {
+            hash: "h1".into(),
+            definition: serde_json::Value::Null,
+        }),
+        observed: None,
+    };
+    check(
+        &review,
+        r#"{"id":"a:t","state":"changed: the observed definition is not the approved one","blocked":false,"pinned":{"hash":"h1","definition":null},"observed":null}"#,
+    );
+}
+
+#[test]
+fn paths_encode_what_would_break_a_route() {
+    assert_eq!(
+        paths::server_action("my server", ServerAction::Quarantine),
+        "/api/v1/servers/my%20server/quarantine"
+    );
+    assert_eq!(
+        paths::tool_action("a:b/c", ToolAction::Approve, Some("sha256:f+")),
+        "/api/v1/tools/a:b%2Fc/approve?hash=sha256:f%2B"
+    );
+    assert_eq!(paths::token("ci"), "/api/v1/tokens/ci");
+    assert_eq!(ServerAction::parse("approve"), Some(ServerAction::Approve));
+    assert_eq!(ToolAction::parse("quarantine"), None);
+}
