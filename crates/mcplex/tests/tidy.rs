@@ -7,6 +7,7 @@
 //!   `std` I/O module).
 //! - Every Rust file opens with a `//!` doc saying what it owns.
 //! - No Rust file is over 600 lines.
+//! - No source holds the literal `"__"` a split of a display name would need.
 //!
 //! Each test reports every offender at once, not the first.
 
@@ -96,6 +97,35 @@ fn no_rust_file_is_over_600_lines() {
         &format!("no Rust file is over {MAX_LINES} lines"),
         &problems,
     );
+}
+
+/// `mcplex-names`' invariant: the only way from a display name back to a tool is
+/// `RegistrationTable::resolve`, never cutting the name at `__` (server and tool names may
+/// contain `__` themselves). A tripwire on the literal a split would need.
+#[test]
+fn no_source_takes_a_display_name_apart_at_double_underscores() {
+    let problems: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|path| !is_test_file(path))
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let lines: Vec<String> = text
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| line.contains(r#""__""#))
+                .map(|(n, _)| (n + 1).to_string())
+                .collect();
+            (!lines.is_empty()).then(|| {
+                format!(
+                    "{} (line {}): the literal \"__\"; resolve names through the \
+                     registration table instead",
+                    shown(&path),
+                    lines.join(", ")
+                )
+            })
+        })
+        .collect();
+    report("no source splits a display name on `__`", &problems);
 }
 
 /// The dependency rules as `ARCHITECTURE.md` states them.

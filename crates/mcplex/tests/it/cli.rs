@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, fixture_server, mcplex, names, python_client, tools};
+use crate::harness::{
+    Gateway, fixture_server, marked_fixture_server, mcplex, names, python_client, tools,
+};
 
 fn config_file(dir: &tempfile::TempDir, config: &Value) -> String {
     let path = dir.path().join("config.json");
@@ -186,9 +188,10 @@ fn a_port_in_use_is_reported_with_the_fix_before_anything_starts() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("c.json");
     let data = dir.path().join("data");
+    let started = dir.path().join("started");
     std::fs::write(
         &config,
-        json!({"mcpServers": {"a": fixture_server("a", &[])}}).to_string(),
+        json!({"mcpServers": {"a": marked_fixture_server("a", &started)}}).to_string(),
     )
     .expect("config");
     let output = std::process::Command::new(&tools().mcplex)
@@ -199,14 +202,17 @@ fn a_port_in_use_is_reported_with_the_fix_before_anything_starts() {
         .output()
         .expect("run mcplex");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "a failed command: {stderr}");
+    // The message is the user's contract: it names the address and the fix.
     assert!(
         stderr.contains(&format!("cannot listen on {address}"))
             && stderr.contains("--listen host:port"),
         "names the address and the fix: {stderr}"
     );
+    assert!(!data.exists(), "nothing was written before: {stderr}");
     assert!(
-        !data.exists() && !stderr.contains("upstream ready") && !stderr.contains("serving"),
-        "nothing was started or written before: {stderr}"
+        !started.exists(),
+        "no upstream was started before: {stderr}"
     );
+    assert!(output.stdout.is_empty(), "no serving line: {stderr}");
 }

@@ -163,8 +163,10 @@ fn every_limit_is_named_and_the_gateway_keeps_serving() {
 fn scripts_from_many_sessions_run_at_once() {
     let gateway = Gateway::start(fleet(json!({})));
     gateway.wait_ready();
-    let code = "const r = call_tools([{name: 'fixture__slow', args: {ms: 300}}, {name: 'fixture__add', args: {a: input, b: input}}]); return r[1].sum;";
-    let started = Instant::now();
+    // Each script times its own upstream calls with the worker's clock.
+    let code = "const start = Date.now();\n\
+                const r = call_tools([{name: 'fixture__slow', args: {ms: 1500}}, {name: 'fixture__add', args: {a: input, b: input}}]);\n\
+                return {sum: r[1].sum, start, end: Date.now()};";
     let results: Vec<Value> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)
             .map(|i| {
@@ -184,15 +186,35 @@ fn scripts_from_many_sessions_run_at_once() {
             .map(|h| h.join().expect("thread"))
             .collect()
     });
+    let mut intervals = Vec::new();
     for (i, result) in results.iter().enumerate() {
-        assert_eq!(
-            result["structuredContent"]["result"],
-            json!(2 * i),
-            "{i}: {result}"
-        );
+        let value = &result["structuredContent"]["result"];
+        assert_eq!(value["sum"], json!(2 * i), "{i}: {result}");
+        let (Some(start), Some(end)) = (value["start"].as_u64(), value["end"].as_u64()) else {
+            panic!("{i}: no times in {result}");
+        };
+        intervals.push((start, end));
     }
-    // Eight 300 ms scripts in parallel, not one after the other (2.4 s).
-    assert!(started.elapsed() < Duration::from_secs(20));
+    // Run one after the other, no two of these intervals would overlap.
+    let most = most_at_once(&intervals);
+    assert!(
+        most >= 2,
+        "at most {most} script(s) were calling at once: {intervals:?}"
+    );
+}
+
+/// The largest number of `[start, end)` intervals that share one instant.
+fn most_at_once(intervals: &[(u64, u64)]) -> usize {
+    intervals
+        .iter()
+        .map(|&(at, _)| {
+            intervals
+                .iter()
+                .filter(|&&(start, end)| start <= at && at < end)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[test]

@@ -350,10 +350,14 @@ fn a_stale_full_mode_client_still_validates_against_the_stored_schema() {
             .to_string(),
     )
     .expect("write");
+    // Flipped once the listing carries the deferred entry (a signature ends the description).
     crate::harness::eventually("the flip", Duration::from_secs(10), || {
-        gateway
-            .log()
-            .contains("config applied: direct_tool_response_mode deferred")
+        let listing: Value = serde_json::from_str(&gateway.raw_tools_list("/mcp")).ok()?;
+        let tools = listing["result"]["tools"].as_array()?;
+        let add = tools.iter().find(|t| t["name"] == "fixture__add")?;
+        add["description"]
+            .as_str()?
+            .ends_with("add(a*:num, b*:num)")
             .then_some(())
     });
     // Arguments built from the cached full schema are valid; wrong ones are answered with that schema.

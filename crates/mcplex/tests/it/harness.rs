@@ -100,11 +100,20 @@ pub fn fixture_server(name: &str, extra: &[&str]) -> Value {
     json!({"command": tools().fixture, "args": args})
 }
 
+/// `command` entry for our fixture on stdio that creates `marker` when it is started, so that a
+/// test can tell whether the gateway ever started it.
+pub fn marked_fixture_server(name: &str, marker: &Path) -> Value {
+    let script = format!("touch '{}' && exec \"$0\" --name {name}", marker.display());
+    json!({"command": "sh", "args": ["-c", script, tools().fixture]})
+}
+
 /// A running gateway process, killed on drop.
 pub struct Gateway {
     child: Option<Child>,
     pub url: String,
     pub dir: tempfile::TempDir,
+    /// The extra arguments it was started with, kept for a restart.
+    args: Vec<String>,
 }
 
 impl Gateway {
@@ -130,11 +139,12 @@ impl Gateway {
             child: Some(child),
             url: format!("http://127.0.0.1:{port}/mcp"),
             dir,
+            args: extra_args.iter().map(|arg| arg.to_string()).collect(),
         }
     }
 
-    /// Stops the gateway (SIGTERM) and starts it again on the same config and data directory,
-    /// on a new port; the log continues in the same file.
+    /// Stops the gateway (SIGTERM) and starts it again on the same config, data directory and
+    /// extra arguments, on a new port; the log continues in the same file.
     #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     pub fn restart(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -142,13 +152,23 @@ impl Gateway {
             wait_with_timeout(&mut child, Duration::from_secs(20))
                 .expect("gateway exits after SIGTERM");
         }
-        let (child, port) = spawn(self.dir.path(), "127.0.0.1", &[]);
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        let (child, port) = spawn(self.dir.path(), "127.0.0.1", &args);
         self.child = Some(child);
         self.url = format!("http://127.0.0.1:{port}/mcp");
     }
 
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()
+    }
+
+    /// The log's events, for a gateway started with `--log-format json`: each line's object, with
+    /// the event's fields (message and structured values) under `fields`.
+    pub fn log_events(&self) -> Vec<Value> {
+        self.log()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
     }
 
     /// How many cancellations the fixture called `fixture` has logged (it writes one stderr line

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::harness::{Gateway, MODES, fixture_server, names, tools};
+use crate::http::{Reply, Version, exchange};
 
 fn fleet() -> Value {
     let tools = tools();
@@ -75,12 +76,23 @@ fn listing_is_byte_identical_across_requests_and_eras() {
         json!({"mcpServers": {"b": fixture_server("b", &[]), "a": fixture_server("a", &[])}}),
     );
     gateway.wait_ready();
-    let first = gateway.client("legacy", "list", &[]);
-    let second = gateway.client("legacy", "list", &[]);
-    let modern = gateway.client("2026-07-28", "list", &[]);
-    assert_eq!(first, second);
-    assert_eq!(first, modern);
-    assert_eq!(names(&first)[..2], ["describe_tool", "a__add"]);
+    let authority = gateway.authority();
+    // The messages as the wire carried them, each the answer to request id 1.
+    let first = session_tools_list(authority, &open_session(authority, "/mcp"));
+    let second = session_tools_list(authority, &open_session(authority, "/mcp"));
+    let modern = gateway.raw_tools_list("/mcp");
+    let again = gateway.raw_tools_list("/mcp");
+    assert_eq!(first, second, "two sessions got different bytes");
+    assert_eq!(modern, again, "two stateless requests got different bytes");
+    // The 2026-07-28 result adds its own fields (`resultType`, `ttlMs`, `cacheScope`) before
+    // the tools; the tools are the same bytes.
+    assert_eq!(
+        tools_bytes(&first),
+        tools_bytes(&modern),
+        "the eras got different bytes"
+    );
+    let listing: Value = serde_json::from_str(&first).expect("json");
+    assert_eq!(names(&listing["result"])[..2], ["describe_tool", "a__add"]);
 }
 
 #[test]
@@ -88,14 +100,87 @@ fn the_same_server_instance_serves_mcp_and_mcp_all() {
     let gateway =
         Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
     gateway.wait_ready();
-    let main = gateway.client("legacy", "list", &[]);
-    let all = crate::harness::python_client(
-        &["--url", &format!("{}/all", gateway.url)],
-        "legacy",
-        "list",
-        &[],
+    let authority = gateway.authority();
+    // A session is state of a server instance: one begun on `/mcp` continues on `/mcp/all` only
+    // if both routes are the same instance (a second one answers 404, unknown session).
+    let session = open_session(authority, "/mcp");
+    let on_main = in_session(authority, "/mcp", &session, TOOLS_LIST);
+    let on_all = in_session(authority, "/mcp/all", &session, TOOLS_LIST);
+    assert_eq!(on_main.status, 200, "{}", on_main.body);
+    assert_eq!(
+        on_all.status, 200,
+        "the session of /mcp is unknown on /mcp/all: {}",
+        on_all.body
     );
-    assert_eq!(main, all);
+    assert_eq!(data(&on_main), data(&on_all));
+    // And one upstream process serves both.
+    let pid = |path: &str| {
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fixture__pid","arguments":{}}}"#;
+        in_session(authority, path, &session, call).json()["result"]["structuredContent"]["pid"]
+            .as_u64()
+            .expect("pid")
+    };
+    assert_eq!(pid("/mcp"), pid("/mcp/all"));
+}
+
+const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+
+/// A session-era client's session on `path`: initialize, then initialized; the session id.
+fn open_session(authority: &str, path: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "listing-test", "version": "1"}}})
+    .to_string();
+    let answer = exchange(authority, Version::Http11, "POST", path, &[], &initialize);
+    assert_eq!(answer.status, 200, "initialize: {}", answer.body);
+    let session = answer
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let answer = in_session(authority, path, &session, initialized);
+    assert_eq!(answer.status, 202, "initialized: {}", answer.body);
+    session
+}
+
+/// A session-era request on `path` within `session`.
+fn in_session(authority: &str, path: &str, session: &str, body: &str) -> Reply {
+    let headers = [
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    exchange(authority, Version::Http11, "POST", path, &headers, body)
+}
+
+/// `tools/list` (id 1) within `session` on `/mcp`: the answer exactly as the wire carried it.
+fn session_tools_list(authority: &str, session: &str) -> String {
+    let answer = in_session(authority, "/mcp", session, TOOLS_LIST);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    data(&answer)
+}
+
+/// The `tools` member of a `tools/list` answer as the wire carried it: from its key to the end
+/// of the result (a quote inside a string is escaped, so the first `"tools":` is the key).
+fn tools_bytes(message: &str) -> &str {
+    let start = message.find(r#""tools":["#).expect("a tools member");
+    let end = message
+        .strip_suffix("]}}")
+        .expect("the tools end the result")
+        .len()
+        + 1;
+    &message[start..end]
+}
+
+/// The JSON-RPC message of an event-stream answer, as the wire carried it.
+fn data(answer: &Reply) -> String {
+    answer
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim_start)
+        .rfind(|data| data.starts_with('{'))
+        .unwrap_or(&answer.body)
+        .to_owned()
 }
 
 #[test]

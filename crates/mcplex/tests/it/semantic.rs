@@ -38,20 +38,29 @@ fn corpus_server(server: &str) -> Value {
     entry
 }
 
-/// The `embedded=N` counts of every "tools embedded" log line, in order.
-fn embeddings_logged(gateway: &Gateway) -> Vec<usize> {
+/// The fields of the semantic search's log records that carry `field`, in order (the gateway
+/// logs JSON: `--log-format json`).
+fn semantic_records(gateway: &Gateway, field: &str) -> Vec<Value> {
     gateway
-        .log()
-        .lines()
-        .filter(|line| line.contains("search is hybrid"))
-        .filter_map(|line| {
-            let count = line.split("embedded=").nth(1)?;
-            count
-                .split(|c: char| !c.is_ascii_digit())
-                .next()?
-                .parse()
-                .ok()
+        .log_events()
+        .into_iter()
+        .filter(|event| {
+            event["target"]
+                .as_str()
+                .is_some_and(|target| target.ends_with("::semantic"))
         })
+        .map(|event| event["fields"].clone())
+        .filter(|fields| !fields[field].is_null())
+        .collect()
+}
+
+/// How many tools each published snapshot's embedding pass embedded (the record that makes
+/// search hybrid), in order.
+fn embeddings_logged(gateway: &Gateway) -> Vec<usize> {
+    semantic_records(gateway, "embedded")
+        .iter()
+        .filter_map(|fields| fields["embedded"].as_u64())
+        .map(|n| n as usize)
         .collect()
 }
 
@@ -68,7 +77,7 @@ fn tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_across_restarts(
         "search_model": model(),
         "mcpServers": {"time": corpus_server("time"), "git": corpus_server("git")}
     });
-    let mut gateway = Gateway::start(config.clone());
+    let mut gateway = Gateway::start_with(config.clone(), &["--log-format", "json"]);
     gateway.wait_ready();
     eventually("the tools embedded", Duration::from_secs(120), || {
         (embeddings_logged(&gateway).iter().sum::<usize>() == 14).then_some(())
@@ -111,23 +120,20 @@ fn tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_across_restarts(
         "the restarted gateway hybrid",
         Duration::from_secs(60),
         || {
-            let log = gateway.log();
-            let lines: Vec<&str> = log
-                .lines()
-                .filter(|l| l.contains("search is hybrid"))
-                .collect();
-            lines[hybrid_before..]
+            semantic_records(&gateway, "embedded")[hybrid_before..]
                 .iter()
-                .any(|line| line.contains("tools=20"))
+                .any(|fields| fields["tools"] == 20)
                 .then_some(())
         },
     );
-    assert!(
-        gateway
-            .log()
-            .contains("embeddings loaded from the state count=20"),
-        "{}",
-        gateway.log()
+    let loaded: Vec<Value> = semantic_records(&gateway, "count")
+        .iter()
+        .map(|fields| fields["count"].clone())
+        .collect();
+    assert_eq!(
+        loaded,
+        [json!(0), json!(20)],
+        "embeddings loaded from the state at each start"
     );
     assert_eq!(embeddings_logged(&gateway).iter().sum::<usize>(), 20);
     let request = r#"{"query": "what does the clock say right now"}"#;

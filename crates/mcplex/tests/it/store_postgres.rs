@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::control_plane::{cli, followed, list_at, token_create};
-use crate::harness::{Gateway, eventually, fixture_server, free_port, tools};
+use crate::harness::{
+    Gateway, eventually, fixture_server, free_port, marked_fixture_server, tools,
+};
 
 /// A fresh database on the PostgreSQL server `MCPLEX_TEST_POSTGRES` names
 /// (`postgres://user@host:port`), or `None` (and the test says why it does nothing) when unset.
@@ -122,9 +124,10 @@ fn gateways_on_one_postgres_store_share_tokens_approvals_and_the_audit_log() {
 fn a_store_that_cannot_be_reached_stops_the_start_with_its_name_and_no_secret() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("c.json");
+    let marker = dir.path().join("started");
     std::fs::write(
         &config,
-        json!({"mcpServers": {"a": fixture_server("a", &[])}}).to_string(),
+        json!({"mcpServers": {"a": marked_fixture_server("a", &marker)}}).to_string(),
     )
     .expect("config");
     let port = free_port();
@@ -151,10 +154,9 @@ fn a_store_that_cannot_be_reached_stops_the_start_with_its_name_and_no_secret() 
         "names the store: {stderr}"
     );
     assert!(!stderr.contains("hunter2"), "never its password: {stderr}");
-    assert!(
-        !stdout.contains("serving") && !stderr.contains("ready"),
-        "nothing was started: {stdout} {stderr}"
-    );
+    assert_eq!(output.status.code(), Some(2), "a failed command: {stderr}");
+    assert!(!marker.exists(), "no upstream was started: {stderr}");
+    assert!(stdout.is_empty(), "no serving line: {stdout}");
 }
 
 /// The admin API key of a PostgreSQL store (kept in the store).

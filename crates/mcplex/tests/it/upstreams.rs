@@ -118,13 +118,16 @@ fn a_command_that_does_not_exist_fails_alone() {
 fn a_2026_upstream_is_reached_with_server_discover() {
     let mut server = fixture_server("modern", &[]);
     server["lifecycle"] = json!("discover");
-    let gateway = Gateway::start(json!({"mcpServers": {"modern": server}}));
-    gateway.wait_ready();
-    assert!(
-        gateway.log().contains("protocol=2026-07-28"),
-        "{}",
-        gateway.log()
+    let gateway = Gateway::start_with(
+        json!({"mcpServers": {"modern": server}}),
+        &["--log-format", "json"],
     );
+    gateway.wait_ready();
+    // The connection's structured record names the era it opened, whatever its message says.
+    let opened_in_2026 = gateway.log_events().iter().any(|event| {
+        event["fields"]["server"] == "modern" && event["fields"]["protocol"] == "2026-07-28"
+    });
+    assert!(opened_in_2026, "{}", gateway.log());
     for mode in MODES {
         let answer = gateway.client(mode, "call", &["modern__add", r#"{"a": 1, "b": 2}"#]);
         assert_eq!(
