@@ -27,7 +27,18 @@ pub struct Loaded {
     pub overrides: Overrides,
 }
 
-pub fn load_with_source(args: &ConfigArgs, mut overrides: Overrides) -> Result<Loaded> {
+/// [`read`], with the config's warnings logged.
+pub fn load_with_source(args: &ConfigArgs, overrides: Overrides) -> Result<Loaded> {
+    let loaded = read(args, overrides)?;
+    for warning in &loaded.config.warnings {
+        tracing::warn!("{warning}");
+    }
+    Ok(loaded)
+}
+
+/// Reads and validates the config without logging its warnings (for a command that shows
+/// them itself, such as `config check`).
+pub fn read(args: &ConfigArgs, mut overrides: Overrides) -> Result<Loaded> {
     overrides.call_timeout = args.call_timeout.clone();
     overrides.data_dir = args.data_dir.clone();
     overrides.store = args.store.clone();
@@ -50,9 +61,6 @@ pub fn load_with_source(args: &ConfigArgs, mut overrides: Overrides) -> Result<L
         Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
     };
     let config = parse_config(&text, &path.display().to_string(), &overrides)?;
-    for warning in &config.warnings {
-        tracing::warn!("{warning}");
-    }
     Ok(Loaded {
         config,
         path: exists.then_some(path),

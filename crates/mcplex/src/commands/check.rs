@@ -8,7 +8,8 @@ use mcplex_config::Overrides;
 use crate::cli::ConfigArgs;
 
 pub fn run(args: &ConfigArgs) -> Result<ExitCode> {
-    let config = crate::load::load(args, Overrides::default())?;
+    // The warnings are printed below, once: not logged as well.
+    let config = crate::load::read(args, Overrides::default())?.config;
     let enabled = config.servers.iter().filter(|s| s.enabled).count();
     println!(
         "ok: {} server(s), {enabled} enabled, {} warning(s)",
