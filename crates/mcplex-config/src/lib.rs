@@ -15,6 +15,7 @@ mod model;
 mod parse;
 mod redact;
 mod redact_url;
+mod server_entry;
 mod servers;
 mod settings;
 

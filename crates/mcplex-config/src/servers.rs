@@ -3,13 +3,13 @@
 //! its key path (`mcpServers.github.command`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use crate::model::{DEFAULT_INIT_TIMEOUT, Lifecycle, ServerConfig, Transport};
+use crate::ConfigError;
+use crate::model::{DEFAULT_INIT_TIMEOUT, ServerConfig};
 use crate::parse::{Cx, kind, warn_unknown};
-use crate::{ConfigError, InheritEnv};
+use crate::server_entry::Entry;
 
 const SERVER_KEYS: &[&str] = &[
     "defer",
@@ -147,177 +147,27 @@ impl Cx<'_> {
                 format!("{name:?} contains ':', which separates server and tool in tool ids"),
             ));
         }
-        let field = |field: &str| object.get(field).filter(|v| !v.is_null());
-        let path = |field: &str| format!("{key}.{field}");
-
-        let command = field("command")
-            .map(|v| self.string(v, &path("command")))
-            .transpose()?;
-        let url = field("url")
-            .map(|v| self.string(v, &path("url")))
-            .transpose()?;
-        let headers = field("headers")
-            .map(|v| self.string_map(v, &path("headers")))
-            .transpose()?
-            .unwrap_or_default();
-        let (protocol_key, protocol) = match (field("protocol"), field("type")) {
-            (Some(v), _) => ("protocol", Some(self.string(v, &path("protocol"))?)),
-            (None, Some(v)) => ("type", Some(self.string(v, &path("type"))?)),
-            (None, None) => ("protocol", None),
+        let entry = Entry {
+            cx: self,
+            key,
+            object,
         };
-        let protocol = protocol.unwrap_or("auto");
-        let transport = match (protocol, command, url) {
-            (_, Some(_), Some(_)) => {
-                return Err(self.err(
-                    key,
-                    "has both \"command\" and \"url\"; a server is either a process or a URL",
-                ));
-            }
-            ("stdio" | "auto", Some(command), None) => {
-                if command.trim().is_empty() {
-                    return Err(self.err(path("command"), "must not be empty"));
-                }
-                let args = match field("args") {
-                    None => Vec::new(),
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| {
-                            self.string(v, &format!("{key}.args[{i}]"))
-                                .map(str::to_owned)
-                        })
-                        .collect::<Result<_, _>>()?,
-                    Some(other) => {
-                        return Err(self.err(
-                            path("args"),
-                            format!("must be an array of strings, found {}", kind(other)),
-                        ));
-                    }
-                };
-                let env = field("env")
-                    .map(|v| self.string_map(v, &path("env")))
-                    .transpose()?
-                    .unwrap_or_default();
-                let working_dir = match (field("working_dir"), field("cwd")) {
-                    (Some(v), _) => Some(PathBuf::from(self.string(v, &path("working_dir"))?)),
-                    (None, Some(v)) => Some(PathBuf::from(self.string(v, &path("cwd"))?)),
-                    (None, None) => None,
-                };
-                let inherit_env = match field("inherit_env") {
-                    None | Some(Value::Bool(false)) => InheritEnv::default(),
-                    Some(Value::Bool(true)) => InheritEnv::All,
-                    Some(list @ Value::Array(_)) => {
-                        InheritEnv::AllowList(self.globs(list, &path("inherit_env"))?)
-                    }
-                    Some(other) => {
-                        return Err(self.err(
-                            path("inherit_env"),
-                            format!(
-                                "must be true, false or an array of variable names, found {}",
-                                kind(other)
-                            ),
-                        ));
-                    }
-                };
-                Transport::Stdio {
-                    command: command.to_owned(),
-                    args,
-                    env,
-                    working_dir,
-                    inherit_env,
-                }
-            }
-            ("http" | "streamable-http" | "streamableHttp" | "auto", None, Some(url)) => {
-                self.url(url, &path("url"))?;
-                Transport::Http {
-                    url: url.to_owned(),
-                    headers,
-                    fallback_to_sse: protocol == "auto",
-                }
-            }
-            ("sse", None, Some(url)) => {
-                self.url(url, &path("url"))?;
-                Transport::Sse {
-                    url: url.to_owned(),
-                    headers,
-                }
-            }
-            ("stdio", None, _) => {
-                return Err(self.err(path("command"), "required for protocol \"stdio\""));
-            }
-            ("http" | "streamable-http" | "streamableHttp" | "sse", _, None) => {
-                return Err(self.err(path("url"), format!("required for protocol {protocol:?}")));
-            }
-            ("auto", None, None) => {
-                return Err(self.err(key, "needs \"command\" (stdio) or \"url\" (HTTP)"));
-            }
-            (other, _, _) => {
-                return Err(self.err(path(protocol_key), format!("unknown protocol {other:?}; expected \"stdio\", \"http\", \"sse\" or \"auto\"")));
-            }
-        };
-        let mut enabled = field("enabled")
-            .map(|v| self.bool(v, &path("enabled")))
-            .transpose()?
-            .unwrap_or(true);
-        if let Some(disabled) = field("disabled") {
-            enabled &= !self.bool(disabled, &path("disabled"))?;
+        let transport = entry.transport()?;
+        let mut enabled = entry.flag("enabled")?.unwrap_or(true);
+        if let Some(disabled) = entry.flag("disabled")? {
+            enabled &= !disabled;
         }
-        let call_timeout = field("call_timeout")
-            .map(|v| {
-                self.string(v, &path("call_timeout"))
-                    .and_then(|s| self.duration(s, &path("call_timeout")))
-            })
-            .transpose()?;
-        let init_timeout = field("init_timeout")
-            .map(|v| {
-                self.string(v, &path("init_timeout"))
-                    .and_then(|s| self.duration(s, &path("init_timeout")))
-            })
-            .transpose()?
-            .unwrap_or(DEFAULT_INIT_TIMEOUT);
-        let lifecycle = match field("lifecycle") {
-            None => Lifecycle::Initialize,
-            Some(v) => match self.string(v, &path("lifecycle"))? {
-                "initialize" => Lifecycle::Initialize,
-                "discover" => Lifecycle::Discover,
-                other => {
-                    return Err(self.err(path("lifecycle"), format!("unknown lifecycle {other:?}; expected \"initialize\" (2025 era) or \"discover\" (2026-07-28)")));
-                }
-            },
-        };
-        let defer = field("defer")
-            .map(|v| self.bool(v, &path("defer")))
-            .transpose()?;
-        let tools = field("tools")
-            .map(|v| self.tool_filter(v, &path("tools"), true, warnings))
-            .transpose()?
-            .unwrap_or_default();
-        let prompts = field("prompts")
-            .map(|v| self.tool_filter(v, &path("prompts"), false, warnings))
-            .transpose()?
-            .unwrap_or_default();
-        let resources = field("resources")
-            .map(|v| self.tool_filter(v, &path("resources"), false, warnings))
-            .transpose()?
-            .unwrap_or_default();
-        let namespace = field("namespace")
-            .map(|v| self.bool(v, &path("namespace")))
-            .transpose()?
-            .unwrap_or(true);
-        let trust_auto = match field("trust") {
-            None => false,
-            Some(v) => match self.string(v, &path("trust"))? {
-                "auto" => true,
-                "manual" => false,
-                other => {
-                    return Err(self.err(path("trust"), format!("unknown trust {other:?}; expected \"manual\" (new tools wait for approval) or \"auto\" (new tools are approved; changed ones never are)")));
-                }
-            },
-        };
-        let quarantined = field("quarantined")
-            .map(|v| self.bool(v, &path("quarantined")))
-            .transpose()?
-            .unwrap_or(false);
+        // In the order the keys are checked, so that the first refusal stays the same one.
+        let call_timeout = entry.duration("call_timeout")?;
+        let init_timeout = entry.duration("init_timeout")?;
+        let lifecycle = entry.lifecycle()?;
+        let defer = entry.flag("defer")?;
+        let tools = entry.filter("tools", true, warnings)?;
+        let prompts = entry.filter("prompts", false, warnings)?;
+        let resources = entry.filter("resources", false, warnings)?;
+        let namespace = entry.flag("namespace")?;
+        let trust_auto = entry.trust_auto()?;
+        let quarantined = entry.flag("quarantined")?;
         Ok(ServerConfig {
             name,
             transport,
@@ -325,11 +175,11 @@ impl Cx<'_> {
             defer,
             tools,
             call_timeout,
-            init_timeout,
+            init_timeout: init_timeout.unwrap_or(DEFAULT_INIT_TIMEOUT),
             lifecycle,
             trust_auto,
-            quarantined,
-            namespace,
+            quarantined: quarantined.unwrap_or(false),
+            namespace: namespace.unwrap_or(true),
             prompts,
             resources,
         })
