@@ -33,28 +33,68 @@ pub struct ActivityQuery {
     pub tool: Option<String>,
 }
 
+/// Rows per `INSERT` statement (eleven parameters each: well under either database's limit).
+const ROWS_PER_INSERT: usize = 64;
+
+/// The columns an [`Activity`] is stored in, in the order of [`row_params`].
+const COLUMNS: [&str; 11] = [
+    "at_ms",
+    "request_id",
+    "token",
+    "tool",
+    "status",
+    "duration_us",
+    "request_bytes",
+    "response_bytes",
+    "arguments",
+    "replica",
+    "method",
+];
+
+/// `INSERT INTO activity (…) VALUES (?1, …, ?11), (?12, …), …` for `rows` rows.
+fn insert_sql(rows: usize) -> String {
+    let mut sql = format!("INSERT INTO activity ({}) VALUES ", COLUMNS.join(", "));
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        let first = row * COLUMNS.len() + 1;
+        let numbered: Vec<String> = (first..first + COLUMNS.len())
+            .map(|n| format!("?{n}"))
+            .collect();
+        sql.push('(');
+        sql.push_str(&numbered.join(", "));
+        sql.push(')');
+    }
+    sql
+}
+
+/// One row's values, in the order of [`COLUMNS`].
+fn row_params(row: &Activity) -> [Param<'_>; 11] {
+    [
+        Param::Int(row.at_ms),
+        Param::Text(&row.request_id),
+        Param::OptText(row.token.as_deref()),
+        Param::Text(&row.tool),
+        Param::Text(&row.status),
+        Param::Int(row.duration_us),
+        Param::Int(row.request_bytes),
+        Param::Int(row.response_bytes),
+        Param::OptText(row.arguments.as_deref()),
+        Param::OptText(row.replica.as_deref()),
+        Param::Text(&row.method),
+    ]
+}
+
 impl Store {
-    /// Appends `rows` in one transaction and drops rows older than `keep_after_ms`.
+    /// Appends `rows` in one transaction and drops rows older than `keep_after_ms`. Rows go in
+    /// chunks of [`ROWS_PER_INSERT`] per statement, so a batch prepares a few statements, not one
+    /// per row.
     pub fn record_activity(&self, rows: &[Activity], keep_after_ms: i64) -> Result<(), StateError> {
         self.db.transaction(Mode::Write, |tx| {
-            for row in rows {
-                tx.execute(
-                    "INSERT INTO activity (at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica, method)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                    &[
-                        Param::Int(row.at_ms),
-                        Param::Text(&row.request_id),
-                        Param::OptText(row.token.as_deref()),
-                        Param::Text(&row.tool),
-                        Param::Text(&row.status),
-                        Param::Int(row.duration_us),
-                        Param::Int(row.request_bytes),
-                        Param::Int(row.response_bytes),
-                        Param::OptText(row.arguments.as_deref()),
-                        Param::OptText(row.replica.as_deref()),
-                        Param::Text(&row.method),
-                    ],
-                )?;
+            for chunk in rows.chunks(ROWS_PER_INSERT) {
+                let params: Vec<Param<'_>> = chunk.iter().flat_map(row_params).collect();
+                tx.execute(&insert_sql(chunk.len()), &params)?;
             }
             tx.execute(
                 "DELETE FROM activity WHERE at_ms < ?1",

@@ -217,6 +217,37 @@ fn the_audit_log_keeps_rows_newest_first_within_retention() {
     }
 }
 
+/// A batch larger than one INSERT statement takes is stored whole, every row with its own values.
+#[test]
+fn a_large_audit_batch_is_stored_row_for_row() {
+    for place in places("audit-batch") {
+        let (store, _) = place.open();
+        let rows: Vec<Activity> = (0..150)
+            .map(|i| Activity {
+                at_ms: 1000 + i,
+                request_id: format!("r{i}"),
+                token: (i % 2 == 0).then(|| format!("t{i}")),
+                tool: format!("s:tool{i}"),
+                status: "ok".to_owned(),
+                duration_us: i,
+                request_bytes: 2 * i,
+                response_bytes: 3 * i,
+                arguments: (i % 3 == 0).then(|| format!("{{\"i\":{i}}}")),
+                replica: None,
+            })
+            .collect();
+        store.record_activity(&rows, 0).expect("record");
+        let mut stored = store
+            .activity(&ActivityQuery {
+                limit: 1000,
+                ..Default::default()
+            })
+            .expect("read");
+        stored.reverse();
+        assert_eq!(stored, rows);
+    }
+}
+
 #[test]
 fn embeddings_survive_a_restart_for_their_model_only() {
     for place in places("embeddings") {

@@ -261,10 +261,36 @@ where
     }
 }
 
-/// A response body that keeps its request in flight until it ends or is dropped.
-pub(crate) struct Finishing<B> {
-    pub inner: B,
-    pub in_flight: Option<InFlight>,
+/// A response body that keeps its request in flight until it ends or is dropped. After each
+/// data frame it looks one frame ahead: when the body ends there, hyper learns it with the last
+/// data and writes that data and the end of the body in one write (one packet) instead of two.
+/// rmcp ends an answer's stream a moment after sending the answer, often from another thread, so
+/// when the next frame is not ready the data waits for one more look (a single yield to the
+/// scheduler, never longer).
+pub(crate) struct Finishing<B: Body> {
+    inner: B,
+    in_flight: Option<InFlight>,
+    /// A frame read ahead of its turn, or held back for one more look ahead.
+    ahead: Option<Result<Frame<Bytes>, B::Error>>,
+    /// The frame in `ahead` has already waited once.
+    waited: bool,
+    /// The inner body has ended (found while looking ahead).
+    ended: bool,
+}
+
+// The frame read ahead is only ever moved, never pinned: the body is as movable as its inner one.
+impl<B: Body + Unpin> Unpin for Finishing<B> {}
+
+impl<B: Body> Finishing<B> {
+    pub(crate) fn new(inner: B, in_flight: InFlight) -> Finishing<B> {
+        Finishing {
+            inner,
+            in_flight: Some(in_flight),
+            ahead: None,
+            waited: false,
+            ended: false,
+        }
+    }
 }
 
 impl<B> Body for Finishing<B>
@@ -275,18 +301,41 @@ where
     type Error = B::Error;
 
     fn poll_frame(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if matches!(polled, Poll::Ready(None)) {
-            self.in_flight = None;
+        let this = self.get_mut();
+        let frame = match this.ahead.take() {
+            Some(frame) => frame,
+            None if this.ended => return Poll::Ready(None),
+            None => match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Ready(Some(frame)) => frame,
+                Poll::Ready(None) => {
+                    this.end();
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => return Poll::Pending,
+            },
+        };
+        if frame.as_ref().is_ok_and(Frame::is_data) && !this.ended {
+            match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Ready(Some(next)) => this.ahead = Some(next),
+                Poll::Ready(None) => this.end(),
+                Poll::Pending if !this.waited => {
+                    this.waited = true;
+                    this.ahead = Some(frame);
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Poll::Pending => {}
+            }
         }
-        polled
+        this.waited = false;
+        Poll::Ready(Some(frame))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.ahead.is_none() && (self.ended || self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -294,9 +343,17 @@ where
     }
 }
 
+impl<B: Body> Finishing<B> {
+    fn end(&mut self) {
+        self.ended = true;
+        self.in_flight = None;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::convert::Infallible;
 
     fn timeouts() -> Timeouts {
         Timeouts {
@@ -331,6 +388,74 @@ mod tests {
         watch.bytes_arrived();
         let (_, why) = watch.deadline(&timeouts()).expect("a head is arriving");
         assert_eq!(why, Expiry::SlowHead);
+    }
+
+    /// A body that answers each poll with the next scripted step (`None` data: not ready yet).
+    struct Scripted(std::collections::VecDeque<Poll<Option<&'static str>>>);
+
+    impl Body for Scripted {
+        type Data = Bytes;
+        type Error = Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+            match self.0.pop_front() {
+                Some(Poll::Ready(Some(text))) => {
+                    Poll::Ready(Some(Ok(Frame::data(Bytes::from(text)))))
+                }
+                Some(Poll::Pending) => Poll::Pending,
+                Some(Poll::Ready(None)) | None => Poll::Ready(None),
+            }
+        }
+    }
+
+    fn poll_data(body: &mut Finishing<Scripted>) -> Poll<Option<Bytes>> {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        Pin::new(body)
+            .poll_frame(&mut cx)
+            .map(|frame| frame.map(|f| f.ok().and_then(|f| f.into_data().ok()).unwrap_or_default()))
+    }
+
+    #[test]
+    fn the_last_data_frame_is_known_as_the_end_and_releases_the_request() {
+        let watch = Watch::accepted();
+        let steps = [
+            Poll::Ready(Some("a")),
+            Poll::Ready(Some("b")),
+            Poll::Ready(None),
+        ];
+        let mut body = Finishing::new(Scripted(steps.into()), watch.request_started());
+        assert_eq!(poll_data(&mut body), Poll::Ready(Some(Bytes::from("a"))));
+        assert!(!body.is_end_stream(), "b is still to come");
+        assert!(watch.idle_since().is_none());
+        assert_eq!(poll_data(&mut body), Poll::Ready(Some(Bytes::from("b"))));
+        assert!(body.is_end_stream(), "the body ended right after b");
+        assert!(watch.idle_since().is_some(), "the request is over");
+        assert_eq!(poll_data(&mut body), Poll::Ready(None));
+    }
+
+    #[test]
+    fn a_frame_whose_successor_is_not_ready_waits_for_one_more_look_only() {
+        let watch = Watch::accepted();
+        let steps = [
+            Poll::Ready(Some("a")),
+            Poll::Pending,
+            Poll::Pending,
+            Poll::Ready(Some("b")),
+            Poll::Pending,
+            Poll::Ready(None),
+        ];
+        let mut body = Finishing::new(Scripted(steps.into()), watch.request_started());
+        assert_eq!(poll_data(&mut body), Poll::Pending, "a waits for one look");
+        assert_eq!(poll_data(&mut body), Poll::Ready(Some(Bytes::from("a"))));
+        assert!(!body.is_end_stream(), "a goes out though the body goes on");
+        assert_eq!(poll_data(&mut body), Poll::Pending, "b waits for one look");
+        assert_eq!(poll_data(&mut body), Poll::Ready(Some(Bytes::from("b"))));
+        assert!(body.is_end_stream(), "the second look found the end");
+        assert!(watch.idle_since().is_some());
+        assert_eq!(poll_data(&mut body), Poll::Ready(None));
     }
 
     #[test]

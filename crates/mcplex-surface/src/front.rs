@@ -239,6 +239,9 @@ impl<'a> Incoming<'a> {
 /// MCP schema whose params do not have its shape (rmcp would answer "method not found", or 415
 /// when the message does not parse at all), invalid request (-32600) for anything else.
 fn not_a_message(message: &Value) -> Option<Response> {
+    if plain_tool_call(message) {
+        return None;
+    }
     let parsed = serde_json::from_value::<ClientJsonRpcMessage>(message.clone());
     let request = Incoming::of(message);
     let schema_method = request
@@ -260,6 +263,34 @@ fn not_a_message(message: &Value) -> Option<Response> {
             &format!("Invalid request: not a JSON-RPC message an MCP client sends ({e})"),
         )),
     }
+}
+
+/// Whether `message` is a `tools/call` request in the plain shape clients send: `jsonrpc`
+/// "2.0", an integer or string id, and params of a `name` string and an optional `arguments`
+/// object, nothing more. rmcp always takes such a request, so it needs no trial parse into
+/// rmcp's model (which tries every request type in turn: the dearest step of this check).
+fn plain_tool_call(message: &Value) -> bool {
+    let Some(message) = message.as_object() else {
+        return false;
+    };
+    let id_ok = |id: &Value| id.is_string() || id.as_i64().is_some();
+    let params_ok = |params: &Value| {
+        params.as_object().is_some_and(|params| {
+            params.iter().all(|(key, value)| match key.as_str() {
+                "name" => value.is_string(),
+                "arguments" => value.is_object(),
+                _ => false,
+            }) && params.contains_key("name")
+        })
+    };
+    message.len() == 4
+        && message.iter().all(|(key, value)| match key.as_str() {
+            "jsonrpc" => value == "2.0",
+            "id" => id_ok(value),
+            "method" => value == "tools/call",
+            "params" => params_ok(value),
+            _ => false,
+        })
 }
 
 fn invalid_params(request: Option<&Incoming<'_>>, id: Value) -> Response {
@@ -422,6 +453,43 @@ mod tests {
             code_of(not_a_message(&json!([1, 2]))),
             Some(StatusCode::BAD_REQUEST)
         );
+    }
+
+    /// The shortcut for plain tool calls agrees with rmcp's model: whatever it lets through
+    /// parses as a tools/call request, and anything else still gets the full check.
+    #[test]
+    fn plain_tool_calls_are_exactly_what_rmcp_takes_as_tool_calls() {
+        let plain = [
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "s__t", "arguments": {"a": [1, {"b": null}]}}}),
+            json!({"jsonrpc": "2.0", "id": "x-1", "method": "tools/call", "params": {"name": "t"}}),
+            json!({"jsonrpc": "2.0", "id": -3, "method": "tools/call", "params": {"name": "", "arguments": {}}}),
+        ];
+        for message in plain {
+            assert!(plain_tool_call(&message), "{message}");
+            let parsed = serde_json::from_value::<ClientJsonRpcMessage>(message.clone());
+            assert!(
+                matches!(parsed, Ok(JsonRpcMessage::Request(ref r)) if matches!(r.request, ClientRequest::CallToolRequest(_))),
+                "{message}: {parsed:?}"
+            );
+        }
+        let not_plain = [
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "tools/call", "params": {"name": "t"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 5}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "arguments": "x"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {}}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "_meta": {"progressToken": 1}}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"name": "t"}}),
+            json!({"jsonrpc": "1.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}),
+            json!({"jsonrpc": "2.0", "id": null, "method": "tools/call", "params": {"name": "t"}}),
+            json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}, "extra": 1}),
+        ];
+        for message in not_plain {
+            assert!(!plain_tool_call(&message), "{message}");
+        }
+        let wrong =
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}});
+        assert_eq!(code_of(not_a_message(&wrong)), Some(StatusCode::OK));
     }
 
     #[test]

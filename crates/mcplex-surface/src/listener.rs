@@ -287,12 +287,7 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnectionService {
             })
             .await?;
             let response = tower_service::Service::call(&mut app, request).await?;
-            Ok(response.map(|inner| {
-                Body::new(Finishing {
-                    inner,
-                    in_flight: Some(in_flight),
-                })
-            }))
+            Ok(response.map(|inner| Body::new(Finishing::new(inner, in_flight))))
         })
     }
 }

@@ -336,7 +336,12 @@ fn route(
                     data: error.get("data").cloned().map(Box::new),
                 })
             } else {
-                Ok(message.get("result").cloned().unwrap_or(Value::Null))
+                // Moved out, not copied: the answer is not needed any more.
+                let mut message = message;
+                Ok(message
+                    .as_object_mut()
+                    .and_then(|answer| answer.remove("result"))
+                    .unwrap_or(Value::Null))
             };
             let _ = waiter.reply.send(outcome);
         }

@@ -1,18 +1,26 @@
 //! The audit writer: finished requests (tool calls and every other request that reached an
-//! upstream) from the gateway, written to the state database in batches
-//! off the request path, with old rows pruned by the retention setting.
+//! upstream) from the gateway, written to the state database in batches off the request path,
+//! with old rows pruned by the retention setting. A batch gathers the records of up to
+//! [`LINGER`] after its first one, so that under load one transaction (and one fsync) carries
+//! many calls instead of a few; old rows are pruned at most every [`PRUNE_EVERY`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcplex_config::AuditSettings;
 use mcplex_dispatch::{AuditRecord, Gateway};
 use mcplex_state::{Activity, Store};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 /// Records waiting to be written; when full, new ones are dropped (calls never wait).
 const QUEUE: usize = 8192;
 const BATCH: usize = 512;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+/// How long a batch waits for more records after its first: the most a row is written late.
+const LINGER: Duration = Duration::from_millis(100);
+/// How often rows past the retention period are deleted.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 /// Attaches the audit log to `gateway` unless `settings` turn it off. Each row names `replica`,
 /// the gateway that served the call, so that one log of several gateways says which.
@@ -24,16 +32,18 @@ pub fn start(store: Arc<Store>, gateway: &Gateway, settings: AuditSettings, repl
     gateway.audit_to(records, settings.arguments);
     let retention_ms = i64::from(settings.retention_days) * DAY_MS;
     tokio::spawn(async move {
+        let mut pruned: Option<Instant> = None;
         while let Some(first) = incoming.recv().await {
-            let mut batch = vec![row(first, &replica)];
-            while batch.len() < BATCH {
-                match incoming.try_recv() {
-                    Ok(record) => batch.push(row(record, &replica)),
-                    Err(_) => break,
-                }
-            }
+            let batch = gather(first, &mut incoming, &replica).await;
             let store = store.clone();
-            let keep_after = mcplex_state::now_unix() * 1000 - retention_ms;
+            let prune = pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY);
+            let keep_after = if prune {
+                pruned = Some(Instant::now());
+                mcplex_state::now_unix() * 1000 - retention_ms
+            } else {
+                // Deletes nothing, through the index: rows were pruned less than a minute ago.
+                i64::MIN
+            };
             let written =
                 tokio::task::spawn_blocking(move || store.record_activity(&batch, keep_after))
                     .await;
@@ -44,6 +54,24 @@ pub fn start(store: Arc<Store>, gateway: &Gateway, settings: AuditSettings, repl
             }
         }
     });
+}
+
+/// `first` and the records that arrive within [`LINGER`] after it, at most [`BATCH`]. Ends early
+/// when the gateway is gone, so the last records are still written.
+async fn gather(
+    first: AuditRecord,
+    incoming: &mut mpsc::Receiver<AuditRecord>,
+    replica: &str,
+) -> Vec<Activity> {
+    let mut batch = vec![row(first, replica)];
+    let deadline = Instant::now() + LINGER;
+    while batch.len() < BATCH {
+        match tokio::time::timeout_at(deadline, incoming.recv()).await {
+            Ok(Some(record)) => batch.push(row(record, replica)),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    batch
 }
 
 fn row(record: AuditRecord, replica: &str) -> Activity {
