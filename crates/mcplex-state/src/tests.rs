@@ -234,6 +234,7 @@ fn a_large_audit_batch_is_stored_row_for_row() {
                 response_bytes: 3 * i,
                 arguments: (i % 3 == 0).then(|| format!("{{\"i\":{i}}}")),
                 replica: None,
+                method: if i % 2 == 0 { "tools/call" } else { "prompts/get" }.to_owned(),
             })
             .collect();
         store.record_activity(&rows, 0).expect("record");
