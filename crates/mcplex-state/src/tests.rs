@@ -234,7 +234,12 @@ fn a_large_audit_batch_is_stored_row_for_row() {
                 response_bytes: 3 * i,
                 arguments: (i % 3 == 0).then(|| format!("{{\"i\":{i}}}")),
                 replica: None,
-                method: if i % 2 == 0 { "tools/call" } else { "prompts/get" }.to_owned(),
+                method: if i % 2 == 0 {
+                    "tools/call"
+                } else {
+                    "prompts/get"
+                }
+                .to_owned(),
             })
             .collect();
         store.record_activity(&rows, 0).expect("record");
@@ -293,7 +298,7 @@ fn a_version_2_database_gains_the_embeddings_table() {
     drop(Store::open(dir.path()).expect("open"));
     let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("raw open");
     conn.execute_batch(
-        "DROP TABLE embeddings; ALTER TABLE activity DROP COLUMN replica; PRAGMA user_version = 2;",
+        "DROP TABLE embeddings; ALTER TABLE activity DROP COLUMN replica; ALTER TABLE activity DROP COLUMN method; PRAGMA user_version = 2;",
     )
     .expect("back to version 2");
     drop(conn);
