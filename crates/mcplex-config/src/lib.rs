@@ -40,3 +40,5 @@ pub use settings::{Reloaded, reload};
 mod settings_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod typo_tests;

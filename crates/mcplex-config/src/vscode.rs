@@ -50,7 +50,8 @@ impl Cx<'_> {
             Value::String(text) if text.contains(INPUT_REFERENCE) => Err(self.err(
                 key,
                 format!(
-                    "{text:?} refers to a VS Code input, which mcplex cannot prompt for (\"inputs\" is unsupported); write the value itself"
+                    "{:?} refers to a VS Code input, which mcplex cannot prompt for (\"inputs\" is unsupported); write the value itself",
+                    input_reference(text)
                 ),
             )),
             Value::Array(items) => items
@@ -62,5 +63,17 @@ impl Cx<'_> {
             }),
             _ => Ok(()),
         }
+    }
+}
+
+/// The first `${input:…}` of `text`, alone: the rest of a header or an env value may be a secret.
+fn input_reference(text: &str) -> &str {
+    let Some(start) = text.find(INPUT_REFERENCE) else {
+        return "";
+    };
+    let reference = &text[start..];
+    match reference.find('}') {
+        Some(end) => &reference[..=end],
+        None => reference,
     }
 }
