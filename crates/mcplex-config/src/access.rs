@@ -224,7 +224,7 @@ impl Cx<'_> {
                 &format!("{key}."),
                 self.file,
                 warnings,
-            );
+            )?;
             let name = object
                 .get("name")
                 .ok_or_else(|| self.err(format!("{key}.name"), "required"))

@@ -1,6 +1,7 @@
 //! Turns the user's JSON config file into a validated, immutable [`Config`].
 //!
-//! Owns: the file format (`mcpServers` as an array or as the Claude Desktop / Cursor map), defaults,
+//! Owns: the file format (`mcpServers` as an array or as the Claude Desktop / Cursor map, or VS
+//! Code's `servers`), defaults,
 //! precedence (flag > env > file > default, applied through [`Overrides`]), unknown-key warnings and
 //! refusals that name the key, the file and the reason, and which settings an edit applies while
 //! the gateway runs ([`reload`]: hot or cold, declared once). Pure: it never reads the disk or the
@@ -18,6 +19,8 @@ mod redact_url;
 mod server_entry;
 mod servers;
 mod settings;
+mod suggest;
+mod vscode;
 
 pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
 pub use duration::parse_duration;
@@ -37,3 +40,5 @@ pub use settings::{Reloaded, reload};
 mod settings_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod typo_tests;

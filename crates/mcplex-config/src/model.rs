@@ -52,6 +52,9 @@ pub struct Config {
     pub audit: AuditSettings,
     /// Things that are not errors but that the user should see (unknown keys, ignored values).
     pub warnings: Vec<String>,
+    /// The part of `warnings` about server entries (another client's key, such as
+    /// `autoApprove`, ignored): a running gateway tolerates them, `config check` fails on them.
+    pub server_warnings: Vec<String>,
 }
 
 impl Config {
@@ -76,6 +79,7 @@ impl Config {
             code: CodeLimits::default(),
             audit: AuditSettings::default(),
             warnings: Vec::new(),
+            server_warnings: Vec::new(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! JSON text → [`Config`]. Walks the document by hand so every refusal names its exact key path
-//! (`mcpServers.github.command`) and every unknown key becomes a warning instead of a crash.
+//! (`mcpServers.github.command`). An unknown key is a warning, unless it is a misspelling of a
+//! known one (`comand`): that is refused with the key it was meant to be.
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use crate::model::{
     Config, DEFAULT_CALL_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MATCHES, DirectToolResponseMode,
     Overrides, RoutingMode, ToolResponseMode,
 };
+use crate::suggest::near_key;
 use crate::{ConfigError, Glob, StoreUrl, ToolFilter};
 
 const GLOBAL_KEYS: &[&str] = &[
@@ -23,6 +25,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "direct_tool_response_mode",
     "instructions",
     "mcpServers",
+    "servers",
+    "inputs",
     "data_dir",
     "store",
     "trusted_hosts",
@@ -47,14 +51,18 @@ const GLOBAL_KEYS: &[&str] = &[
 pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Config, ConfigError> {
     let root = document(text, file)?;
     let mut warnings = Vec::new();
-    warn_unknown(&root, GLOBAL_KEYS, "", file, &mut warnings);
+    warn_unknown(&root, GLOBAL_KEYS, "", file, &mut warnings)?;
     let cx = Cx { file };
+    cx.warn_inputs(&root, &mut warnings);
     let modes = cx.modes(&root, overrides)?;
     let max_matches = cx.max_matches(&root, &mut warnings)?;
-    let servers = match root.get("mcpServers") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(value) => cx.servers(value, &mut warnings)?,
+    let before_servers = warnings.len();
+    let servers = match cx.servers_key(&root)? {
+        None => Vec::new(),
+        Some((servers_key, value)) => cx.servers(servers_key, value, &mut warnings)?,
     };
+    // Everything the server entries had to say: an unknown key inside a server fails `config check`.
+    let server_warnings = warnings[before_servers..].to_vec();
     let data_dir = match &overrides.data_dir {
         Some(dir) => Some(dir.clone()),
         None => cx.data_dir(&root)?,
@@ -82,6 +90,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         audit: cx.audit(&root)?,
         listener: cx.listener_limits(&root)?,
         warnings,
+        server_warnings,
     })
 }
 
@@ -217,7 +226,7 @@ impl Cx<'_> {
             "tool_search.",
             self.file,
             warnings,
-        );
+        )?;
         match search.get("max_matches") {
             None => Ok(DEFAULT_MAX_MATCHES),
             Some(value) => match value.as_u64() {
@@ -280,18 +289,31 @@ impl Cx<'_> {
     }
 }
 
+/// Warns of each key of `object` that is not `known`, or refuses the first one that is a
+/// misspelling of a known key: running without it would run something else than was written.
 pub(crate) fn warn_unknown(
     object: &Map<String, Value>,
     known: &[&str],
     prefix: &str,
     file: &str,
     warnings: &mut Vec<String>,
-) {
+) -> Result<(), ConfigError> {
     for key in object.keys() {
-        if !known.contains(&key.as_str()) {
-            warnings.push(format!("{file}: {prefix}{key}: unknown key, ignored"));
+        if known.contains(&key.as_str()) {
+            continue;
+        }
+        match near_key(key, known) {
+            Some(meant) => {
+                return Err(ConfigError::invalid(
+                    file,
+                    format!("{prefix}{key}"),
+                    format!("unknown key; did you mean {meant:?}?"),
+                ));
+            }
+            None => warnings.push(format!("{file}: {prefix}{key}: unknown key, ignored")),
         }
     }
+    Ok(())
 }
 
 /// Context for one parse: the file name that every error carries.
@@ -397,7 +419,7 @@ impl Cx<'_> {
                 ),
             ));
         };
-        warn_unknown(object, keys, &format!("{key}."), self.file, warnings);
+        warn_unknown(object, keys, &format!("{key}."), self.file, warnings)?;
         let list = |field: &str| {
             object
                 .get(field)

@@ -63,8 +63,10 @@ impl Cx<'_> {
             .collect()
     }
 
+    /// The entries under `root` (`mcpServers`, or VS Code's `servers`).
     pub(crate) fn servers(
         &self,
+        root: &str,
         value: &Value,
         warnings: &mut Vec<String>,
     ) -> Result<Vec<ServerConfig>, ConfigError> {
@@ -74,7 +76,7 @@ impl Cx<'_> {
                 .iter()
                 .enumerate()
                 .map(|(index, item)| {
-                    let key = format!("mcpServers[{index}]");
+                    let key = format!("{root}[{index}]");
                     let Value::Object(object) = item else {
                         return Err(
                             self.err(key, format!("must be an object, found {}", kind(item)))
@@ -91,7 +93,7 @@ impl Cx<'_> {
             Value::Object(map) => map
                 .iter()
                 .map(|(name, item)| {
-                    let key = format!("mcpServers.{name}");
+                    let key = format!("{root}.{name}");
                     let Value::Object(object) = item else {
                         return Err(
                             self.err(key, format!("must be an object, found {}", kind(item)))
@@ -111,7 +113,7 @@ impl Cx<'_> {
                 .collect::<Result<_, _>>()?,
             other => {
                 return Err(self.err(
-                    "mcpServers",
+                    root,
                     format!("must be an array or an object, found {}", kind(other)),
                 ));
             }
@@ -125,7 +127,10 @@ impl Cx<'_> {
                     format!("duplicate server name {name:?}"),
                 ));
             }
-            warn_unknown(object, SERVER_KEYS, &format!("{key}."), self.file, warnings);
+            warn_unknown(object, SERVER_KEYS, &format!("{key}."), self.file, warnings)?;
+            object.iter().try_for_each(|(field, value)| {
+                self.refuse_input_references(&format!("{key}.{field}"), value)
+            })?;
             servers.push(self.server(&key, name, object, warnings)?);
         }
         Ok(servers)

@@ -70,6 +70,7 @@ fn declare(running: &Config, edited: &mut Config, edit: &mut Edit) {
         audit,
         // Not a setting: what the edited file's parse had to say.
         warnings: _,
+        server_warnings: _,
     } = edited;
     edit.hot(
         "direct_tool_response_mode",

@@ -336,6 +336,12 @@ pub fn token_spec(request: &CreateToken, config: &Config) -> Result<TokenSpec, S
     }
     let expires_at = match &request.expires {
         None => None,
+        // A bare number would be seconds: `--expires 30` meant for days would end within a minute.
+        Some(text) if text.trim().parse::<f64>().is_ok() => {
+            return Err(format!(
+                "expires {text:?}: needs a unit: write e.g. \"30d\", \"12h\" or \"90m\""
+            ));
+        }
         Some(text) => {
             let after = mcplex_config::parse_duration(text)
                 .map_err(|e| format!("expires {text:?}: {e}"))?;

@@ -205,7 +205,7 @@ pub enum TokenCommand {
         /// Pin the token to a profile: it sees only that profile's servers.
         #[arg(long)]
         profile: Option<String>,
-        /// Lifetime, e.g. 30d or 12h (default: no expiry).
+        /// Lifetime with a unit: 30d, 12h, 90m (default: no expiry).
         #[arg(long)]
         expires: Option<String>,
     },

@@ -10,6 +10,7 @@ mod commands;
 mod demo;
 mod load;
 mod logging;
+mod output;
 mod semantic;
 
 use std::process::ExitCode;
@@ -54,6 +55,8 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => code,
+        // `mcplex tools list | head -1`: the reader has all it wanted.
+        Err(e) if output::is_stdout_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcplex: {e:#}");
             ExitCode::from(2)

@@ -9,6 +9,7 @@ use mcplex_config::Overrides;
 use mcplex_state::ActivityQuery;
 
 use crate::cli::ConfigArgs;
+use crate::output::outln;
 
 pub fn run(
     args: &ConfigArgs,
@@ -37,15 +38,22 @@ pub fn run(
                 method: a.method,
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(&rows)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:24} {:16} {:14} {:32} {:18} {:>10} {:>9} {:>9}  REPLICA",
-        "TIME (UTC)", "REQUEST", "TOKEN", "TOOL", "STATUS", "MS", "IN B", "OUT B"
-    );
+        "TIME (UTC)",
+        "REQUEST",
+        "TOKEN",
+        "TOOL",
+        "STATUS",
+        "MS",
+        "IN B",
+        "OUT B"
+    )?;
     for a in &rows {
-        println!(
+        outln!(
             "{:24} {:16} {:14} {:32} {:18} {:>10.1} {:>9} {:>9}  {}",
             humantime::format_rfc3339_millis(
                 std::time::UNIX_EPOCH
@@ -59,7 +67,7 @@ pub fn run(
             a.request_bytes,
             a.response_bytes,
             a.replica.as_deref().unwrap_or("-")
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::start::{Core, settle, settle_limit};
 use crate::cli::CallArgs;
+use crate::output::outln;
 
 pub async fn run(args: CallArgs) -> Result<ExitCode> {
     let id = ToolId::parse(&args.tool)
@@ -48,7 +49,7 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
         .await;
     core.shutdown().await;
     let result = outcome?;
-    println!("{}", serde_json::to_string_pretty(&result)?);
+    outln!("{}", serde_json::to_string_pretty(&result)?)?;
     let is_error = result
         .get("isError")
         .and_then(Value::as_bool)

@@ -24,6 +24,7 @@ use serde::de::DeserializeOwned;
 use super::start::{Core, settle, settle_limit};
 use crate::api::{token_of, token_spec};
 use crate::cli::ConfigArgs;
+use crate::output::outln;
 use mcplex_runtime::{Trust, TrustAction};
 
 /// Where a management command is carried out.
@@ -246,7 +247,7 @@ pub async fn act(args: &ConfigArgs, action: TrustAction) -> Result<ExitCode> {
             format!("{message} ({})", Target::store_note(&registered))
         }
     };
-    println!("{message}");
+    outln!("{message}")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -292,21 +293,21 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
         }
     };
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&servers)?);
+        outln!("{}", serde_json::to_string_pretty(&servers)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:24} {:12} {:24} TOOLS", "NAME", "STATE", "STATUS");
+    outln!("{:24} {:12} {:24} TOOLS", "NAME", "STATE", "STATUS")?;
     for server in &servers {
         let tools = match (server.tools, server.withheld) {
             (Some(tools), Some(withheld)) => format!("{tools} served, {withheld} withheld"),
             _ => String::new(),
         };
-        println!(
+        outln!(
             "{:24} {:12} {:24} {tools}",
             server.name,
             server.state.as_str(),
             server.status.to_string(),
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -331,7 +332,7 @@ pub async fn create_token(args: &ConfigArgs, request: CreateToken) -> Result<Exi
         "token {} created ({}); it is shown once, store it now:",
         created.record.name, created.record.permissions
     );
-    println!("{}", created.token);
+    outln!("{}", created.token)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -346,26 +347,31 @@ pub async fn tokens(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
         }
     };
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&tokens)?);
+        outln!("{}", serde_json::to_string_pretty(&tokens)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "{:20} {:8} {:26} {:24} PROFILE",
-        "NAME", "STATUS", "PERMISSIONS", "SERVERS"
-    );
+    outln!(
+        "{:20} {:8} {:26} {:24} {:20} PROFILE",
+        "NAME",
+        "STATUS",
+        "PERMISSIONS",
+        "SERVERS",
+        "EXPIRES"
+    )?;
     for token in &tokens {
         let servers = match &token.servers {
             Some(list) => list.join(","),
             None => "*".to_owned(),
         };
-        println!(
-            "{:20} {:8} {:26} {:24} {}",
+        outln!(
+            "{:20} {:8} {:26} {:24} {:20} {}",
             token.name,
             token.status.as_str(),
             token.permissions,
             servers,
+            expiry(token.expires_at),
             token.profile.as_deref().unwrap_or("-"),
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -376,15 +382,25 @@ pub async fn revoke_token(args: &ConfigArgs, name: &str) -> Result<ExitCode> {
     match target {
         Target::Running(api) => {
             let _: Done = api.delete(&paths::token(name)).await?;
-            println!("token {name} revoked");
+            outln!("token {name} revoked")?;
         }
         Target::Store { registered } => {
             let (store, _trust) = open_offline(&config)?;
             if !store.revoke_token(name)? {
                 bail!("no active token named {name:?}");
             }
-            println!("token {name} revoked ({})", Target::store_note(&registered));
+            outln!("token {name} revoked ({})", Target::store_note(&registered))?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A token's expiry for `token list`: its UTC time to the second, or `never`.
+fn expiry(expires_at: Option<i64>) -> String {
+    let Some(at) = expires_at else {
+        return "never".to_owned();
+    };
+    let seconds = u64::try_from(at).unwrap_or(0);
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
+    humantime::format_rfc3339_seconds(when).to_string()
 }

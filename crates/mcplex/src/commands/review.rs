@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::manage::{Target, offline_action, open_offline, target};
 use crate::cli::ConfigArgs;
+use crate::output::outln;
 use mcplex_runtime::TrustAction;
 
 /// `tools show ID [--json]`.
@@ -23,23 +24,23 @@ pub async fn show(args: &ConfigArgs, id: &str, as_json: bool) -> Result<ExitCode
     let (store, _) = crate::load::open_store(&config)?;
     let review = store.review(&parsed.server, &parsed.tool)?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&review_of(id, &review))?);
+        outln!("{}", serde_json::to_string_pretty(&review_of(id, &review))?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("tool {id}: {}", state(&review));
+    outln!("tool {id}: {}", state(&review))?;
     match &review.pinned {
         Some((hash, definition)) => {
-            println!("--- pinned {hash}");
-            println!("{}", pretty(definition.as_deref()));
+            outln!("--- pinned {hash}")?;
+            outln!("{}", pretty(definition.as_deref()))?;
         }
-        None => println!("--- pinned: nothing (never approved)"),
+        None => outln!("--- pinned: nothing (never approved)")?,
     }
     match &review.observed {
         Some((hash, definition)) => {
-            println!("--- observed {hash}");
-            println!("{}", pretty(Some(definition)));
+            outln!("--- observed {hash}")?;
+            outln!("{}", pretty(Some(definition)))?;
         }
-        None => println!("--- observed: nothing (no gateway has seen it)"),
+        None => outln!("--- observed: nothing (no gateway has seen it)")?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -100,7 +101,7 @@ pub async fn approve(args: &ConfigArgs, id: String, hash: Option<String>) -> Res
             format!("{message} ({})", Target::store_note(&registered))
         }
     };
-    println!("{message}");
+    outln!("{message}")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::start::{Core, settle, settle_limit};
 use crate::cli::ConfigArgs;
+use crate::output::outln;
 
 pub async fn list(
     args: &ConfigArgs,
@@ -49,7 +50,7 @@ pub async fn list(
                 tool: Value::Object((*tool.raw).clone()),
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&tools)?);
+        outln!("{}", serde_json::to_string_pretty(&tools)?)?;
     } else {
         let width = snapshot
             .tools()
@@ -58,7 +59,7 @@ pub async fn list(
             .max()
             .unwrap_or(2)
             .max(2);
-        println!("{:width$}  DESCRIPTION", "ID");
+        outln!("{:width$}  DESCRIPTION", "ID")?;
         for tool in snapshot.tools() {
             let description = tool
                 .raw
@@ -72,7 +73,7 @@ pub async fn list(
                 .chars()
                 .take(80)
                 .collect();
-            println!("{:width$}  {first_line}", tool.id.to_string());
+            outln!("{:width$}  {first_line}", tool.id.to_string())?;
         }
         eprintln!(
             "{} tool(s) from {} server(s)",

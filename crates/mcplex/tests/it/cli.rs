@@ -64,7 +64,7 @@ fn config_check_names_the_key_the_file_and_the_reason() {
     let dir = tempfile::tempdir().expect("tempdir");
     let good = config_file(
         &dir,
-        &json!({"mcpServers": {"a": {"command": "x"}}, "colour": "blue"}),
+        &json!({"mcpServers": {"a": {"command": "sh"}}, "colour": "blue"}),
     );
     let (code, stdout, _) = mcplex(&["config", "check", "--config", &good]);
     assert_eq!(code, 0);
@@ -87,10 +87,201 @@ fn config_check_names_the_key_the_file_and_the_reason() {
     );
 }
 
+/// `config check` on `config`: its exit code, stdout and stderr.
+fn check(dir: &tempfile::TempDir, config: &Value) -> (i32, String, String) {
+    mcplex(&["config", "check", "--config", &config_file(dir, config)])
+}
+
+#[test]
+fn config_check_names_a_misspelled_key_with_the_key_it_was_meant_to_be() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Inside a server: refused (exit 2) with the near key, before "needs command or url".
+    let (code, _, stderr) = check(&dir, &json!({"mcpServers": {"a": {"comand": "sh"}}}));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("mcpServers.a.comand: unknown key; did you mean \"command\"?"),
+        "{stderr}"
+    );
+    // At the top level, and VS Code's top-level key misspelled.
+    let (code, _, stderr) = check(
+        &dir,
+        &json!({"call_timout": "5s", "mcpServers": {"a": {"command": "sh"}}}),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("call_timout: unknown key; did you mean \"call_timeout\"?"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = check(&dir, &json!({"mcpServer": {"a": {"command": "sh"}}}));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("mcpServer: unknown key; did you mean \"mcpServers\"?"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn config_check_fails_on_no_servers_a_foreign_server_key_and_a_missing_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, stdout, _) = check(&dir, &json!({"listen": "127.0.0.1:9"}));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.starts_with("failed: 0 server(s)") && stdout.contains("no servers"),
+        "{stdout}"
+    );
+    // Another client's key in a server: a gateway runs without it, `config check` fails.
+    let (code, stdout, _) = check(
+        &dir,
+        &json!({"mcpServers": {"a": {"command": "sh", "autoApprove": []}}}),
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("mcpServers.a.autoApprove: unknown key")
+            && stdout.contains("unknown key(s) inside a server"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = check(
+        &dir,
+        &json!({"mcpServers": {"gone": {"command": "mcplex-no-such-command"}, "path": {"command": "./nope.sh"}, "ok": {"command": "sh"}}}),
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains(
+            "server \"gone\": command \"mcplex-no-such-command\" is not found on the PATH"
+        ) && stdout.contains("server \"path\": command \"./nope.sh\" is not found")
+            && !stdout.contains("server \"ok\""),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn config_check_reads_the_vs_code_form_and_refuses_its_inputs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, stdout, stderr) = check(
+        &dir,
+        &json!({"servers": {"a": {"type": "stdio", "command": "sh"}, "web": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.starts_with("ok: 2 server(s), 2 enabled, 0 warning(s)"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = check(
+        &dir,
+        &json!({"inputs": [{"id": "key", "type": "promptString"}], "servers": {"a": {"command": "sh"}}}),
+    );
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("inputs: unsupported: mcplex does not prompt for VS Code inputs"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = check(
+        &dir,
+        &json!({"inputs": [{"id": "key"}], "servers": {"a": {"command": "sh", "env": {"KEY": "${input:key}"}}}}),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("servers.a.env.KEY: \"${input:key}\" refers to a VS Code input"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn output_to_a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config_file(
+        &dir,
+        &json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}),
+    );
+    let mut child = std::process::Command::new(&tools().mcplex)
+        .args(["tools", "list", "--json", "--config", &config])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // The reader goes away before the listing is written, as `| head -0` would.
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn token_expiry_needs_a_unit_and_token_list_shows_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data").display().to_string();
+    // No gateway listens on the discard port: the commands use the store.
+    let config = config_file(
+        &dir,
+        &json!({"data_dir": data, "listen": "127.0.0.1:9", "mcpServers": {}}),
+    );
+    let create = |name: &str, expires: Option<&str>| {
+        let mut args = vec![
+            "token",
+            "create",
+            "--config",
+            &config,
+            "--name",
+            name,
+            "--permissions",
+            "read",
+        ];
+        args.extend(expires.map(|e| ["--expires", e]).into_iter().flatten());
+        mcplex(&args)
+    };
+    let (code, _, stderr) = create("bare", Some("30"));
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("expires \"30\": needs a unit: write e.g. \"30d\", \"12h\" or \"90m\""),
+        "{stderr}"
+    );
+    let (code, _, stderr) = create("month", Some("30d"));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = create("forever", None);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = mcplex(&["token", "list", "--config", &config]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        stdout
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("EXPIRES"),
+        "{stdout}"
+    );
+    assert!(
+        line("month").contains("T") && line("month").contains("Z "),
+        "{stdout}"
+    );
+    assert!(line("forever").contains(" never "), "{stdout}");
+    assert!(
+        line("bare").is_empty(),
+        "a refused token is not stored: {stdout}"
+    );
+}
+
 #[test]
 fn flags_beat_env_beat_file() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = config_file(&dir, &json!({"call_timeout": "1s"}));
+    let config = config_file(
+        &dir,
+        &json!({"call_timeout": "1s", "mcpServers": {"a": {"command": "sh"}}}),
+    );
     let check = |flag: Option<&str>| {
         let mut command = std::process::Command::new(&tools().mcplex);
         command

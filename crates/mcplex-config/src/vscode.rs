@@ -1,0 +1,79 @@
+//! VS Code's config form, read as it is: its top-level `servers` (the same entries as
+//! `mcpServers`), and its `inputs` (prompted values), which mcplex cannot prompt for: `inputs`
+//! is reported, and a `${input:…}` reference in a server is refused with where it is.
+
+use serde_json::{Map, Value};
+
+use crate::ConfigError;
+use crate::parse::Cx;
+
+/// What a `${input:…}` reference starts with.
+const INPUT_REFERENCE: &str = "${input:";
+
+impl Cx<'_> {
+    /// The servers' top-level key and value: `mcpServers` (Claude Desktop, Cursor, Claude Code)
+    /// or VS Code's `servers`; `None` when there is neither.
+    pub(crate) fn servers_key<'r>(
+        &self,
+        root: &'r Map<String, Value>,
+    ) -> Result<Option<(&'static str, &'r Value)>, ConfigError> {
+        let present = |key: &str| root.get(key).filter(|v| !v.is_null());
+        match (present("mcpServers"), present("servers")) {
+            (Some(_), Some(_)) => Err(self.err(
+                "servers",
+                "both \"mcpServers\" and VS Code's \"servers\" are set; keep one",
+            )),
+            (Some(value), None) => Ok(Some(("mcpServers", value))),
+            (None, Some(value)) => Ok(Some(("servers", value))),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// Reports VS Code's `inputs`: their values are prompted for by VS Code, never by mcplex.
+    pub(crate) fn warn_inputs(&self, root: &Map<String, Value>, warnings: &mut Vec<String>) {
+        if root.get("inputs").is_some_and(|v| !v.is_null()) {
+            warnings.push(format!(
+                "{}: inputs: unsupported: mcplex does not prompt for VS Code inputs; write the values in the servers' \"env\" or \"headers\" instead of \"${{input:…}}\"",
+                self.file
+            ));
+        }
+    }
+
+    /// Refuses a `${input:…}` reference anywhere in a server entry: the server would otherwise
+    /// receive the reference's text as its value (a token, a path).
+    pub(crate) fn refuse_input_references(
+        &self,
+        key: &str,
+        value: &Value,
+    ) -> Result<(), ConfigError> {
+        match value {
+            Value::String(text) if text.contains(INPUT_REFERENCE) => Err(self.err(
+                key,
+                format!(
+                    "{:?} refers to a VS Code input, which mcplex cannot prompt for (\"inputs\" is unsupported); write the value itself",
+                    input_reference(text)
+                ),
+            )),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, item)| self.refuse_input_references(&format!("{key}[{i}]"), item)),
+            Value::Object(object) => object.iter().try_for_each(|(name, item)| {
+                self.refuse_input_references(&format!("{key}.{name}"), item)
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The first `${input:…}` of `text`, alone: the rest of a header or an env value may be a secret.
+fn input_reference(text: &str) -> &str {
+    let Some(start) = text.find(INPUT_REFERENCE) else {
+        return "";
+    };
+    let reference = &text[start..];
+    match reference.find('}') {
+        Some(end) => &reference[..=end],
+        None => reference,
+    }
+}
