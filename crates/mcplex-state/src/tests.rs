@@ -220,7 +220,7 @@ fn the_audit_log_keeps_rows_newest_first_within_retention() {
 /// A batch larger than one INSERT statement takes is stored whole, every row with its own values.
 #[test]
 fn a_large_audit_batch_is_stored_row_for_row() {
-    for place in places("audit-batch") {
+    for place in places("audit_batch") {
         let (store, _) = place.open();
         let rows: Vec<Activity> = (0..150)
             .map(|i| Activity {

@@ -71,14 +71,22 @@ fn gateways_on_one_postgres_store_share_tokens_approvals_and_the_audit_log() {
         );
         assert!(answer.contains("hi"), "{answer}");
     }
-    let (code, out, err) = cli("store", &["activity", "--config", &config, "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let rows: Value = serde_json::from_str(&out).expect("json");
-    let calls = rows
-        .as_array()
-        .map(|rows| rows.iter().filter(|r| r["token"] == "shared").count())
-        .unwrap_or_default();
-    assert_eq!(calls, 2, "one audit log for both gateways: {out}");
+    // The audit writer batches off the request path (a batch lingers up to 100 ms), so the
+    // rows arrive shortly after the answers.
+    let rows: Value = crate::harness::eventually(
+        "both calls in the one audit log",
+        std::time::Duration::from_secs(10),
+        || {
+            let (code, out, err) = cli("store", &["activity", "--config", &config, "--json"]);
+            assert_eq!(code, 0, "{err}");
+            let rows: Value = serde_json::from_str(&out).expect("json");
+            let calls = rows
+                .as_array()
+                .map(|rows| rows.iter().filter(|r| r["token"] == "shared").count())
+                .unwrap_or_default();
+            (calls == 2).then_some(rows)
+        },
+    );
     let replicas: std::collections::BTreeSet<String> = rows
         .as_array()
         .into_iter()
