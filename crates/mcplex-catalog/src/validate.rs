@@ -46,11 +46,6 @@ impl ArgumentProblems {
     pub fn problems(&self) -> &[ArgumentProblem] {
         &self.problems
     }
-
-    /// Whether more problems were found than [`ArgumentProblems::problems`] holds.
-    pub fn truncated(&self) -> bool {
-        self.truncated
-    }
 }
 
 /// One line an agent can act on: `at /path: what; at /other: what; …`.

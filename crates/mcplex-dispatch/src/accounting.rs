@@ -9,6 +9,8 @@ use mcplex_upstream::UpstreamError;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use mcplex_names::ToolId;
+
 use crate::{DispatchError, UpstreamMethod};
 
 /// How a request ended: the metrics label and the audit log's `status`.
@@ -50,11 +52,6 @@ impl CallStatus {
             CallStatus::Cancelled => "cancelled",
             CallStatus::UpstreamError => "upstream_error",
         }
-    }
-
-    /// The status spelled `text`, if any.
-    pub fn parse(text: &str) -> Option<CallStatus> {
-        CallStatus::ALL.into_iter().find(|s| s.as_str() == text)
     }
 
     /// The status of an outcome.
@@ -121,10 +118,45 @@ pub(crate) struct Finished<'a> {
     pub(crate) server: Option<&'a str>,
     /// The tool's own name (tool calls that resolved).
     pub(crate) tool: Option<&'a str>,
-    pub(crate) target: String,
+    pub(crate) target: Target<'a>,
     pub(crate) token: Option<Arc<str>>,
     pub(crate) request_bytes: usize,
     pub(crate) arguments: Option<Value>,
+}
+
+/// What a request was about, written out only for the audit log and the debug log.
+pub(crate) enum Target<'a> {
+    /// A tool call: the id its name resolved to, else the name as sent.
+    Tool {
+        resolved: Option<&'a ToolId>,
+        requested: &'a str,
+    },
+    /// Another request: its server and what it is about in the upstream's terms.
+    About { server: &'a str, subject: &'a str },
+}
+
+impl std::fmt::Display for Target<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Tool {
+                resolved: Some(id), ..
+            } => write!(f, "{id}"),
+            // What a caller typed, cut: a log line or an audit row stays bounded.
+            Target::Tool {
+                resolved: None,
+                requested,
+            } => f.write_str(truncated(requested, 200)),
+            Target::About { server, subject } => write!(f, "{server}:{subject}"),
+        }
+    }
+}
+
+/// At most `max` characters of `text`, cut at a character boundary.
+fn truncated(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
 }
 
 impl Ledger {
@@ -199,7 +231,7 @@ impl Ledger {
             request_id: self.request_id,
             token: finished.token,
             method: finished.method,
-            target: finished.target,
+            target: finished.target.to_string(),
             status,
             duration,
             request_bytes: finished.request_bytes,
@@ -255,11 +287,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_status_parses_back_from_its_text() {
-        for status in CallStatus::ALL {
-            assert_eq!(CallStatus::parse(status.as_str()), Some(status));
-        }
-        assert_eq!(CallStatus::parse("fine"), None);
+    fn every_status_has_a_wire_text_of_its_own() {
+        let texts: std::collections::HashSet<&str> =
+            CallStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(texts.len(), CallStatus::ALL.len());
+    }
+
+    #[test]
+    fn a_name_the_caller_typed_is_cut_at_200_characters() {
+        let long = "é".repeat(300);
+        let target = Target::Tool {
+            resolved: None,
+            requested: &long,
+        };
+        assert_eq!(target.to_string(), "é".repeat(200));
+        let id = ToolId::new("s", "t");
+        let resolved = Target::Tool {
+            resolved: Some(&id),
+            requested: &long,
+        };
+        assert_eq!(resolved.to_string(), "s:t");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::accounting::{Finished, Ledger, json_size};
+use crate::accounting::{Finished, Ledger, Target, json_size};
 use crate::{DispatchError, Gateway, UpstreamMethod};
 
 /// A tool call as a surface received it.
@@ -63,9 +63,9 @@ impl Gateway {
             method: UpstreamMethod::ToolsCall,
             server: resolved.as_ref().map(|id| id.server.as_ref()),
             tool: resolved.as_ref().map(|id| id.tool.as_ref()),
-            target: match &resolved {
-                Some(id) => id.to_string(),
-                None => requested.chars().take(200).collect(),
+            target: Target::Tool {
+                resolved: resolved.as_ref(),
+                requested: &requested,
             },
             token,
             request_bytes,

@@ -9,7 +9,7 @@ use mcplex_upstream::CallOptions;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::accounting::{Finished, Ledger, json_size};
+use crate::accounting::{Finished, Ledger, Target, json_size};
 use crate::{DispatchError, Gateway, UpstreamRequest};
 
 /// Per-request facts that are not part of the request itself.
@@ -62,7 +62,10 @@ impl Gateway {
             method,
             server: Some(server),
             tool: None,
-            target: format!("{server}:{subject}"),
+            target: Target::About {
+                server,
+                subject: &subject,
+            },
             token: cx.token,
             request_bytes,
             arguments: None,

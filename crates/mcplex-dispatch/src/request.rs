@@ -101,10 +101,6 @@ impl UpstreamRequest {
         }
     }
 
-    pub fn method(&self) -> UpstreamMethod {
-        self.method
-    }
-
     pub(crate) fn into_parts(self) -> (UpstreamMethod, Map<String, Value>, String) {
         (self.method, self.params, self.subject)
     }
