@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::{Lifecycle, Overrides, RoutingMode, Transport, parse_config};
 
 #[track_caller]
-fn ok(text: &str) -> crate::Config {
+pub(crate) fn ok(text: &str) -> crate::Config {
     match parse_config(text, "cfg.json", &Overrides::default()) {
         Ok(config) => config,
         Err(e) => panic!("expected a valid config, got: {e}"),
@@ -14,7 +14,7 @@ fn ok(text: &str) -> crate::Config {
 }
 
 #[track_caller]
-fn refused(text: &str) -> String {
+pub(crate) fn refused(text: &str) -> String {
     match parse_config(text, "cfg.json", &Overrides::default()) {
         Ok(config) => panic!("expected a refusal, got {config:?}"),
         Err(e) => e.to_string(),

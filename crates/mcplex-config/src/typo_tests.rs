@@ -1,23 +1,8 @@
 //! `parse_config` on the first-hour mistakes: misspelled keys refused with the key they were
 //! meant to be, other clients' keys kept as warnings, and VS Code's `servers` and `inputs`.
 
-use crate::{Overrides, Transport, parse_config};
-
-#[track_caller]
-fn ok(text: &str) -> crate::Config {
-    match parse_config(text, "cfg.json", &Overrides::default()) {
-        Ok(config) => config,
-        Err(e) => panic!("expected a valid config, got: {e}"),
-    }
-}
-
-#[track_caller]
-fn refused(text: &str) -> String {
-    match parse_config(text, "cfg.json", &Overrides::default()) {
-        Ok(config) => panic!("expected a refusal, got {config:?}"),
-        Err(e) => e.to_string(),
-    }
-}
+use crate::Transport;
+use crate::tests::{ok, refused};
 
 #[test]
 fn a_misspelled_key_is_refused_with_the_key_it_was_meant_to_be() {
