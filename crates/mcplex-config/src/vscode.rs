@@ -72,8 +72,44 @@ fn input_reference(text: &str) -> &str {
         return "";
     };
     let reference = &text[start..];
-    match reference.find('}') {
-        Some(end) => &reference[..=end],
-        None => reference,
+    // The input's id and the closing brace; an unclosed reference shows only what could be an
+    // id, never the text after it, and a long one is cut.
+    let id_end = reference[INPUT_REFERENCE.len()..]
+        .char_indices()
+        .take(64)
+        .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .map_or_else(
+            || {
+                let rest = &reference[INPUT_REFERENCE.len()..];
+                rest.char_indices().nth(64).map_or(rest.len(), |(i, _)| i)
+            },
+            |(i, _)| i,
+        );
+    let end = INPUT_REFERENCE.len() + id_end;
+    if reference[end..].starts_with('}') {
+        &reference[..=end]
+    } else {
+        &reference[..end]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::input_reference;
+
+    #[test]
+    fn only_the_reference_is_shown_never_what_follows_it() {
+        assert_eq!(
+            input_reference("Bearer ${input:token} tail"),
+            "${input:token}"
+        );
+        assert_eq!(
+            input_reference("${input:token secret-value"),
+            "${input:token"
+        );
+        assert_eq!(input_reference("${input:tok}en"), "${input:tok}");
+        let long = format!("${{input:{}", "a".repeat(500));
+        assert_eq!(input_reference(&long).len(), "${input:".len() + 64);
+        assert_eq!(input_reference("no reference"), "");
     }
 }
