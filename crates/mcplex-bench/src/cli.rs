@@ -9,11 +9,14 @@ use clap::Subcommand;
 pub enum BenchCommand {
     /// Tokens of tool definitions per turn and prompt-prefix changes over a simulated session.
     Cache {
-        /// A tool corpus (shared/corpora/*.tools.json shape), e.g. livemcp527.
+        /// A tool corpus: a JSON array of {server, name, description, inputSchema}, e.g.
+        /// crates/mcplex-fixtures/data/ref45.tools.json.
         #[arg(long)]
         corpus: PathBuf,
+        /// Turns of the simulated session.
         #[arg(long, default_value_t = 50)]
         turns: usize,
+        /// Where to write the JSON results.
         #[arg(long, default_value = "target/bench/cache.json")]
         out: PathBuf,
     },
@@ -23,31 +26,37 @@ pub enum BenchCommand {
         /// Measured runs of each path.
         #[arg(long, default_value_t = 20)]
         repeats: usize,
+        /// Where to write the JSON results.
         #[arg(long, default_value = "target/bench/code.json")]
         out: PathBuf,
     },
     /// How long a write to the store takes to be enforced by every running gateway
     /// (revocation and approval, p50/p99), with N replicas on one SQLite store.
     Control {
+        /// Gateway processes sharing the store.
         #[arg(long, default_value_t = 2)]
         replicas: usize,
+        /// Writes measured (each a revocation and an approval).
         #[arg(long, default_value_t = 100)]
         rounds: usize,
         /// A PostgreSQL store for the replicas (default: a fresh SQLite data directory).
         #[arg(long)]
         store: Option<String>,
+        /// Where to write the JSON results.
         #[arg(long, default_value = "target/bench/control.json")]
         out: PathBuf,
     },
     /// N concurrent sessions × M calls against a gateway process: throughput, latency, lost and
     /// wrong responses, and the gateway's memory (idle, per session; with --soak, over time).
     Load {
+        /// Concurrent client sessions.
         #[arg(long, default_value_t = 1000)]
         sessions: usize,
         /// Calls per session.
         #[arg(long, default_value_t = 10)]
         calls: usize,
-        /// Also serve this tool corpus (one fixture process per server), e.g. livemcp527.
+        /// Also serve this tool corpus (one fixture process per server), e.g.
+        /// crates/mcplex-fixtures/data/ref45.tools.json.
         #[arg(long)]
         corpus: Option<PathBuf>,
         /// Then run mixed traffic with upstream restarts for this long (e.g. 10m), sampling
@@ -61,15 +70,16 @@ pub enum BenchCommand {
         /// With --url: the echo tool to call (its structured content must be its arguments).
         #[arg(long, default_value = "demo__echo")]
         tool: String,
+        /// Where to write the JSON results.
         #[arg(long, default_value = "target/bench/load.json")]
         out: PathBuf,
     },
     /// Ranking quality (recall@1/5/10, MRR, nDCG@10) and search latency over a tool corpus.
     Retrieval {
-        /// A tool corpus (shared/corpora/*.tools.json shape).
+        /// A tool corpus, e.g. crates/mcplex-fixtures/data/ref45.tools.json.
         #[arg(long)]
         corpus: PathBuf,
-        /// Graded queries (shared/corpora/*.golden.json shape).
+        /// Graded queries for that corpus, e.g. crates/mcplex-fixtures/data/ref45.golden.json.
         #[arg(long)]
         queries: PathBuf,
         /// A sentence-embedding model directory: also measure hybrid search, side by side
@@ -79,6 +89,7 @@ pub enum BenchCommand {
         /// Latency rounds: each query is timed this many times per fleet size.
         #[arg(long, default_value_t = 20)]
         rounds: usize,
+        /// Where to write the JSON results.
         #[arg(long, default_value = "target/bench/retrieval.json")]
         out: PathBuf,
     },

@@ -11,6 +11,9 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long connecting and initializing one upstream may take.
 pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the first listings wait for servers still starting: long enough for an `npx` or
+/// `uvx` server to be fetched on a cold cache.
+pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(30);
 
 /// The whole gateway config, validated. Immutable once built.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +22,9 @@ pub struct Config {
     pub listen: String,
     /// Default per-call timeout for servers that set none.
     pub call_timeout: Duration,
+    /// `startup_wait`: how long after start listings wait for servers still connecting for the
+    /// first time (zero: never). Read at start only.
+    pub startup_wait: Duration,
     /// What `/mcp` serves.
     pub routing_mode: RoutingMode,
     /// How the direct surface renders upstream tools. Hot: re-read on every config reload.
@@ -63,6 +69,7 @@ impl Config {
         Config {
             listen: DEFAULT_LISTEN.to_owned(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            startup_wait: DEFAULT_STARTUP_WAIT,
             routing_mode: RoutingMode::Direct,
             direct_tool_response_mode: DirectToolResponseMode::Full,
             instructions: None,
@@ -397,6 +404,7 @@ impl ServerConfig {
 pub struct Overrides {
     pub listen: Option<String>,
     pub call_timeout: Option<String>,
+    pub startup_wait: Option<String>,
     pub routing_mode: Option<String>,
     pub direct_tool_response_mode: Option<String>,
     pub tool_response_mode: Option<String>,

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::duration::parse_duration;
 use crate::model::{
-    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MATCHES, DirectToolResponseMode,
-    Overrides, RoutingMode, ToolResponseMode,
+    Config, DEFAULT_CALL_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MATCHES, DEFAULT_STARTUP_WAIT,
+    DirectToolResponseMode, Overrides, RoutingMode, ToolResponseMode,
 };
 use crate::suggest::near_key;
 use crate::{ConfigError, Glob, StoreUrl, ToolFilter};
@@ -21,6 +21,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "search_model",
     "listen",
     "call_timeout",
+    "startup_wait",
     "routing_mode",
     "direct_tool_response_mode",
     "instructions",
@@ -74,6 +75,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
     Ok(Config {
         listen: modes.listen,
         call_timeout: modes.call_timeout,
+        startup_wait: modes.startup_wait,
         routing_mode: modes.routing_mode,
         direct_tool_response_mode: modes.direct_tool_response_mode,
         tool_response_mode: modes.tool_response_mode,
@@ -114,6 +116,7 @@ fn document(text: &str, file: &str) -> Result<Map<String, Value>, ConfigError> {
 struct Modes {
     listen: String,
     call_timeout: Duration,
+    startup_wait: Duration,
     routing_mode: RoutingMode,
     direct_tool_response_mode: DirectToolResponseMode,
     tool_response_mode: ToolResponseMode,
@@ -132,6 +135,9 @@ impl Cx<'_> {
             call_timeout: self
                 .layered(root, "call_timeout", &overrides.call_timeout, Cx::duration)?
                 .unwrap_or(DEFAULT_CALL_TIMEOUT),
+            startup_wait: self
+                .layered(root, "startup_wait", &overrides.startup_wait, Cx::wait)?
+                .unwrap_or(DEFAULT_STARTUP_WAIT),
             routing_mode: self
                 .layered(
                     root,
@@ -341,6 +347,14 @@ impl Cx<'_> {
     pub(crate) fn duration(&self, text: &str, key: &str) -> Result<Duration, ConfigError> {
         parse_duration(text)
             .map_err(|reason| self.err(key, format!("invalid duration {text:?}: {reason}")))
+    }
+
+    /// A duration that may be zero (`"0"`: no wait at all).
+    fn wait(&self, text: &str, key: &str) -> Result<Duration, ConfigError> {
+        match text.trim() {
+            "0" => Ok(Duration::ZERO),
+            _ => self.duration(text, key),
+        }
     }
 
     fn listen(&self, text: &str, key: &str) -> Result<String, ConfigError> {

@@ -53,6 +53,7 @@ fn declare(running: &Config, edited: &mut Config, edit: &mut Edit) {
     let Config {
         listen,
         call_timeout,
+        startup_wait,
         routing_mode,
         direct_tool_response_mode,
         instructions,
@@ -86,6 +87,7 @@ fn declare(running: &Config, edited: &mut Config, edit: &mut Edit) {
     edit.hot(SERVERS, &running.servers, servers);
     edit.cold("listen", &running.listen, listen);
     edit.cold("call_timeout", &running.call_timeout, call_timeout);
+    edit.cold("startup_wait", &running.startup_wait, startup_wait);
     edit.cold("routing_mode", &running.routing_mode, routing_mode);
     edit.cold("instructions", &running.instructions, instructions);
     edit.cold("tool_search.max_matches", &running.max_matches, max_matches);

@@ -143,6 +143,7 @@ fn overrides_win_over_the_file() {
     let overrides = Overrides {
         listen: Some("127.0.0.1:9999".into()),
         call_timeout: Some("7s".into()),
+        startup_wait: Some("0".into()),
         routing_mode: None,
         direct_tool_response_mode: Some("deferred".into()),
         tool_response_mode: None,
@@ -157,6 +158,7 @@ fn overrides_win_over_the_file() {
     .expect("valid");
     assert_eq!(config.listen, "127.0.0.1:9999");
     assert_eq!(config.call_timeout, Duration::from_secs(7));
+    assert_eq!(config.startup_wait, Duration::ZERO, "\"0\": no wait at all");
     assert_eq!(
         config.direct_tool_response_mode,
         crate::DirectToolResponseMode::Deferred
@@ -511,4 +513,21 @@ fn a_postgres_store_is_read_shown_redacted_and_anything_else_refused() {
     )
     .expect_err("not a URL");
     assert!(error.to_string().contains("store"), "{error}");
+}
+
+#[test]
+fn startup_wait_defaults_to_thirty_seconds_and_takes_a_duration_or_zero() {
+    assert_eq!(ok("{}").startup_wait, Duration::from_secs(30));
+    assert_eq!(
+        ok(r#"{"startup_wait": "2m"}"#).startup_wait,
+        Duration::from_secs(120)
+    );
+    assert_eq!(ok(r#"{"startup_wait": "0"}"#).startup_wait, Duration::ZERO);
+    let err = parse_config(
+        r#"{"startup_wait": "soon"}"#,
+        "c.json",
+        &Overrides::default(),
+    )
+    .expect_err("not a duration");
+    assert_eq!(err.key(), Some("startup_wait"));
 }

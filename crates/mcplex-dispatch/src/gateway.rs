@@ -33,21 +33,16 @@ pub struct Gateway {
     semantic: std::sync::OnceLock<crate::SemanticSearch>,
 }
 
-/// The startup grace a gateway serving one spawning client (stdio) uses. Such clients list once,
-/// at once; without a grace they would see an empty catalog and, if they ignore
-/// `list_changed`, never more. A network gateway uses none: a slow server never delays the others.
-pub const STARTUP_GRACE: Duration = Duration::from_secs(5);
-
 impl Gateway {
     /// Starts every enabled server of `config` (their lifecycle events go to `events`) and
-    /// returns the gateway over them at once; servers join as they connect. For `startup_grace`
+    /// returns the gateway over them at once; servers join as they connect. For `startup_wait`
     /// after now, listings wait for servers that are still connecting for the first time (zero:
     /// never wait). The connections belong to the gateway: nothing else can reach them.
     pub fn start(
         config: &Config,
         builtin: Option<BuiltinConnector>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
-        startup_grace: Duration,
+        startup_wait: Duration,
     ) -> Gateway {
         let upstreams = Upstreams::start(config, builtin, events);
         Gateway {
@@ -56,7 +51,7 @@ impl Gateway {
             listing_version: watch::Sender::new(0),
             offers_version: watch::Sender::new(0),
             published: watch::Sender::new(0),
-            settle_until: Instant::now() + startup_grace,
+            settle_until: Instant::now() + startup_wait,
             audit: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
         }
@@ -104,28 +99,36 @@ impl Gateway {
         semantic.query_vector(query).await
     }
 
-    /// During the startup grace, waits until no server is connecting for the first time (or the
-    /// grace ends). Afterwards, or with no grace, returns at once.
+    /// During the startup wait, waits until no server is connecting for the first time (or the
+    /// wait ends). Afterwards, or with no wait, returns at once.
     pub async fn startup_settled(&self) {
         let deadline = self.settle_until;
         if Instant::now() >= deadline {
             return;
         }
         let mut changes = self.published.subscribe();
-        let connecting = |snapshot: &Snapshot| {
-            snapshot
-                .servers()
-                .values()
-                .any(|v| v.status == ServerStatus::Connecting)
-        };
         let _ = tokio::time::timeout_at(deadline.into(), async {
-            while connecting(&self.snapshot()) {
+            while self.startup_pending().is_some() {
                 if changes.changed().await.is_err() {
                     return;
                 }
             }
         })
         .await;
+    }
+
+    /// While listings are held by the startup wait: the servers they wait for (still connecting
+    /// for the first time) and how long the wait may still last. `None` once nothing holds them.
+    pub fn startup_pending(&self) -> Option<(Vec<String>, std::time::Duration)> {
+        let left = self.settle_until.checked_duration_since(Instant::now())?;
+        let snapshot = self.snapshot();
+        let pending: Vec<String> = snapshot
+            .servers()
+            .iter()
+            .filter(|(_, view)| view.status == ServerStatus::Connecting)
+            .map(|(name, _)| name.clone())
+            .collect();
+        (!pending.is_empty()).then_some((pending, left))
     }
 
     /// A receiver that changes with every published snapshot (server status changes included).

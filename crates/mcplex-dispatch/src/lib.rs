@@ -24,7 +24,7 @@ pub use accounting::{AuditRecord, CallStatus};
 pub use call::{CallContext, ToolCall};
 pub use error::DispatchError;
 pub use forward::RequestContext;
-pub use gateway::{Gateway, STARTUP_GRACE};
+pub use gateway::Gateway;
 pub use mcplex_protocol::REQUEST_ID_META;
 pub use request::{UpstreamMethod, UpstreamRequest};
 pub use semantic::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch, passage_key};

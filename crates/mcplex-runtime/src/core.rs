@@ -34,16 +34,16 @@ impl Core {
     /// Starts every enabled server and returns at once, with the first snapshot (every server
     /// connecting) published; servers join as they connect. With `trust`, only approved servers
     /// and tools are served; without, everything is (one-shot commands and benchmarks). For
-    /// `startup_grace`, listings wait for servers still connecting (see [`Gateway::start`]).
+    /// `startup_wait`, listings wait for servers still connecting (see [`Gateway::start`]).
     pub fn start(
         config: Config,
         builtin: Option<BuiltinConnector>,
-        startup_grace: Duration,
+        startup_wait: Duration,
         trust: Option<Trust>,
     ) -> Core {
         let config = Arc::new(config);
         let (events_tx, events) = mpsc::unbounded_channel();
-        let gateway = Arc::new(Gateway::start(&config, builtin, events_tx, startup_grace));
+        let gateway = Arc::new(Gateway::start(&config, builtin, events_tx, startup_wait));
         let configs = watch::Sender::new(config.clone());
         let (trust_tx, requests) = mpsc::channel(PENDING_REQUESTS);
         let store_generation = watch::Sender::new(0);

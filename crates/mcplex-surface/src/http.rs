@@ -165,10 +165,6 @@ async fn metrics() -> impl IntoResponse {
     )
 }
 
-/// 200 when every enabled server is ready; otherwise 503. Where the guard allows the detail
-/// (no authentication required, or the admin API key presented) the body lists each server's
-/// status, so an operator sees which upstreams are not ready and why; otherwise it says only
-/// `{"ready": …}`.
 /// What `/readyz` looks at: the upstreams (through the snapshot) and the store.
 #[derive(Clone)]
 struct Readiness {
@@ -176,6 +172,11 @@ struct Readiness {
     store_reachable: Arc<AtomicBool>,
 }
 
+/// 200 when every enabled server is ready; otherwise 503. Where the guard allows the detail
+/// (no authentication required, or the admin API key presented) the body lists each server's
+/// status, so an operator sees which upstreams are not ready and why, and, while the startup
+/// wait holds listings, for which servers and how much longer; otherwise it says only
+/// `{"ready": …}`.
 async fn readyz(State(readiness): State<Readiness>, request: Request) -> impl IntoResponse {
     let Readiness {
         gateway,
@@ -208,8 +209,13 @@ async fn readyz(State(readiness): State<Readiness>, request: Request) -> impl In
         return (status, Json(json!({"ready": ready})));
     }
     let store = if store { "reachable" } else { "unreachable" };
-    (
-        status,
-        Json(json!({"ready": ready, "store": store, "servers": servers})),
-    )
+    let mut body = json!({"ready": ready, "store": store, "servers": servers});
+    if let Some((waiting_for, left)) = gateway.startup_pending() {
+        // Listings are held for these servers (startup_wait), for at most this long.
+        body["startup_wait"] = json!({
+            "waiting_for": waiting_for,
+            "seconds_left": (left.as_secs_f64() * 10.0).ceil() / 10.0,
+        });
+    }
+    (status, Json(body))
 }

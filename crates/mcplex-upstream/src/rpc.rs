@@ -261,10 +261,11 @@ impl RpcConnection {
             .await;
     }
 
-    /// Ends the connection and whatever runs behind it.
+    /// Ends the connection and whatever runs behind it. Closed first, so that the end of the
+    /// server's output that the termination causes is expected, not reported as a failure.
     pub async fn shutdown(&self) {
-        self.sender.shutdown().await;
         self.closed.cancel();
+        self.sender.shutdown().await;
     }
 
     fn transport(&self, failure: SendError) -> UpstreamError {

@@ -51,10 +51,11 @@ pub enum Command {
         /// Only calls of this tool (`server:tool`).
         #[arg(long)]
         tool: Option<String>,
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
-    /// Call one tool, by canonical id `server:tool`, without a running gateway.
+    /// Call one tool, by canonical id `server:tool` or display name, without a running gateway.
     Call(CallArgs),
     /// Work with the config file.
     Config {
@@ -82,9 +83,6 @@ pub struct ConfigArgs {
     /// Config file (default ~/.mcplex/mcp_config.json).
     #[arg(long, env = "MCPLEX_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Default per-call timeout, e.g. "30s".
-    #[arg(long, env = "MCPLEX_CALL_TIMEOUT")]
-    pub call_timeout: Option<String>,
     /// Where approvals, tokens and the API key live (default: the config's data_dir, else
     /// ~/.mcplex).
     #[arg(long, env = "MCPLEX_DATA_DIR")]
@@ -99,6 +97,9 @@ pub struct ConfigArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     pub config: ConfigArgs,
+    /// Default per-call timeout, e.g. "30s" (default 120s).
+    #[arg(long, env = "MCPLEX_CALL_TIMEOUT")]
+    pub call_timeout: Option<String>,
     /// host:port to listen on (default 127.0.0.1:8080).
     #[arg(long, env = "MCPLEX_LISTEN")]
     pub listen: Option<String>,
@@ -111,10 +112,15 @@ pub struct ServeArgs {
     /// How retrieve_tools renders matches: full or compact (hot).
     #[arg(long, env = "MCPLEX_TOOL_RESPONSE_MODE")]
     pub tool_response_mode: Option<String>,
+    /// How long the first listings wait for servers still starting, e.g. "30s" ("0": no wait;
+    /// default 30s).
+    #[arg(long, env = "MCPLEX_STARTUP_WAIT")]
+    pub startup_wait: Option<String>,
     /// Serve one client on stdin/stdout instead of HTTP.
     #[arg(long)]
     pub stdio: bool,
-    /// Run on built-in demo servers: no network, no files.
+    /// Run on built-in demo servers: no network, no config file (approvals are kept apart, in
+    /// the data directory's `demo`).
     #[arg(long)]
     pub demo: bool,
 }
@@ -141,6 +147,7 @@ pub enum ToolsCommand {
         config: ConfigArgs,
         /// `server:tool`
         id: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -152,6 +159,7 @@ pub enum ToolsCommand {
         config: ConfigArgs,
         /// `server:tool`
         id: String,
+        /// Approve only if the definition still has this hash (from `tools show`).
         #[arg(long)]
         hash: Option<String>,
     },
@@ -170,6 +178,7 @@ pub enum ServersCommand {
     List {
         #[command(flatten)]
         config: ConfigArgs,
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -177,12 +186,14 @@ pub enum ServersCommand {
     Approve {
         #[command(flatten)]
         config: ConfigArgs,
+        /// The server, as the config names it.
         name: String,
     },
     /// Quarantine a server: none of its tools is served until it is approved.
     Quarantine {
         #[command(flatten)]
         config: ConfigArgs,
+        /// The server, as the config names it.
         name: String,
     },
 }
@@ -193,6 +204,7 @@ pub enum TokenCommand {
     Create {
         #[command(flatten)]
         config: ConfigArgs,
+        /// The token's name (unique; `token revoke` takes it).
         #[arg(long)]
         name: String,
         /// Comma-separated server names (default: every server).
@@ -213,6 +225,7 @@ pub enum TokenCommand {
     List {
         #[command(flatten)]
         config: ConfigArgs,
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -220,6 +233,7 @@ pub enum TokenCommand {
     Revoke {
         #[command(flatten)]
         config: ConfigArgs,
+        /// The token's name.
         name: String,
     },
 }
@@ -228,11 +242,14 @@ pub enum TokenCommand {
 pub struct CallArgs {
     #[command(flatten)]
     pub config: ConfigArgs,
-    /// The tool: `server:tool`.
+    /// The tool: `server:tool`, or its display name (`server__tool`).
     pub tool: String,
     /// Arguments as a JSON object.
     #[arg(long, default_value = "{}")]
     pub args: String,
+    /// How long the call may take, e.g. "30s" (default: the server's call_timeout, else 120s).
+    #[arg(long, env = "MCPLEX_CALL_TIMEOUT")]
+    pub call_timeout: Option<String>,
     /// Use the built-in demo servers instead of a config file.
     #[arg(long)]
     pub demo: bool,

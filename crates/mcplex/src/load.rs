@@ -39,7 +39,6 @@ pub fn load_with_source(args: &ConfigArgs, overrides: Overrides) -> Result<Loade
 /// Reads and validates the config without logging its warnings (for a command that shows
 /// them itself, such as `config check`).
 pub fn read(args: &ConfigArgs, mut overrides: Overrides) -> Result<Loaded> {
-    overrides.call_timeout = args.call_timeout.clone();
     overrides.data_dir = args.data_dir.clone();
     overrides.store = args.store.clone();
     let (path, explicit) = match &args.config {

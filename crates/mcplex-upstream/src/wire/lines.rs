@@ -67,9 +67,11 @@ pub(crate) fn lines_wire(
         let mut lines = BufReader::new(reader).lines();
         let mut garbage = GarbageReport::default();
         loop {
+            // Closing first: the end of output that a shutdown causes is not a failure.
             let line = tokio::select! {
-                line = lines.next_line() => line,
+                biased;
                 () = closed.cancelled() => break,
+                line = lines.next_line() => line,
             };
             match line {
                 Ok(Some(line)) => {

@@ -1,4 +1,5 @@
-//! `mcplex call server:tool --args '{...}'`: one call through the dispatch path, no gateway.
+//! `mcplex call TOOL --args '{...}'`: one call through the dispatch path, no gateway. TOOL is a
+//! canonical id (`server:tool`) or the display name a listing shows.
 
 use std::process::ExitCode;
 
@@ -13,20 +14,28 @@ use crate::cli::CallArgs;
 use crate::output::outln;
 
 pub async fn run(args: CallArgs) -> Result<ExitCode> {
-    let id = ToolId::parse(&args.tool)
-        .with_context(|| format!("{:?} is not a tool id; write server:tool", args.tool))?;
     let arguments: Map<String, Value> =
         serde_json::from_str(&args.args).context("--args must be a JSON object")?;
-    let (mut config, builtin) = if args.demo {
-        (crate::demo::config(None), Some(crate::demo::connector()))
-    } else {
-        (crate::load::load(&args.config, Overrides::default())?, None)
+    let overrides = Overrides {
+        call_timeout: args.call_timeout.clone(),
+        ..Overrides::default()
     };
-    if !config.servers.iter().any(|s| *s.name == *id.server) {
-        bail!("no server named {:?} in the config", id.server);
+    let (mut config, builtin) = if args.demo {
+        let mut demo = crate::demo::config(None);
+        // The demo has no file; the flag is validated as a file value would be.
+        demo.call_timeout = mcplex_config::parse_config("{}", "--demo", &overrides)?.call_timeout;
+        (demo, Some(crate::demo::connector()))
+    } else {
+        (crate::load::load(&args.config, overrides)?, None)
+    };
+    // A canonical id names its server: only that one is started. A display name (what a
+    // listing shows) is resolved by the catalog, so every server is started.
+    if let Some(id) = ToolId::parse(&args.tool) {
+        if !config.servers.iter().any(|s| *s.name == *id.server) {
+            bail!("no server named {:?} in the config", id.server);
+        }
+        config.servers.retain(|s| *s.name == *id.server);
     }
-    // Only the server that is called is started.
-    config.servers.retain(|s| *s.name == *id.server);
     let limit = settle_limit(&config);
     let core = Core::start(config, builtin, std::time::Duration::ZERO, None);
     settle(&core.gateway, limit).await;

@@ -19,7 +19,7 @@ use mcplex_surface::{
 use mcplex_upstream::BuiltinConnector;
 use tokio_util::sync::CancellationToken;
 
-use super::start::{Core, settle, settle_limit};
+use super::start::{Core, report_startup_wait, settle, settle_limit};
 use crate::api::ApiState;
 use crate::auth::Access;
 use crate::cli::ServeArgs;
@@ -37,7 +37,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     } else {
         Some(bind(&config.listen).await?)
     };
-    let started = start(&config, setup.builtin, args.stdio)?;
+    let started = start(&config, setup.builtin)?;
     // Kept alive for as long as the gateway serves.
     let _reloader = setup
         .source
@@ -60,7 +60,8 @@ struct Setup {
 fn file_setup(args: &ServeArgs) -> Result<Setup> {
     let overrides = Overrides {
         listen: args.listen.clone(),
-        call_timeout: None,
+        call_timeout: args.call_timeout.clone(),
+        startup_wait: args.startup_wait.clone(),
         routing_mode: args.routing_mode.clone(),
         direct_tool_response_mode: args.direct_tool_response_mode.clone(),
         tool_response_mode: args.tool_response_mode.clone(),
@@ -115,7 +116,7 @@ struct Started {
 
 /// Opens the store (a store that cannot be opened stops the start before anything runs), loads
 /// the approvals and the search model, and starts the upstreams and the live catalog.
-fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>, stdio: bool) -> Result<Started> {
+fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Started> {
     let (store, opened) = crate::load::open_store(config)?;
     let store = Arc::new(store);
     let trust = Trust::load(store.clone(), config).context("cannot load the approvals")?;
@@ -127,17 +128,14 @@ fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>, stdio: bool) -
         );
     }
     let semantic = crate::semantic::load(config, store.clone())?;
-    // A spawning stdio client lists once, at once: give slow servers a moment. Over HTTP a slow
-    // server never delays the others; clients learn of late arrivals through list_changed.
-    let grace = if stdio {
-        mcplex_dispatch::STARTUP_GRACE
-    } else {
-        std::time::Duration::ZERO
-    };
+    // Most clients list once, at once, and never re-list on list_changed: the first listings
+    // wait up to startup_wait for servers still starting. Calls to ready servers never wait.
+    let grace = config.startup_wait;
     let core = Core::start((**config).clone(), builtin, grace, Some(trust));
     if let Some(semantic) = semantic {
         core.gateway.search_semantically(semantic);
     }
+    report_startup_wait(Arc::clone(&core.gateway), grace);
     Ok(Started { core, store })
 }
 
@@ -274,8 +272,9 @@ fn app(
 
 /// The URL goes to stdout so scripts can read it; everything else is logged on stderr.
 fn announce(config: &Config, address: SocketAddr, api_key_place: &str) {
-    println!(
-        "mcplex: serving {} server(s) at http://{address}/mcp ({} surface; direct at /mcp/all, retrieve at /mcp/call)",
+    // A reader that closed stdout (`mcplex serve | head -1`) leaves the gateway serving.
+    let _ = crate::output::outln!(
+        "mcplex: serving {} server(s) at http://{address}/mcp ({} surface; direct at /mcp/all, retrieve at /mcp/call, code at /mcp/code)",
         config.servers.len(),
         config.routing_mode.as_str()
     );

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcplex_catalog::ServerStatus;
@@ -42,6 +43,44 @@ pub async fn settle(gateway: &Gateway, limit: Duration) {
         }
     })
     .await;
+}
+
+/// Logs what the startup wait holds: the servers the first listings wait for, then whether
+/// they all started in time or which ones the listings went out without.
+pub fn report_startup_wait(gateway: Arc<Gateway>, wait: Duration) {
+    let Some((pending, _)) = gateway.startup_pending() else {
+        return;
+    };
+    tracing::info!(
+        "listings wait up to {} (startup_wait) for {} server(s) still starting: {}",
+        humantime::format_duration(wait),
+        pending.len(),
+        pending.join(", ")
+    );
+    let started = std::time::Instant::now();
+    tokio::spawn(async move {
+        gateway.startup_settled().await;
+        let late: Vec<String> = gateway
+            .snapshot()
+            .servers()
+            .iter()
+            .filter(|(_, view)| view.status == ServerStatus::Connecting)
+            .map(|(name, _)| name.clone())
+            .collect();
+        if late.is_empty() {
+            tracing::info!(
+                "every server started or failed after {:.1}s; listings are answered",
+                started.elapsed().as_secs_f64()
+            );
+        } else {
+            tracing::warn!(
+                "startup_wait of {} is over: listings go out without {} (still starting; \
+                 announced with list_changed when ready). Raise startup_wait if they are only slow",
+                humantime::format_duration(wait),
+                late.join(", ")
+            );
+        }
+    });
 }
 
 /// The longest init timeout of the enabled servers, plus a margin: how long `settle` may wait.

@@ -54,9 +54,21 @@ fn tools_list_and_call_work_against_a_config_alone() {
 
     let (code, _, _) = mcplex(&["call", "fixture:fail", "--config", &config]);
     assert_eq!(code, 1, "isError is a failing exit");
-    let (code, _, stderr) = mcplex(&["call", "nocolon", "--config", &config]);
+    // The display name a listing shows is accepted as well.
+    let (code, stdout, stderr) = mcplex(&[
+        "call",
+        "fixture__add",
+        "--args",
+        r#"{"a": 1, "b": 2}"#,
+        "--config",
+        &config,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(result["structuredContent"], json!({"sum": 3.0}));
+    let (code, _, stderr) = mcplex(&["call", "nosuchtool", "--config", &config]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("server:tool"), "{stderr}");
+    assert!(stderr.contains("nosuchtool"), "{stderr}");
 }
 
 #[test]
@@ -277,15 +289,10 @@ fn token_expiry_needs_a_unit_and_token_list_shows_it() {
 
 #[test]
 fn flags_beat_env_beat_file() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = config_file(
-        &dir,
-        &json!({"call_timeout": "1s", "mcpServers": {"a": {"command": "sh"}}}),
-    );
     let check = |flag: Option<&str>| {
         let mut command = std::process::Command::new(&tools().mcplex);
         command
-            .args(["config", "check", "--config", &config])
+            .args(["call", "demo:echo", "--demo", "--args", r#"{"text": "hi"}"#])
             .env("MCPLEX_CALL_TIMEOUT", "bad");
         if let Some(flag) = flag {
             command.args(["--call-timeout", flag]);
@@ -296,7 +303,7 @@ fn flags_beat_env_beat_file() {
             String::from_utf8_lossy(&output.stderr).into_owned(),
         )
     };
-    // The environment beats the file: its bad value is what gets validated.
+    // The environment is read: its bad value is what gets validated.
     let (code, stderr) = check(None);
     assert_eq!(code, Some(2));
     assert!(
@@ -306,6 +313,20 @@ fn flags_beat_env_beat_file() {
     // The flag beats the environment.
     let (code, stderr) = check(Some("5s"));
     assert_eq!(code, Some(0), "{stderr}");
+    // The environment beats the file: the file's valid value is not what gets validated.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config_file(
+        &dir,
+        &json!({"call_timeout": "1s", "mcpServers": {"a": {"command": "sh"}}}),
+    );
+    let output = std::process::Command::new(&tools().mcplex)
+        .args(["call", "a:x", "--config", &config])
+        .env("MCPLEX_CALL_TIMEOUT", "bad")
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr.contains("MCPLEX_CALL_TIMEOUT: invalid duration"), "{stderr}");
 }
 
 #[test]

@@ -301,7 +301,6 @@ impl Gateway {
         });
     }
 
-    /// SIGTERM, then wait for the exit status.
     /// The gateway's process id.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map(Child::id).expect("running")
@@ -314,6 +313,14 @@ impl Gateway {
         let _ = child.wait();
     }
 
+    /// SIGINT (Ctrl-C), then the exit status; the log stays readable.
+    pub fn interrupt(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        signal(child.id(), libc::SIGINT);
+        wait_with_timeout(&mut child, Duration::from_secs(20)).expect("gateway exits after SIGINT")
+    }
+
+    /// SIGTERM, then the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("running");
         signal(child.id(), libc::SIGTERM);
@@ -337,6 +344,8 @@ fn spawn(dir: &Path, host: &str, extra_args: &[&str]) -> (Child, u16) {
         .args(extra_args)
         .env("MCPLEX_LOG", "info,mcplex=debug")
         .env("MCPLEX_DATA_DIR", dir.join("data"))
+        // Listings answer at once (the startup wait has tests of its own).
+        .env("MCPLEX_STARTUP_WAIT", "0")
         .stdout(Stdio::piped())
         .stderr(log)
         .spawn()

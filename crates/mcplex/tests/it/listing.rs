@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, MODES, fixture_server, names, tools};
+use std::time::Duration;
+
+use crate::harness::{Gateway, MODES, eventually, fixture_server, names, tools};
 use crate::http::{Reply, Version, exchange};
 
 fn fleet() -> Value {
@@ -205,4 +207,82 @@ fn health_and_readiness_report_each_server() {
     // A server that never answers does not delay the others.
     let listing = gateway.client("legacy", "list", &[]);
     assert!(names(&listing).contains(&"fixture__echo".to_owned()));
+}
+
+/// A server that takes `seconds` to start (as `npx` on a cold cache does), then is the fixture.
+fn slow_server(name: &str, seconds: u32) -> Value {
+    let fixture = tools().fixture.display().to_string();
+    json!({"command": "sh", "args": ["-c", format!("sleep {seconds}; exec '{fixture}' --name {name}")]})
+}
+
+#[test]
+fn the_first_listing_waits_for_a_slow_server_and_readyz_says_for_which() {
+    let gateway = Gateway::start_with(
+        json!({"mcpServers": {
+            "fast": fixture_server("fast", &[]),
+            "slow": slow_server("slow", 3),
+        }}),
+        &["--startup-wait", "60s"],
+    );
+    // While it lasts, the wait is visible: once `fast` is up, it names only `slow`.
+    let readiness = eventually(
+        "fast ready, slow still awaited",
+        Duration::from_secs(3),
+        || {
+            let (status, body) = gateway.get("/readyz");
+            let readiness: Value = serde_json::from_str(&body).expect("readyz JSON");
+            (readiness["servers"]["fast"]["status"] == "ready").then_some((status, readiness))
+        },
+    );
+    assert_eq!(readiness.0, 503, "{}", readiness.1);
+    assert_eq!(
+        readiness.1["startup_wait"]["waiting_for"],
+        json!(["slow"]),
+        "{}",
+        readiness.1
+    );
+    let listing = gateway.client("legacy", "list", &[]);
+    let names = names(&listing);
+    for expected in ["fast__echo", "slow__echo"] {
+        assert!(
+            names.contains(&expected.to_owned()),
+            "the first listing has {expected}: {names:?}"
+        );
+    }
+    let (_, body) = gateway.get("/readyz");
+    let readiness: Value = serde_json::from_str(&body).expect("readyz JSON");
+    assert!(readiness.get("startup_wait").is_none(), "{body}");
+    eventually("the end of the wait logged", Duration::from_secs(5), || {
+        let log = gateway.log();
+        (log.contains("still starting: fast, slow")
+            && log.contains("every server started or failed"))
+        .then_some(())
+    });
+}
+
+#[test]
+fn a_hung_server_holds_the_first_listing_only_for_startup_wait() {
+    let gateway = Gateway::start_with(
+        json!({"mcpServers": {
+            "fast": fixture_server("fast", &[]),
+            "hung": {"command": "sleep", "args": ["600"]},
+        }}),
+        &["--startup-wait", "2s"],
+    );
+    let asked = std::time::Instant::now();
+    let listing = gateway.client("2026-07-28", "list", &[]);
+    let waited = asked.elapsed();
+    assert!(
+        names(&listing).contains(&"fast__echo".to_owned()),
+        "{listing}"
+    );
+    assert!(
+        waited >= Duration::from_millis(1500),
+        "the listing was held by the wait, not answered at once ({waited:?})"
+    );
+    eventually("the end of the wait logged", Duration::from_secs(5), || {
+        let log = gateway.log();
+        log.contains("startup_wait of 2s is over: listings go out without hung")
+            .then_some(())
+    });
 }

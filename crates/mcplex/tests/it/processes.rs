@@ -30,6 +30,25 @@ fn sigterm_leaves_no_upstream_process_or_grandchild() {
 }
 
 #[test]
+fn ctrl_c_stops_every_server_without_reporting_them_as_failed() {
+    let mut gateway = Gateway::start(json!({"mcpServers": {
+        "a": fixture_server("a", &[]),
+        "b": fixture_server("b", &[])
+    }}));
+    gateway.wait_ready();
+    let status = gateway.interrupt();
+    assert!(status.success(), "exit status after SIGINT: {status}");
+    let log = gateway.log();
+    assert!(log.contains("shutting down"), "{log}");
+    // Servers the gateway stops are not failures: no warning, no lost connection.
+    let warnings: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains(" WARN ") || line.contains(" ERROR "))
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:#?}");
+}
+
+#[test]
 fn sigkill_of_the_gateway_takes_its_children_down() {
     let gateway = Gateway::start(json!({"mcpServers": {
         "a": fixture_server("a", &[]),
