@@ -326,7 +326,10 @@ fn flags_beat_env_beat_file() {
         .expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr.contains("MCPLEX_CALL_TIMEOUT: invalid duration"), "{stderr}");
+    assert!(
+        stderr.contains("MCPLEX_CALL_TIMEOUT: invalid duration"),
+        "{stderr}"
+    );
 }
 
 #[test]
