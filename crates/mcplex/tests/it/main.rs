@@ -20,6 +20,7 @@ mod listing;
 mod observability;
 mod processes;
 mod protocol;
+mod readme;
 mod search;
 #[cfg(feature = "semantic")]
 mod semantic;
