@@ -22,6 +22,9 @@ pub struct Reloaded {
     /// `call_tool` are listed or not from the start, so hiding tools behind them now would make
     /// them unreachable; every defer setting is kept off until a restart.
     pub deferral_waits: bool,
+    /// The edit defers nothing on a gateway that started with deferral: every tool is listed
+    /// now, but `tool_search` and `call_tool` stay listed (harmless) until a restart.
+    pub search_tools_stay: bool,
 }
 
 impl Reloaded {
@@ -38,6 +41,7 @@ const SERVERS: &str = "mcpServers";
 pub fn reload(running: &Config, edited: Config) -> Reloaded {
     let mut config = edited;
     let deferral_waits = keep_deferral_off(running, &mut config);
+    let search_tools_stay = running.defers_anything() && !config.defers_anything();
     let mut edit = Edit::default();
     declare(running, &mut config, &mut edit);
     Reloaded {
@@ -45,6 +49,7 @@ pub fn reload(running: &Config, edited: Config) -> Reloaded {
         applied: edit.applied,
         needs_restart: edit.needs_restart,
         deferral_waits,
+        search_tools_stay,
     }
 }
 

@@ -151,3 +151,20 @@ fn deferral_switched_on_while_running_waits_for_a_restart() {
     assert!(!reloaded.config.defers_anything());
     assert_eq!(reloaded.config.servers, running.servers);
 }
+
+#[test]
+fn deferral_switched_off_while_running_says_the_search_tools_stay() {
+    let running = config(&format!(
+        r#"{{"defer_tools": true, "mcpServers": {{{FIXTURE}}}}}"#
+    ));
+    let edited = config(&format!(r#"{{"mcpServers": {{{FIXTURE}}}}}"#));
+    let reloaded = reload(&running, edited.clone());
+    assert!(reloaded.search_tools_stay);
+    assert_eq!(reloaded.applied, ["defer_tools"]);
+    assert_eq!(reloaded.config, edited);
+    let again = reload(&reloaded.config, edited);
+    assert!(
+        !again.search_tools_stay,
+        "said once, for the edit that did it"
+    );
+}

@@ -207,6 +207,12 @@ impl ConfigReloader {
                 reloaded.needs_restart.join(", ")
             );
         }
+        if reloaded.search_tools_stay {
+            tracing::info!(
+                "deferral is off: every tool is listed now; tool_search and call_tool stay \
+                 listed until a restart"
+            );
+        }
         if reloaded.deferral_waits {
             tracing::warn!(
                 "deferral was off at start: the new defer settings take effect after a restart"
