@@ -20,13 +20,7 @@ pub async fn settle(gateway: &Gateway, limit: Duration) {
     let mut shown = BTreeSet::new();
     let _ = tokio::time::timeout(limit, async {
         loop {
-            let pending: BTreeSet<String> = gateway
-                .snapshot()
-                .servers()
-                .iter()
-                .filter(|(_, view)| view.status == ServerStatus::Connecting)
-                .map(|(name, _)| name.clone())
-                .collect();
+            let pending: BTreeSet<String> = connecting(gateway).into_iter().collect();
             if pending.is_empty() {
                 return;
             }
@@ -45,6 +39,17 @@ pub async fn settle(gateway: &Gateway, limit: Duration) {
     .await;
 }
 
+/// The servers still connecting for the first time.
+fn connecting(gateway: &Gateway) -> Vec<String> {
+    gateway
+        .snapshot()
+        .servers()
+        .iter()
+        .filter(|(_, view)| view.status == ServerStatus::Connecting)
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 /// Logs what the startup wait holds: the servers the first listings wait for, then whether
 /// they all started in time or which ones the listings went out without.
 pub fn report_startup_wait(gateway: Arc<Gateway>, wait: Duration) {
@@ -60,13 +65,7 @@ pub fn report_startup_wait(gateway: Arc<Gateway>, wait: Duration) {
     let started = std::time::Instant::now();
     tokio::spawn(async move {
         gateway.startup_settled().await;
-        let late: Vec<String> = gateway
-            .snapshot()
-            .servers()
-            .iter()
-            .filter(|(_, view)| view.status == ServerStatus::Connecting)
-            .map(|(name, _)| name.clone())
-            .collect();
+        let late = connecting(&gateway);
         if late.is_empty() {
             tracing::info!(
                 "every server started or failed after {:.1}s; listings are answered",

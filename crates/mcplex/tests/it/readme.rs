@@ -175,16 +175,7 @@ fn the_readme_sdk_snippets_run_against_the_demo() {
 
     let python = dir.path().join("agent.py");
     std::fs::write(&python, snippet(&readme, "python", &gateway.url)).expect("write");
-    let output = Command::new(&tools().python)
-        .arg(&python)
-        .output()
-        .expect("run python");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = run(Command::new(&tools().python).arg(&python));
     assert!(
         stdout.contains("'demo__add'") && stdout.contains("{'sum': 3.0}"),
         "{stdout}"
@@ -198,18 +189,21 @@ fn the_readme_sdk_snippets_run_against_the_demo() {
     .expect("link node_modules");
     let script = dir.path().join("agent.mjs");
     std::fs::write(&script, snippet(&readme, "javascript", &gateway.url)).expect("write");
-    let output = Command::new("node")
-        .arg(&script)
-        .output()
-        .expect("run node");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = run(Command::new("node").arg(&script));
+    assert!(
+        stdout.contains("'demo__add'") && stdout.contains("{ sum: 3 }"),
+        "{stdout}"
+    );
+}
+
+/// Runs `command` to success and returns its stdout.
+fn run(command: &mut Command) -> String {
+    let output = command.output().expect("run the snippet");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
         "{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(
-        stdout.contains("'demo__add'") && stdout.contains("{ sum: 3 }"),
-        "{stdout}"
-    );
+    stdout
 }
