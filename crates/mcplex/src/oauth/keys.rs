@@ -144,7 +144,9 @@ impl IssuerKeys {
         self.get_json(&uri).await
     }
 
-    /// `jwks_uri` from the issuer's metadata: RFC 8414 first, then OpenID Connect discovery.
+    /// `jwks_uri` from the issuer's metadata: RFC 8414 first, then OpenID Connect discovery (an
+    /// RFC 8414 document may leave `jwks_uri` out; OpenID's may not). A document that names
+    /// another issuer is not this issuer's (RFC 8414 §3.3).
     async fn discover(&self) -> Result<String, String> {
         let mut failures = Vec::new();
         for url in metadata_urls(&self.issuer) {
@@ -157,17 +159,18 @@ impl IssuerKeys {
             };
             let named = metadata.get("issuer").and_then(Value::as_str);
             if !named.is_some_and(|named| same_issuer(named, &self.issuer)) {
-                return Err(format!(
-                    "{url} names issuer {named:?}, not {:?} (RFC 8414 §3.3)",
-                    self.issuer
-                ));
+                failures.push(format!("{url}: names issuer {named:?}, not this one"));
+                continue;
             }
-            return match metadata.get("jwks_uri").and_then(Value::as_str) {
-                Some(uri) => Ok(uri.to_owned()),
-                None => Err(format!("{url} has no jwks_uri")),
-            };
+            match metadata.get("jwks_uri").and_then(Value::as_str) {
+                Some(uri) => return Ok(uri.to_owned()),
+                None => failures.push(format!("{url}: no jwks_uri")),
+            }
         }
-        Err(format!("no metadata: {}", failures.join("; ")))
+        Err(format!(
+            "no jwks_uri in its metadata ({})",
+            failures.join("; ")
+        ))
     }
 
     async fn get_json(&self, url: &str) -> Result<Value, String> {

@@ -80,6 +80,10 @@ impl OAuthTokens {
     }
 
     async fn check(&self, token: &str) -> Result<Caller, TokenRefusal> {
+        // Not a JWT at all (a mistyped agent token): refused as before, without an OAuth story.
+        if token.split('.').count() != 3 {
+            return Err(TokenRefusal::Invalid);
+        }
         let claims = match self.claims(token).await {
             Ok(claims) => claims,
             Err(why) => {
