@@ -87,7 +87,10 @@ fn holds(claim: &Value, wanted: &str) -> bool {
     match claim {
         Value::String(text) => text == wanted,
         Value::Array(items) => items.iter().any(|item| holds(item, wanted)),
-        Value::Bool(_) | Value::Number(_) => claim.to_string() == wanted,
+        Value::Bool(flag) => wanted.parse::<bool>() == Ok(*flag),
+        Value::Number(number) => wanted
+            .parse::<serde_json::Number>()
+            .is_ok_and(|w| w == *number),
         Value::Null | Value::Object(_) => false,
     }
 }
@@ -191,6 +194,7 @@ mod tests {
             json!({"https://example.com/groups": "dev"}),
             json!({"https://example.com/groups": {"ops": true}}),
             json!({"realm_access": "coder"}),
+            json!({"https://example.com/groups": true}),
         ] {
             assert_eq!(rules.grant(&claims(unmatched.clone())), None, "{unmatched}");
         }
