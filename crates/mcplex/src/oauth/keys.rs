@@ -92,6 +92,9 @@ impl IssuerKeys {
             return Ok(set);
         }
         Err(match kid {
+            _ if set.generation == 0 => {
+                "the issuer's signing keys are not loaded yet (see the fetch warning)".to_owned()
+            }
             Some(kid) => format!("signed by an unknown key (kid {kid:?}) for {alg:?}"),
             None => format!("no key of the issuer fits {alg:?}"),
         })

@@ -361,3 +361,38 @@ fn the_api_key_and_agent_tokens_keep_working_beside_oauth() {
         wrong.head
     );
 }
+
+#[test]
+fn an_issuer_that_is_down_refuses_its_tokens_and_nothing_else() {
+    let (server, issuer) = authorization_server();
+    let port = free_port();
+    let token = mint(
+        &issuer,
+        json!({"aud": format!("http://127.0.0.1:{port}/mcp")}),
+    );
+    drop(server);
+    let config = json!({
+        "mcpServers": {"a": fixture_server("a", &[])},
+        "auth": {"issuer": issuer, "audience": format!("http://127.0.0.1:{port}/mcp"),
+                 "rules": [{"scope": "mcp:read", "permissions": ["read"]}]}
+    });
+    let gateway = Gateway::start_at(config, "127.0.0.1", port, &[]);
+    gateway.wait_ready();
+    let refused = list_with(&gateway, Some(&token));
+    assert_eq!(refused.status, 401, "{}", refused.body);
+    assert!(
+        refused
+            .header("www-authenticate")
+            .is_some_and(|c| c.contains("error=\"invalid_token\"")),
+        "{}",
+        refused.head
+    );
+    let log = eventually("the fetch failure logged", Duration::from_secs(10), || {
+        let log = gateway.log();
+        log.contains("cannot fetch the signing keys of issuer")
+            .then_some(log)
+    });
+    assert!(log.contains("signing keys are not loaded yet"), "{log}");
+    assert!(!log.contains(&token), "a token in the log");
+    assert_eq!(list_with(&gateway, Some(&gateway.api_key())).status, 200);
+}
