@@ -94,6 +94,16 @@ impl ResourceServer {
         if let Some(error) = error {
             challenge.push_str(&format!(", error=\"{error}\""));
         }
+        // RFC 6750 §3.1: the scopes that would do, so a client can step up.
+        let scopes: Vec<&str> = self
+            .scopes
+            .iter()
+            .map(String::as_str)
+            .filter(|s| !s.contains(['"', '\\']))
+            .collect();
+        if error == Some("insufficient_scope") && !scopes.is_empty() {
+            challenge.push_str(&format!(", scope=\"{}\"", scopes.join(" ")));
+        }
         let mut response = (status, axum::Json(json!({"error": message}))).into_response();
         if let Ok(value) = HeaderValue::from_str(&challenge) {
             response
@@ -211,6 +221,21 @@ mod tests {
             Some(
                 "Bearer resource_metadata=\"http://localhost:9/.well-known/oauth-protected-resource/mcp\", error=\"invalid_token\""
             )
+        );
+        let response = server(None).refusal(
+            &headers,
+            StatusCode::FORBIDDEN,
+            Some("insufficient_scope"),
+            "no",
+        );
+        let challenge = response
+            .headers()
+            .get(header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(
+            challenge.ends_with(", error=\"insufficient_scope\", scope=\"mcp:read\""),
+            "{challenge}"
         );
     }
 }

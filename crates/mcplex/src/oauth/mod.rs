@@ -155,7 +155,7 @@ fn subject(claims: &Map<String, Value>) -> String {
         .find_map(|name| claims.get(*name).and_then(Value::as_str))
         .map_or_else(
             || "an unnamed subject".to_owned(),
-            |who| who.chars().take(128).collect(),
+            |who| who.chars().filter(|c| !c.is_control()).take(128).collect(),
         )
 }
 

@@ -326,9 +326,9 @@ fn rules_scope_a_token_and_what_it_may_not_see_is_not_found() {
     let reply = list_with(&gateway, Some(&stranger));
     assert_eq!(reply.status, 403, "{}", reply.body);
     assert!(
-        reply
-            .header("www-authenticate")
-            .is_some_and(|c| c.contains("error=\"insufficient_scope\"")),
+        reply.header("www-authenticate").is_some_and(
+            |c| c.contains("error=\"insufficient_scope\", scope=\"mcp:write mcp:read\"")
+        ),
         "{:?}",
         reply.head
     );
