@@ -9,6 +9,7 @@
 //! holds the token.
 
 mod keys;
+mod refusals;
 mod rules;
 #[cfg(test)]
 mod tests;
@@ -23,6 +24,7 @@ use mcplex_surface::{AccessTokens, Caller, ResourceServer, TokenRefusal, Verific
 use serde_json::{Map, Value};
 
 use keys::IssuerKeys;
+use refusals::RefusalLog;
 use rules::Rules;
 
 /// Verifies the access tokens of one issuer.
@@ -33,6 +35,7 @@ pub struct OAuthTokens {
     leeway_seconds: u64,
     keys: IssuerKeys,
     rules: Rules,
+    refusals: RefusalLog,
 }
 
 impl OAuthTokens {
@@ -57,6 +60,7 @@ impl OAuthTokens {
             leeway_seconds: auth.leeway.as_secs(),
             keys,
             rules: Rules::new(&auth.rules, profiles),
+            refusals: RefusalLog::new(),
         })
     }
 
@@ -87,7 +91,8 @@ impl OAuthTokens {
         let claims = match self.claims(token).await {
             Ok(claims) => claims,
             Err(why) => {
-                tracing::warn!("refused an OAuth access token: {why}");
+                self.refusals
+                    .warn(&format!("refused an OAuth access token: {why}"));
                 return Err(TokenRefusal::Invalid);
             }
         };
@@ -98,10 +103,10 @@ impl OAuthTokens {
                 scope,
             }),
             None => {
-                tracing::warn!(
+                self.refusals.warn(&format!(
                     "refused the OAuth access token of {who}: it matches none of auth.rules (scopes: {:?})",
                     claims.get("scope").or_else(|| claims.get("scp"))
-                );
+                ));
                 Err(TokenRefusal::InsufficientScope)
             }
         }
