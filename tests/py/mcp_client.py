@@ -1,7 +1,10 @@
 """Drives mcplex with the official MCP Python SDK (mcp==2.3.0) for the Rust integration tests.
 
-Usage: mcp_client.py (--url URL [--token T] | --stdio JSON_ARGV) --mode (legacy|2026-07-28) [--answer]
-       SCENARIO [ARGS...]
+Usage: mcp_client.py (--url URL [--token T | --oauth] | --stdio JSON_ARGV) --mode (legacy|2026-07-28)
+       [--answer] SCENARIO [ARGS...]
+--oauth: the SDK's OAuthClientProvider finds the authorization server from the 401 alone,
+registers, and authorizes with PKCE; the "browser" is an HTTP client that takes the redirect
+(the test authorization server approves at once).
 Prints one JSON object on stdout; the Rust test asserts on it.
 """
 
@@ -11,9 +14,12 @@ import sys
 import time
 
 import anyio
+import httpx2
 from mcp import Client, StdioServerParameters, types
+from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import OAuthClientMetadata
 from mcp.shared.exceptions import MCPError
 
 
@@ -151,11 +157,62 @@ async def scenario_offers_changed(client, args, mode, changed):
     return {"changed": sorted(changed), "prompts": [p["name"] for p in prompts]}
 
 
+class MemoryTokens:
+    """Token storage for one run."""
+
+    def __init__(self):
+        self.tokens = None
+        self.client_info = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client_info
+
+    async def set_client_info(self, client_info):
+        self.client_info = client_info
+
+
+def oauth_client(url):
+    """An HTTP client whose auth is the SDK's OAuth flow, with a headless browser step."""
+    redirect = {}
+    callback = "http://127.0.0.1:9/callback"
+
+    async def follow(authorization_url):
+        async with httpx2.AsyncClient() as browser:
+            answer = await browser.get(authorization_url)
+        location = httpx2.URL(answer.headers["location"])
+        redirect["code"] = location.params.get("code")
+        redirect["state"] = location.params.get("state")
+
+    async def come_back():
+        return AuthorizationCodeResult(code=redirect["code"], state=redirect["state"])
+
+    provider = OAuthClientProvider(
+        server_url=url,
+        client_metadata=OAuthClientMetadata(
+            client_name="mcplex integration test",
+            redirect_uris=[callback],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage=MemoryTokens(),
+        redirect_handler=follow,
+        callback_handler=come_back,
+    )
+    return create_mcp_http_client(auth=provider)
+
+
 async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url")
     parser.add_argument("--stdio")
     parser.add_argument("--token", help="sent as Authorization: Bearer on every HTTP request")
+    parser.add_argument("--oauth", action="store_true", help="log in with the SDK's OAuth client")
     parser.add_argument("--mode", default="legacy")
     parser.add_argument("--answer", action="store_true", help="declare sampling and elicitation")
     parser.add_argument("--log-level", help="2026-07-28: opt in to log messages at this level")
@@ -201,6 +258,8 @@ async def main():
     if opts.url and opts.token:
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {opts.token}"})
         target = streamable_http_client(opts.url, http_client=http)
+    if opts.url and opts.oauth:
+        target = streamable_http_client(opts.url, http_client=oauth_client(opts.url))
     if opts.stdio:
         argv = json.loads(opts.stdio)
         target = StdioServerParameters(command=argv[0], args=argv[1:])

@@ -9,6 +9,7 @@
 //! Must not: spawn, connect, log, or know any MCP type.
 
 mod access;
+mod auth;
 mod duration;
 mod error;
 mod glob;
@@ -23,6 +24,7 @@ mod suggest;
 mod vscode;
 
 pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
+pub use auth::{AuthRule, AuthSettings, DEFAULT_LEEWAY, RuleMatch, SIGNATURE_ALGORITHMS};
 pub use duration::parse_duration;
 pub use error::ConfigError;
 pub use glob::{Glob, ToolFilter};
@@ -36,6 +38,8 @@ pub use redact::{REDACTED, Redactor};
 pub use redact_url::{redact_url, redact_urls};
 pub use settings::{Reloaded, reload};
 
+#[cfg(test)]
+mod auth_tests;
 #[cfg(test)]
 mod settings_tests;
 #[cfg(test)]

@@ -56,6 +56,8 @@ pub struct Config {
     pub code: CodeLimits,
     /// `audit_retention_days` (0: no audit log) and `audit_arguments`.
     pub audit: AuditSettings,
+    /// `auth`: OAuth access tokens from this issuer are accepted beside agent tokens.
+    pub auth: Option<crate::AuthSettings>,
     /// Things that are not errors but that the user should see (unknown keys, ignored values).
     pub warnings: Vec<String>,
     /// The part of `warnings` about server entries (another client's key, such as
@@ -85,6 +87,7 @@ impl Config {
             profiles: Vec::new(),
             code: CodeLimits::default(),
             audit: AuditSettings::default(),
+            auth: None,
             warnings: Vec::new(),
             server_warnings: Vec::new(),
         }

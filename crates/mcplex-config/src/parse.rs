@@ -46,6 +46,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "max_connections",
     "session_idle_timeout",
     "max_sessions",
+    "auth",
 ];
 
 /// Parses and validates `text` (the content of `file`, used in messages), then applies `overrides`.
@@ -68,6 +69,8 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         Some(dir) => Some(dir.clone()),
         None => cx.data_dir(&root)?,
     };
+    let profiles = cx.profiles(&root, &servers, &mut warnings)?;
+    let auth = cx.auth(&root, &servers, &profiles, &mut warnings)?;
     let store = match &overrides.store {
         Some(url) => Some(StoreUrl::parse(url).map_err(|why| cx.err("store", &why))?),
         None => cx.store(&root)?,
@@ -84,7 +87,8 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         max_matches,
         search_model: cx.search_model(&root)?,
         http: cx.http_security(&root)?,
-        profiles: cx.profiles(&root, &servers, &mut warnings)?,
+        profiles,
+        auth,
         servers,
         data_dir,
         store,

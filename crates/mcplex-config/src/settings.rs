@@ -74,6 +74,7 @@ fn declare(running: &Config, edited: &mut Config, edit: &mut Edit) {
         profiles,
         code,
         audit,
+        auth,
         // Not a setting: what the edited file's parse had to say.
         warnings: _,
         server_warnings: _,
@@ -100,6 +101,7 @@ fn declare(running: &Config, edited: &mut Config, edit: &mut Edit) {
     edit.cold("data_dir", &running.data_dir, data_dir);
     edit.cold("store", &running.store, store);
     edit.cold("profiles", &running.profiles, profiles);
+    edit.cold("auth", &running.auth, auth);
     declare_http(&running.http, http, edit);
     declare_listener(&running.listener, listener, edit);
     declare_code(&running.code, code, edit);

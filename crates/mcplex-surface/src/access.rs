@@ -11,6 +11,12 @@
 //!   authentication is not required (loopback, by default). A header that is not exactly one
 //!   `Bearer <token>` (another scheme, a bare token, `Bearer:`, an empty value, two headers)
 //!   is 401 like a wrong token: a typo never silently becomes anonymous access.
+//! - With `auth` configured ([`ResourceServer`]), a bearer token that is neither the API key
+//!   nor an agent token is verified as an OAuth access token (awaited: its keys may need
+//!   fetching), the metadata at `/.well-known/oauth-protected-resource` is open, and every 401
+//!   of an MCP route carries `WWW-Authenticate: Bearer resource_metadata="…"` (with
+//!   `error="invalid_token"` when a token was refused); a valid token that no rule grants
+//!   anything is 403 `insufficient_scope`.
 //! - `/healthz` and `/readyz` are open (probes), behind the Host check. Where authentication is
 //!   required, `/readyz` says only whether the gateway is ready unless the API key is presented
 //!   (server names and statuses are the detail). `/metrics` is open where MCP needs no
@@ -27,6 +33,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::Caller;
+use crate::oauth::{ResourceServer, TokenRefusal};
 
 /// Checks credentials. Implemented by the binary, which owns the token store.
 pub trait Authenticator: Send + Sync + 'static {
@@ -45,6 +52,8 @@ pub struct Guard {
     pub require_auth: bool,
     pub max_body_bytes: usize,
     pub auth: Arc<dyn Authenticator>,
+    /// OAuth access tokens accepted beside agent tokens (`auth` in the config).
+    pub oauth: Option<Arc<ResourceServer>>,
 }
 
 /// The middleware: `axum::middleware::from_fn_with_state(guard, access::guard)`.
@@ -86,6 +95,11 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
     if path == "/healthz" {
         return next.run(request).await;
     }
+    if let Some(oauth) = &guard.oauth
+        && ResourceServer::is_metadata_path(path)
+    {
+        return oauth.metadata(request.headers());
+    }
     let credential = credential(request.headers());
     if path == "/readyz" {
         let admin = matches!(credential, Credential::Bearer(key) if guard.auth.is_admin(key));
@@ -95,9 +109,17 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
     }
     let credential = match credential {
         Credential::Malformed => {
-            return unauthorized(
-                "malformed Authorization header: send exactly one \"Authorization: Bearer <token>\"",
-            );
+            let message = "malformed Authorization header: send exactly one \"Authorization: Bearer <token>\"";
+            let management = path == "/metrics" || path == "/api" || path.starts_with("/api/");
+            return match &guard.oauth {
+                Some(oauth) if !management => oauth.refusal(
+                    request.headers(),
+                    StatusCode::UNAUTHORIZED,
+                    Some("invalid_request"),
+                    message,
+                ),
+                _ => unauthorized(message),
+            };
         }
         Credential::Bearer(token) => Some(token),
         Credential::Absent => None,
@@ -122,15 +144,48 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
         Some(key) if guard.auth.is_admin(key) => Caller::local(),
         Some(token) => match guard.auth.agent(token) {
             Some(caller) => caller,
-            None => return unauthorized("invalid, expired or revoked token"),
+            None => match access_token(&guard, request.headers(), token).await {
+                Ok(caller) => caller,
+                Err(refusal) => return refusal,
+            },
         },
         None if guard.require_auth => {
-            return unauthorized("this gateway requires a token (Authorization: Bearer)");
+            let message = "this gateway requires a token (Authorization: Bearer)";
+            return match &guard.oauth {
+                Some(oauth) => {
+                    oauth.refusal(request.headers(), StatusCode::UNAUTHORIZED, None, message)
+                }
+                None => unauthorized(message),
+            };
         }
         None => Caller::local(),
     };
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// A bearer token that is neither the API key nor an agent token: an OAuth access token when
+/// `auth` is configured, else refused.
+async fn access_token(guard: &Guard, headers: &HeaderMap, token: &str) -> Result<Caller, Response> {
+    const REFUSED: &str = "invalid, expired or revoked token";
+    let Some(oauth) = &guard.oauth else {
+        return Err(unauthorized(REFUSED));
+    };
+    match oauth.tokens.verify(token).await {
+        Ok(caller) => Ok(caller),
+        Err(TokenRefusal::Invalid) => Err(oauth.refusal(
+            headers,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_token"),
+            REFUSED,
+        )),
+        Err(TokenRefusal::InsufficientScope) => Err(oauth.refusal(
+            headers,
+            StatusCode::FORBIDDEN,
+            Some("insufficient_scope"),
+            "the access token is valid, but no rule of this gateway grants it anything",
+        )),
+    }
 }
 
 /// Whether `/readyz` may name servers and their statuses to this request (set by the guard).
@@ -265,6 +320,7 @@ mod tests {
             require_auth: false,
             max_body_bytes: 1024,
             auth: Arc::new(NoAuth),
+            oauth: None,
         }
     }
 

@@ -11,7 +11,8 @@ use rmcp::model::Extensions;
 /// guard in `access.rs`.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    /// The agent token's name; `None` for the local user or the admin API key.
+    /// The agent token's name, or `oauth:<sub>` for an OAuth access token; `None` for the
+    /// local user or the admin API key.
     pub token: Option<Arc<str>>,
     pub scope: Scope,
 }

@@ -22,6 +22,7 @@ mod front;
 mod http;
 mod listen;
 mod listener;
+mod oauth;
 mod offers;
 mod relay;
 mod results;
@@ -37,6 +38,7 @@ pub use caller::{Caller, Reach};
 pub use code::CodeSurface;
 pub use code_sandbox::{CodeSandbox, set_code_worker};
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
+pub use oauth::{AccessTokens, METADATA_PATH, ResourceServer, TokenRefusal, Verification};
 pub use retrieve::RetrieveSurface;
 
 /// The built-in tools the direct surface lists before the upstream tools: `describe_tool`, and

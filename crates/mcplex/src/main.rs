@@ -10,6 +10,7 @@ mod commands;
 mod demo;
 mod load;
 mod logging;
+mod oauth;
 mod output;
 mod semantic;
 

@@ -207,6 +207,7 @@ async fn serve_on_http(
         require_auth,
         max_body_bytes: config.http.max_body_bytes,
         auth: access.clone(),
+        oauth: resource_server(config)?,
     };
     let app = app(config, &core, access, store_reachable, shutdown.clone()).layer(
         axum::middleware::from_fn_with_state(guard, mcplex_surface::guard),
@@ -225,12 +226,27 @@ async fn serve_on_http(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether requests need a key or token: as configured, else exactly off loopback.
+/// OAuth access tokens accepted beside agent tokens, when `auth` is configured.
+fn resource_server(config: &Config) -> Result<Option<Arc<mcplex_surface::ResourceServer>>> {
+    let Some(auth) = &config.auth else {
+        return Ok(None);
+    };
+    let tokens = crate::oauth::OAuthTokens::new(auth, &config.profiles)?;
+    tracing::info!(
+        "accepting OAuth access tokens of {} for audience {}",
+        auth.issuer,
+        auth.audience
+    );
+    Ok(Some(Arc::new(tokens.serve(auth))))
+}
+
+/// Whether requests need a key or token: as configured, else off loopback or when `auth` is
+/// configured (a gateway that names an issuer means its clients to log in there).
 fn require_auth(config: &Config, address: SocketAddr) -> bool {
     let require_auth = config
         .http
         .require_auth
-        .unwrap_or(!address.ip().is_loopback());
+        .unwrap_or(!address.ip().is_loopback() || config.auth.is_some());
     if !address.ip().is_loopback() && !require_auth {
         tracing::warn!(
             "listening on {address} with require_auth: false: anyone who can reach it can use every tool"

@@ -128,13 +128,19 @@ impl Gateway {
 
     /// Starts the gateway listening on `host` (e.g. `0.0.0.0`); clients reach it on loopback.
     pub fn start_bound(config: Value, host: &str, extra_args: &[&str]) -> Gateway {
+        Gateway::start_at(config, host, free_port(), extra_args)
+    }
+
+    /// Starts the gateway on `host:port` (a config that must name its own URL needs the port
+    /// first).
+    pub fn start_at(config: Value, host: &str, port: u16, extra_args: &[&str]) -> Gateway {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(
             dir.path().join("config.json"),
             serde_json::to_vec_pretty(&config).expect("json"),
         )
         .expect("write config");
-        let (child, port) = spawn(dir.path(), host, extra_args);
+        let child = spawn(dir.path(), host, port, extra_args);
         Gateway {
             child: Some(child),
             url: format!("http://127.0.0.1:{port}/mcp"),
@@ -153,7 +159,8 @@ impl Gateway {
                 .expect("gateway exits after SIGTERM");
         }
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        let (child, port) = spawn(self.dir.path(), "127.0.0.1", &args);
+        let port = free_port();
+        let child = spawn(self.dir.path(), "127.0.0.1", port, &args);
         self.child = Some(child);
         self.url = format!("http://127.0.0.1:{port}/mcp");
     }
@@ -329,13 +336,12 @@ impl Gateway {
 }
 
 /// `mcplex serve` on `dir`'s `config.json` and data directory; returns once it listens.
-fn spawn(dir: &Path, host: &str, extra_args: &[&str]) -> (Child, u16) {
+fn spawn(dir: &Path, host: &str, port: u16, extra_args: &[&str]) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(dir.join("gateway.log"))
         .expect("log file");
-    let port = free_port();
     let listen = format!("{host}:{port}");
     let mut child = Command::new(&tools().mcplex)
         .args(["serve", "--config"])
@@ -356,7 +362,7 @@ fn spawn(dir: &Path, host: &str, extra_args: &[&str]) -> (Child, u16) {
         .read_line(&mut line)
         .expect("read the listening line");
     assert!(line.contains("serving"), "unexpected first line: {line:?}");
-    (child, port)
+    child
 }
 
 impl Drop for Gateway {
@@ -475,7 +481,7 @@ pub fn conformance_fixture_http() -> (Background, u16) {
 }
 
 /// Spawns `command` (output discarded) and waits until it accepts connections on `port`.
-fn listening(mut command: Command, port: u16, what: &str) -> Background {
+pub fn listening(mut command: Command, port: u16, what: &str) -> Background {
     let child = command
         .stdout(Stdio::null())
         .stderr(Stdio::null())

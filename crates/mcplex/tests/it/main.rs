@@ -17,6 +17,7 @@ mod hardening_secrets;
 mod harness;
 mod http;
 mod listing;
+mod oauth_resource;
 mod observability;
 mod processes;
 mod protocol;

@@ -1,0 +1,345 @@
+//! The issuer's signing keys: where they are (`jwks_uri` from its RFC 8414 metadata, the OpenID
+//! configuration as the fallback), fetched and cached, refreshed when a token names a key the
+//! cache does not hold and when the cache is an hour old.
+//!
+//! A refresh happens at most once per [`REFRESH_COOLDOWN`], whatever asks for it: tokens with
+//! made-up `kid`s cannot make the gateway hammer the issuer. Requests read the cache without a
+//! lock; the ones that need a refresh await it (one fetch at a time, the others then reuse it),
+//! so no worker thread ever blocks on the network.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey};
+use serde_json::Value;
+
+/// The least time between two fetches of the keys.
+pub const REFRESH_COOLDOWN: Duration = Duration::from_secs(5);
+/// Keys older than this are fetched again before use (a key the issuer withdrew stops working).
+const MAX_AGE: Duration = Duration::from_secs(3600);
+/// One metadata or key-set request.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The keys of one issuer.
+pub struct IssuerKeys {
+    issuer: String,
+    http: reqwest::Client,
+    cache: ArcSwap<KeySet>,
+    refresher: tokio::sync::Mutex<Refresher>,
+}
+
+/// The keys as last fetched.
+#[derive(Default)]
+pub struct KeySet {
+    keys: Vec<PublicKey>,
+    fetched: Option<Instant>,
+    /// Counts fetches, so a request that waited for another's refresh does not fetch again.
+    generation: u64,
+}
+
+struct PublicKey {
+    jwk: Jwk,
+    key: DecodingKey,
+}
+
+#[derive(Default)]
+struct Refresher {
+    jwks_uri: Option<String>,
+    last_attempt: Option<Instant>,
+}
+
+impl IssuerKeys {
+    pub fn new(issuer: &str) -> anyhow::Result<IssuerKeys> {
+        let http = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .connect_timeout(FETCH_TIMEOUT)
+            .build()?;
+        Ok(IssuerKeys {
+            issuer: issuer.to_owned(),
+            http,
+            cache: ArcSwap::default(),
+            refresher: tokio::sync::Mutex::default(),
+        })
+    }
+
+    /// Keys already known (tests; an issuer whose keys are configured rather than fetched).
+    #[cfg(test)]
+    pub fn with_jwks(issuer: &str, jwks: &Value) -> anyhow::Result<IssuerKeys> {
+        let keys = IssuerKeys::new(issuer)?;
+        keys.cache.store(Arc::new(KeySet::parse(jwks, 1)));
+        Ok(keys)
+    }
+
+    /// The key set to verify a token with `kid` and `alg`, fetched again first when it holds no
+    /// such key or is old (and the cooldown allows). `Err` when, even then, no key fits.
+    pub async fn for_token(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<Arc<KeySet>, String> {
+        let set = self.cache.load_full();
+        let fresh = set.fetched.is_some_and(|at| at.elapsed() < MAX_AGE);
+        if fresh && set.matching(kid, alg).next().is_some() {
+            return Ok(set);
+        }
+        if let Err(why) = self.refresh(set.generation).await {
+            tracing::warn!("{why}");
+        }
+        let set = self.cache.load_full();
+        if set.matching(kid, alg).next().is_some() {
+            return Ok(set);
+        }
+        Err(match kid {
+            _ if set.generation == 0 => {
+                "the issuer's signing keys are not loaded yet (see the fetch warning)".to_owned()
+            }
+            Some(kid) => format!("signed by an unknown key (kid {kid:?}) for {alg:?}"),
+            None => format!("no key of the issuer fits {alg:?}"),
+        })
+    }
+
+    /// Fetches the keys unless another request did since `seen` or the cooldown forbids.
+    pub async fn refresh(&self, seen: u64) -> Result<(), String> {
+        let mut refresher = self.refresher.lock().await;
+        if self.cache.load().generation != seen {
+            return Ok(());
+        }
+        if refresher
+            .last_attempt
+            .is_some_and(|at| at.elapsed() < REFRESH_COOLDOWN)
+        {
+            return Ok(());
+        }
+        refresher.last_attempt = Some(Instant::now());
+        let fetched = self.fetch(&mut refresher).await;
+        let jwks = fetched.map_err(|why| {
+            format!(
+                "cannot fetch the signing keys of issuer {}: {why}",
+                self.issuer
+            )
+        })?;
+        let set = KeySet::parse(&jwks, seen + 1);
+        tracing::info!(
+            "auth: {} signing key(s) of issuer {} loaded",
+            set.keys.len(),
+            self.issuer
+        );
+        self.cache.store(Arc::new(set));
+        Ok(())
+    }
+
+    /// The number of the key set in use (each fetch makes a new one).
+    pub fn generation(&self) -> u64 {
+        self.cache.load().generation
+    }
+
+    async fn fetch(&self, refresher: &mut Refresher) -> Result<Value, String> {
+        let uri = match &refresher.jwks_uri {
+            Some(uri) => uri.clone(),
+            None => {
+                let uri = self.discover().await?;
+                refresher.jwks_uri = Some(uri.clone());
+                uri
+            }
+        };
+        self.get_json(&uri).await
+    }
+
+    /// `jwks_uri` from the issuer's metadata: RFC 8414 first, then OpenID Connect discovery (an
+    /// RFC 8414 document may leave `jwks_uri` out; OpenID's may not). A document that names
+    /// another issuer is not this issuer's (RFC 8414 §3.3).
+    async fn discover(&self) -> Result<String, String> {
+        let mut failures = Vec::new();
+        for url in metadata_urls(&self.issuer) {
+            let metadata = match self.get_json(&url).await {
+                Ok(metadata) => metadata,
+                Err(why) => {
+                    failures.push(why);
+                    continue;
+                }
+            };
+            let named = metadata.get("issuer").and_then(Value::as_str);
+            if !named.is_some_and(|named| same_issuer(named, &self.issuer)) {
+                failures.push(format!("{url}: names issuer {named:?}, not this one"));
+                continue;
+            }
+            match metadata.get("jwks_uri").and_then(Value::as_str) {
+                Some(uri) => return Ok(uri.to_owned()),
+                None => failures.push(format!("{url}: no jwks_uri")),
+            }
+        }
+        Err(format!(
+            "no jwks_uri in its metadata ({})",
+            failures.join("; ")
+        ))
+    }
+
+    async fn get_json(&self, url: &str) -> Result<Value, String> {
+        let response = self
+            .http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!("{url}: HTTP {status}"));
+        }
+        response
+            .json::<Value>()
+            .await
+            .map_err(|e| format!("{url}: not JSON: {e}"))
+    }
+}
+
+impl KeySet {
+    /// The usable signing keys of a JWK set; other keys (encryption keys, unknown types, HMAC
+    /// secrets, broken ones) are left out one by one, never failing the whole set.
+    fn parse(jwks: &Value, generation: u64) -> KeySet {
+        let entries = jwks.get("keys").and_then(Value::as_array);
+        let keys = entries
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| serde_json::from_value::<Jwk>(entry.clone()).ok())
+            .filter(|jwk| jwk.common.public_key_use != Some(PublicKeyUse::Encryption))
+            .filter(|jwk| SIGNING.iter().any(|alg| fits(jwk, *alg)))
+            .filter_map(|jwk| {
+                let key = DecodingKey::from_jwk(&jwk).ok()?;
+                Some(PublicKey { jwk, key })
+            })
+            .collect();
+        KeySet {
+            keys,
+            fetched: Some(Instant::now()),
+            generation,
+        }
+    }
+
+    /// The keys that may have signed a token with `kid` and `alg`: the key's type must be the
+    /// algorithm's (an RSA key never checks an HMAC or an EC signature) and its own `alg`, when
+    /// it names one, must be this one.
+    pub fn matching<'s>(
+        &'s self,
+        kid: Option<&'s str>,
+        alg: Algorithm,
+    ) -> impl Iterator<Item = &'s DecodingKey> {
+        self.keys
+            .iter()
+            .filter(move |k| kid.is_none() || k.jwk.common.key_id.as_deref() == kid)
+            .filter(move |k| fits(&k.jwk, alg))
+            .map(|k| &k.key)
+    }
+}
+
+/// The asymmetric algorithms jsonwebtoken verifies.
+const SIGNING: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+fn fits(jwk: &Jwk, alg: Algorithm) -> bool {
+    use Algorithm::*;
+    let type_fits = match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => matches!(alg, RS256 | RS384 | RS512 | PS256 | PS384 | PS512),
+        AlgorithmParameters::EllipticCurve(ec) => matches!(
+            (&ec.curve, alg),
+            (EllipticCurve::P256, ES256) | (EllipticCurve::P384, ES384)
+        ),
+        AlgorithmParameters::OctetKeyPair(okp) => {
+            okp.curve == EllipticCurve::Ed25519 && alg == EdDSA
+        }
+        AlgorithmParameters::OctetKey(_) => false,
+    };
+    // Both enums name the JOSE algorithms alike (`RS256`, `EdDSA`).
+    let named_fits = jwk
+        .common
+        .key_algorithm
+        .is_none_or(|named| format!("{named:?}") == format!("{alg:?}"));
+    type_fits && named_fits
+}
+
+/// An issuer named with or without a trailing slash is the same issuer.
+pub fn same_issuer(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// Where the issuer's metadata may be: RFC 8414's path-inserted well-known URL, then OpenID
+/// Connect's appended one, then the path-inserted OpenID form.
+fn metadata_urls(issuer: &str) -> Vec<String> {
+    let issuer = issuer.trim_end_matches('/');
+    let after_scheme = issuer.find("://").map_or(0, |at| at + 3);
+    let path_at = issuer[after_scheme..]
+        .find('/')
+        .map_or(issuer.len(), |at| after_scheme + at);
+    let (origin, path) = issuer.split_at(path_at);
+    let mut urls = vec![
+        format!("{origin}/.well-known/oauth-authorization-server{path}"),
+        format!("{issuer}/.well-known/openid-configuration"),
+    ];
+    if !path.is_empty() {
+        urls.push(format!("{origin}/.well-known/openid-configuration{path}"));
+    }
+    urls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_looked_for_where_rfc_8414_and_openid_put_it() {
+        assert_eq!(
+            metadata_urls("https://id.example.com/"),
+            [
+                "https://id.example.com/.well-known/oauth-authorization-server",
+                "https://id.example.com/.well-known/openid-configuration",
+            ]
+        );
+        assert_eq!(
+            metadata_urls("https://id.example.com/realms/team"),
+            [
+                "https://id.example.com/.well-known/oauth-authorization-server/realms/team",
+                "https://id.example.com/realms/team/.well-known/openid-configuration",
+                "https://id.example.com/.well-known/openid-configuration/realms/team",
+            ]
+        );
+        assert!(same_issuer("https://id/", "https://id"));
+        assert!(!same_issuer("https://id2", "https://id"));
+    }
+
+    #[test]
+    fn unusable_keys_are_left_out_one_by_one() {
+        let jwks = serde_json::json!({"keys": [
+            {"kty": "oct", "kid": "secret", "k": "c2VjcmV0"},
+            {"kty": "EC", "crv": "P-521", "kid": "big", "x": "AA", "y": "AA"},
+            {"kty": "RSA", "kid": "enc", "use": "enc", "n": "AQAB", "e": "AQAB"},
+            {"kty": "RSA", "kid": "rsa", "alg": "RS256", "n": "AQAB", "e": "AQAB"},
+            {"kty": "whatever"},
+        ]});
+        let set = KeySet::parse(&jwks, 1);
+        assert_eq!(set.keys.len(), 1);
+        assert_eq!(set.matching(Some("rsa"), Algorithm::RS256).count(), 1);
+        assert_eq!(set.matching(None, Algorithm::RS256).count(), 1);
+        assert_eq!(
+            set.matching(Some("rsa"), Algorithm::RS384).count(),
+            0,
+            "the key says RS256"
+        );
+        assert_eq!(
+            set.matching(Some("rsa"), Algorithm::ES256).count(),
+            0,
+            "an RSA key"
+        );
+        assert_eq!(set.matching(Some("secret"), Algorithm::HS256).count(), 0);
+    }
+}
