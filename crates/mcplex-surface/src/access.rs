@@ -6,7 +6,8 @@
 //!   Anything else gets 403 before any handler runs.
 //! - A body whose `Content-Length` exceeds the limit gets 413 (streamed bodies are cut at the
 //!   same limit by the MCP service and the API's extractors).
-//! - `/api/…` takes only the admin API key. MCP routes take the API key (full access) or an agent
+//! - `/api/…` takes only the admin API key, but for the routes an agent uses (`agent_api`: the
+//!   provider projection and calls by name), which are authenticated like MCP routes. MCP routes take the API key (full access) or an agent
 //!   token (its scope); with no `Authorization` header, a caller gets full access only where
 //!   authentication is not required (loopback, by default). A header that is not exactly one
 //!   `Bearer <token>` (another scheme, a bare token, `Bearer:`, an empty value, two headers)
@@ -110,7 +111,7 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
             _ => unauthorized("metrics need the admin API key on this listener"),
         };
     }
-    if path == "/api" || path.starts_with("/api/") {
+    if (path == "/api" || path.starts_with("/api/")) && !agent_api(path) {
         return match credential {
             Some(key) if guard.auth.is_admin(key) => next.run(request).await,
             _ => unauthorized(
@@ -131,6 +132,12 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
     };
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// The `/api/v1` routes that take an agent token like an MCP route (their handlers read the
+/// [`Caller`] and answer within its scope): the provider projection and `POST /api/v1/call`.
+fn agent_api(path: &str) -> bool {
+    path.starts_with("/api/v1/projection/") || path == "/api/v1/call"
 }
 
 /// Whether `/readyz` may name servers and their statuses to this request (set by the guard).

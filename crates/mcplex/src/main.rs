@@ -11,6 +11,7 @@ mod demo;
 mod load;
 mod logging;
 mod output;
+mod projection;
 mod semantic;
 
 use std::process::ExitCode;

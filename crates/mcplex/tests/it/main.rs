@@ -19,6 +19,7 @@ mod http;
 mod listing;
 mod observability;
 mod processes;
+mod projection;
 mod protocol;
 mod readme;
 mod search;
