@@ -75,24 +75,21 @@ fn scope_of(caller: Option<Extension<Caller>>) -> (Scope, Option<Arc<str>>) {
     }
 }
 
-fn provider_of(segment: &str) -> Result<Provider, Response> {
-    Provider::parse(segment).ok_or_else(|| {
-        error(
-            StatusCode::NOT_FOUND,
-            format!("unknown provider {segment:?}; expected anthropic or openai"),
-        )
-    })
+fn unknown_provider(segment: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!("unknown provider {segment:?}; expected anthropic or openai"),
+    )
 }
 
 async fn projection(
     State(state): State<ApiState>,
     caller: Option<Extension<Caller>>,
-    Path(provider): Path<String>,
+    Path(segment): Path<String>,
     Query(query): Query<ProjectionQuery>,
 ) -> Response {
-    let provider = match provider_of(&provider) {
-        Ok(provider) => provider,
-        Err(response) => return response,
+    let Some(provider) = Provider::parse(&segment) else {
+        return unknown_provider(&segment);
     };
     let (scope, _) = scope_of(caller);
     let config = state.config.borrow().clone();
@@ -105,13 +102,12 @@ async fn projection(
 async fn search(
     State(state): State<ApiState>,
     caller: Option<Extension<Caller>>,
-    Path(provider): Path<String>,
+    Path(segment): Path<String>,
     Query(query): Query<ProjectionQuery>,
     Json(request): Json<ProjectionSearch>,
 ) -> Response {
-    let provider = match provider_of(&provider) {
-        Ok(provider) => provider,
-        Err(response) => return response,
+    let Some(provider) = Provider::parse(&segment) else {
+        return unknown_provider(&segment);
     };
     let (scope, _) = scope_of(caller);
     let config = state.config.borrow().clone();
