@@ -123,9 +123,23 @@ fn openai_found(answer: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A server whose one tool has a root `oneOf`, which both APIs refuse.
+fn odd_server(dir: &std::path::Path) -> Value {
+    let path = dir.join("odd.json");
+    let pick = json!([{"name": "pick", "description": "Picks a or b.", "inputSchema": {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}]
+    }}]);
+    std::fs::write(&path, pick.to_string()).expect("write");
+    let path = path.to_str().expect("utf-8 path");
+    fixture_server("odd", &["--no-kit", "--raw-tools", path])
+}
+
 #[test]
 fn projections_are_what_the_providers_sdks_send() {
-    let gateway = Gateway::start(fleet(&[]));
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let gateway = Gateway::start(fleet(&[("odd", odd_server(scratch.path()))]));
     gateway.wait_ready();
     let anthropic = tools_of(&gateway, "anthropic", "", None);
     let openai = tools_of(&gateway, "openai", "", None);
@@ -153,8 +167,32 @@ fn projections_are_what_the_providers_sdks_send() {
     let namespaces: Vec<&str> = openai.iter().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(
         namespaces,
-        ["shown", "hidden", "mixed"],
+        ["odd", "shown", "hidden", "mixed"],
         "loaded servers first"
+    );
+
+    // The root `oneOf` is dropped for both APIs, and still enforced by mcplex on a call.
+    let pick = anthropic
+        .iter()
+        .find(|t| t["name"] == "odd__pick")
+        .expect("odd__pick");
+    assert_eq!(pick["input_schema"].get("oneOf"), None, "{pick}");
+    assert_eq!(
+        openai[0]["tools"][0]["parameters"].get("oneOf"),
+        None,
+        "{}",
+        openai[0]
+    );
+    let (status, refused) = post(
+        &gateway,
+        "/api/v1/call",
+        json!({"name": "odd__pick", "arguments": {}}),
+        None,
+    );
+    assert_eq!(
+        (status, &refused["isError"]),
+        (200, &json!(true)),
+        "{refused}"
     );
 
     let anthropic_answer = search(&gateway, "anthropic", "add two numbers", None);
@@ -293,6 +331,16 @@ fn a_projected_name_calls_the_same_tool_on_the_api_and_on_mcp() {
         "/api/v1/call",
         json!({"name": "shown__add"}),
         Some("not-a-token"),
+    );
+    assert_eq!(status, 401);
+    // An agent token opens only the agent routes of /api, never the management ones.
+    let auth = format!("Bearer {token}");
+    let (status, _) = http_send(
+        gateway.authority(),
+        "GET",
+        "/api/v1/tools",
+        &[("Authorization", &auth)],
+        "",
     );
     assert_eq!(status, 401);
 }
