@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (idempotent), then runs every test once.
-#   - tests/py/requirements.txt into .venv: the official MCP Python SDK client, mcp-server-time
+#   - tests/py/requirements.txt into .venv: the official MCP Python SDK client, mcp-server-time,
+#     the anthropic and openai SDKs (the provider projection is checked with them)
 #   - tests/py/requirements-model.txt into .venv: the sentence model hybrid search is tested with
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
 #     and the official conformance suite @modelcontextprotocol/conformance

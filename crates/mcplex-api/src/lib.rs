@@ -12,6 +12,7 @@
 
 mod activity;
 mod answers;
+mod projection;
 mod routes;
 mod servers;
 mod tokens;
@@ -19,6 +20,7 @@ mod tools;
 
 pub use activity::ActivityEntry;
 pub use answers::{Done, ErrorAnswer};
+pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch};
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};
 pub use servers::{ApprovalsAnswer, Server, ServerState, ServerStatus, ServersAnswer};
 pub use tokens::{CreateToken, CreatedToken, Token, TokenStatus, TokensAnswer};

@@ -66,6 +66,16 @@ pub mod paths {
     pub const TOKENS: &str = "/api/v1/tokens";
     /// `DELETE`: [`crate::Done`].
     pub const TOKEN: &str = "/api/v1/tokens/{name}";
+    /// `GET` (`?profile=P&search=provider|client`): [`crate::ProjectionAnswer`].
+    pub const PROJECTION: &str = "/api/v1/projection/{provider}";
+    /// `POST` [`crate::ProjectionSearch`]: the provider's search answer item.
+    pub const PROJECTION_SEARCH: &str = "/api/v1/projection/{provider}/search";
+    /// `POST` [`crate::CallRequest`]: the tool's MCP result.
+    pub const CALL: &str = "/api/v1/call";
+
+    pub fn projection(provider: &str) -> String {
+        format!("/api/v1/projection/{}", encode_segment(provider))
+    }
 
     pub fn server_action(name: &str, action: ServerAction) -> String {
         format!("{SERVERS}/{}/{}", encode_segment(name), action.as_str())

@@ -5,24 +5,34 @@
 //! deferred direct listing, retrieve-then-bind (a per-turn top-5 search, as agent frameworks do)
 //! and deferral by search (every server deferred: the constant built-ins). Listings are the
 //! gateway's own renderings, built through the catalog.
+//!
+//! The provider projection rows (`mcplex-projection`) count what enters the model's context:
+//! a tool with `defer_loading: true` is sent but not loaded until a search finds it, so the
+//! tokens and the prefix are those of the loaded entries (OpenAI: plus each namespace's name and
+//! description, which the model sees while its functions are deferred). "joiners deferred":
+//! the founding servers loaded, the joining ones deferred; "all deferred": every server.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use mcplex_catalog::Snapshot;
+use mcplex_catalog::{Scope, Snapshot};
 use mcplex_config::{DirectToolResponseMode, HotSettings};
 use mcplex_fixtures::CorpusTool;
+use mcplex_projection::{Provider, SearchBy};
 use serde_json::{Value, json};
 
 const JOIN_TURNS: [usize; 2] = [10, 30];
 const BIND_TOP_K: usize = 5;
-const STRATEGIES: [&str; 4] = [
+const STRATEGIES: [&str; 7] = [
     "full listing",
     "deferred listing",
     "retrieve-then-bind",
     "deferral by search",
+    "anthropic, joiners deferred",
+    "anthropic, all deferred",
+    "openai, all deferred",
 ];
 
 pub fn run(corpus: &Path, turns: usize, out: &Path) -> Result<ExitCode> {
@@ -48,11 +58,11 @@ pub fn run(corpus: &Path, turns: usize, out: &Path) -> Result<ExitCode> {
         .filter(|s| !joiners.contains(s))
         .cloned()
         .collect();
-    let mut snapshots = Snapshots::new(&tools, &present);
+    let mut snapshots = Snapshots::new(&tools, &present, &joiners);
     for turn in 1..=turns {
         if let Some(index) = JOIN_TURNS.iter().position(|t| *t == turn) {
             present.push(joiners[index].clone());
-            snapshots = Snapshots::new(&tools, &present);
+            snapshots = Snapshots::new(&tools, &present, &joiners);
         }
         for strategy in STRATEGIES {
             let listing = snapshots.listing(strategy, turn);
@@ -76,7 +86,7 @@ pub fn run(corpus: &Path, turns: usize, out: &Path) -> Result<ExitCode> {
     );
     let last_turn = format!("turn {turns}");
     println!(
-        "{:>20} | {:>9} | {:>10} | {:>13} | {:>15}",
+        "{:>28} | {:>9} | {:>10} | {:>13} | {:>15}",
         "strategy", "turn 1", last_turn, "total tokens", "prefix changes"
     );
     let mut summary = Vec::new();
@@ -88,7 +98,7 @@ pub fn run(corpus: &Path, turns: usize, out: &Path) -> Result<ExitCode> {
             per_turn.first().map_or(0, |r| r.0),
             per_turn.last().map_or(0, |r| r.0),
         );
-        println!("{strategy:>20} | {first:>9} | {last:>10} | {total:>13} | {changes:>15}");
+        println!("{strategy:>28} | {first:>9} | {last:>10} | {total:>13} | {changes:>15}");
         summary.push(json!({
             "strategy": strategy, "tokens_turn_1": first, "tokens_last_turn": last, "total_tokens": total,
             "prefix_changes": changes,
@@ -107,14 +117,17 @@ struct Snapshots {
     full: Snapshot,
     deferred: Snapshot,
     all_deferred: Snapshot,
+    joiners_deferred: Snapshot,
 }
 
 impl Snapshots {
-    fn new(tools: &[CorpusTool], present: &[String]) -> Snapshots {
+    fn new(tools: &[CorpusTool], present: &[String], joiners: &[String]) -> Snapshots {
+        let full = DirectToolResponseMode::Full;
         Snapshots {
-            full: snapshot(tools, present, DirectToolResponseMode::Full, false),
-            deferred: snapshot(tools, present, DirectToolResponseMode::Deferred, false),
-            all_deferred: snapshot(tools, present, DirectToolResponseMode::Full, true),
+            full: snapshot(tools, present, full, &|_| false),
+            deferred: snapshot(tools, present, DirectToolResponseMode::Deferred, &|_| false),
+            all_deferred: snapshot(tools, present, full, &|_| true),
+            joiners_deferred: snapshot(tools, present, full, &|s| joiners.iter().any(|j| j == s)),
         }
     }
 
@@ -123,6 +136,11 @@ impl Snapshots {
             "full listing" => with_builtins(false, &self.full),
             "deferred listing" => with_builtins(false, &self.deferred),
             "deferral by search" => with_builtins(true, &self.all_deferred),
+            "anthropic, joiners deferred" => {
+                in_context(&self.joiners_deferred, Provider::Anthropic)
+            }
+            "anthropic, all deferred" => in_context(&self.all_deferred, Provider::Anthropic),
+            "openai, all deferred" => in_context(&self.all_deferred, Provider::OpenAi),
             _ => {
                 // The turn's request: the description of one tool of the fleet (deterministic).
                 let tools = self.full.tools();
@@ -149,11 +167,28 @@ fn with_builtins(defers: bool, snapshot: &Snapshot) -> Vec<Value> {
     listing
 }
 
+/// The part of a provider projection the model's context holds: entries without
+/// `defer_loading`, namespaces (name and description) without their deferred functions.
+fn in_context(snapshot: &Snapshot, provider: Provider) -> Vec<Value> {
+    let tools = mcplex_projection::tools(snapshot, &Scope::full(), provider, SearchBy::Provider);
+    let loaded = |tool: &Value| tool["defer_loading"] != json!(true);
+    tools
+        .into_iter()
+        .filter(loaded)
+        .map(|mut tool| {
+            if let Some(functions) = tool.get_mut("tools").and_then(Value::as_array_mut) {
+                functions.retain(loaded);
+            }
+            tool
+        })
+        .collect()
+}
+
 fn snapshot(
     tools: &[CorpusTool],
     present: &[String],
     mode: DirectToolResponseMode,
-    defer_all: bool,
+    defers: &dyn Fn(&str) -> bool,
 ) -> Snapshot {
     let mut by_server: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for tool in tools.iter().filter(|t| present.contains(&t.server)) {
@@ -166,5 +201,5 @@ fn snapshot(
         direct_tool_response_mode: mode,
         ..HotSettings::default()
     };
-    crate::corpus_snapshot(by_server, hot, defer_all)
+    crate::corpus_snapshot_deferring(by_server, hot, defers)
 }

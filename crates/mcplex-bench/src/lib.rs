@@ -110,19 +110,29 @@ pub fn corpus_snapshot(
     hot: HotSettings,
     defer_all: bool,
 ) -> Snapshot {
+    corpus_snapshot_deferring(by_server, hot, &|_| defer_all)
+}
+
+/// [`corpus_snapshot`] with the servers `defers` names deferred by search (`"defer": true`).
+pub fn corpus_snapshot_deferring(
+    by_server: BTreeMap<String, Vec<Value>>,
+    hot: HotSettings,
+    defers: &dyn Fn(&str) -> bool,
+) -> Snapshot {
     let servers = by_server
         .keys()
         .map(|name| {
-            ServerConfig::new(
+            let mut server = ServerConfig::new(
                 name.clone(),
                 Transport::Builtin {
                     kind: "corpus".to_owned(),
                 },
-            )
+            );
+            server.defer = Some(defers(name));
+            server
         })
         .collect();
-    let mut config = Config::with_servers(servers);
-    config.defer_tools = defer_all;
+    let config = Config::with_servers(servers);
     let upstreams: BTreeMap<String, UpstreamTools> = by_server
         .into_iter()
         .map(|(server, tools)| {

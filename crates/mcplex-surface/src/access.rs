@@ -6,7 +6,8 @@
 //!   Anything else gets 403 before any handler runs.
 //! - A body whose `Content-Length` exceeds the limit gets 413 (streamed bodies are cut at the
 //!   same limit by the MCP service and the API's extractors).
-//! - `/api/…` takes only the admin API key. MCP routes take the API key (full access) or an agent
+//! - `/api/…` takes only the admin API key, but for the routes an agent uses (`agent_api`: the
+//!   provider projection and calls by name), which are authenticated like MCP routes. MCP routes take the API key (full access) or an agent
 //!   token (its scope); with no `Authorization` header, a caller gets full access only where
 //!   authentication is not required (loopback, by default). A header that is not exactly one
 //!   `Bearer <token>` (another scheme, a bare token, `Bearer:`, an empty value, two headers)
@@ -110,7 +111,8 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
     let credential = match credential {
         Credential::Malformed => {
             let message = "malformed Authorization header: send exactly one \"Authorization: Bearer <token>\"";
-            let management = path == "/metrics" || path == "/api" || path.starts_with("/api/");
+            let management = path == "/metrics"
+                || ((path == "/api" || path.starts_with("/api/")) && !agent_api(path));
             return match &guard.oauth {
                 Some(oauth) if !management => oauth.refusal(
                     request.headers(),
@@ -132,7 +134,7 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
             _ => unauthorized("metrics need the admin API key on this listener"),
         };
     }
-    if path == "/api" || path.starts_with("/api/") {
+    if (path == "/api" || path.starts_with("/api/")) && !agent_api(path) {
         return match credential {
             Some(key) if guard.auth.is_admin(key) => next.run(request).await,
             _ => unauthorized(
@@ -186,6 +188,12 @@ async fn access_token(guard: &Guard, headers: &HeaderMap, token: &str) -> Result
             "the access token is valid, but no rule of this gateway grants it anything",
         )),
     }
+}
+
+/// The `/api/v1` routes that take an agent token like an MCP route (their handlers read the
+/// [`Caller`] and answer within its scope): the provider projection and `POST /api/v1/call`.
+fn agent_api(path: &str) -> bool {
+    path.starts_with("/api/v1/projection/") || path == "/api/v1/call"
 }
 
 /// Whether `/readyz` may name servers and their statuses to this request (set by the guard).

@@ -39,6 +39,7 @@ pub use code::CodeSurface;
 pub use code_sandbox::{CodeSandbox, set_code_worker};
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use oauth::{AccessTokens, METADATA_PATH, ResourceServer, TokenRefusal, Verification};
+pub use results::invalid_arguments as invalid_arguments_result;
 pub use retrieve::RetrieveSurface;
 
 /// The built-in tools the direct surface lists before the upstream tools: `describe_tool`, and

@@ -16,7 +16,7 @@ pub(crate) fn error(body: Value) -> Value {
 }
 
 /// The self-healing error: what is wrong, the complete stored schema, and how to recover.
-pub(crate) fn invalid_arguments(name: &str, problem: &str, input_schema: Value) -> Value {
+pub fn invalid_arguments(name: &str, problem: &str, input_schema: Value) -> Value {
     error(json!({
         "error": format!("invalid arguments for {name}: {problem}"),
         "error_type": ErrorType::InvalidParams,

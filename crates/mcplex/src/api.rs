@@ -9,6 +9,7 @@
 //! - `GET  /api/v1/tools`, `POST /api/v1/tools/{id}/approve[?hash=H]|block`
 //! - `GET  /api/v1/approvals` (what waits for the operator)
 //! - `GET  /api/v1/tokens`, `POST /api/v1/tokens`, `DELETE /api/v1/tokens/{name}`
+//! - the routes an agent's application uses (projection, search, call): `projection.rs`
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -43,6 +44,7 @@ pub struct ApiState {
 }
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
+    let agent_routes = crate::projection::router(state.clone());
     Router::new()
         .route(paths::SERVERS, get(servers))
         .route(paths::SERVER_ACTION, post(server_action))
@@ -51,8 +53,9 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .route(paths::APPROVALS, get(approvals))
         .route(paths::TOKENS, get(tokens).post(create_token))
         .route(paths::TOKEN, axum::routing::delete(revoke_token))
-        .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
+        .merge(agent_routes)
+        .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
 }
 
 /// A write the store refused: the caller's mistake (400), or the store's (503: nothing was
@@ -67,7 +70,7 @@ fn store_error(e: StateError) -> Response {
     }
 }
 
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
+pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
     let body = ErrorAnswer {
         error: message.into(),
     };

@@ -57,6 +57,8 @@ pub enum Command {
     },
     /// Call one tool, by canonical id `server:tool` or display name, without a running gateway.
     Call(CallArgs),
+    /// Print the tools as Anthropic or OpenAI tool definitions, deferral included (docs/projection.md).
+    Export(ExportArgs),
     /// Work with the config file.
     Config {
         #[command(subcommand)]
@@ -253,6 +255,21 @@ pub struct CallArgs {
     /// Use the built-in demo servers instead of a config file.
     #[arg(long)]
     pub demo: bool,
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// The model API: anthropic (Messages) or openai (Responses).
+    #[arg(long, value_parser = ["anthropic", "openai"])]
+    pub format: String,
+    /// Only this profile's servers.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Who searches deferred tools: the provider's search tool, or your client (through mcplex).
+    #[arg(long, default_value = "provider", value_parser = ["provider", "client"])]
+    pub search: String,
 }
 
 #[derive(Subcommand)]

@@ -12,6 +12,7 @@ mod load;
 mod logging;
 mod oauth;
 mod output;
+mod projection;
 mod semantic;
 
 use std::process::ExitCode;

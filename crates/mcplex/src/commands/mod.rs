@@ -3,6 +3,7 @@
 mod activity;
 mod call;
 mod check;
+mod export;
 mod manage;
 mod review;
 mod serve;
@@ -68,6 +69,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             TokenCommand::Revoke { config, name } => manage::revoke_token(&config, &name).await,
         },
         Command::Call(args) => call::run(args).await,
+        Command::Export(args) => export::run(args).await,
         Command::Activity {
             config,
             limit,

@@ -20,6 +20,7 @@ mod listing;
 mod oauth_resource;
 mod observability;
 mod processes;
+mod projection;
 mod protocol;
 mod readme;
 mod search;
