@@ -1,0 +1,44 @@
+//! OAuth logins kept in the store: [`StoreLogins`] is the `LoginStore` the gateway's upstreams
+//! and `mcplex auth` share (a login serialized as JSON, sealed by the store).
+
+use std::sync::Arc;
+
+use mcplex_oauth::{LoginStore, Logins, StoredLogin};
+use mcplex_state::Store;
+
+/// The store as the place logins persist.
+pub struct StoreLogins(pub Arc<Store>);
+
+impl LoginStore for StoreLogins {
+    fn load(&self, server: &str) -> Result<Option<StoredLogin>, String> {
+        let Some(bytes) = self.0.oauth_login(server).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        // serde's message could quote the text, which holds tokens: only its category.
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            format!(
+                "the stored login of {server:?} is unreadable ({:?}); log in again",
+                e.classify()
+            )
+        })
+    }
+
+    fn save(&self, server: &str, login: &StoredLogin) -> Result<(), String> {
+        let bytes = serde_json::to_vec(login).map_err(|e| e.to_string())?;
+        self.0
+            .put_oauth_login(server, &bytes)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The logins of a gateway over `store`; `None` (OAuth servers then need a login that cannot
+/// be made here) when no HTTP client can be built.
+pub fn logins(store: Arc<Store>) -> Option<Arc<Logins>> {
+    match Logins::new(Arc::new(StoreLogins(store))) {
+        Ok(logins) => Some(Arc::new(logins)),
+        Err(e) => {
+            tracing::warn!("OAuth servers cannot log in: {e}");
+            None
+        }
+    }
+}
