@@ -17,6 +17,8 @@ mod hardening_secrets;
 mod harness;
 mod http;
 mod listing;
+mod oauth;
+mod oauth_rig;
 mod observability;
 mod processes;
 mod protocol;
