@@ -104,7 +104,7 @@ impl HttpSender {
             .client
             .request(method, &self.url)
             .headers(self.headers.clone());
-        if let Some(value) = bearer.and_then(|t| bearer_header(t)) {
+        if let Some(value) = bearer.and_then(bearer_header) {
             request = request.header(AUTHORIZATION, value);
         }
         if let Some(session) = lock(&self.session).clone() {
