@@ -42,3 +42,18 @@ pub fn logins(store: Arc<Store>) -> Option<Arc<Logins>> {
         }
     }
 }
+
+/// For a one-shot command (`call`, `tools list`): the logins in `config`'s store, when a server
+/// of it uses OAuth (no store is opened otherwise).
+pub fn for_command(config: &mcplex_config::Config) -> Option<Arc<Logins>> {
+    if config.servers.iter().all(|s| s.oauth.is_none()) {
+        return None;
+    }
+    match crate::load::open_store(config) {
+        Ok((store, _)) => logins(Arc::new(store)),
+        Err(e) => {
+            tracing::warn!("OAuth servers cannot use their logins: {e:#}");
+            None
+        }
+    }
+}

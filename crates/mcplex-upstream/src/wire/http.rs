@@ -181,6 +181,26 @@ impl HttpSender {
             })
     }
 
+    /// For a 401 with an OAuth challenge to a server configured without `"oauth"`: what to do.
+    fn oauth_hint(&self, response: &reqwest::Response) -> String {
+        let challenged = response.status() == reqwest::StatusCode::UNAUTHORIZED
+            && self.login.is_none()
+            && response
+                .headers()
+                .get_all(reqwest::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .any(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"));
+        if challenged {
+            format!(
+                "the server wants an OAuth login: add \"oauth\": {{}} to {} in the config and run `mcplex auth login {}`; ",
+                self.server, self.server
+            )
+        } else {
+            String::new()
+        }
+    }
+
     async fn answer(&self, message: &Value, response: reqwest::Response) -> Result<(), SendError> {
         // Requests and notifications the server sends on this request's answer stream belong to it.
         let related = message.get("method").and(message.get("id")).cloned();
@@ -191,11 +211,12 @@ impl HttpSender {
             return Err(SendError::SessionEnded);
         }
         if !status.is_success() {
+            let hint = self.oauth_hint(&response);
             let body = response.text().await.unwrap_or_default();
             let body = self.redactor.redact(&body);
             return Err(SendError::Status {
                 status: status.as_u16(),
-                body: snippet(&body, 300),
+                body: format!("{hint}{}", snippet(&body, 300)),
             });
         }
         if let Some(session) = response.headers().get(SESSION_HEADER) {

@@ -183,6 +183,14 @@ fn the_caller_s_credential_is_never_passed_upstream() {
     );
     assert_eq!(status, 200, "{answer}");
     assert!(answer.contains("authorized"), "{answer}");
+    // A one-shot command uses the stored login too.
+    let called = mcplex_on(&gateway, &["call", "py:whoami"])
+        .output()
+        .expect("mcplex call");
+    assert!(
+        String::from_utf8_lossy(&called.stdout).contains("authorized"),
+        "{called:?}"
+    );
     let seen = tokens_seen(port);
     assert!(!seen.is_empty());
     for bearer in &seen {
@@ -231,4 +239,17 @@ fn logins_that_cannot_start_say_why() {
     // The gateway itself keeps serving: none of them crashed anything.
     let (status, _) = gateway.get("/healthz");
     assert_eq!(status, 200);
+}
+
+#[test]
+fn a_server_that_wants_oauth_but_has_no_block_says_what_to_do() {
+    let (_server, port) = python_oauth_server(&[]);
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "py": {"url": format!("http://127.0.0.1:{port}/mcp")},
+    }}));
+    let status = wait_status(&gateway, "py", "unhealthy");
+    assert!(
+        status.contains(r#"add "oauth": {} to py"#) && status.contains("mcplex auth login py"),
+        "{status}"
+    );
 }
