@@ -128,10 +128,29 @@ impl ServerLogin {
         let base = stored.as_ref().or(held);
         let renewed = match self.config.grant {
             OAuthGrant::ClientCredentials => self.client_credentials(base).await?,
-            OAuthGrant::AuthorizationCode => self.refresh(base).await?,
+            OAuthGrant::AuthorizationCode => match self.refresh(base).await {
+                Ok(renewed) => renewed,
+                Err(refused) if refused.needs_login() => {
+                    return self.renewed_elsewhere(base).await?.ok_or(refused);
+                }
+                Err(e) => return Err(e),
+            },
         };
         self.save(&renewed).await?;
         Ok(renewed)
+    }
+
+    /// After a refused refresh: the login another replica renewed meanwhile (it used the
+    /// refresh token first, which rotation then invalidated for us), if there is one.
+    async fn renewed_elsewhere(
+        &self,
+        base: Option<&StoredLogin>,
+    ) -> Result<Option<StoredLogin>, OAuthError> {
+        let stored = self.load().await?;
+        Ok(stored.filter(|stored| {
+            base.is_none_or(|b| b.refresh_token != stored.refresh_token)
+                && !stored.expiring(now_unix())
+        }))
     }
 
     async fn refresh(&self, base: Option<&StoredLogin>) -> Result<StoredLogin, OAuthError> {

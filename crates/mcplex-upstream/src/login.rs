@@ -53,3 +53,14 @@ pub(crate) async fn logins_change(
         }
     }
 }
+
+/// Returns when the logins change; never without a receiver (a server that is not OAuth).
+pub(crate) async fn login_change(changes: Option<&mut watch::Receiver<u64>>) {
+    let changed = match changes {
+        Some(changes) => changes.changed().await.is_ok(),
+        None => false,
+    };
+    if !changed {
+        std::future::pending::<()>().await;
+    }
+}

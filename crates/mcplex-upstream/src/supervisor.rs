@@ -21,7 +21,7 @@ use tokio_util::task::TaskTracker;
 use crate::UpstreamError;
 use crate::connect::connect;
 use crate::lifecycle::{self, Offer, OfferParts};
-use crate::login::{LoginCheck, check_login, logins_change};
+use crate::login::{LoginCheck, check_login, login_change, logins_change};
 use crate::rpc::{CallOptions, RpcConnection};
 
 /// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
@@ -335,6 +335,7 @@ async fn supervise(
                     listed,
                     &emit,
                     &notices,
+                    logins_changed.as_mut().filter(|_| slot.login.is_some()),
                     &shutdown,
                 )
                 .await;
@@ -351,6 +352,15 @@ async fn supervise(
                 init_timeout.as_secs_f32()
             ),
         };
+        // A connection that ended for want of a login is not a failure to back off from.
+        if slot.login.is_some()
+            && matches!(
+                check_login(&slot.config, slot.login.as_deref()).await,
+                LoginCheck::NeedsLogin(_)
+            )
+        {
+            continue;
+        }
         if !back_off(&slot, &emit, &mut failures, reason, &shutdown).await {
             return;
         }
@@ -431,6 +441,7 @@ async fn serve(
     mut listed: Listed,
     emit: &impl Fn(UpstreamState),
     notices: &broadcast::Sender<UpstreamNotice>,
+    mut logins_changed: Option<&mut watch::Receiver<u64>>,
     shutdown: &CancellationToken,
 ) -> Option<String> {
     let name = slot.config.name.as_str();
@@ -478,6 +489,12 @@ async fn serve(
                 }
             }
             () = connection.closed() => return Some("connection lost".to_owned()),
+            () = login_change(logins_changed.as_deref_mut()) => {
+                // A logout (or a login refused meanwhile) ends the connection at once.
+                if let LoginCheck::NeedsLogin(reason) = check_login(&slot.config, slot.login.as_deref()).await {
+                    return Some(reason);
+                }
+            }
             () = shutdown.cancelled() => return None,
         }
     }

@@ -97,6 +97,13 @@ fn a_login_through_the_typescript_demo_lets_its_tools_through_and_others_never_w
     let rows: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
     assert_eq!(rows[0]["server"], "demo");
     assert_eq!(rows[0]["status"], "logged_in");
+    // A logout ends the running connection at once, with no request needed to notice.
+    let logout = mcplex_on(&gateway, &["auth", "logout", "demo"])
+        .output()
+        .expect("logout");
+    assert!(logout.status.success(), "{logout:?}");
+    wait_status(&gateway, "demo", "needs_login");
+    assert!(call_text(&gateway, "fixture__echo", json!({"text": "still"})).contains("still"));
 }
 
 fn python_gateway(port: u16, oauth: Value) -> Gateway {
