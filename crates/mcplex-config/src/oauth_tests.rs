@@ -70,3 +70,29 @@ fn a_written_client_secret_never_shows() {
     let redactor = Redactor::for_server(&config.servers[0]);
     assert_eq!(redactor.redact("echo s3cret-value"), "echo [redacted]");
 }
+
+#[test]
+fn an_edited_block_is_applied_hot_and_reconnects_its_server() {
+    let text = |oauth: &str| {
+        format!(
+            r#"{{"mcpServers": {{"s": {{"url": "https://m.example/mcp", "oauth": {oauth}}}}}}}"#
+        )
+    };
+    let running = ok(&text("{}"));
+    let edited = ok(&text(r#"{"scopes": ["read"]}"#));
+    let reloaded = crate::reload(&running, edited.clone());
+    assert_eq!(reloaded.applied, ["mcpServers"]);
+    assert!(reloaded.needs_restart.is_empty());
+    assert_eq!(reloaded.config, edited);
+    // The running connection does not carry on with the old block.
+    assert!(!running.servers[0].same_connection(&edited.servers[0]));
+}
+
+#[test]
+fn a_secret_read_from_the_environment_can_be_hidden_too() {
+    let config = ok(
+        r#"{"mcpServers": {"s": {"url": "https://m.example/mcp", "oauth": {"client_id": "id", "client_secret": {"env": "S"}}}}}"#,
+    );
+    let redactor = Redactor::for_server(&config.servers[0]).with(["from-the-env-value".to_owned()]);
+    assert_eq!(redactor.redact("x from-the-env-value y"), "x [redacted] y");
+}

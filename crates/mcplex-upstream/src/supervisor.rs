@@ -153,7 +153,7 @@ impl Upstreams {
             }
             let slot = Arc::new(ServerSlot {
                 config: server.clone(),
-                redactor: Arc::new(Redactor::for_server(server)),
+                redactor: Arc::new(redactor_of(server)),
                 connection: RwLock::new(None),
                 state: Mutex::new("connecting".to_owned()),
                 stop: self.shutdown.child_token(),
@@ -245,6 +245,16 @@ impl Upstreams {
         self.tasks.close();
         self.tasks.wait().await;
     }
+}
+
+/// The server's redactor, hiding an OAuth client secret its config names by variable too.
+fn redactor_of(server: &ServerConfig) -> Redactor {
+    let from_env = server
+        .oauth
+        .as_ref()
+        .and_then(|o| mcplex_oauth::configured_secret(o).ok().flatten())
+        .map(|secret| secret.expose().to_owned());
+    Redactor::for_server(server).with(from_env)
 }
 
 fn set_state(slot: &ServerSlot, state: &str) {
