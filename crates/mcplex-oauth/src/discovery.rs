@@ -193,6 +193,25 @@ fn judge(
             "the authorization server does not support PKCE with S256".into(),
         ));
     }
+    if let Some(named) = &resource.resource
+        && !resource_covers(named, server_url)
+    {
+        return Err(OAuthError::Metadata(format!(
+            "the protected resource metadata is for {}, not for {}",
+            mcplex_config::redact_url(named),
+            mcplex_config::redact_url(server_url)
+        )));
+    }
+    // RFC 8414 §3.3: the metadata must be the issuer's own.
+    if let Some(said) = &server.issuer
+        && said.trim_end_matches('/') != issuer.trim_end_matches('/')
+    {
+        return Err(OAuthError::Metadata(format!(
+            "the authorization server metadata names issuer {}, not {}",
+            mcplex_config::redact_url(said),
+            mcplex_config::redact_url(issuer)
+        )));
+    }
     Ok(Discovered {
         resource: resource.resource.unwrap_or_else(|| server_url.to_owned()),
         issuer: server.issuer.unwrap_or_else(|| issuer.to_owned()),
@@ -201,6 +220,16 @@ fn judge(
         registration_endpoint: server.registration_endpoint,
         scopes_supported: resource.scopes_supported,
     })
+}
+
+/// Whether protected resource metadata for `resource` may speak for `server_url` (RFC 9728
+/// §3.3): the same origin, and the server's path at or below the resource's.
+pub fn resource_covers(resource: &str, server_url: &str) -> bool {
+    let (Ok(resource), Ok(server)) = (Url::parse(resource), Url::parse(server_url)) else {
+        return false;
+    };
+    let path = |url: &Url| format!("{}/", url.path().trim_end_matches('/'));
+    resource.origin() == server.origin() && path(&server).starts_with(&path(&resource))
 }
 
 /// Sends the server an unauthenticated request; a 401's challenge may name its metadata.

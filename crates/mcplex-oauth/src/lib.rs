@@ -21,7 +21,8 @@ mod protocol;
 mod secret;
 
 pub use discovery::{
-    Discovered, discover, resource_metadata_of, resource_metadata_urls, server_metadata_urls,
+    Discovered, discover, resource_covers, resource_metadata_of, resource_metadata_urls,
+    server_metadata_urls,
 };
 pub use error::OAuthError;
 pub use login::{LoginStore, Logins, ServerLogin, StoredLogin, configured_secret, http_client};

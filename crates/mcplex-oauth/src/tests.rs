@@ -197,3 +197,29 @@ fn only_a_refused_grant_or_a_missing_login_needs_a_person() {
     assert!(!token("temporarily_unavailable").needs_login());
     assert!(!OAuthError::Unreachable("down".into()).needs_login());
 }
+
+#[test]
+fn resource_metadata_speaks_only_for_its_own_origin_and_path() {
+    let server = "https://mcp.example.com/tenant/mcp";
+    assert!(resource_covers(
+        "https://mcp.example.com/tenant/mcp",
+        server
+    ));
+    assert!(resource_covers(
+        "https://mcp.example.com/tenant/mcp/",
+        server
+    ));
+    assert!(resource_covers("https://mcp.example.com/", server));
+    assert!(resource_covers("https://mcp.example.com", server));
+    assert!(!resource_covers("https://mcp.example.com/other", server));
+    assert!(!resource_covers("https://mcp.example.com/ten", server));
+    assert!(!resource_covers(
+        "https://evil.example.com/tenant/mcp",
+        server
+    ));
+    assert!(!resource_covers(
+        "http://mcp.example.com/tenant/mcp",
+        server
+    ));
+    assert!(!resource_covers("not a url", server));
+}
