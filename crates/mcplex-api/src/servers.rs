@@ -58,6 +58,10 @@ pub enum ServerStatus {
     Unhealthy {
         reason: String,
     },
+    /// An OAuth server with no usable login; the reason says which command to run.
+    NeedsLogin {
+        reason: String,
+    },
     /// Said by the CLI when it read the store itself: no gateway is registered in it.
     NotRunning,
     /// Said by the CLI when it read the store itself: a gateway is registered but did not answer.
@@ -65,6 +69,7 @@ pub enum ServerStatus {
 }
 
 const UNHEALTHY_PREFIX: &str = "unhealthy: ";
+const NEEDS_LOGIN_PREFIX: &str = "needs_login: ";
 const NOT_RUNNING: &str = "not running";
 const NOT_REACHABLE: &str = "running (not reachable)";
 
@@ -77,8 +82,13 @@ impl ServerStatus {
             "ready" => ServerStatus::Ready,
             NOT_RUNNING => ServerStatus::NotRunning,
             NOT_REACHABLE => ServerStatus::NotReachable,
-            other => ServerStatus::Unhealthy {
-                reason: other.strip_prefix(UNHEALTHY_PREFIX)?.to_owned(),
+            other => match other.strip_prefix(NEEDS_LOGIN_PREFIX) {
+                Some(reason) => ServerStatus::NeedsLogin {
+                    reason: reason.to_owned(),
+                },
+                None => ServerStatus::Unhealthy {
+                    reason: other.strip_prefix(UNHEALTHY_PREFIX)?.to_owned(),
+                },
             },
         })
     }
@@ -91,6 +101,7 @@ impl fmt::Display for ServerStatus {
             ServerStatus::Connecting => f.write_str("connecting"),
             ServerStatus::Ready => f.write_str("ready"),
             ServerStatus::Unhealthy { reason } => write!(f, "{UNHEALTHY_PREFIX}{reason}"),
+            ServerStatus::NeedsLogin { reason } => write!(f, "{NEEDS_LOGIN_PREFIX}{reason}"),
             ServerStatus::NotRunning => f.write_str(NOT_RUNNING),
             ServerStatus::NotReachable => f.write_str(NOT_REACHABLE),
         }

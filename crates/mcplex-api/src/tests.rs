@@ -61,6 +61,9 @@ fn every_server_status_reads_back_from_its_text() {
         },
         ServerStatus::NotRunning,
         ServerStatus::NotReachable,
+        ServerStatus::NeedsLogin {
+            reason: "not logged in: run `mcplex auth login s`".into(),
+        },
     ] {
         assert_eq!(ServerStatus::parse(&status.to_string()), Some(status));
     }

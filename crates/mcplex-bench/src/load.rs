@@ -85,6 +85,7 @@ async fn open_sessions(base: &str, sessions: usize) -> Result<Arc<Upstreams>> {
     let client = Arc::new(Upstreams::start(
         &Config::with_servers(servers),
         None,
+        None,
         events_tx,
     ));
     let mut ready = 0;

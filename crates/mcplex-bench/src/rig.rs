@@ -60,6 +60,7 @@ impl Rig {
         let client = Arc::new(Upstreams::start(
             &Config::with_servers(servers),
             None,
+            None,
             events_tx,
         ));
         wait_ready(&mut events, &names).await?;

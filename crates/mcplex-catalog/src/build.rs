@@ -26,6 +26,9 @@ pub enum ServerStatus {
     Ready,
     /// Lost or failed; the supervisor is retrying. The reason is for people, not for matching.
     Unhealthy { reason: String },
+    /// An OAuth server with no usable login: none of its tools is served until someone logs in.
+    /// The reason names the command to run.
+    NeedsLogin { reason: String },
 }
 
 impl fmt::Display for ServerStatus {
@@ -35,6 +38,7 @@ impl fmt::Display for ServerStatus {
             ServerStatus::Connecting => f.write_str("connecting"),
             ServerStatus::Ready => f.write_str("ready"),
             ServerStatus::Unhealthy { reason } => write!(f, "unhealthy: {reason}"),
+            ServerStatus::NeedsLogin { reason } => write!(f, "needs_login: {reason}"),
         }
     }
 }

@@ -64,7 +64,9 @@ impl Snapshot {
             return match self.servers.get(tool.id.server.as_ref()).map(|v| &v.status) {
                 Some(ServerStatus::Ready) => Ok(tool),
                 Some(ServerStatus::Connecting) => Err(UnavailableReason::ServerInitializing),
-                Some(ServerStatus::Unhealthy { .. }) => Err(UnavailableReason::ServerUnhealthy),
+                Some(ServerStatus::Unhealthy { .. } | ServerStatus::NeedsLogin { .. }) => {
+                    Err(UnavailableReason::ServerUnhealthy)
+                }
                 Some(ServerStatus::Disabled) | None => Err(UnavailableReason::NotFound),
             };
         }
@@ -86,6 +88,7 @@ impl Snapshot {
         Err(match server.map(|v| &v.status) {
             Some(ServerStatus::Disabled) => UnavailableReason::ServerDisabled,
             Some(ServerStatus::Connecting) => UnavailableReason::ServerInitializing,
+            Some(ServerStatus::NeedsLogin { .. }) => UnavailableReason::ServerUnhealthy,
             _ => UnavailableReason::NotFound,
         })
     }

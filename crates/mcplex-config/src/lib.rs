@@ -14,6 +14,7 @@ mod duration;
 mod error;
 mod glob;
 mod model;
+mod oauth;
 mod parse;
 mod redact;
 mod redact_url;
@@ -33,6 +34,7 @@ pub use model::{
     DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv, Lifecycle, Overrides,
     RoutingMode, ServerConfig, StoreUrl, ToolResponseMode, Transport,
 };
+pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant};
 pub use parse::parse_config;
 pub use redact::{REDACTED, Redactor};
 pub use redact_url::{redact_url, redact_urls};
@@ -40,6 +42,8 @@ pub use settings::{Reloaded, reload};
 
 #[cfg(test)]
 mod auth_tests;
+#[cfg(test)]
+mod oauth_tests;
 #[cfg(test)]
 mod settings_tests;
 #[cfg(test)]

@@ -344,6 +344,8 @@ pub struct ServerConfig {
     pub prompts: crate::ToolFilter,
     /// `resources.include` / `resources.exclude`, over resource URIs and URI templates.
     pub resources: crate::ToolFilter,
+    /// `"oauth"`: tokens from an OAuth 2.1 login, sent as `Authorization: Bearer` (URL servers).
+    pub oauth: Option<crate::OAuthConfig>,
 }
 
 impl ServerConfig {
@@ -363,6 +365,7 @@ impl ServerConfig {
             namespace: true,
             prompts: crate::ToolFilter::default(),
             resources: crate::ToolFilter::default(),
+            oauth: None,
         }
     }
 
@@ -375,6 +378,7 @@ impl ServerConfig {
             && self.lifecycle == other.lifecycle
             && self.init_timeout == other.init_timeout
             && self.call_timeout == other.call_timeout
+            && self.oauth == other.oauth
     }
 
     /// Whether tool `tool` of this server is deferred: a tool-level glob, else the server's
@@ -393,7 +397,11 @@ impl ServerConfig {
             }
             Transport::Builtin { .. } => Vec::new(),
         };
-        values.into_iter()
+        let oauth_secret = self.oauth.as_ref().and_then(|o| match &o.client_secret {
+            Some(crate::ClientSecret::Value(secret)) => Some(secret.as_str()),
+            _ => None,
+        });
+        values.into_iter().chain(oauth_secret)
     }
 
     /// The timeout for one call to this server under `config`.

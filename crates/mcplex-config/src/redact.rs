@@ -49,6 +49,11 @@ impl Redactor {
         Redactor { secrets }
     }
 
+    /// This redactor, hiding `more` too (a secret read from the environment when it is used).
+    pub fn with(self, more: impl IntoIterator<Item = String>) -> Redactor {
+        Redactor::of(self.secrets.into_iter().chain(more))
+    }
+
     /// `text` with every secret replaced and every URL's credentials and query values hidden.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_owned();

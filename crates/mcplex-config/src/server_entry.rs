@@ -70,6 +70,26 @@ impl Entry<'_> {
         }
     }
 
+    /// `"oauth"`, for a URL server only.
+    pub(crate) fn oauth(
+        &self,
+        transport: &Transport,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<crate::OAuthConfig>, ConfigError> {
+        let Some(value) = self.field("oauth") else {
+            return Ok(None);
+        };
+        if !matches!(transport, Transport::Http { .. } | Transport::Sse { .. }) {
+            return Err(self.cx.err(
+                self.path("oauth"),
+                "only a URL server (\"url\") logs in with OAuth",
+            ));
+        }
+        self.cx
+            .oauth(value, &self.path("oauth"), warnings)
+            .map(Some)
+    }
+
     /// `"trust": "auto"`.
     pub(crate) fn trust_auto(&self) -> Result<bool, ConfigError> {
         match self.text("trust")? {

@@ -35,6 +35,7 @@ const SERVER_KEYS: &[&str] = &[
     "namespace",
     "prompts",
     "resources",
+    "oauth",
 ];
 
 impl Cx<'_> {
@@ -173,6 +174,7 @@ impl Cx<'_> {
         let namespace = entry.flag("namespace")?;
         let trust_auto = entry.trust_auto()?;
         let quarantined = entry.flag("quarantined")?;
+        let oauth = entry.oauth(&transport, warnings)?;
         Ok(ServerConfig {
             name,
             transport,
@@ -187,6 +189,7 @@ impl Cx<'_> {
             namespace: namespace.unwrap_or(true),
             prompts,
             resources,
+            oauth,
         })
     }
 

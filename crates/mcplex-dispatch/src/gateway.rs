@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mcplex_catalog::{ServerStatus, Snapshot};
 use mcplex_config::Config;
-use mcplex_upstream::{BuiltinConnector, UpstreamEvent, UpstreamNotice, Upstreams};
+use mcplex_upstream::{BuiltinConnector, Logins, UpstreamEvent, UpstreamNotice, Upstreams};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::AuditRecord;
@@ -41,10 +41,11 @@ impl Gateway {
     pub fn start(
         config: &Config,
         builtin: Option<BuiltinConnector>,
+        logins: Option<Arc<Logins>>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
         startup_wait: Duration,
     ) -> Gateway {
-        let upstreams = Upstreams::start(config, builtin, events);
+        let upstreams = Upstreams::start(config, builtin, logins, events);
         Gateway {
             snapshot: ArcSwap::from_pointee(Snapshot::empty()),
             upstreams,

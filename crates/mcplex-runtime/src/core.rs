@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
-use mcplex_upstream::BuiltinConnector;
+use mcplex_upstream::{BuiltinConnector, Logins};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -38,12 +38,19 @@ impl Core {
     pub fn start(
         config: Config,
         builtin: Option<BuiltinConnector>,
+        logins: Option<Arc<Logins>>,
         startup_wait: Duration,
         trust: Option<Trust>,
     ) -> Core {
         let config = Arc::new(config);
         let (events_tx, events) = mpsc::unbounded_channel();
-        let gateway = Arc::new(Gateway::start(&config, builtin, events_tx, startup_wait));
+        let gateway = Arc::new(Gateway::start(
+            &config,
+            builtin,
+            logins,
+            events_tx,
+            startup_wait,
+        ));
         let configs = watch::Sender::new(config.clone());
         let (trust_tx, requests) = mpsc::channel(PENDING_REQUESTS);
         let store_generation = watch::Sender::new(0);

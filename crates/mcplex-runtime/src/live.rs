@@ -147,6 +147,12 @@ impl LiveCatalog {
                 tools,
                 offer,
             },
+            // Unlike an outage, a missing login serves nothing: the last tools are dropped.
+            UpstreamState::NeedsLogin { reason } => UpstreamTools {
+                status: ServerStatus::NeedsLogin { reason },
+                tools: Arc::default(),
+                offer: Arc::default(),
+            },
         };
         self.upstreams.insert(event.server, entry);
     }

@@ -56,7 +56,7 @@ pub(crate) fn event(server: &str, state: UpstreamState) -> UpstreamEvent {
 pub(crate) fn live(config: Arc<Config>, trust: Option<Trust>) -> (LiveCatalog, Arc<Gateway>) {
     let (events, _) = tokio::sync::mpsc::unbounded_channel();
     let nothing = Config::with_servers(Vec::new());
-    let gateway = Arc::new(Gateway::start(&nothing, None, events, Duration::ZERO));
+    let gateway = Arc::new(Gateway::start(&nothing, None, None, events, Duration::ZERO));
     (LiveCatalog::new(gateway.clone(), config, trust), gateway)
 }
 

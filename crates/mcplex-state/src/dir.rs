@@ -11,6 +11,8 @@ use crate::secret::random_bytes;
 
 pub const DATABASE_FILE: &str = "state.db";
 pub const API_KEY_FILE: &str = "api_key";
+/// The key OAuth logins are sealed with, beside (never inside) the database.
+pub const TOKEN_KEY_FILE: &str = "token_key";
 
 /// `~/.mcplex`, or `./.mcplex` when there is no home directory.
 pub fn default_data_dir() -> PathBuf {
@@ -94,8 +96,20 @@ pub(crate) fn warn_if_exposed(dir: &Path) {
 
 /// The admin API key of the installation in `dir`, created (file mode 0600) if there is none.
 pub fn api_key(dir: &Path) -> Result<String, StateError> {
+    let fresh = format!("mcplex_admin_{}", mcplex_trust::hex(&random_bytes(32)?));
+    created_once(dir, API_KEY_FILE, &fresh)
+}
+
+/// The key that seals OAuth logins in a data directory's database: the `token_key` file (0600),
+/// a file of its own, created if there is none.
+pub(crate) fn token_key(dir: &Path) -> Result<String, StateError> {
+    created_once(dir, TOKEN_KEY_FILE, &mcplex_trust::hex(&random_bytes(32)?))
+}
+
+/// The content of the private file `name` in `dir`; when it has none, `fresh` is written.
+fn created_once(dir: &Path, name: &str, fresh: &str) -> Result<String, StateError> {
     ensure_dir(dir)?;
-    let path = dir.join(API_KEY_FILE);
+    let path = dir.join(name);
     let io = |source| StateError::Io {
         path: path.clone(),
         source,
@@ -106,10 +120,9 @@ pub fn api_key(dir: &Path) -> Result<String, StateError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(io(e)),
     }
-    let key = format!("mcplex_admin_{}", mcplex_trust::hex(&random_bytes(32)?));
     // Written to a private temporary file and renamed: no reader sees a half-written key, and
     // the key is never readable by others, not even for a moment.
-    let temporary = dir.join(format!(".{API_KEY_FILE}.{}", std::process::id()));
+    let temporary = dir.join(format!(".{name}.{}", std::process::id()));
     let mut file = fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -117,7 +130,8 @@ pub fn api_key(dir: &Path) -> Result<String, StateError> {
         .mode(0o600)
         .open(&temporary)
         .map_err(io)?;
-    file.write_all(format!("{key}\n").as_bytes()).map_err(io)?;
+    file.write_all(format!("{fresh}\n").as_bytes())
+        .map_err(io)?;
     file.sync_all().map_err(io)?;
     drop(file);
     // A hard link never replaces an existing file: when two processes start at once, the first
@@ -125,8 +139,8 @@ pub fn api_key(dir: &Path) -> Result<String, StateError> {
     let linked = fs::hard_link(&temporary, &path);
     let _ = fs::remove_file(&temporary);
     match linked {
-        Ok(()) => Ok(key),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => api_key(dir),
+        Ok(()) => Ok(fresh.to_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => created_once(dir, name, fresh),
         Err(e) => Err(io(e)),
     }
 }

@@ -19,6 +19,7 @@ mod control;
 mod dir;
 mod embeddings;
 mod error;
+mod logins;
 mod reviews;
 mod secret;
 mod sql;
@@ -27,12 +28,15 @@ mod tokens;
 
 pub use activity::{Activity, ActivityQuery};
 pub use control::{ChangeSignal, INSTANCE_STALE_AFTER_SECS, Instance};
-pub use dir::{API_KEY_FILE, DATABASE_FILE, api_key, default_data_dir};
+pub use dir::{API_KEY_FILE, DATABASE_FILE, TOKEN_KEY_FILE, api_key, default_data_dir};
 pub use embeddings::Embedding;
 pub use error::StateError;
+pub use logins::{LoginRow, TOKEN_KEY_ENV};
 pub use reviews::{ApproveRefusal, Observation, Review};
 pub use store::{Location, Opened, Store};
 pub use tokens::{NewToken, TokenRecord, TokenSpec, now_unix};
 
+#[cfg(test)]
+mod logins_tests;
 #[cfg(test)]
 mod tests;

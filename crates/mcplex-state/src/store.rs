@@ -15,7 +15,7 @@ use crate::sql::{Db, Dialect, Mode, Param, Postgres, Tx};
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-const SCHEMA_VERSION: i64 = 6;
+const SCHEMA_VERSION: i64 = 7;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -101,6 +101,24 @@ const SCHEMA_V5: &str = "ALTER TABLE activity ADD COLUMN replica TEXT;";
 /// Version 6: the audit log records every request that reaches an upstream, not only tool
 /// calls, and says which method each was (older rows, all tool calls, have none).
 const SCHEMA_V6: &str = "ALTER TABLE activity ADD COLUMN method TEXT;";
+
+/// Version 7: OAuth logins of upstream servers, sealed (see `logins.rs`).
+const SCHEMA_V7: &str = "
+CREATE TABLE IF NOT EXISTS oauth_logins (
+    server TEXT PRIMARY KEY,
+    sealed BLOB NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+";
+
+/// The same table in PostgreSQL.
+const POSTGRES_V7: &str = "
+CREATE TABLE IF NOT EXISTS oauth_logins (
+    server TEXT PRIMARY KEY,
+    sealed BYTEA NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+";
 
 /// `meta.founding` of a store whose founding servers no process has decided yet.
 const FOUNDING_UNDECIDED: &[u8] = b"undecided";
@@ -314,6 +332,7 @@ impl Store {
                         (4, SCHEMA_V4),
                         (5, SCHEMA_V5),
                         (6, SCHEMA_V6),
+                        (7, SCHEMA_V7),
                     ] {
                         if version < from {
                             tx.batch(schema)?;
@@ -324,7 +343,11 @@ impl Store {
                 Dialect::Postgres => {
                     if version == 0 {
                         tx.batch(POSTGRES_SCHEMA)?;
+                        tx.batch(POSTGRES_V7)?;
                     } else {
+                        if version < 7 {
+                            tx.batch(POSTGRES_V7)?;
+                        }
                         if version < 5 {
                             tx.batch("ALTER TABLE activity ADD COLUMN IF NOT EXISTS replica TEXT")?;
                         }

@@ -9,8 +9,10 @@
 //! Must not: know about the catalog, names or surfaces; it reports [`UpstreamEvent`]s and answers
 //! calls by canonical server and tool name.
 
+mod connect;
 mod error;
 mod lifecycle;
+mod login;
 mod relay;
 mod rpc;
 mod supervisor;
@@ -18,6 +20,8 @@ mod wire;
 
 pub use error::UpstreamError;
 pub use lifecycle::Offer;
+/// OAuth servers' logins, which [`Upstreams::start`] takes.
+pub use mcplex_oauth::Logins;
 pub use relay::{ClientRelay, RelayError, RelayFuture};
 pub use rpc::{CallOptions, RpcConnection};
 pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamState, Upstreams};

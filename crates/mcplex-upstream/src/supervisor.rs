@@ -2,23 +2,27 @@
 //! re-lists on `notifications/tools/list_changed` (coalescing bursts), and reconnects with
 //! exponential backoff after a crash or disconnect. It reports every change as an
 //! [`UpstreamEvent`] and never blocks on one server to serve another: each server has its own
-//! task, and the gateway serves from the first moment with whatever has connected.
+//! task, and the gateway serves from the first moment with whatever has connected. An OAuth
+//! server with no usable login is `NeedsLogin`: it waits, without retrying, until the logins
+//! change (`mcplex auth login`, another replica), and the other servers never notice.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use mcplex_config::{Config, Redactor, ServerConfig, Transport};
+use mcplex_config::{Config, Redactor, ServerConfig};
+use mcplex_oauth::{Logins, ServerLogin};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::UpstreamError;
+use crate::connect::connect;
 use crate::lifecycle::{self, Offer, OfferParts};
+use crate::login::{LoginCheck, check_login, login_change, logins_change};
 use crate::rpc::{CallOptions, RpcConnection};
-use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
 
 /// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
 pub type BuiltinConnector = Arc<
@@ -43,6 +47,9 @@ pub enum UpstreamState {
     },
     /// Not connected; the supervisor retries after a backoff.
     Failed { reason: String },
+    /// An OAuth server whose login is missing, expired or refused: nothing is tried until the
+    /// logins change. The reason names the command to run.
+    NeedsLogin { reason: String },
 }
 
 /// A change of one upstream's state.
@@ -67,15 +74,18 @@ const NOTICE_BUFFER: usize = 256;
 const BACKOFF_FIRST: Duration = Duration::from_millis(250);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
-struct ServerSlot {
-    config: ServerConfig,
+pub(crate) struct ServerSlot {
+    pub(crate) config: ServerConfig,
     /// The server's secrets: every text about it (states, errors, logs) passes through this.
-    redactor: Arc<Redactor>,
+    pub(crate) redactor: Arc<Redactor>,
     connection: RwLock<Option<Arc<RpcConnection>>>,
     /// For "not connected" errors: what the supervisor last knew.
     state: Mutex<String>,
     /// Stops this server's supervisor (a child of the gateway-wide shutdown).
     stop: CancellationToken,
+    /// An OAuth server's login (`None` for the others, and for an OAuth server of a gateway
+    /// with no token store).
+    pub(crate) login: Option<Arc<ServerLogin>>,
 }
 
 /// All upstream connections of a gateway. Servers can be added and removed while it runs
@@ -84,6 +94,8 @@ pub struct Upstreams {
     servers: RwLock<HashMap<String, Arc<ServerSlot>>>,
     call_timeout: Duration,
     builtin: Option<BuiltinConnector>,
+    /// Where OAuth servers' tokens come from.
+    logins: Option<Arc<Logins>>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     notices: broadcast::Sender<UpstreamNotice>,
     shutdown: CancellationToken,
@@ -91,16 +103,19 @@ pub struct Upstreams {
 }
 
 impl Upstreams {
-    /// Starts one supervisor task per enabled server in `config`. Returns at once.
+    /// Starts one supervisor task per enabled server in `config`. Returns at once. `logins`
+    /// gives OAuth servers their tokens (without it they need a login that cannot happen).
     pub fn start(
         config: &Config,
         builtin: Option<BuiltinConnector>,
+        logins: Option<Arc<Logins>>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
     ) -> Upstreams {
         let upstreams = Upstreams {
             servers: RwLock::new(HashMap::new()),
             call_timeout: config.call_timeout,
             builtin,
+            logins,
             events,
             notices: broadcast::Sender::new(NOTICE_BUFFER),
             shutdown: CancellationToken::new(),
@@ -138,16 +153,18 @@ impl Upstreams {
             }
             let slot = Arc::new(ServerSlot {
                 config: server.clone(),
-                redactor: Arc::new(Redactor::for_server(server)),
+                redactor: Arc::new(redactor_of(server)),
                 connection: RwLock::new(None),
                 state: Mutex::new("connecting".to_owned()),
                 stop: self.shutdown.child_token(),
+                login: self.logins.as_ref().and_then(|l| l.for_server(server)),
             });
             servers.insert(name.to_owned(), slot.clone());
             let stop = slot.stop.clone();
             self.tasks.spawn(supervise(
                 slot,
                 self.builtin.clone(),
+                self.logins.as_ref().map(|l| l.subscribe()),
                 self.events.clone(),
                 self.notices.clone(),
                 stop,
@@ -230,6 +247,16 @@ impl Upstreams {
     }
 }
 
+/// The server's redactor, hiding an OAuth client secret its config names by variable too.
+fn redactor_of(server: &ServerConfig) -> Redactor {
+    let from_env = server
+        .oauth
+        .as_ref()
+        .and_then(|o| mcplex_oauth::configured_secret(o).ok().flatten())
+        .map(|secret| secret.expose().to_owned());
+    Redactor::for_server(server).with(from_env)
+}
+
 fn set_state(slot: &ServerSlot, state: &str) {
     *slot.state.lock().unwrap_or_else(PoisonError::into_inner) = state.to_owned();
 }
@@ -244,6 +271,7 @@ fn set_connection(slot: &ServerSlot, connection: Option<Arc<RpcConnection>>) {
 async fn supervise(
     slot: Arc<ServerSlot>,
     builtin: Option<BuiltinConnector>,
+    mut logins_changed: Option<watch::Receiver<u64>>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     notices: broadcast::Sender<UpstreamNotice>,
     shutdown: CancellationToken,
@@ -257,11 +285,40 @@ async fn supervise(
     };
     emit(UpstreamState::Connecting);
     let mut failures: u32 = 0;
+    let mut announced: Option<String> = None;
     loop {
+        let bearer = match check_login(&slot.config, slot.login.as_deref()).await {
+            LoginCheck::Ready(bearer) => Ok(bearer),
+            LoginCheck::NeedsLogin(reason) => {
+                let reason = slot.redactor.redact(&reason);
+                if announced.as_ref() != Some(&reason) {
+                    tracing::warn!(server = %name, "upstream needs an OAuth login: {reason}");
+                    announced = Some(reason.clone());
+                }
+                set_state(&slot, &format!("needs_login: {reason}"));
+                emit(UpstreamState::NeedsLogin { reason });
+                failures = 0;
+                if !logins_change(logins_changed.as_mut(), &shutdown).await {
+                    return;
+                }
+                continue;
+            }
+            LoginCheck::Failed(reason) => Err(reason),
+        };
+        let bearer = match bearer {
+            Ok(bearer) => bearer,
+            Err(reason) => {
+                if !back_off(&slot, &emit, &mut failures, reason, &shutdown).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        announced = None;
         let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
         let init_timeout = slot.config.init_timeout;
         let opened = tokio::select! {
-            opened = tokio::time::timeout(init_timeout, connect(&slot, builtin.as_ref(), notifications_tx)) => opened,
+            opened = tokio::time::timeout(init_timeout, connect(&slot, builtin.as_ref(), bearer.as_ref(), notifications_tx)) => opened,
             () = shutdown.cancelled() => return,
         };
         let reason = match opened {
@@ -288,6 +345,7 @@ async fn supervise(
                     listed,
                     &emit,
                     &notices,
+                    logins_changed.as_mut().filter(|_| slot.login.is_some()),
                     &shutdown,
                 )
                 .await;
@@ -304,20 +362,43 @@ async fn supervise(
                 init_timeout.as_secs_f32()
             ),
         };
-        // The one place a server's last error is recorded: redacted here, it is redacted in
-        // the log, the status the API and `/readyz` show, and every "not connected" error.
-        let reason = slot.redactor.redact(&reason);
-        failures = failures.saturating_add(1);
-        let backoff = BACKOFF_FIRST
-            .saturating_mul(2u32.saturating_pow(failures.min(16) - 1))
-            .min(BACKOFF_MAX);
-        tracing::warn!(server = %name, "upstream unavailable: {reason}; retrying in {}ms", backoff.as_millis());
-        set_state(&slot, &format!("reconnecting after: {reason}"));
-        emit(UpstreamState::Failed { reason });
-        tokio::select! {
-            () = tokio::time::sleep(backoff) => {}
-            () = shutdown.cancelled() => return,
+        // A connection that ended for want of a login is not a failure to back off from.
+        if slot.login.is_some()
+            && matches!(
+                check_login(&slot.config, slot.login.as_deref()).await,
+                LoginCheck::NeedsLogin(_)
+            )
+        {
+            continue;
         }
+        if !back_off(&slot, &emit, &mut failures, reason, &shutdown).await {
+            return;
+        }
+    }
+}
+
+/// Records a failed attempt and waits out the backoff; false when the gateway shuts down.
+async fn back_off(
+    slot: &ServerSlot,
+    emit: &impl Fn(UpstreamState),
+    failures: &mut u32,
+    reason: String,
+    shutdown: &CancellationToken,
+) -> bool {
+    // The one place a server's last error is recorded: redacted here, it is redacted in
+    // the log, the status the API and `/readyz` show, and every "not connected" error.
+    let reason = slot.redactor.redact(&reason);
+    *failures = failures.saturating_add(1);
+    let backoff = BACKOFF_FIRST
+        .saturating_mul(2u32.saturating_pow((*failures).min(16) - 1))
+        .min(BACKOFF_MAX);
+    let name = &slot.config.name;
+    tracing::warn!(server = %name, "upstream unavailable: {reason}; retrying in {}ms", backoff.as_millis());
+    set_state(slot, &format!("reconnecting after: {reason}"));
+    emit(UpstreamState::Failed { reason });
+    tokio::select! {
+        () = tokio::time::sleep(backoff) => true,
+        () = shutdown.cancelled() => false,
     }
 }
 
@@ -370,6 +451,7 @@ async fn serve(
     mut listed: Listed,
     emit: &impl Fn(UpstreamState),
     notices: &broadcast::Sender<UpstreamNotice>,
+    mut logins_changed: Option<&mut watch::Receiver<u64>>,
     shutdown: &CancellationToken,
 ) -> Option<String> {
     let name = slot.config.name.as_str();
@@ -417,6 +499,12 @@ async fn serve(
                 }
             }
             () = connection.closed() => return Some("connection lost".to_owned()),
+            () = login_change(logins_changed.as_deref_mut()) => {
+                // A logout (or a login refused meanwhile) ends the connection at once.
+                if let LoginCheck::NeedsLogin(reason) = check_login(&slot.config, slot.login.as_deref()).await {
+                    return Some(reason);
+                }
+            }
             () = shutdown.cancelled() => return None,
         }
     }
@@ -452,131 +540,4 @@ async fn relist(connection: &RpcConnection, listed: &mut Listed, stale: &Stale) 
         }
     }
     changed
-}
-
-/// Shuts a half-opened connection down if the opener fails, times out or is dropped.
-struct ShutdownOnDrop(Option<Arc<RpcConnection>>);
-
-impl ShutdownOnDrop {
-    fn defuse(mut self) -> Arc<RpcConnection> {
-        self.0.take().expect("defused once")
-    }
-}
-
-impl Drop for ShutdownOnDrop {
-    fn drop(&mut self) {
-        if let Some(connection) = self.0.take() {
-            tokio::spawn(async move { connection.shutdown().await });
-        }
-    }
-}
-
-type Opened = (Arc<RpcConnection>, lifecycle::Handshake, Vec<Value>, Offer);
-
-async fn connect(
-    slot: &ServerSlot,
-    builtin: Option<&BuiltinConnector>,
-    notifications: mpsc::UnboundedSender<Value>,
-) -> Result<Opened, String> {
-    let config = &slot.config;
-    let redactor = &slot.redactor;
-    let server: Arc<str> = config.name.as_str().into();
-    match &config.transport {
-        Transport::Stdio {
-            command,
-            args,
-            env,
-            working_dir,
-            inherit_env,
-        } => {
-            let spec = stdio::StdioSpec {
-                command,
-                args,
-                env,
-                working_dir: working_dir.as_ref(),
-                inherit_env,
-            };
-            let wire = stdio::spawn(server.clone(), &spec, redactor.clone())?;
-            open_on(server, redactor, wire, config, notifications).await
-        }
-        Transport::Http {
-            url,
-            headers,
-            fallback_to_sse,
-        } => {
-            let wire = http::open(server.clone(), redactor.clone(), url, headers)?;
-            match open_on(
-                server.clone(),
-                redactor,
-                wire,
-                config,
-                notifications.clone(),
-            )
-            .await
-            {
-                Ok(opened) => Ok(opened),
-                Err(streamable) if *fallback_to_sse => {
-                    match sse::connect(server.clone(), redactor.clone(), url, headers).await {
-                        Ok(wire) => open_on(server, redactor, wire, config, notifications).await,
-                        Err(legacy) => Err(format!(
-                            "streamable HTTP failed ({streamable}); legacy SSE failed too ({legacy})"
-                        )),
-                    }
-                }
-                Err(e) => Err(e),
-            }
-        }
-        Transport::Sse { url, headers } => {
-            let wire = sse::connect(server.clone(), redactor.clone(), url, headers).await?;
-            open_on(server, redactor, wire, config, notifications).await
-        }
-        Transport::Builtin { kind } => {
-            let (reader, writer) = builtin
-                .and_then(|connect| connect(kind))
-                .ok_or_else(|| format!("no built-in server {kind:?}"))?;
-            let closed = CancellationToken::new();
-            let (sender, incoming) = lines_wire(
-                server.clone(),
-                redactor.clone(),
-                reader,
-                writer,
-                closed.clone(),
-            );
-            open_on(
-                server,
-                redactor,
-                Wire {
-                    sender,
-                    incoming,
-                    closed,
-                },
-                config,
-                notifications,
-            )
-            .await
-        }
-    }
-}
-
-async fn open_on(
-    server: Arc<str>,
-    redactor: &Arc<Redactor>,
-    wire: Wire,
-    config: &ServerConfig,
-    notifications: mpsc::UnboundedSender<Value>,
-) -> Result<Opened, String> {
-    let connection = RpcConnection::start(server, redactor.clone(), wire, notifications);
-    let guard = ShutdownOnDrop(Some(connection.clone()));
-    let handshake = lifecycle::open(&connection, config.lifecycle)
-        .await
-        .map_err(|e| e.to_string())?;
-    let tools = lifecycle::list_tools(&connection)
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut offer = Offer {
-        capabilities: handshake.capabilities.clone(),
-        ..Offer::default()
-    };
-    lifecycle::read_offer(&connection, &mut offer, OfferParts::ALL).await;
-    Ok((guard.defuse(), handshake, tools, offer))
 }

@@ -130,6 +130,9 @@ fn server_status(status: &mcplex_catalog::ServerStatus) -> ServerStatus {
         Catalog::Unhealthy { reason } => ServerStatus::Unhealthy {
             reason: reason.clone(),
         },
+        Catalog::NeedsLogin { reason } => ServerStatus::NeedsLogin {
+            reason: reason.clone(),
+        },
     }
 }
 

@@ -38,6 +38,11 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// OAuth logins to upstream servers (`"oauth"` in a server's config).
+    Auth {
+        #[command(subcommand)]
+        command: AuthCommand,
+    },
     /// The audit log of tool calls, newest first.
     Activity {
         #[command(flatten)]
@@ -237,6 +242,40 @@ pub enum TokenCommand {
         config: ConfigArgs,
         /// The token's name.
         name: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum AuthCommand {
+    /// Log in to an OAuth server: prints the URL to open (and opens a browser when there is
+    /// one), takes the answer on a loopback port, stores the tokens (sealed) in the store.
+    Login {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// The server, as the config names it (it needs an "oauth" block).
+        server: String,
+        /// Only print the URL (on stdout, alone on its line); open no browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// How long to wait for the login, e.g. "5m".
+        #[arg(long, default_value = "5m")]
+        timeout: String,
+    },
+    /// Which OAuth servers have a login, until when, and whether it can be refreshed. Never a
+    /// token.
+    Status {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a server's login (its tokens and registration).
+    Logout {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// The server, as the config names it.
+        server: String,
     },
 }
 

@@ -10,6 +10,7 @@ mod commands;
 mod demo;
 mod load;
 mod logging;
+mod logins;
 mod oauth;
 mod output;
 mod projection;

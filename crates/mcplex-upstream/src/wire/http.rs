@@ -2,6 +2,8 @@
 //! whose events are fed to `incoming`. Legacy sessions (`Mcp-Session-Id`) are kept and ended
 //! with DELETE; a 404 on a session means it expired and the wire is closed (the supervisor then
 //! reconnects). For 2026-07-28 requests the `Mcp-Method` / `Mcp-Name` headers mirror the body.
+//! An OAuth server's requests carry its own login's bearer token (never anyone else's); a 401
+//! renews the token once and sends the request again.
 //! The URL is only ever shown redacted, and what the server answers is redacted before it is
 //! kept in an error (a server may echo the credential it refused).
 
@@ -10,7 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::StreamExt;
 use mcplex_config::{Redactor, redact_url};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use mcplex_oauth::{Secret, ServerLogin};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use sse_stream::SseStream;
 use tokio::sync::mpsc;
@@ -55,6 +58,8 @@ struct HttpSender {
     closed: CancellationToken,
     /// Whether the GET stream for server-initiated messages was tried already.
     listening: Mutex<bool>,
+    /// The server's OAuth login: its token goes on every request.
+    login: Option<Arc<ServerLogin>>,
 }
 
 /// Opens a streamable HTTP wire. Nothing is sent until the first message.
@@ -63,6 +68,7 @@ pub(crate) fn open(
     redactor: Arc<Redactor>,
     url: &str,
     headers: &BTreeMap<String, String>,
+    login: Option<Arc<ServerLogin>>,
 ) -> Result<Wire, String> {
     let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
     let closed = CancellationToken::new();
@@ -78,6 +84,7 @@ pub(crate) fn open(
         incoming: incoming_tx,
         closed: closed.clone(),
         listening: Mutex::new(false),
+        login,
     });
     // The GET stream needs an owned handle to the sender, hence the Arc inside the trait object.
     Ok(Wire {
@@ -92,11 +99,14 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl HttpSender {
-    fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
+    fn request(&self, method: reqwest::Method, bearer: Option<&Secret>) -> reqwest::RequestBuilder {
         let mut request = self
             .client
             .request(method, &self.url)
             .headers(self.headers.clone());
+        if let Some(value) = bearer.and_then(bearer_header) {
+            request = request.header(AUTHORIZATION, value);
+        }
         if let Some(session) = lock(&self.session).clone() {
             request = request.header(SESSION_HEADER, session);
         }
@@ -106,11 +116,47 @@ impl HttpSender {
         request
     }
 
+    /// The login's current token; a login only a person can mend closes the wire (the
+    /// supervisor then reports the server as needing a login).
+    async fn bearer(&self, refused: Option<&Secret>) -> Result<Option<Secret>, SendError> {
+        let Some(login) = &self.login else {
+            return Ok(None);
+        };
+        let token = match refused {
+            None => login.bearer().await,
+            Some(token) => login.refused(token).await,
+        };
+        token.map(Some).map_err(|e| {
+            if e.needs_login() {
+                self.closed.cancel();
+            }
+            SendError::Answer(self.redactor.redact(&e.to_string()))
+        })
+    }
+
     async fn post(&self, message: Value) -> Result<(), SendError> {
-        // Requests and notifications the server sends on this request's answer stream belong to it.
-        let related = message.get("method").and(message.get("id")).cloned();
+        let body = serde_json::to_vec(&message)?;
+        let bearer = self.bearer(None).await?;
+        let response = self.post_once(&message, &body, bearer.as_ref()).await?;
+        let response = match (&bearer, response.status()) {
+            (Some(refused), reqwest::StatusCode::UNAUTHORIZED) => {
+                tracing::info!(server = %self.server, "the server refused the OAuth token (HTTP 401); renewing it once");
+                let renewed = self.bearer(Some(refused)).await?;
+                self.post_once(&message, &body, renewed.as_ref()).await?
+            }
+            _ => response,
+        };
+        self.answer(&message, response).await
+    }
+
+    async fn post_once(
+        &self,
+        message: &Value,
+        body: &[u8],
+        bearer: Option<&Secret>,
+    ) -> Result<reqwest::Response, SendError> {
         let mut request = self
-            .request(reqwest::Method::POST)
+            .request(reqwest::Method::POST, bearer)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json");
         if let Some(method) = message.get("method").and_then(Value::as_str) {
@@ -125,26 +171,52 @@ impl HttpSender {
                 request = request.header("mcp-name", value);
             }
         }
-        let had_session = lock(&self.session).is_some();
-        let response = request
-            .body(serde_json::to_vec(&message)?)
+        request
+            .body(body.to_vec())
             .send()
             .await
             .map_err(|e| SendError::Request {
                 to: self.shown_url.clone(),
                 source: e.without_url(),
-            })?;
+            })
+    }
+
+    /// For a 401 with an OAuth challenge to a server configured without `"oauth"`: what to do.
+    fn oauth_hint(&self, response: &reqwest::Response) -> String {
+        let challenged = response.status() == reqwest::StatusCode::UNAUTHORIZED
+            && self.login.is_none()
+            && response
+                .headers()
+                .get_all(reqwest::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .any(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"));
+        if challenged {
+            format!(
+                "the server wants an OAuth login: add \"oauth\": {{}} to {} in the config and run `mcplex auth login {}`; ",
+                self.server, self.server
+            )
+        } else {
+            String::new()
+        }
+    }
+
+    async fn answer(&self, message: &Value, response: reqwest::Response) -> Result<(), SendError> {
+        // Requests and notifications the server sends on this request's answer stream belong to it.
+        let related = message.get("method").and(message.get("id")).cloned();
+        let had_session = lock(&self.session).is_some();
         let status = response.status();
         if status == reqwest::StatusCode::NOT_FOUND && had_session {
             self.closed.cancel();
             return Err(SendError::SessionEnded);
         }
         if !status.is_success() {
+            let hint = self.oauth_hint(&response);
             let body = response.text().await.unwrap_or_default();
             let body = self.redactor.redact(&body);
             return Err(SendError::Status {
                 status: status.as_u16(),
-                body: snippet(&body, 300),
+                body: format!("{hint}{}", snippet(&body, 300)),
             });
         }
         if let Some(session) = response.headers().get(SESSION_HEADER) {
@@ -194,8 +266,11 @@ impl HttpSender {
         *listening = true;
         let this = self.clone();
         tokio::spawn(async move {
+            let Ok(bearer) = this.bearer(None).await else {
+                return;
+            };
             let response = this
-                .request(reqwest::Method::GET)
+                .request(reqwest::Method::GET, bearer.as_ref())
                 .header(ACCEPT, "text/event-stream")
                 .send()
                 .await;
@@ -288,9 +363,20 @@ impl WireSend for Arc<HttpSender> {
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if lock(&self.session).is_some() {
-                let _ = self.request(reqwest::Method::DELETE).send().await;
+                let bearer = self.bearer(None).await.ok().flatten();
+                let _ = self
+                    .request(reqwest::Method::DELETE, bearer.as_ref())
+                    .send()
+                    .await;
             }
             self.closed.cancel();
         })
     }
+}
+
+/// `Bearer <token>` as a header value, marked sensitive (kept out of reqwest's `Debug`).
+pub(crate) fn bearer_header(token: &Secret) -> Option<HeaderValue> {
+    let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose())).ok()?;
+    value.set_sensitive(true);
+    Some(value)
 }

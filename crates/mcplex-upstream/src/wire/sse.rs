@@ -37,9 +37,15 @@ pub(crate) async fn connect(
     redactor: Arc<Redactor>,
     url: &str,
     headers: &BTreeMap<String, String>,
+    bearer: Option<&mcplex_oauth::Secret>,
 ) -> Result<Wire, String> {
     let client = client()?;
-    let headers = header_map(headers)?;
+    let mut headers = header_map(headers)?;
+    // An OAuth server's token, for the life of this connection (a refused one ends it, and the
+    // supervisor reconnects with a renewed one).
+    if let Some(value) = bearer.and_then(super::http::bearer_header) {
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
     let shown = redact_url(url);
     let base = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {shown:?}: {e}"))?;
     let response = client

@@ -37,7 +37,8 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
         config.servers.retain(|s| *s.name == *id.server);
     }
     let limit = settle_limit(&config);
-    let core = Core::start(config, builtin, std::time::Duration::ZERO, None);
+    let logins = crate::logins::for_command(&config);
+    let core = Core::start(config, builtin, logins, std::time::Duration::ZERO, None);
     settle(&core.gateway, limit).await;
     let outcome = core
         .gateway

@@ -35,9 +35,10 @@ pub async fn run(args: ExportArgs) -> Result<ExitCode> {
             api.get::<ProjectionAnswer>(&path).await?.tools
         }
         Target::Store { .. } => {
-            let (_store, trust) = open_offline(&config)?;
+            let (store, trust) = open_offline(&config)?;
             let limit = settle_limit(&config);
-            let core = Core::start(config.clone(), None, Duration::ZERO, Some(trust));
+            let logins = crate::logins::logins(store);
+            let core = Core::start(config.clone(), None, logins, Duration::ZERO, Some(trust));
             settle(&core.gateway, limit).await;
             let snapshot = core.gateway.snapshot();
             core.shutdown().await;

@@ -1,7 +1,9 @@
 //! One module per command; `run` picks one.
 
 mod activity;
+mod auth;
 mod call;
+mod callback;
 mod check;
 mod export;
 mod manage;
@@ -14,7 +16,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command, ConfigCommand, ServersCommand, TokenCommand, ToolsCommand};
+use crate::cli::{
+    AuthCommand, Cli, Command, ConfigCommand, ServersCommand, TokenCommand, ToolsCommand,
+};
 use mcplex_runtime::TrustAction;
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -67,6 +71,16 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             }
             TokenCommand::List { config, json } => manage::tokens(&config, json).await,
             TokenCommand::Revoke { config, name } => manage::revoke_token(&config, &name).await,
+        },
+        Command::Auth { command } => match command {
+            AuthCommand::Login {
+                config,
+                server,
+                no_browser,
+                timeout,
+            } => auth::login(&config, &server, no_browser, &timeout).await,
+            AuthCommand::Status { config, json } => auth::status(&config, json),
+            AuthCommand::Logout { config, server } => auth::logout(&config, &server),
         },
         Command::Call(args) => call::run(args).await,
         Command::Export(args) => export::run(args).await,

@@ -131,12 +131,33 @@ fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Star
     // Most clients list once, at once, and never re-list on list_changed: the first listings
     // wait up to startup_wait for servers still starting. Calls to ready servers never wait.
     let grace = config.startup_wait;
-    let core = Core::start((**config).clone(), builtin, grace, Some(trust));
+    let logins = crate::logins::logins(store.clone());
+    let core = Core::start(
+        (**config).clone(),
+        builtin,
+        logins.clone(),
+        grace,
+        Some(trust),
+    );
+    if let Some(logins) = logins {
+        follow_logins(&core, logins);
+    }
     if let Some(semantic) = semantic {
         core.gateway.search_semantically(semantic);
     }
     report_startup_wait(Arc::clone(&core.gateway), grace);
     Ok(Started { core, store })
+}
+
+/// When the store's generation moves (a login or logout in the CLI, another replica's refresh),
+/// the logins read the store again and servers waiting for a login try again.
+fn follow_logins(core: &Core, logins: Arc<mcplex_upstream::Logins>) {
+    let mut generations = core.store_generation.subscribe();
+    tokio::spawn(async move {
+        while generations.changed().await.is_ok() {
+            logins.store_changed();
+        }
+    });
 }
 
 /// Follows the config file; a watch that cannot start leaves the gateway serving without it.

@@ -30,7 +30,8 @@ pub async fn list(
         config.servers.retain(|s| s.name == server);
     }
     let limit = settle_limit(&config);
-    let core = Core::start(config, builtin, std::time::Duration::ZERO, None);
+    let logins = crate::logins::for_command(&config);
+    let core = Core::start(config, builtin, logins, std::time::Duration::ZERO, None);
     settle(&core.gateway, limit).await;
     let snapshot = core.gateway.snapshot();
     let mut failed = false;

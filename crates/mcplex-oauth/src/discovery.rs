@@ -1,0 +1,294 @@
+//! Finding a server's authorization server: the `WWW-Authenticate` challenge of a 401, the
+//! protected resource metadata (RFC 9728) and the authorization server metadata (RFC 8414, with
+//! the OpenID configuration as the fallback), each well-known URL built by path insertion.
+
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use serde::Deserialize;
+use url::Url;
+
+use crate::OAuthError;
+
+/// What discovery found for one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovered {
+    /// The `resource` to ask tokens for (RFC 8707): the metadata's, else the server's URL.
+    pub resource: String,
+    pub issuer: String,
+    pub authorization_endpoint: Option<String>,
+    pub token_endpoint: String,
+    pub registration_endpoint: Option<String>,
+    /// Scopes the resource says it supports, asked for when the config names none.
+    pub scopes_supported: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct ResourceMetadata {
+    resource: Option<String>,
+    #[serde(default)]
+    authorization_servers: Vec<String>,
+    #[serde(default)]
+    scopes_supported: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct ServerMetadata {
+    issuer: Option<String>,
+    authorization_endpoint: Option<String>,
+    token_endpoint: Option<String>,
+    registration_endpoint: Option<String>,
+    #[serde(default)]
+    code_challenge_methods_supported: Option<Vec<String>>,
+}
+
+/// The `resource_metadata` URL of a `WWW-Authenticate: Bearer …` challenge, if it names one.
+pub fn resource_metadata_of(challenge: &str) -> Option<String> {
+    let rest = challenge.trim_start();
+    let (scheme, params) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    auth_params(params)
+        .into_iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("resource_metadata"))
+        .map(|(_, value)| value)
+}
+
+/// `name=value` and `name="quoted, value"` pairs of a challenge, in order.
+fn auth_params(text: &str) -> Vec<(String, String)> {
+    let mut params = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ',') {
+            chars.next();
+        }
+        let name: String = std::iter::from_fn(|| chars.next_if(|c| *c != '=' && *c != ','))
+            .collect::<String>()
+            .trim()
+            .to_owned();
+        if name.is_empty() || chars.next() != Some('=') {
+            return params;
+        }
+        let mut value = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => value.extend(chars.next()),
+                    '"' => break,
+                    c => value.push(c),
+                }
+            }
+        } else {
+            value = std::iter::from_fn(|| chars.next_if(|c| *c != ',')).collect();
+            value = value.trim().to_owned();
+        }
+        params.push((name, value));
+    }
+}
+
+/// The well-known URLs of `server_url`'s protected resource metadata, most specific first:
+/// with the URL's path inserted after `/.well-known/oauth-protected-resource`, then at the root.
+pub fn resource_metadata_urls(server_url: &Url) -> Vec<Url> {
+    well_known(server_url, &["oauth-protected-resource"], false)
+}
+
+/// The well-known URLs of an issuer's metadata, in the order RFC 8414 and OpenID Connect
+/// Discovery say to try them: OAuth with path insertion, OpenID with path insertion, OpenID with
+/// the path appended (for an issuer with no path: the two root documents).
+pub fn server_metadata_urls(issuer: &Url) -> Vec<Url> {
+    let mut urls = well_known(
+        issuer,
+        &["oauth-authorization-server", "openid-configuration"],
+        true,
+    );
+    let path = issuer.path().trim_end_matches('/');
+    if !path.is_empty() {
+        let mut appended = issuer.clone();
+        appended.set_path(&format!("{path}/.well-known/openid-configuration"));
+        appended.set_query(None);
+        appended.set_fragment(None);
+        urls.push(appended);
+    }
+    urls
+}
+
+fn well_known(base: &Url, documents: &[&str], only_inserted: bool) -> Vec<Url> {
+    let path = base.path().trim_end_matches('/');
+    let mut urls = Vec::new();
+    for document in documents {
+        let mut url = base.clone();
+        url.set_query(None);
+        url.set_fragment(None);
+        url.set_path(&format!("/.well-known/{document}{path}"));
+        urls.push(url);
+        if !path.is_empty() && !only_inserted {
+            let mut root = base.clone();
+            root.set_query(None);
+            root.set_fragment(None);
+            root.set_path(&format!("/.well-known/{document}"));
+            urls.push(root);
+        }
+    }
+    urls
+}
+
+/// Discovers the authorization server of the MCP server at `server_url`.
+pub async fn discover(http: &reqwest::Client, server_url: &str) -> Result<Discovered, OAuthError> {
+    let url = Url::parse(server_url)
+        .map_err(|e| OAuthError::Discovery(format!("the server URL is not a URL: {e}")))?;
+    let mut candidates = resource_metadata_urls(&url);
+    if let Some(named) = challenge_metadata_url(http, &url).await {
+        candidates.insert(0, named);
+    }
+    let resource: ResourceMetadata = first_document(http, &candidates, "protected resource")
+        .await?
+        .ok_or_else(|| {
+            OAuthError::Discovery(format!(
+                "{} serves no protected resource metadata (no resource_metadata in a 401, nothing at {})",
+                mcplex_config::redact_url(server_url),
+                candidates.last().map(Url::as_str).unwrap_or_default()
+            ))
+        })?;
+    let issuer = resource
+        .authorization_servers
+        .first()
+        .cloned()
+        .ok_or_else(|| {
+            OAuthError::Metadata(
+                "the protected resource metadata names no authorization server".into(),
+            )
+        })?;
+    let issuer_url = Url::parse(&issuer).map_err(|e| {
+        OAuthError::Metadata(format!("authorization server {issuer:?} is not a URL: {e}"))
+    })?;
+    let server: ServerMetadata = first_document(
+        http,
+        &server_metadata_urls(&issuer_url),
+        "authorization server",
+    )
+    .await?
+    .ok_or_else(|| {
+        OAuthError::Discovery(format!(
+            "authorization server {} serves no metadata (RFC 8414 or OpenID configuration)",
+            mcplex_config::redact_url(&issuer)
+        ))
+    })?;
+    judge(server_url, resource, server, &issuer)
+}
+
+fn judge(
+    server_url: &str,
+    resource: ResourceMetadata,
+    server: ServerMetadata,
+    issuer: &str,
+) -> Result<Discovered, OAuthError> {
+    let token_endpoint = server.token_endpoint.ok_or_else(|| {
+        OAuthError::Metadata("the authorization server metadata has no token_endpoint".into())
+    })?;
+    if let Some(methods) = &server.code_challenge_methods_supported
+        && !methods.iter().any(|m| m == "S256")
+    {
+        return Err(OAuthError::Metadata(
+            "the authorization server does not support PKCE with S256".into(),
+        ));
+    }
+    if let Some(named) = &resource.resource
+        && !resource_covers(named, server_url)
+    {
+        return Err(OAuthError::Metadata(format!(
+            "the protected resource metadata is for {}, not for {}",
+            mcplex_config::redact_url(named),
+            mcplex_config::redact_url(server_url)
+        )));
+    }
+    // RFC 8414 §3.3: the metadata must be the issuer's own.
+    if let Some(said) = &server.issuer
+        && said.trim_end_matches('/') != issuer.trim_end_matches('/')
+    {
+        return Err(OAuthError::Metadata(format!(
+            "the authorization server metadata names issuer {}, not {}",
+            mcplex_config::redact_url(said),
+            mcplex_config::redact_url(issuer)
+        )));
+    }
+    Ok(Discovered {
+        resource: resource.resource.unwrap_or_else(|| server_url.to_owned()),
+        issuer: server.issuer.unwrap_or_else(|| issuer.to_owned()),
+        authorization_endpoint: server.authorization_endpoint,
+        token_endpoint,
+        registration_endpoint: server.registration_endpoint,
+        scopes_supported: resource.scopes_supported,
+    })
+}
+
+/// Whether protected resource metadata for `resource` may speak for `server_url` (RFC 9728
+/// §3.3): the same origin, and the server's path at or below the resource's.
+pub fn resource_covers(resource: &str, server_url: &str) -> bool {
+    let (Ok(resource), Ok(server)) = (Url::parse(resource), Url::parse(server_url)) else {
+        return false;
+    };
+    let path = |url: &Url| format!("{}/", url.path().trim_end_matches('/'));
+    resource.origin() == server.origin() && path(&server).starts_with(&path(&resource))
+}
+
+/// Sends the server an unauthenticated request; a 401's challenge may name its metadata.
+async fn challenge_metadata_url(http: &reqwest::Client, url: &Url) -> Option<Url> {
+    let ping = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"});
+    let response = http
+        .post(url.clone())
+        .header(ACCEPT, "application/json, text/event-stream")
+        .header(CONTENT_TYPE, "application/json")
+        .body(ping.to_string())
+        .send()
+        .await
+        .ok()?;
+    if response.status() != StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get_all(WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(resource_metadata_of)
+        .and_then(|named| url.join(&named).ok())
+}
+
+/// The first of `urls` that answers 200 with a JSON document of type `T`; a 404 (or other
+/// failure status) tries the next; a document that does not parse is an error.
+async fn first_document<T: serde::de::DeserializeOwned>(
+    http: &reqwest::Client,
+    urls: &[Url],
+    what: &str,
+) -> Result<Option<T>, OAuthError> {
+    let mut unreachable = None;
+    for url in urls {
+        let response = match http
+            .get(url.clone())
+            .header(ACCEPT, "application/json")
+            .send()
+            .await
+        {
+            Ok(response) => response,
+            Err(e) => {
+                unreachable = Some(format!("{}: {}", url, e.without_url()));
+                continue;
+            }
+        };
+        if !response.status().is_success() {
+            continue;
+        }
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| OAuthError::Unreachable(format!("{url}: {}", e.without_url())))?;
+        return serde_json::from_slice(&body).map(Some).map_err(|e| {
+            OAuthError::Metadata(format!("the {what} metadata at {url} is malformed: {e}"))
+        });
+    }
+    match unreachable {
+        Some(reason) => Err(OAuthError::Unreachable(reason)),
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,151 @@
+//! Opening one connection to a server over its configured transport (a child process, streamable
+//! HTTP with the legacy SSE fallback, legacy SSE, or a built-in server), up to its first
+//! listing: the handshake, the tools and what else it offers.
+
+use std::sync::Arc;
+
+use mcplex_config::{Redactor, ServerConfig, Transport};
+use mcplex_oauth::Secret;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::lifecycle::{self, Offer, OfferParts};
+use crate::rpc::RpcConnection;
+use crate::supervisor::{BuiltinConnector, ServerSlot};
+use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
+
+/// Shuts a half-opened connection down if the opener fails, times out or is dropped.
+struct ShutdownOnDrop(Option<Arc<RpcConnection>>);
+
+impl ShutdownOnDrop {
+    fn defuse(mut self) -> Arc<RpcConnection> {
+        self.0.take().expect("defused once")
+    }
+}
+
+impl Drop for ShutdownOnDrop {
+    fn drop(&mut self) {
+        if let Some(connection) = self.0.take() {
+            tokio::spawn(async move { connection.shutdown().await });
+        }
+    }
+}
+
+pub(crate) type Opened = (Arc<RpcConnection>, lifecycle::Handshake, Vec<Value>, Offer);
+
+pub(crate) async fn connect(
+    slot: &ServerSlot,
+    builtin: Option<&BuiltinConnector>,
+    bearer: Option<&Secret>,
+    notifications: mpsc::UnboundedSender<Value>,
+) -> Result<Opened, String> {
+    let config = &slot.config;
+    let redactor = &slot.redactor;
+    let server: Arc<str> = config.name.as_str().into();
+    match &config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            working_dir,
+            inherit_env,
+        } => {
+            let spec = stdio::StdioSpec {
+                command,
+                args,
+                env,
+                working_dir: working_dir.as_ref(),
+                inherit_env,
+            };
+            let wire = stdio::spawn(server.clone(), &spec, redactor.clone())?;
+            open_on(server, redactor, wire, config, notifications).await
+        }
+        Transport::Http {
+            url,
+            headers,
+            fallback_to_sse,
+        } => {
+            let wire = http::open(
+                server.clone(),
+                redactor.clone(),
+                url,
+                headers,
+                slot.login.clone(),
+            )?;
+            match open_on(
+                server.clone(),
+                redactor,
+                wire,
+                config,
+                notifications.clone(),
+            )
+            .await
+            {
+                Ok(opened) => Ok(opened),
+                Err(streamable) if *fallback_to_sse => {
+                    match sse::connect(server.clone(), redactor.clone(), url, headers, bearer).await
+                    {
+                        Ok(wire) => open_on(server, redactor, wire, config, notifications).await,
+                        Err(legacy) => Err(format!(
+                            "streamable HTTP failed ({streamable}); legacy SSE failed too ({legacy})"
+                        )),
+                    }
+                }
+                Err(e) => Err(e),
+            }
+        }
+        Transport::Sse { url, headers } => {
+            let wire = sse::connect(server.clone(), redactor.clone(), url, headers, bearer).await?;
+            open_on(server, redactor, wire, config, notifications).await
+        }
+        Transport::Builtin { kind } => {
+            let (reader, writer) = builtin
+                .and_then(|connect| connect(kind))
+                .ok_or_else(|| format!("no built-in server {kind:?}"))?;
+            let closed = CancellationToken::new();
+            let (sender, incoming) = lines_wire(
+                server.clone(),
+                redactor.clone(),
+                reader,
+                writer,
+                closed.clone(),
+            );
+            open_on(
+                server,
+                redactor,
+                Wire {
+                    sender,
+                    incoming,
+                    closed,
+                },
+                config,
+                notifications,
+            )
+            .await
+        }
+    }
+}
+
+async fn open_on(
+    server: Arc<str>,
+    redactor: &Arc<Redactor>,
+    wire: Wire,
+    config: &ServerConfig,
+    notifications: mpsc::UnboundedSender<Value>,
+) -> Result<Opened, String> {
+    let connection = RpcConnection::start(server, redactor.clone(), wire, notifications);
+    let guard = ShutdownOnDrop(Some(connection.clone()));
+    let handshake = lifecycle::open(&connection, config.lifecycle)
+        .await
+        .map_err(|e| e.to_string())?;
+    let tools = lifecycle::list_tools(&connection)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut offer = Offer {
+        capabilities: handshake.capabilities.clone(),
+        ..Offer::default()
+    };
+    lifecycle::read_offer(&connection, &mut offer, OfferParts::ALL).await;
+    Ok((guard.defuse(), handshake, tools, offer))
+}

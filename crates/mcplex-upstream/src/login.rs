@@ -1,0 +1,66 @@
+//! What the supervisor asks before it connects an OAuth server: whether its login gives a
+//! token now, needs a person, or failed for a while; and waiting for the logins to change.
+
+use mcplex_config::ServerConfig;
+use mcplex_oauth::{Secret, ServerLogin};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// Whether an OAuth server can connect now.
+pub(crate) enum LoginCheck {
+    /// Yes, with this token (none for a server that is not OAuth).
+    Ready(Option<Secret>),
+    /// Only a person can fix it.
+    NeedsLogin(String),
+    /// The authorization server failed; retried with backoff.
+    Failed(String),
+}
+
+pub(crate) async fn check_login(config: &ServerConfig, login: Option<&ServerLogin>) -> LoginCheck {
+    if config.oauth.is_none() {
+        return LoginCheck::Ready(None);
+    }
+    let Some(login) = login else {
+        return LoginCheck::NeedsLogin("this gateway has no token store for OAuth logins".into());
+    };
+    match login.bearer().await {
+        Ok(token) => LoginCheck::Ready(Some(token)),
+        Err(e) if e.needs_login() => LoginCheck::NeedsLogin(format!(
+            "{e}{}",
+            if e.to_string().contains("mcplex auth login") {
+                String::new()
+            } else {
+                format!("; run `mcplex auth login {}`", config.name)
+            }
+        )),
+        Err(e) => LoginCheck::Failed(e.to_string()),
+    }
+}
+
+/// Waits until the logins change; false when the gateway shuts down first.
+pub(crate) async fn logins_change(
+    changes: Option<&mut watch::Receiver<u64>>,
+    shutdown: &CancellationToken,
+) -> bool {
+    match changes {
+        Some(changes) => tokio::select! {
+            changed = changes.changed() => changed.is_ok() || { shutdown.cancelled().await; false },
+            () = shutdown.cancelled() => false,
+        },
+        None => {
+            shutdown.cancelled().await;
+            false
+        }
+    }
+}
+
+/// Returns when the logins change; never without a receiver (a server that is not OAuth).
+pub(crate) async fn login_change(changes: Option<&mut watch::Receiver<u64>>) {
+    let changed = match changes {
+        Some(changes) => changes.changed().await.is_ok(),
+        None => false,
+    };
+    if !changed {
+        std::future::pending::<()>().await;
+    }
+}

@@ -1,0 +1,294 @@
+//! `mcplex auth login|status|logout`: OAuth logins to upstream servers, kept (sealed) in the
+//! store, where every gateway of the installation finds them. A login discovers the server's
+//! authorization server, registers mcplex when no client is configured, sends a person to the
+//! authorization URL with PKCE, `state` and `resource`, takes the code on a loopback port and
+//! stores the tokens. No command prints a token.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use mcplex_config::{Config, OAuthGrant, Overrides, ServerConfig, Transport};
+use mcplex_oauth::{
+    AuthorizationRequest, Client, Discovered, Grant, LoginStore, Pkce, StoredLogin,
+    authorization_url, configured_secret, discover, http_client, now_unix, random_text, register,
+    request_token,
+};
+use serde::Serialize;
+
+use super::callback::{CALLBACK_PATH, wait_for_code};
+use crate::cli::ConfigArgs;
+use crate::logins::StoreLogins;
+use crate::output::outln;
+
+/// The OAuth server called `name` in `config`, and its URL.
+fn oauth_server<'a>(config: &'a Config, name: &str) -> Result<(&'a ServerConfig, &'a str)> {
+    let server = config
+        .servers
+        .iter()
+        .find(|s| s.name == name)
+        .with_context(|| format!("no server {name:?} in the config"))?;
+    if server.oauth.is_none() {
+        bail!("server {name:?} has no \"oauth\" block in the config; add \"oauth\": {{}} to it");
+    }
+    match &server.transport {
+        Transport::Http { url, .. } | Transport::Sse { url, .. } => Ok((server, url)),
+        _ => bail!("server {name:?} is not a URL server"),
+    }
+}
+
+pub async fn login(
+    args: &ConfigArgs,
+    name: &str,
+    no_browser: bool,
+    timeout: &str,
+) -> Result<ExitCode> {
+    let timeout =
+        mcplex_config::parse_duration(timeout).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
+    let config = crate::load::load(args, Overrides::default())?;
+    let (server, url) = oauth_server(&config, name)?;
+    let (store, _) = crate::load::open_store(&config)?;
+    let logins = StoreLogins(Arc::new(store));
+    let oauth = server.oauth.clone().unwrap_or_default();
+    if oauth.grant == OAuthGrant::ClientCredentials {
+        return client_credentials(&logins, server).await;
+    }
+    let http = http_client()?;
+    let found = discover(&http, url).await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("cannot listen on a loopback port for the login's answer")?;
+    let redirect_uri = format!(
+        "http://127.0.0.1:{}{CALLBACK_PATH}",
+        listener.local_addr()?.port()
+    );
+    let scope = scope_of(&oauth.scopes, &found);
+    let client = client_for(&http, &oauth, &found, &redirect_uri, scope.as_deref()).await?;
+    let authorization_endpoint = found
+        .authorization_endpoint
+        .as_deref()
+        .context("the authorization server's metadata has no authorization_endpoint")?;
+    let (pkce, state) = (Pkce::generate()?, random_text(24)?);
+    let address = authorization_url(&AuthorizationRequest {
+        endpoint: authorization_endpoint,
+        client_id: &client.id,
+        redirect_uri: &redirect_uri,
+        challenge: &pkce.challenge,
+        state: &state,
+        scope: scope.as_deref(),
+        resource: &found.resource,
+    })?;
+    eprintln!(
+        "To log in to {name}, open this URL (waiting up to {}):",
+        humantime::format_duration(timeout)
+    );
+    outln!("{address}")?;
+    if !no_browser {
+        open_browser(address.as_str());
+    }
+    let code = tokio::time::timeout(timeout, wait_for_code(&listener, &state))
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!("no login within {}", humantime::format_duration(timeout))
+        })??;
+    let grant = Grant::Code {
+        code: &code,
+        verifier: &pkce.verifier,
+        redirect_uri: &redirect_uri,
+    };
+    let granted = request_token(
+        &http,
+        &found.token_endpoint,
+        &client,
+        grant,
+        &found.resource,
+    )
+    .await?;
+    let login = StoredLogin {
+        server_url: url.to_owned(),
+        issuer: found.issuer,
+        token_endpoint: found.token_endpoint,
+        resource: found.resource,
+        client_id: client.id,
+        // A configured secret stays in the config; only a registered one is stored.
+        client_secret: if oauth.client_id.is_some() {
+            None
+        } else {
+            client.secret
+        },
+        access_token: granted.access_token,
+        refresh_token: granted.refresh_token,
+        expires_at: granted.expires_at,
+        obtained_at: now_unix(),
+        scope: granted.scope,
+    };
+    store_login(logins, name.to_owned(), login).await?;
+    eprintln!("Logged in to {name}; running gateways pick the login up.");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A machine-to-machine server: a token is fetched now, as a check, and stored.
+async fn client_credentials(logins: &StoreLogins, server: &ServerConfig) -> Result<ExitCode> {
+    let shared = mcplex_oauth::Logins::new(Arc::new(StoreLogins(logins.0.clone())))?;
+    let login = shared
+        .for_server(server)
+        .context("not an OAuth URL server")?;
+    login.bearer().await?;
+    eprintln!(
+        "{} uses client credentials: no person logs in; a token was obtained and stored.",
+        server.name
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The configured scopes, else those the resource lists, else none.
+fn scope_of(configured: &[String], found: &Discovered) -> Option<String> {
+    let scopes = if configured.is_empty() {
+        &found.scopes_supported
+    } else {
+        configured
+    };
+    (!scopes.is_empty()).then(|| scopes.join(" "))
+}
+
+/// The configured client, else one registered now (RFC 7591).
+async fn client_for(
+    http: &reqwest::Client,
+    oauth: &mcplex_config::OAuthConfig,
+    found: &Discovered,
+    redirect_uri: &str,
+    scope: Option<&str>,
+) -> Result<Client> {
+    if let Some(id) = &oauth.client_id {
+        return Ok(Client {
+            id: id.clone(),
+            secret: configured_secret(oauth)?,
+        });
+    }
+    let endpoint = found.registration_endpoint.as_deref().context(
+        "the authorization server offers no dynamic client registration: register mcplex there and set \"oauth\": {\"client_id\": …}",
+    )?;
+    Ok(register(http, endpoint, Some(redirect_uri), scope).await?)
+}
+
+/// Opens `url` with `xdg-open` when the machine has one; the URL is printed either way.
+fn open_browser(url: &str) {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("xdg-open").is_file()));
+    if !found {
+        return;
+    }
+    let _ = std::process::Command::new("xdg-open")
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
+
+async fn store_login(logins: StoreLogins, name: String, login: StoredLogin) -> Result<()> {
+    tokio::task::spawn_blocking(move || logins.save(&name, &login))
+        .await?
+        .map_err(anyhow::Error::msg)
+}
+
+/// One row of `mcplex auth status`.
+#[derive(Serialize)]
+struct LoginStatus {
+    server: String,
+    grant: &'static str,
+    /// `logged_in`, `expired` (refreshable or not), `none` or `unreadable`.
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    issuer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<i64>,
+    refreshable: bool,
+}
+
+pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
+    let config = crate::load::load(args, Overrides::default())?;
+    let (store, _) = crate::load::open_store(&config)?;
+    let logins = StoreLogins(Arc::new(store));
+    let now = now_unix();
+    let rows: Vec<LoginStatus> = config
+        .servers
+        .iter()
+        .filter_map(|server| Some((server, server.oauth.as_ref()?)))
+        .map(|(server, oauth)| {
+            let grant = match oauth.grant {
+                OAuthGrant::AuthorizationCode => "authorization_code",
+                OAuthGrant::ClientCredentials => "client_credentials",
+            };
+            let mut row = LoginStatus {
+                server: server.name.clone(),
+                grant,
+                status: "none".into(),
+                issuer: None,
+                expires_at: None,
+                refreshable: false,
+            };
+            match logins.load(&server.name) {
+                Ok(Some(login)) => {
+                    row.status = if login.expires_at.is_some_and(|at| at <= now) {
+                        "expired".into()
+                    } else {
+                        "logged_in".into()
+                    };
+                    row.refreshable = login.refresh_token.is_some()
+                        || oauth.grant == OAuthGrant::ClientCredentials;
+                    row.issuer = Some(login.issuer);
+                    row.expires_at = login.expires_at;
+                }
+                Ok(None) => {}
+                Err(e) => row.status = format!("unreadable: {e}"),
+            }
+            row
+        })
+        .collect();
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&rows)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "{:24} {:20} {:12} {:26} ISSUER",
+        "SERVER",
+        "GRANT",
+        "STATUS",
+        "EXPIRES (UTC)"
+    )?;
+    for row in &rows {
+        let expires = row
+            .expires_at
+            .and_then(|at| u64::try_from(at).ok())
+            .map(|at| {
+                humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(at))
+                    .to_string()
+            })
+            .unwrap_or_else(|| "-".into());
+        outln!(
+            "{:24} {:20} {:12} {:26} {}",
+            row.server,
+            row.grant,
+            row.status,
+            expires,
+            row.issuer
+                .as_deref()
+                .map(mcplex_config::redact_url)
+                .unwrap_or_else(|| "-".into())
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn logout(args: &ConfigArgs, name: &str) -> Result<ExitCode> {
+    let config = crate::load::load(args, Overrides::default())?;
+    let (store, _) = crate::load::open_store(&config)?;
+    if store.delete_oauth_login(name)? {
+        eprintln!("Logged out of {name}; running gateways stop using the login.");
+    } else {
+        eprintln!("{name} had no login.");
+    }
+    Ok(ExitCode::SUCCESS)
+}

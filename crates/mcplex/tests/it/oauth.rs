@@ -1,0 +1,262 @@
+//! mcplex as an OAuth client of its upstreams (#17), against real parts: the official
+//! TypeScript SDK's example server with its demo OAuth provider (discovery → registration →
+//! PKCE → login → a call through mcplex), and the official Python SDK's auth server with our
+//! provider (short-lived tokens, rotating refresh tokens, client credentials). Servers without a
+//! login are `needs_login` and the others keep working; a refused refresh is `needs_login`; no
+//! token or client secret appears in logs, API answers or `servers list`.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, call_raw, eventually, fixture_server, rpc};
+use crate::oauth_rig::{
+    Login, control, failed_login, get_url, log_in, mcplex_on, python_oauth_server, stats,
+    tokens_seen, typescript_oauth_server, wait_status,
+};
+
+/// A call's first text, or the whole answer.
+fn call_text(gateway: &Gateway, tool: &str, arguments: Value) -> String {
+    let answer: Value =
+        serde_json::from_str(&call_raw(gateway, "/mcp", None, tool, arguments)).expect("JSON");
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| answer.to_string())
+}
+
+/// Every place a secret could leak to: the log, the API's servers and status, `servers list`,
+/// `auth status`, `/readyz`.
+fn everything_shown(gateway: &Gateway) -> String {
+    let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
+    let (_, ready) = gateway.get("/readyz");
+    let list = mcplex_on(gateway, &["servers", "list"])
+        .output()
+        .expect("servers list");
+    let status = mcplex_on(gateway, &["auth", "status", "--json"])
+        .output()
+        .expect("auth status");
+    format!(
+        "{}\n{servers}\n{ready}\n{}\n{}\n{}",
+        gateway.log(),
+        String::from_utf8_lossy(&list.stdout),
+        String::from_utf8_lossy(&status.stdout),
+        String::from_utf8_lossy(&status.stderr),
+    )
+}
+
+fn assert_no_secret(gateway: &Gateway, secrets: &[String]) {
+    let shown = everything_shown(gateway);
+    for secret in secrets.iter().filter(|s| s.len() >= 8) {
+        assert!(
+            !shown.contains(secret.as_str()),
+            "a secret is shown:\n{shown}"
+        );
+    }
+}
+
+#[test]
+fn a_login_through_the_typescript_demo_lets_its_tools_through_and_others_never_wait() {
+    let (_server, port) = typescript_oauth_server();
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "demo": {"url": format!("http://localhost:{port}/mcp"), "oauth": {}},
+        "fixture": fixture_server("fixture", &[]),
+    }}));
+    let status = wait_status(&gateway, "demo", "needs_login");
+    assert!(status.contains("mcplex auth login demo"), "{status}");
+    // Isolation: the other server is served meanwhile, the OAuth one's tools are not.
+    wait_status(&gateway, "fixture", "ready");
+    assert!(call_text(&gateway, "fixture__echo", json!({"text": "Paris"})).contains("Paris"));
+    let (_, ready) = gateway.get("/readyz");
+    assert!(ready.contains("needs_login"), "{ready}");
+    let listed = mcplex_on(&gateway, &["servers", "list"])
+        .output()
+        .expect("servers list");
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("needs_login"),
+        "{listed:?}"
+    );
+    let not_served = call_raw(&gateway, "/mcp", None, "demo__greet", json!({"name": "x"}));
+    assert!(!not_served.contains("Hello"), "{not_served}");
+    log_in(&gateway, "demo");
+    // The running gateway picks the login up from the store and connects.
+    wait_status(&gateway, "demo", "ready");
+    eventually("the demo's tools", Duration::from_secs(30), || {
+        let text = call_text(&gateway, "demo__greet", json!({"name": "mcplex"}));
+        text.contains("Hello, mcplex!").then_some(())
+    });
+    let log = gateway.log();
+    assert_eq!(
+        log.matches("upstream needs an OAuth login").count(),
+        1,
+        "one clear line:\n{log}"
+    );
+    let status = mcplex_on(&gateway, &["auth", "status", "--json"])
+        .output()
+        .expect("auth status");
+    let rows: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+    assert_eq!(rows[0]["server"], "demo");
+    assert_eq!(rows[0]["status"], "logged_in");
+    // A logout ends the running connection at once, with no request needed to notice.
+    let logout = mcplex_on(&gateway, &["auth", "logout", "demo"])
+        .output()
+        .expect("logout");
+    assert!(logout.status.success(), "{logout:?}");
+    wait_status(&gateway, "demo", "needs_login");
+    assert!(call_text(&gateway, "fixture__echo", json!({"text": "still"})).contains("still"));
+}
+
+fn python_gateway(port: u16, oauth: Value) -> Gateway {
+    Gateway::start(json!({"mcpServers": {
+        "py": {"url": format!("http://127.0.0.1:{port}/mcp"), "oauth": oauth},
+        "fixture": fixture_server("fixture", &[]),
+    }}))
+}
+
+#[test]
+fn client_credentials_need_no_person_and_no_secret_is_shown() {
+    let secret = "cc-secret-4c7e9a1b2d";
+    let (_server, port) = python_oauth_server(&[
+        ("CC_CLIENT_ID", "machine"),
+        ("CC_CLIENT_SECRET", secret),
+        ("ACCESS_TTL", "3"),
+    ]);
+    let gateway = python_gateway(
+        port,
+        json!({"grant": "client_credentials", "client_id": "machine", "client_secret": secret}),
+    );
+    wait_status(&gateway, "py", "ready");
+    assert_eq!(call_text(&gateway, "py__whoami", json!({})), "authorized");
+    // The token lives 3 s: a later call gets a fresh one, still without a person.
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(call_text(&gateway, "py__whoami", json!({})), "authorized");
+    assert!(
+        stats(port)["client_credentials"].as_u64() >= Some(2),
+        "{}",
+        stats(port)
+    );
+    let mut secrets = tokens_seen(port);
+    secrets.push(secret.to_owned());
+    assert_no_secret(&gateway, &secrets);
+}
+
+#[test]
+fn expiry_refreshes_rotated_tokens_and_a_refused_refresh_needs_a_login() {
+    let (_server, port) = python_oauth_server(&[("ACCESS_TTL", "4")]);
+    let gateway = python_gateway(port, json!({}));
+    wait_status(&gateway, "py", "needs_login");
+    log_in(&gateway, "py");
+    wait_status(&gateway, "py", "ready");
+    assert_eq!(call_text(&gateway, "py__whoami", json!({})), "authorized");
+    // Two expiries: the second refresh works only with the refresh token the first one rotated.
+    for refreshes in 1..=2 {
+        std::thread::sleep(Duration::from_secs(4));
+        assert_eq!(call_text(&gateway, "py__whoami", json!({})), "authorized");
+        assert!(
+            stats(port)["refreshes"].as_u64() >= Some(refreshes),
+            "{}",
+            stats(port)
+        );
+    }
+    // A token the server stops accepting before it expires: one renewal on the 401.
+    control(port, "/test/expire");
+    assert_eq!(call_text(&gateway, "py__whoami", json!({})), "authorized");
+    // Every grant revoked: the refresh is refused (invalid_grant) and a person must log in.
+    control(port, "/test/revoke");
+    let _ = call_raw(&gateway, "/mcp", None, "py__whoami", json!({}));
+    let status = wait_status(&gateway, "py", "needs_login");
+    assert!(
+        status.contains("invalid_grant") && status.contains("mcplex auth login py"),
+        "{status}"
+    );
+    assert!(call_text(&gateway, "fixture__echo", json!({"text": "Oslo"})).contains("Oslo"));
+    assert_no_secret(&gateway, &tokens_seen(port));
+}
+
+#[test]
+fn the_caller_s_credential_is_never_passed_upstream() {
+    let (_server, port) = python_oauth_server(&[]);
+    let gateway = python_gateway(port, json!({}));
+    log_in(&gateway, "py");
+    wait_status(&gateway, "py", "ready");
+    let token =
+        gateway.create_token(json!({"name": "agent", "permissions": "read,write,destructive"}));
+    let (status, answer) = rpc(
+        &gateway,
+        "/mcp",
+        Some(&token),
+        "tools/call",
+        json!({"name": "py__whoami", "arguments": {}}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("authorized"), "{answer}");
+    // A one-shot command uses the stored login too.
+    let called = mcplex_on(&gateway, &["call", "py:whoami"])
+        .output()
+        .expect("mcplex call");
+    assert!(
+        String::from_utf8_lossy(&called.stdout).contains("authorized"),
+        "{called:?}"
+    );
+    let seen = tokens_seen(port);
+    assert!(!seen.is_empty());
+    for bearer in &seen {
+        assert_ne!(bearer, &token);
+        assert_ne!(bearer, &gateway.api_key());
+    }
+}
+
+#[test]
+fn a_callback_with_another_state_is_refused_and_the_login_goes_on() {
+    let (_server, port) = python_oauth_server(&[]);
+    let gateway = python_gateway(port, json!({}));
+    let login = Login::start(&gateway, "py");
+    let forged = format!("{}?code=stolen&state=not-this-login", login.redirect_uri());
+    let refused = get_url(&forged);
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(refused.body.contains("state"), "{}", refused.body);
+    let (code, stderr) = login.complete();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stats(port)["codes"], 1);
+    wait_status(&gateway, "py", "ready");
+}
+
+#[test]
+fn logins_that_cannot_start_say_why() {
+    let (_broken, broken) = python_oauth_server(&[("BROKEN_METADATA", "1")]);
+    let (_closed, closed) = python_oauth_server(&[("REFUSE_REGISTRATION", "1")]);
+    let (_plain, plain) = crate::harness::conformance_fixture_http();
+    let down = crate::harness::free_port();
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "broken": {"url": format!("http://127.0.0.1:{broken}/mcp"), "oauth": {}},
+        "closed": {"url": format!("http://127.0.0.1:{closed}/mcp"), "oauth": {}},
+        "plain": {"url": format!("http://127.0.0.1:{plain}/mcp"), "oauth": {}},
+        "down": {"url": format!("http://127.0.0.1:{down}/mcp"), "oauth": {}},
+    }}));
+    let cases = [
+        ("broken", "malformed"),
+        ("closed", "client registration refused"),
+        ("plain", "no protected resource metadata"),
+        ("down", "unreachable"),
+    ];
+    for (server, reason) in cases {
+        let stderr = failed_login(&gateway, server);
+        assert!(stderr.contains(reason), "{server}: {stderr}");
+    }
+    // The gateway itself keeps serving: none of them crashed anything.
+    let (status, _) = gateway.get("/healthz");
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_server_that_wants_oauth_but_has_no_block_says_what_to_do() {
+    let (_server, port) = python_oauth_server(&[]);
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "py": {"url": format!("http://127.0.0.1:{port}/mcp")},
+    }}));
+    let status = wait_status(&gateway, "py", "unhealthy");
+    assert!(
+        status.contains(r#"add "oauth": {} to py"#) && status.contains("mcplex auth login py"),
+        "{status}"
+    );
+}
