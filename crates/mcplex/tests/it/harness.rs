@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub use crate::http::{http_get, http_post, http_send};
+pub use crate::requests::{MODES, call_raw, names, pull_the_rug, rpc, rpc_with};
 
 /// Where the test tools live. Set up by `scripts/test.sh` (see README).
 pub struct Tools {
@@ -112,8 +113,9 @@ pub struct Gateway {
     child: Option<Child>,
     pub url: String,
     pub dir: tempfile::TempDir,
-    /// The extra arguments it was started with, kept for a restart.
+    /// The extra arguments and variables it was started with, kept for a restart.
     args: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 impl Gateway {
@@ -134,18 +136,38 @@ impl Gateway {
     /// Starts the gateway on `host:port` (a config that must name its own URL needs the port
     /// first).
     pub fn start_at(config: Value, host: &str, port: u16, extra_args: &[&str]) -> Gateway {
+        Gateway::start_in(config, host, port, extra_args, &[])
+    }
+
+    /// Starts the gateway with `env` added to its environment (a variable no flag sets).
+    pub fn start_with_env(config: Value, extra_args: &[&str], env: &[(&str, &str)]) -> Gateway {
+        Gateway::start_in(config, "127.0.0.1", free_port(), extra_args, env)
+    }
+
+    fn start_in(
+        config: Value,
+        host: &str,
+        port: u16,
+        extra_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Gateway {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(
             dir.path().join("config.json"),
             serde_json::to_vec_pretty(&config).expect("json"),
         )
         .expect("write config");
-        let child = spawn(dir.path(), host, port, extra_args);
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect();
+        let child = spawn(dir.path(), host, port, extra_args, &env);
         Gateway {
             child: Some(child),
             url: format!("http://127.0.0.1:{port}/mcp"),
             dir,
             args: extra_args.iter().map(|arg| arg.to_string()).collect(),
+            env,
         }
     }
 
@@ -160,7 +182,7 @@ impl Gateway {
         }
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         let port = free_port();
-        let child = spawn(self.dir.path(), "127.0.0.1", port, &args);
+        let child = spawn(self.dir.path(), "127.0.0.1", port, &args, &self.env);
         self.child = Some(child);
         self.url = format!("http://127.0.0.1:{port}/mcp");
     }
@@ -336,7 +358,13 @@ impl Gateway {
 }
 
 /// `mcplex serve` on `dir`'s `config.json` and data directory; returns once it listens.
-fn spawn(dir: &Path, host: &str, port: u16, extra_args: &[&str]) -> Child {
+fn spawn(
+    dir: &Path,
+    host: &str,
+    port: u16,
+    extra_args: &[&str],
+    env: &[(String, String)],
+) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -352,6 +380,7 @@ fn spawn(dir: &Path, host: &str, port: u16, extra_args: &[&str]) -> Child {
         .env("MCPLEX_DATA_DIR", dir.join("data"))
         // Listings answer at once (the startup wait has tests of its own).
         .env("MCPLEX_STARTUP_WAIT", "0")
+        .envs(env.iter().map(|(name, value)| (name, value)))
         .stdout(Stdio::piped())
         .stderr(log)
         .spawn()
@@ -494,104 +523,4 @@ pub fn listening(mut command: Command, port: u16, what: &str) -> Background {
         || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
     );
     background
-}
-
-/// Tool names of a `list` scenario answer.
-pub fn names(listing: &Value) -> Vec<String> {
-    listing["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .map(|t| t["name"].as_str().expect("name").to_owned())
-        .collect()
-}
-
-pub const MODES: [&str; 2] = ["legacy", "2026-07-28"];
-
-/// A raw 2026-07-28 request on `path` with an optional bearer: (status, the JSON-RPC answer as
-/// the wire carried it).
-pub fn rpc(
-    gateway: &Gateway,
-    path: &str,
-    token: Option<&str>,
-    method: &str,
-    params: Value,
-) -> (u16, String) {
-    rpc_with(gateway, path, token, method, params, &[])
-}
-
-pub fn rpc_with(
-    gateway: &Gateway,
-    path: &str,
-    token: Option<&str>,
-    method: &str,
-    mut params: Value,
-    extra: &[(&str, &str)],
-) -> (u16, String) {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
-    let auth = token.map(|t| format!("Bearer {t}"));
-    let name = params["name"].as_str().unwrap_or_default().to_owned();
-    let mut headers = vec![
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", method),
-    ];
-    if method == "tools/call" {
-        headers.push(("Mcp-Name", &name));
-    }
-    if let Some(auth) = &auth {
-        headers.push(("Authorization", auth));
-    }
-    headers.extend_from_slice(extra);
-    let (status, answer) = http_send(gateway.authority(), "POST", path, &headers, &body);
-    let data = answer
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .map(str::to_owned)
-        .unwrap_or(answer);
-    (status, data)
-}
-
-pub fn call_raw(
-    gateway: &Gateway,
-    path: &str,
-    token: Option<&str>,
-    name: &str,
-    arguments: Value,
-) -> String {
-    let (status, answer) = rpc(
-        gateway,
-        path,
-        token,
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    );
-    assert_eq!(status, 200, "{answer}");
-    answer
-}
-
-/// Pulls the rug of a fixture started with `--rug-pull` as server `fixture`: its first
-/// `weather` call changes the tool's description and announces it; returns once the gateway
-/// withholds the changed tool (a call by canonical id answers `tool_changed`).
-pub fn pull_the_rug(gateway: &Gateway) {
-    let first = call_raw(
-        gateway,
-        "/mcp",
-        None,
-        "fixture__weather",
-        json!({"city": "Paris"}),
-    );
-    assert!(first.contains("clear"), "{first}");
-    eventually(
-        "the changed tool to be withheld",
-        Duration::from_secs(20),
-        || {
-            call_raw(gateway, "/mcp", None, "fixture:weather", json!({}))
-                .contains("tool_changed")
-                .then_some(())
-        },
-    );
 }

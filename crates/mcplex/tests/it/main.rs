@@ -25,6 +25,7 @@ mod processes;
 mod projection;
 mod protocol;
 mod readme;
+mod requests;
 mod search;
 #[cfg(feature = "semantic")]
 mod semantic;

@@ -260,3 +260,48 @@ fn a_server_that_wants_oauth_but_has_no_block_says_what_to_do() {
         "{status}"
     );
 }
+
+/// On PostgreSQL the key is never in the database: replicas share logins under the one key
+/// `MCPLEX_TOKEN_KEY` gives them, the rows hold no token, and a gateway without the key says
+/// what it needs instead of serving the server.
+#[test]
+fn on_a_postgresql_store_logins_are_sealed_under_the_variable_every_replica_is_given() {
+    let Some(store) = crate::store_postgres::postgres_database("mcplex_it_oauth_logins") else {
+        return;
+    };
+    let secret = "cc-secret-pg-5e1d";
+    let (_server, port) = python_oauth_server(&[
+        ("CC_CLIENT_ID", "machine"),
+        ("CC_CLIENT_SECRET", secret),
+    ]);
+    let config = json!({"mcpServers": {"py": {
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "oauth": {"grant": "client_credentials", "client_id": "machine", "client_secret": secret},
+    }}});
+    let key = [("MCPLEX_TOKEN_KEY", "5f".repeat(32))];
+    let key: Vec<(&str, &str)> = key.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let replicas = [
+        Gateway::start_with_env(config.clone(), &["--store", &store], &key),
+        Gateway::start_with_env(config.clone(), &["--store", &store], &key),
+    ];
+    for replica in &replicas {
+        wait_status(replica, "py", "ready");
+        assert_eq!(call_text(replica, "py__whoami", json!({})), "authorized");
+    }
+    let mut database =
+        postgres::Client::connect(&store, postgres::NoTls).expect("the store answers");
+    let rows = database
+        .query("SELECT sealed FROM oauth_logins WHERE server = 'py'", &[])
+        .expect("the logins table");
+    assert_eq!(rows.len(), 1, "one login per server, whichever replica wrote it");
+    let sealed: Vec<u8> = rows[0].get(0);
+    let sealed = String::from_utf8_lossy(&sealed);
+    for token in tokens_seen(port).iter().chain([&secret.to_owned()]) {
+        assert!(!sealed.contains(token.as_str()), "a token in the database");
+    }
+    let keyless = Gateway::start_with(config, &["--store", &store]);
+    eventually("the missing key named", Duration::from_secs(30), || {
+        keyless.log().contains("need MCPLEX_TOKEN_KEY").then_some(())
+    });
+    assert_ne!(crate::oauth_rig::api_status(&keyless, "py"), "ready");
+}

@@ -17,7 +17,7 @@ use crate::harness::{
 /// A fresh database on the PostgreSQL server `MCPLEX_TEST_POSTGRES` names
 /// (`postgres://user@host:port`), or `None` (and the test says why it does nothing) when unset.
 /// `scripts/test.sh` starts a throwaway server and sets it.
-fn postgres_database(name: &str) -> Option<String> {
+pub fn postgres_database(name: &str) -> Option<String> {
     let Ok(server) = std::env::var("MCPLEX_TEST_POSTGRES") else {
         eprintln!("MCPLEX_TEST_POSTGRES is not set: no PostgreSQL to test against");
         return None;
