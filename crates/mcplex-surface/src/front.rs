@@ -11,8 +11,12 @@
 //!   id) is in flight until the answer's body ends; `1` and `"1"` are different ids;
 //! - an `initialize` past `max_sessions` gets 503 with a JSON-RPC error naming the cap;
 //! - `DELETE` of a session answers 200 (rmcp says 202, which clients report as a failure).
+//!
+//! A plain `tools/call` in an initialized session is answered by the fast path (`fast.rs`)
+//! instead of rmcp's session worker; a `notifications/cancelled` for such a call cancels it here
+//! (and still goes to rmcp, which knows no such request).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -28,8 +32,10 @@ use http_body::Frame;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use rmcp::transport::StreamableHttpService;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::connection::is_body_timeout;
+use crate::fast::{self, PeerBook, PlainCall};
 use crate::sessions::{SessionBook, Sessions};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -57,15 +63,20 @@ const SCHEMA_METHODS: &[&str] = &[
 /// One MCP route: the checks above in front of rmcp's service.
 pub(crate) struct Front<S> {
     service: StreamableHttpService<S, Sessions>,
+    /// The route's server instance, for the fast path.
+    surface: S,
+    sessions: Arc<Sessions>,
     book: Arc<SessionBook>,
     in_flight: Arc<InFlightIds>,
     max_body_bytes: usize,
 }
 
-impl<S> Clone for Front<S> {
+impl<S: Clone> Clone for Front<S> {
     fn clone(&self) -> Self {
         Front {
             service: self.service.clone(),
+            surface: self.surface.clone(),
+            sessions: self.sessions.clone(),
             book: self.book.clone(),
             in_flight: self.in_flight.clone(),
             max_body_bytes: self.max_body_bytes,
@@ -73,21 +84,28 @@ impl<S> Clone for Front<S> {
     }
 }
 
-impl<S: rmcp::ServerHandler + Send + 'static> Front<S> {
+impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
     pub(crate) fn new(
         service: StreamableHttpService<S, Sessions>,
+        surface: S,
+        sessions: Arc<Sessions>,
         book: Arc<SessionBook>,
         max_body_bytes: usize,
     ) -> Front<S> {
         Front {
             service,
+            surface,
+            sessions,
             book,
             in_flight: Arc::default(),
             max_body_bytes,
         }
     }
 
-    async fn serve(self, request: Request<Body>) -> Response {
+    async fn serve(self, mut request: Request<Body>) -> Response {
+        request
+            .extensions_mut()
+            .insert(PeerBook(self.sessions.clone()));
         match *request.method() {
             Method::POST => self.post(request).await,
             Method::DELETE => {
@@ -126,23 +144,35 @@ impl<S: rmcp::ServerHandler + Send + 'static> Front<S> {
         if let Some(refusal) = not_a_message(&message) {
             return refusal;
         }
+        let fast_session = match &session {
+            Some(session) if plain_tool_call(&message) && fast::plain_headers(&parts.headers) => {
+                self.sessions.fast_session(session)
+            }
+            _ => None,
+        };
+        let fast_cancel = fast_session.as_ref().map(|s| s.ended.child_token());
         let mut held = None;
         if let Some(request) = Incoming::of(&message) {
             match &session {
-                Some(session) => match self.in_flight.hold(session, &request.id) {
-                    Some(hold) => held = Some(hold),
-                    None => {
-                        return rpc_error(
-                            StatusCode::BAD_REQUEST,
-                            request.id.clone(),
-                            -32600,
-                            &format!(
-                                "Invalid request: id {} is already in flight in this session; use a new id for each request",
-                                request.id
-                            ),
-                        );
+                Some(session) => {
+                    match self
+                        .in_flight
+                        .hold(session, &request.id, fast_cancel.clone())
+                    {
+                        Some(hold) => held = Some(hold),
+                        None => {
+                            return rpc_error(
+                                StatusCode::BAD_REQUEST,
+                                request.id.clone(),
+                                -32600,
+                                &format!(
+                                    "Invalid request: id {} is already in flight in this session; use a new id for each request",
+                                    request.id
+                                ),
+                            );
+                        }
                     }
-                },
+                }
                 None if request.method == "initialize" && self.book.full() => {
                     let mut refusal = rpc_error(
                         StatusCode::SERVICE_UNAVAILABLE,
@@ -160,22 +190,38 @@ impl<S: rmcp::ServerHandler + Send + 'static> Front<S> {
                 }
                 None => {}
             }
+        } else if let Some(session) = &session {
+            self.in_flight.cancel_named(session, &message);
+        }
+        if let (Some(fast_session), Some(cancel)) = (fast_session, fast_cancel)
+            && let Some(call) = PlainCall::of(&message)
+        {
+            let response =
+                fast::answer(self.surface.clone(), parts, call, fast_session, cancel).await;
+            return holding(response, held);
         }
         let request = Request::from_parts(parts, Body::from(bytes));
         let response = self.service.handle(request).await.into_response();
-        match held {
-            Some(hold) => response.map(|inner| {
-                Body::new(Holding {
-                    inner,
-                    hold: Some(hold),
-                })
-            }),
-            None => response,
-        }
+        holding(response, held)
     }
 }
 
-impl<S: rmcp::ServerHandler + Send + 'static> tower_service::Service<Request<Body>> for Front<S> {
+/// `response`, holding its request id until its body ends.
+fn holding(response: Response, held: Option<Hold>) -> Response {
+    match held {
+        Some(hold) => response.map(|inner| {
+            Body::new(Holding {
+                inner,
+                hold: Some(hold),
+            })
+        }),
+        None => response,
+    }
+}
+
+impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> tower_service::Service<Request<Body>>
+    for Front<S>
+{
     type Response = Response;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -269,7 +315,7 @@ fn not_a_message(message: &Value) -> Option<Response> {
 /// "2.0", an integer or string id, and params of a `name` string and an optional `arguments`
 /// object, nothing more. rmcp always takes such a request, so it needs no trial parse into
 /// rmcp's model (which tries every request type in turn: the dearest step of this check).
-fn plain_tool_call(message: &Value) -> bool {
+pub(crate) fn plain_tool_call(message: &Value) -> bool {
     let Some(message) = message.as_object() else {
         return false;
     };
@@ -317,19 +363,51 @@ pub(crate) fn id_key(id: &Value) -> String {
     }
 }
 
-/// The (session, request id) pairs in flight on one route.
+/// The (session, request id) pairs in flight on one route, with the token of each call the fast
+/// path answers.
 #[derive(Default)]
-pub(crate) struct InFlightIds(Mutex<HashSet<(String, String)>>);
+pub(crate) struct InFlightIds(Mutex<HashMap<(String, String), Option<CancellationToken>>>);
 
 impl InFlightIds {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), Option<CancellationToken>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Holds (session, id) until the returned guard is dropped; `None` when it is already held.
-    pub(crate) fn hold(self: &Arc<InFlightIds>, session: &str, id: &Value) -> Option<Hold> {
+    /// `cancel` is cancelled by a `notifications/cancelled` naming the id in the session.
+    pub(crate) fn hold(
+        self: &Arc<InFlightIds>,
+        session: &str,
+        id: &Value,
+        cancel: Option<CancellationToken>,
+    ) -> Option<Hold> {
         let key = (session.to_owned(), id_key(id));
-        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        held.insert(key.clone()).then(|| Hold {
+        let mut held = self.lock();
+        if held.contains_key(&key) {
+            return None;
+        }
+        held.insert(key.clone(), cancel);
+        Some(Hold {
             ids: self.clone(),
             key,
         })
+    }
+
+    /// When `message` is a `notifications/cancelled` naming a fast-path call in flight in
+    /// `session`, cancels that call.
+    fn cancel_named(&self, session: &str, message: &Value) {
+        if message.get("method").and_then(Value::as_str) != Some("notifications/cancelled") {
+            return;
+        }
+        let Some(id) = message.pointer("/params/requestId") else {
+            return;
+        };
+        let key = (session.to_owned(), id_key(id));
+        if let Some(Some(cancel)) = self.lock().get(&key) {
+            cancel.cancel();
+        }
     }
 }
 
@@ -340,11 +418,7 @@ pub(crate) struct Hold {
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        self.ids
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
+        self.ids.lock().remove(&self.key);
     }
 }
 
@@ -412,14 +486,14 @@ mod tests {
         #[test]
         fn ids_collide_exactly_when_equal_in_the_same_session(a in any_id(), b in any_id()) {
             let ids = Arc::new(InFlightIds::default());
-            let first = ids.hold("s1", &a);
+            let first = ids.hold("s1", &a, None);
             prop_assert!(first.is_some());
-            let second = ids.hold("s1", &b);
+            let second = ids.hold("s1", &b, None);
             prop_assert_eq!(second.is_none(), a == b);
-            prop_assert!(ids.hold("s2", &a).is_some());
+            prop_assert!(ids.hold("s2", &a, None).is_some());
             drop(second);
             drop(first);
-            prop_assert!(ids.hold("s1", &a).is_some(), "released when the answer ends");
+            prop_assert!(ids.hold("s1", &a, None).is_some(), "released when the answer ends");
         }
 
         /// A number and a string that read alike are different ids.

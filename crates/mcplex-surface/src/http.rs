@@ -136,7 +136,7 @@ struct Limits {
 
 impl Limits {
     /// One rmcp streamable HTTP service around one server instance (cloned per session).
-    fn service<S: rmcp::ServerHandler + Clone>(&self, surface: S) -> Front<S> {
+    fn service<S: rmcp::ServerHandler + Clone + Send + Sync>(&self, surface: S) -> Front<S> {
         let mut config = StreamableHttpServerConfig::default()
             // Host and Origin are checked for every route by the guard, the same way.
             .disable_allowed_hosts();
@@ -145,12 +145,17 @@ impl Limits {
         // Session-era clients get sessions, the GET stream and 404 for unknown sessions; 2026-07-28
         // requests are served statelessly by rmcp whatever this says.
         config.legacy_session_mode = true;
-        let service = StreamableHttpService::new(
-            move || Ok(surface.clone()),
-            Sessions::new(self.book.clone()),
-            config,
-        );
-        Front::new(service, self.book.clone(), self.max_body_bytes)
+        let sessions = Sessions::new(self.book.clone(), self.shutdown.clone());
+        let factory = surface.clone();
+        let service =
+            StreamableHttpService::new(move || Ok(factory.clone()), sessions.clone(), config);
+        Front::new(
+            service,
+            surface,
+            sessions,
+            self.book.clone(),
+            self.max_body_bytes,
+        )
     }
 }
 

@@ -18,6 +18,7 @@ mod connection;
 mod describe;
 mod direct;
 mod errors;
+mod fast;
 mod front;
 mod http;
 mod listen;

@@ -424,6 +424,7 @@ macro_rules! serve_offers {
             &self,
             context: rmcp::service::NotificationContext<rmcp::service::RoleServer>,
         ) {
+            $crate::fast::remember_peer(&context);
             let scope = self.reach.scope(&context.extensions);
             self.clients.peers.add(context.peer, scope);
         }

@@ -5,6 +5,9 @@
 //! open and when it was last used; a session with none open for `session_idle_timeout` is
 //! ended (a long call or an open GET stream is not idle). A deleted or ended session is removed
 //! from both at once, so its memory goes with it.
+//!
+//! For the fast call path (`fast.rs`) each initialized session also keeps its rmcp peer, a token
+//! cancelled when the session ends, and the numbers of the answer streams the fast path opened.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -14,7 +17,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::Stream;
+use rmcp::Peer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::RoleServer;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
@@ -22,6 +27,7 @@ use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// The gateway-wide count of open sessions and its cap.
 pub(crate) struct SessionBook {
@@ -100,6 +106,38 @@ struct Activity {
     /// Answer streams open (requests in flight, the GET stream).
     streams: usize,
     last: Instant,
+    /// The session's peer, once its client sent `notifications/initialized`.
+    peer: Option<Peer<RoleServer>>,
+    /// Cancelled when the session ends.
+    ended: CancellationToken,
+    /// The number of the next answer stream the fast path opens.
+    next_fast_stream: u64,
+}
+
+impl Activity {
+    fn new(ended: CancellationToken) -> Activity {
+        Activity {
+            streams: 0,
+            last: Instant::now(),
+            peer: None,
+            ended,
+            next_fast_stream: FAST_STREAMS_FROM,
+        }
+    }
+}
+
+/// The answer streams of the fast path are numbered from here, apart from rmcp's own (numbered
+/// from 0 per session), so an event id never names another request's stream.
+pub(crate) const FAST_STREAMS_FROM: u64 = 1_000_000_000_000_000;
+
+/// A session the fast path may answer in: its peer, a token cancelled when it ends, the number
+/// of the answer stream opened, and that stream's place among the session's open streams.
+pub(crate) struct FastSession {
+    pub peer: Peer<RoleServer>,
+    pub ended: CancellationToken,
+    pub stream: u64,
+    pub retry: Option<Duration>,
+    pub open: StreamOpen,
 }
 
 /// What one route knows about its sessions' use.
@@ -132,8 +170,10 @@ impl Ledger {
 
     /// Forgets `id`; true when it was known (so it is counted down once).
     fn forget(&self, id: &SessionId) -> bool {
-        let known = self.lock().remove(id).is_some();
-        if known {
+        let removed = self.lock().remove(id);
+        let known = removed.is_some();
+        if let Some(activity) = removed {
+            activity.ended.cancel();
             self.book.release();
         }
         known
@@ -152,7 +192,7 @@ impl Ledger {
 
 /// An open answer stream of a session; dropping it (the answer ended, or the client went away)
 /// starts the session's idle clock again.
-struct StreamOpen {
+pub(crate) struct StreamOpen {
     ledger: Weak<Ledger>,
     id: SessionId,
 }
@@ -187,12 +227,14 @@ impl Stream for Tracked {
 pub(crate) struct Sessions {
     inner: LocalSessionManager,
     ledger: Arc<Ledger>,
+    /// Ends every session's token at shutdown.
+    shutdown: CancellationToken,
 }
 
 impl Sessions {
     /// A manager counting into `book`; its idle sessions are ended by a task that lives as long
     /// as the manager.
-    pub(crate) fn new(book: Arc<SessionBook>) -> Arc<Sessions> {
+    pub(crate) fn new(book: Arc<SessionBook>, shutdown: CancellationToken) -> Arc<Sessions> {
         let mut inner = LocalSessionManager::default();
         // Idle expiry is ours: rmcp's would end a session whose only activity is a long call
         // or an open GET stream.
@@ -204,6 +246,7 @@ impl Sessions {
                 book,
                 sessions: Mutex::default(),
             }),
+            shutdown,
         });
         let weak = Arc::downgrade(&sessions);
         let period = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
@@ -222,6 +265,40 @@ impl Sessions {
             }
         });
         sessions
+    }
+
+    /// Keeps the peer of session `id` (called when its client sent `notifications/initialized`).
+    pub(crate) fn remember_peer(&self, id: &str, peer: Peer<RoleServer>) {
+        if let Some(activity) = self.ledger.lock().get_mut(id) {
+            activity.peer = Some(peer);
+        }
+    }
+
+    /// Session `id`, when it is initialized and open, with a new answer stream opened in it.
+    pub(crate) fn fast_session(&self, id: &str) -> Option<FastSession> {
+        let mut sessions = self.ledger.lock();
+        let key = sessions.get_key_value(id)?.0.clone();
+        let activity = sessions.get_mut(id)?;
+        let peer = activity.peer.clone()?;
+        if peer.is_transport_closed() || activity.ended.is_cancelled() {
+            return None;
+        }
+        let stream = activity.next_fast_stream;
+        activity.next_fast_stream += 1;
+        activity.streams += 1;
+        activity.last = Instant::now();
+        let ended = activity.ended.clone();
+        drop(sessions);
+        Some(FastSession {
+            peer,
+            ended,
+            stream,
+            retry: self.inner.session_config.sse_retry,
+            open: StreamOpen {
+                ledger: Arc::downgrade(&self.ledger),
+                id: key,
+            },
+        })
     }
 
     fn tracked(
@@ -246,13 +323,9 @@ impl SessionManager for Sessions {
         }
         match self.inner.create_session().await {
             Ok((id, transport)) => {
-                self.ledger.lock().insert(
-                    id.clone(),
-                    Activity {
-                        streams: 0,
-                        last: Instant::now(),
-                    },
-                );
+                self.ledger
+                    .lock()
+                    .insert(id.clone(), Activity::new(self.shutdown.child_token()));
                 Ok((id, transport))
             }
             Err(e) => {
@@ -324,7 +397,7 @@ mod tests {
     #[tokio::test]
     async fn the_cap_refuses_and_closing_frees_a_place() {
         let book = SessionBook::new(2, Duration::from_secs(3600));
-        let sessions = Sessions::new(book.clone());
+        let sessions = Sessions::new(book.clone(), CancellationToken::new());
         let (a, _ta) = sessions.create_session().await.expect("first");
         let (_b, _tb) = sessions.create_session().await.expect("second");
         assert!(book.full());
@@ -343,7 +416,7 @@ mod tests {
     #[tokio::test]
     async fn only_sessions_without_open_streams_are_idle() {
         let book = SessionBook::new(10, Duration::from_secs(3600));
-        let sessions = Sessions::new(book.clone());
+        let sessions = Sessions::new(book.clone(), CancellationToken::new());
         let (busy, _t1) = sessions.create_session().await.expect("busy");
         let (quiet, _t2) = sessions.create_session().await.expect("quiet");
         let open = sessions.ledger.open_stream(&busy);

@@ -10,6 +10,7 @@ mod code;
 mod conformance;
 mod control_plane;
 mod direct_modes;
+mod fastpath;
 mod faults;
 mod hardening_code;
 mod hardening_http;

@@ -1,0 +1,436 @@
+//! The fast path for the commonest request: a plain `tools/call` (see `front::plain_tool_call`)
+//! POSTed in an initialized session-era session. rmcp would hand it to the session's worker task
+//! through two channels and stream the answer back through a third; here it is answered
+//! directly, by the code rmcp's worker runs (`Service::handle_request` of the route's surface,
+//! so validation, scope, audit, metrics, error mapping and result shaping are the same code), and
+//! written as the SSE answer rmcp writes: its headers, a priming event, the answer's event. An
+//! answer ready within [`FIRST_WAIT`] goes out with the headers in one write; a slower one gets
+//! the headers and the priming event at once, then keep-alive comments like rmcp's until it is
+//! ready.
+//!
+//! Anything the fast path cannot do exactly like rmcp goes to rmcp unchanged: other methods,
+//! `_meta` (progress tokens, per-request versions), stateless (2026-07-28) requests, headers rmcp
+//! would refuse or check further (Accept, Content-Type, Host, the protocol version, SEP-2243
+//! headers), unknown, closed or uninitialized sessions. Kept like rmcp: the handler gets the
+//! session's peer (so sampling, elicitation and log messages reach the client as they do from the
+//! worker), a client's `notifications/cancelled` cancels the call and its answer is never sent
+//! (the stream stays open until the session ends), a session that ends ends the stream without
+//! an answer, and a client that goes away does not stop the call.
+//!
+//! Not like rmcp: the answer streams are numbered apart from rmcp's
+//! ([`crate::sessions::FAST_STREAMS_FROM`]), and rmcp cannot resume them: a `GET` with their
+//! `Last-Event-ID` gets rmcp's empty stream, as for any event id it does not know.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use futures::Stream;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tokio::time::Sleep;
+use tokio_util::sync::CancellationToken;
+
+use crate::sessions::{FastSession, Sessions};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// How long an answer may take to go out with the headers in one write; a slower one is
+/// streamed like rmcp's (headers and priming event first).
+const FIRST_WAIT: Duration = Duration::from_secs(1);
+/// rmcp's keep-alive comment and its interval (`StreamableHttpServerConfig::sse_keep_alive`).
+const KEEP_ALIVE: &[u8] = b":\n\n";
+const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
+
+/// Put by `Front` into every request it hands to rmcp, so that the surface's `on_initialized`
+/// can give the session's peer to the route's [`Sessions`].
+#[derive(Clone)]
+pub(crate) struct PeerBook(pub Arc<Sessions>);
+
+/// Keeps the peer of the session that sent `notifications/initialized`, for the fast path.
+pub(crate) fn remember_peer(context: &NotificationContext<RoleServer>) {
+    let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+        return;
+    };
+    let (Some(book), Some(id)) = (
+        parts.extensions.get::<PeerBook>(),
+        parts
+            .headers
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok()),
+    ) else {
+        return;
+    };
+    book.0.remember_peer(id, context.peer.clone());
+}
+
+/// Whether rmcp would take a session-era POST with these headers without further checks: a
+/// Host it can read, an Accept of JSON and SSE without parameters, a JSON Content-Type, and no
+/// protocol version header or one naming a known version before 2026-07-28 (from which on
+/// requests are stateless and SEP-2243 headers are checked).
+pub(crate) fn plain_headers(headers: &HeaderMap) -> bool {
+    host_ok(headers) && accept_ok(headers) && content_type_ok(headers) && version_ok(headers)
+}
+
+fn host_ok(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+        .is_some_and(|host| http::uri::Authority::try_from(host).is_ok())
+}
+
+/// Both media types, listed plainly (a parameter such as `q=0` is left to rmcp's reading).
+fn accept_ok(headers: &HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        for entry in value.split(',') {
+            if entry.contains([';', '"']) {
+                return false;
+            }
+            let essence = entry.trim();
+            json |= essence.eq_ignore_ascii_case("application/json");
+            sse |= essence.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && sse
+}
+
+fn content_type_ok(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|value| {
+            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
+}
+
+fn version_ok(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(PROTOCOL_VERSION_HEADER).iter();
+    match (values.next(), values.next()) {
+        (None, _) => true,
+        (Some(value), None) => value.to_str().is_ok_and(|version| {
+            version < ProtocolVersion::V_2026_07_28.as_str()
+                && ProtocolVersion::KNOWN_VERSIONS
+                    .iter()
+                    .any(|known| known.as_str() == version)
+        }),
+        (Some(_), Some(_)) => false,
+    }
+}
+
+/// A plain `tools/call` taken apart: its id and params as rmcp's model has them.
+pub(crate) struct PlainCall {
+    pub id: RequestId,
+    pub params: CallToolRequestParams,
+}
+
+impl PlainCall {
+    /// `None` when rmcp's model does not take the message's id or params (then rmcp answers).
+    pub(crate) fn of(message: &Value) -> Option<PlainCall> {
+        let id = RequestId::deserialize(message.get("id")?).ok()?;
+        let params = CallToolRequestParams::deserialize(message.get("params")?).ok()?;
+        Some(PlainCall { id, params })
+    }
+}
+
+/// Answers `call` in `session` with `surface`'s handler, as rmcp's session worker would.
+/// `cancel` is the call's token (a client's `notifications/cancelled` cancels it).
+pub(crate) async fn answer<S>(
+    surface: S,
+    parts: http::request::Parts,
+    call: PlainCall,
+    session: FastSession,
+    cancel: CancellationToken,
+) -> Response
+where
+    S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
+{
+    let FastSession {
+        peer,
+        ended,
+        stream,
+        retry,
+        open,
+    } = session;
+    let id = call.id.clone();
+    let mut context = RequestContext::new(call.id, peer);
+    context.ct = cancel.clone();
+    context.extensions.insert(parts);
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(call.params));
+    // Its own task, like the worker's: a client that goes away does not stop the call.
+    let mut task: JoinHandle<ServerJsonRpcMessage> = tokio::spawn(async move {
+        match rmcp::Service::<RoleServer>::handle_request(&surface, request, context).await {
+            Ok(result) => ServerJsonRpcMessage::response(result, id),
+            Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+        }
+    });
+    let events = Events { stream, retry };
+    let early = tokio::select! {
+        biased;
+        done = &mut task => Some(done),
+        () = tokio::time::sleep(FIRST_WAIT) => None,
+    };
+    let body = match early {
+        Some(Ok(message)) if !cancel.is_cancelled() && !ended.is_cancelled() => {
+            Answer::at_once(events.priming_and(&message), open)
+        }
+        early => {
+            let answer = async move {
+                let done = match early {
+                    Some(done) => done.ok(),
+                    None => tokio::select! {
+                        done = task => done.ok(),
+                        () = ended.cancelled() => None,
+                    },
+                };
+                settle(done, &cancel, &ended).await
+            };
+            Answer::later(events, Box::pin(answer), open)
+        }
+    };
+    sse_response(body)
+}
+
+/// The answer to send once the call is over: none when the session ended meanwhile (the stream
+/// ends), and none ever when the client cancelled the call (the stream stays open until the
+/// session ends, as rmcp's does: it drops the answer of a cancelled request).
+async fn settle(
+    done: Option<ServerJsonRpcMessage>,
+    cancel: &CancellationToken,
+    ended: &CancellationToken,
+) -> Option<ServerJsonRpcMessage> {
+    if ended.is_cancelled() {
+        return None;
+    }
+    if cancel.is_cancelled() {
+        ended.cancelled().await;
+        return None;
+    }
+    done
+}
+
+/// The SSE events of one answer stream, framed as rmcp frames them.
+struct Events {
+    stream: u64,
+    retry: Option<Duration>,
+}
+
+impl Events {
+    /// rmcp's priming event (none when it sends none).
+    fn priming(&self) -> Bytes {
+        let mut out = Vec::new();
+        self.write_priming(&mut out);
+        out.into()
+    }
+
+    fn write_priming(&self, out: &mut Vec<u8>) {
+        if let Some(retry) = self.retry {
+            out.extend_from_slice(
+                format!(
+                    "data: \nid: 0/{}\nretry: {}\n\n",
+                    self.stream,
+                    retry.as_millis()
+                )
+                .as_bytes(),
+            );
+        }
+    }
+
+    /// The answer's event: numbered after the priming event.
+    fn write_message(&self, out: &mut Vec<u8>, message: &ServerJsonRpcMessage) {
+        let index = usize::from(self.retry.is_some());
+        match serde_json::to_vec(message) {
+            Ok(json) => {
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(&json);
+                out.extend_from_slice(format!("\nid: {index}/{}\n\n", self.stream).as_bytes());
+            }
+            Err(e) => tracing::error!("cannot serialize an answer: {e}"),
+        }
+    }
+
+    fn message(&self, message: &ServerJsonRpcMessage) -> Bytes {
+        let mut out = Vec::new();
+        self.write_message(&mut out, message);
+        out.into()
+    }
+
+    fn priming_and(&self, message: &ServerJsonRpcMessage) -> Bytes {
+        let mut out = Vec::with_capacity(256);
+        self.write_priming(&mut out);
+        self.write_message(&mut out, message);
+        out.into()
+    }
+}
+
+fn sse_response(body: Answer) -> Response {
+    let mut response = Response::new(Body::from_stream(body));
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+type Pending = Pin<Box<dyn Future<Output = Option<ServerJsonRpcMessage>> + Send>>;
+
+/// The body of a fast answer: all at once, or the priming event first and the answer later
+/// (keep-alive comments meanwhile). It holds the session's stream open until it ends or is
+/// dropped.
+struct Answer {
+    first: Option<Bytes>,
+    later: Option<Later>,
+    _open: crate::sessions::StreamOpen,
+}
+
+struct Later {
+    events: Events,
+    answer: Pending,
+    keep_alive: Pin<Box<Sleep>>,
+}
+
+impl Answer {
+    fn at_once(bytes: Bytes, open: crate::sessions::StreamOpen) -> Answer {
+        Answer {
+            first: Some(bytes),
+            later: None,
+            _open: open,
+        }
+    }
+
+    fn later(events: Events, answer: Pending, open: crate::sessions::StreamOpen) -> Answer {
+        Answer {
+            first: Some(events.priming()).filter(|b| !b.is_empty()),
+            later: Some(Later {
+                events,
+                answer,
+                keep_alive: Box::pin(tokio::time::sleep(KEEP_ALIVE_EVERY)),
+            }),
+            _open: open,
+        }
+    }
+}
+
+impl Stream for Answer {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(first)));
+        }
+        let Some(later) = self.later.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match later.answer.as_mut().poll(cx) {
+            Poll::Ready(answer) => {
+                let bytes = answer.map(|message| later.events.message(&message));
+                self.later = None;
+                Poll::Ready(bytes.map(Ok))
+            }
+            Poll::Pending => match later.keep_alive.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    let next = tokio::time::Instant::now() + KEEP_ALIVE_EVERY;
+                    later.keep_alive.as_mut().reset(next);
+                    Poll::Ready(Some(Ok(Bytes::from_static(KEEP_ALIVE))))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.append(*name, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    const PLAIN: [(&str, &str); 4] = [
+        ("host", "127.0.0.1:8080"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-type", "application/json"),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+
+    #[test]
+    fn plain_headers_are_exactly_the_ones_rmcp_takes_without_further_checks() {
+        assert!(plain_headers(&headers(&PLAIN)));
+        assert!(plain_headers(&headers(&PLAIN[..3])), "no version header");
+        let with = |name: &'static str, value: &'static str| {
+            let mut pairs: Vec<_> = PLAIN.iter().filter(|(n, _)| *n != name).copied().collect();
+            pairs.push((name, value));
+            plain_headers(&headers(&pairs))
+        };
+        assert!(with("content-type", "application/json; charset=utf-8"));
+        assert!(with("accept", "text/event-stream,application/json"));
+        assert!(!with("accept", "application/json"), "no SSE");
+        assert!(!with("accept", "application/json, text/event-stream;q=0"));
+        assert!(!with("content-type", "text/plain"));
+        assert!(!with("mcp-protocol-version", "2026-07-28"), "stateless era");
+        assert!(
+            !with("mcp-protocol-version", "2025-13-01"),
+            "unknown version"
+        );
+        assert!(!with("host", "bad host"));
+        let mut no_host: Vec<_> = PLAIN[1..].to_vec();
+        no_host.push(("accept", "text/event-stream"));
+        assert!(!plain_headers(&headers(&no_host)));
+        let mut twice = PLAIN.to_vec();
+        twice.push(("mcp-protocol-version", "2025-06-18"));
+        assert!(!plain_headers(&headers(&twice)));
+    }
+
+    #[test]
+    fn events_are_framed_and_numbered_like_rmcps() {
+        let events = Events {
+            stream: 7,
+            retry: Some(Duration::from_secs(3)),
+        };
+        let message = ServerJsonRpcMessage::error(
+            rmcp::ErrorData::invalid_params("x", None),
+            Some(RequestId::Number(4)),
+        );
+        let both = events.priming_and(&message);
+        let text = std::str::from_utf8(&both).expect("utf-8");
+        assert_eq!(
+            text,
+            "data: \nid: 0/7\nretry: 3000\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32602,\"message\":\"x\"}}\nid: 1/7\n\n"
+        );
+        let bare = Events {
+            stream: 7,
+            retry: None,
+        };
+        assert!(bare.priming().is_empty());
+        assert!(
+            std::str::from_utf8(&bare.message(&message))
+                .expect("utf-8")
+                .ends_with("\nid: 0/7\n\n")
+        );
+    }
+}

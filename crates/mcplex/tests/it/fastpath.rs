@@ -1,0 +1,353 @@
+//! The fast call path against rmcp's: a plain `tools/call` in an initialized session is answered
+//! by the gateway's fast path, and the same call with an Accept header rmcp reads but the fast
+//! path leaves to it (`text/event-stream;q=1`) by rmcp's session worker. Both answers must be
+//! the same bytes (headers, SSE framing, JSON), count the same in the metrics and the audit log,
+//! and treat cancellation, unknown and closed sessions alike. The answer streams' numbers tell
+//! the paths apart: the fast path's start at 10^15.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, eventually, fixture_server, mcplex};
+use crate::http::{Reply, Version, exchange, exchange_within};
+
+const FAST_STREAMS_FROM: u64 = 1_000_000_000_000_000;
+/// An Accept header rmcp takes (both types) and the fast path leaves to rmcp (a parameter).
+const TO_RMCP: (&str, &str) = ("Accept", "text/event-stream;q=1");
+
+/// Opens an initialized session-era session on `path` and returns its id.
+fn open_session(gateway: &Gateway, path: &str) -> String {
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fastpath-test","version":"1"}}}"#;
+    let reply = exchange(
+        gateway.authority(),
+        Version::Http11,
+        "POST",
+        path,
+        &[],
+        init,
+    );
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let session = reply
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let reply = exchange(
+        gateway.authority(),
+        Version::Http11,
+        "POST",
+        path,
+        &[session_header(&session), VERSION],
+        initialized,
+    );
+    assert_eq!(reply.status, 202, "{reply:?}");
+    // The session's peer reaches the fast path once rmcp has handled `initialized`, a moment
+    // after the 202; until then calls go to rmcp.
+    eventually(
+        "the session to be answered by the fast path",
+        Duration::from_secs(10),
+        || {
+            let reply = call_at(
+                gateway,
+                path,
+                &session,
+                json!(0),
+                "describe_tool",
+                json!({}),
+                false,
+            );
+            (stream_number(&reply) >= FAST_STREAMS_FROM).then_some(())
+        },
+    );
+    session
+}
+
+const VERSION: (&str, &str) = ("MCP-Protocol-Version", "2025-06-18");
+
+fn session_header(session: &str) -> (&'static str, &str) {
+    ("Mcp-Session-Id", session)
+}
+
+/// A `tools/call` of `name` with `arguments` and request id `id` in `session`, through the fast
+/// path or (`to_rmcp`) through rmcp.
+fn call(
+    gateway: &Gateway,
+    session: &str,
+    id: Value,
+    name: &str,
+    arguments: Value,
+    to_rmcp: bool,
+) -> Reply {
+    call_at(gateway, "/mcp/all", session, id, name, arguments, to_rmcp)
+}
+
+fn call_at(
+    gateway: &Gateway,
+    path: &str,
+    session: &str,
+    id: Value,
+    name: &str,
+    arguments: Value,
+    to_rmcp: bool,
+) -> Reply {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": name, "arguments": arguments}});
+    let mut headers = vec![session_header(session), VERSION];
+    if to_rmcp {
+        headers.push(TO_RMCP);
+    }
+    exchange(
+        gateway.authority(),
+        Version::Http11,
+        "POST",
+        path,
+        &headers,
+        &body.to_string(),
+    )
+}
+
+/// The number of the answer stream an SSE body's priming event names.
+fn stream_number(reply: &Reply) -> u64 {
+    reply
+        .body
+        .lines()
+        .find_map(|line| line.strip_prefix("id: 0/"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no priming event in {reply:?}"))
+}
+
+/// The answer as the client reads it, with the stream number and the date left out.
+fn comparable(reply: &Reply) -> (u16, Vec<String>, String) {
+    let number = stream_number(reply).to_string();
+    let head = reply
+        .head
+        .lines()
+        .skip(1)
+        .filter(|line| !line.to_ascii_lowercase().starts_with("date:"))
+        .map(str::to_owned)
+        .collect();
+    let body = dechunk(&reply.body).replace(&format!("/{number}\n"), "/N\n");
+    (reply.status, head, body)
+}
+
+/// The body of a chunked answer without its chunk framing.
+fn dechunk(raw: &str) -> String {
+    let mut out = String::new();
+    let mut rest = raw;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            return raw.to_owned();
+        };
+        if size == 0 || after.len() < size {
+            break;
+        }
+        out.push_str(&after[..size]);
+        rest = after[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+fn metric(gateway: &Gateway, line_start: &str) -> f64 {
+    let (_, metrics) = gateway.get("/metrics");
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(line_start))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn audit_rows(gateway: &Gateway, count: usize) -> Vec<Value> {
+    let cli = gateway.dir.path().join("cli.json");
+    std::fs::write(
+        &cli,
+        json!({"data_dir": gateway.dir.path().join("data"), "mcpServers": {}}).to_string(),
+    )
+    .expect("write");
+    eventually(
+        &format!("{count} audit rows"),
+        Duration::from_secs(10),
+        || {
+            let (code, out, _) =
+                mcplex(&["activity", "--config", &cli.display().to_string(), "--json"]);
+            let rows: Vec<Value> = serde_json::from_str(&out).ok()?;
+            (code == 0 && rows.len() == count).then_some(rows)
+        },
+    )
+}
+
+/// An audit row without what differs between two calls alike (ids, times).
+fn audit_essence(row: &Value) -> Value {
+    let mut row = row.clone();
+    if let Some(row) = row.as_object_mut() {
+        row.retain(|key, _| !matches!(key.as_str(), "request_id" | "at_ms" | "duration_us"));
+    }
+    row
+}
+
+#[test]
+fn fast_and_rmcp_answers_are_the_same_bytes_metrics_and_audit_rows() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    let session = open_session(&gateway, "/mcp/all");
+    let cases = [
+        (
+            json!(11),
+            "fixture__echo",
+            json!({"text": "hello", "n": [1, 2.5, null]}),
+        ),
+        (json!("s-12"), "fixture__echo", json!({})),
+        (json!(13), "fixture__add", json!({"a": "one"})),
+        (json!(14), "fixture__fail", json!({})),
+        (json!(15), "fixture__protocol_error", json!({})),
+        (json!(16), "nope__nothing", json!({})),
+        (json!(17), "describe_tool", json!({"name": "fixture__add"})),
+    ];
+    for (id, name, arguments) in &cases {
+        let fast = call(
+            &gateway,
+            &session,
+            id.clone(),
+            name,
+            arguments.clone(),
+            false,
+        );
+        let slow = call(
+            &gateway,
+            &session,
+            id.clone(),
+            name,
+            arguments.clone(),
+            true,
+        );
+        assert!(
+            stream_number(&fast) >= FAST_STREAMS_FROM,
+            "{name}: {fast:?}"
+        );
+        assert!(stream_number(&slow) < FAST_STREAMS_FROM, "{name}: {slow:?}");
+        assert_eq!(comparable(&fast), comparable(&slow), "{name}");
+        assert_eq!(fast.json()["id"], *id, "{name}: {fast:?}");
+    }
+    let echo_ok = r#"mcplex_tool_calls_total{server="fixture",tool="echo",status="ok"} "#;
+    assert_eq!(
+        metric(&gateway, echo_ok),
+        4.0,
+        "two echo calls on each path"
+    );
+    let invalid =
+        r#"mcplex_tool_calls_total{server="fixture",tool="add",status="invalid_arguments"} "#;
+    assert_eq!(metric(&gateway, invalid), 2.0);
+    // Each call was made once on each path: its two rows are alike.
+    let mut essences: Vec<String> = audit_rows(&gateway, 12)
+        .iter()
+        .map(|row| audit_essence(row).to_string())
+        .collect();
+    essences.sort();
+    for pair in essences.chunks(2) {
+        assert!(pair.len() == 2 && pair[0] == pair[1], "{essences:#?}");
+    }
+}
+
+#[test]
+fn unknown_and_deleted_sessions_are_404_on_both_paths() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    for to_rmcp in [false, true] {
+        let reply = call(
+            &gateway,
+            "no-such-session",
+            json!(1),
+            "fixture__echo",
+            json!({}),
+            to_rmcp,
+        );
+        assert_eq!(reply.status, 404, "{reply:?}");
+    }
+    let session = open_session(&gateway, "/mcp/all");
+    let reply = exchange(
+        gateway.authority(),
+        Version::Http11,
+        "DELETE",
+        "/mcp/all",
+        &[session_header(&session), VERSION],
+        "",
+    );
+    assert_eq!(reply.status, 200, "{reply:?}");
+    for to_rmcp in [false, true] {
+        let reply = call(
+            &gateway,
+            &session,
+            json!(2),
+            "fixture__echo",
+            json!({}),
+            to_rmcp,
+        );
+        assert_eq!(reply.status, 404, "deleted session: {reply:?}");
+    }
+    // A session of another route is unknown here, as rmcp has it.
+    let other = open_session(&gateway, "/mcp/call");
+    let reply = call(
+        &gateway,
+        &other,
+        json!(3),
+        "fixture__echo",
+        json!({}),
+        false,
+    );
+    assert_eq!(reply.status, 404, "{reply:?}");
+}
+
+#[test]
+fn a_cancelled_call_is_cancelled_upstream_and_never_answered_on_both_paths() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    let session = open_session(&gateway, "/mcp/all");
+    let mut replies = Vec::new();
+    for (id, to_rmcp) in [(21, false), (22, true)] {
+        let before = gateway.cancellations_logged();
+        let authority = gateway.authority().to_owned();
+        let session_id = session.clone();
+        let waiting = std::thread::spawn(move || {
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                              "params": {"name": "fixture__slow", "arguments": {"ms": 20000}}});
+            let mut headers = vec![("Mcp-Session-Id", session_id.as_str()), VERSION];
+            if to_rmcp {
+                headers.push(TO_RMCP);
+            }
+            exchange_within(
+                &authority,
+                Version::Http11,
+                "POST",
+                "/mcp/all",
+                &headers,
+                &body.to_string(),
+                Duration::from_secs(4),
+            )
+        });
+        std::thread::sleep(Duration::from_millis(700));
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": id, "reason": "test"}});
+        let reply = exchange(
+            gateway.authority(),
+            Version::Http11,
+            "POST",
+            "/mcp/all",
+            &[session_header(&session), VERSION],
+            &cancel.to_string(),
+        );
+        assert_eq!(reply.status, 202, "{reply:?}");
+        gateway.wait_for_cancellation(before, "the upstream to see the cancellation");
+        let reply = waiting.join().expect("the waiting client");
+        assert_eq!(reply.status, 200, "{reply:?}");
+        assert!(
+            reply.message().is_none(),
+            "no answer after a cancel: {reply:?}"
+        );
+        replies.push(reply);
+    }
+    assert!(stream_number(&replies[0]) >= FAST_STREAMS_FROM);
+    assert!(stream_number(&replies[1]) < FAST_STREAMS_FROM);
+}
