@@ -270,10 +270,8 @@ fn on_a_postgresql_store_logins_are_sealed_under_the_variable_every_replica_is_g
         return;
     };
     let secret = "cc-secret-pg-5e1d";
-    let (_server, port) = python_oauth_server(&[
-        ("CC_CLIENT_ID", "machine"),
-        ("CC_CLIENT_SECRET", secret),
-    ]);
+    let (_server, port) =
+        python_oauth_server(&[("CC_CLIENT_ID", "machine"), ("CC_CLIENT_SECRET", secret)]);
     let config = json!({"mcpServers": {"py": {
         "url": format!("http://127.0.0.1:{port}/mcp"),
         "oauth": {"grant": "client_credentials", "client_id": "machine", "client_secret": secret},
@@ -293,7 +291,11 @@ fn on_a_postgresql_store_logins_are_sealed_under_the_variable_every_replica_is_g
     let rows = database
         .query("SELECT sealed FROM oauth_logins WHERE server = 'py'", &[])
         .expect("the logins table");
-    assert_eq!(rows.len(), 1, "one login per server, whichever replica wrote it");
+    assert_eq!(
+        rows.len(),
+        1,
+        "one login per server, whichever replica wrote it"
+    );
     let sealed: Vec<u8> = rows[0].get(0);
     let sealed = String::from_utf8_lossy(&sealed);
     for token in tokens_seen(port).iter().chain([&secret.to_owned()]) {
@@ -301,7 +303,10 @@ fn on_a_postgresql_store_logins_are_sealed_under_the_variable_every_replica_is_g
     }
     let keyless = Gateway::start_with(config, &["--store", &store]);
     eventually("the missing key named", Duration::from_secs(30), || {
-        keyless.log().contains("need MCPLEX_TOKEN_KEY").then_some(())
+        keyless
+            .log()
+            .contains("need MCPLEX_TOKEN_KEY")
+            .then_some(())
     });
     assert_ne!(crate::oauth_rig::api_status(&keyless, "py"), "ready");
 }
