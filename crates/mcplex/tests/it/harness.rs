@@ -510,17 +510,25 @@ pub fn conformance_fixture_http() -> (Background, u16) {
 }
 
 /// Spawns `command` (output discarded) and waits until it accepts connections on `port`.
-pub fn listening(mut command: Command, port: u16, what: &str) -> Background {
+pub fn listening(command: Command, port: u16, what: &str) -> Background {
+    listening_within(command, port, what, Duration::from_secs(20))
+}
+
+/// [`listening`], for a server that may take up to `limit` to start (`npx` on a cold cache).
+pub fn listening_within(
+    mut command: Command,
+    port: u16,
+    what: &str,
+    limit: Duration,
+) -> Background {
     let child = command
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
     let background = Background(child);
-    eventually(
-        &format!("{what} to listen"),
-        Duration::from_secs(20),
-        || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
-    );
+    eventually(&format!("{what} to listen"), limit, || {
+        TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+    });
     background
 }

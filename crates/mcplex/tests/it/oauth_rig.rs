@@ -46,19 +46,8 @@ pub fn typescript_oauth_server() -> (Background, u16) {
     (server, port)
 }
 
-fn listening(mut command: Command, port: u16, what: &str) -> Background {
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
-    let background = Background(child);
-    eventually(
-        &format!("{what} to listen"),
-        Duration::from_secs(90),
-        || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
-    );
-    background
+fn listening(command: Command, port: u16, what: &str) -> Background {
+    crate::harness::listening_within(command, port, what, Duration::from_secs(90))
 }
 
 /// One GET of an absolute URL.
