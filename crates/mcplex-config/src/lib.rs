@@ -38,7 +38,7 @@ pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant};
 pub use parse::parse_config;
 pub use redact::{REDACTED, Redactor};
 pub use redact_url::{redact_url, redact_urls};
-pub use settings::{Reloaded, reload};
+pub use settings::{Reloaded, reload, reload_listing};
 
 #[cfg(test)]
 mod auth_tests;

@@ -37,11 +37,20 @@ impl Reloaded {
 /// The key of the server list, the one hot setting that starts and stops processes.
 const SERVERS: &str = "mcpServers";
 
-/// Classifies the edit `edited` of the config `running` serves from.
+/// Classifies the edit `edited` of the config `running` serves from, for a gateway that started
+/// with `running` (it lists `tool_search` and `call_tool` exactly when `running` defers).
 pub fn reload(running: &Config, edited: Config) -> Reloaded {
+    reload_listing(running, edited, running.defers_anything())
+}
+
+/// [`reload`] for a gateway that has applied edits since it started: `search_tools_listed` is
+/// whether the config it started with deferred anything, which decided for good whether it lists
+/// `tool_search` and `call_tool`.
+pub fn reload_listing(running: &Config, edited: Config, search_tools_listed: bool) -> Reloaded {
     let mut config = edited;
-    let deferral_waits = keep_deferral_off(running, &mut config);
-    let search_tools_stay = running.defers_anything() && !config.defers_anything();
+    let deferral_waits = keep_deferral_off(search_tools_listed, &mut config);
+    let search_tools_stay =
+        search_tools_listed && running.defers_anything() && !config.defers_anything();
     let mut edit = Edit::default();
     declare(running, &mut config, &mut edit);
     Reloaded {
@@ -189,8 +198,8 @@ fn declare_audit(running: &AuditSettings, edited: &mut AuditSettings, edit: &mut
 /// Turning deferral on needs the search built-ins the gateway listed (or not) at start: on a
 /// gateway that started without any deferral, every defer setting of `edited` is switched off.
 /// True when that dropped something.
-fn keep_deferral_off(running: &Config, edited: &mut Config) -> bool {
-    if running.defers_anything() || !edited.defers_anything() {
+fn keep_deferral_off(search_tools_listed: bool, edited: &mut Config) -> bool {
+    if search_tools_listed || !edited.defers_anything() {
         return false;
     }
     edited.defer_tools = false;

@@ -168,3 +168,22 @@ fn deferral_switched_off_while_running_says_the_search_tools_stay() {
         "said once, for the edit that did it"
     );
 }
+
+#[test]
+fn deferral_switched_off_then_on_again_applies_while_the_search_tools_are_listed() {
+    let started = config(&format!(
+        r#"{{"defer_tools": true, "mcpServers": {{{FIXTURE}}}}}"#
+    ));
+    let off = reload(
+        &started,
+        config(&format!(r#"{{"mcpServers": {{{FIXTURE}}}}}"#)),
+    )
+    .config;
+    let reloaded = crate::reload_listing(&off, started.clone(), true);
+    assert!(
+        !reloaded.deferral_waits,
+        "the gateway still lists tool_search"
+    );
+    assert_eq!(reloaded.applied, ["defer_tools"]);
+    assert!(reloaded.config.defers_anything());
+}

@@ -112,6 +112,8 @@ pub struct ConfigReloader {
     last_text: Option<String>,
     /// The last read was refused or failed: the running config is not the file's.
     refused: bool,
+    /// Whether the gateway lists `tool_search` and `call_tool`: decided at start, for good.
+    search_tools_listed: bool,
 }
 
 impl ConfigReloader {
@@ -123,6 +125,7 @@ impl ConfigReloader {
         configs: watch::Sender<Arc<Config>>,
         reconcile: Reconcile,
     ) -> ConfigReloader {
+        let search_tools_listed = configs.borrow().defers_anything();
         ConfigReloader {
             path,
             overrides,
@@ -130,6 +133,7 @@ impl ConfigReloader {
             reconcile,
             last_text: None,
             refused: false,
+            search_tools_listed,
         }
     }
 
@@ -173,7 +177,11 @@ impl ConfigReloader {
         let valid_again = std::mem::take(&mut self.refused);
         let running = self.configs.borrow().clone();
         Reread::Valid {
-            reloaded: Box::new(mcplex_config::reload(&running, edited)),
+            reloaded: Box::new(mcplex_config::reload_listing(
+                &running,
+                edited,
+                self.search_tools_listed,
+            )),
             valid_again,
         }
     }
