@@ -279,10 +279,9 @@ async fn first_document<T: serde::de::DeserializeOwned>(
         if !response.status().is_success() {
             continue;
         }
-        let body = response
-            .bytes()
+        let body = crate::read_capped(response)
             .await
-            .map_err(|e| OAuthError::Unreachable(format!("{url}: {}", e.without_url())))?;
+            .map_err(|why| OAuthError::Unreachable(format!("{url}: {why}")))?;
         return serde_json::from_slice(&body).map(Some).map_err(|e| {
             OAuthError::Metadata(format!("the {what} metadata at {url} is malformed: {e}"))
         });

@@ -13,6 +13,7 @@
 //! discovery and registration, most of the work, are outside it, and the grants are a form POST
 //! each over the workspace's reqwest client.
 
+mod answer;
 mod discovery;
 mod error;
 mod login;
@@ -20,6 +21,7 @@ mod pkce;
 mod protocol;
 mod secret;
 
+pub use answer::{MAX_ANSWER_BYTES, read_capped};
 pub use discovery::{
     Discovered, discover, resource_covers, resource_metadata_of, resource_metadata_urls,
     server_metadata_urls,

@@ -80,10 +80,9 @@ pub async fn register(
         .await
         .map_err(|e| OAuthError::Unreachable(format!("registration: {}", e.without_url())))?;
     let status = response.status();
-    let bytes = response
-        .bytes()
+    let bytes = crate::read_capped(response)
         .await
-        .map_err(|e| OAuthError::Unreachable(format!("registration: {}", e.without_url())))?;
+        .map_err(|why| OAuthError::Unreachable(format!("registration: {why}")))?;
     if !status.is_success() {
         return Err(OAuthError::Registration(format!(
             "HTTP {status}{}",
@@ -91,7 +90,10 @@ pub async fn register(
         )));
     }
     let registered: Registered = serde_json::from_slice(&bytes)
-        .map_err(|e| OAuthError::Registration(format!("the answer is malformed: {e}")))?;
+        // The answer holds the client secret: only the error's category, never its text.
+        .map_err(|e| {
+            OAuthError::Registration(format!("the answer is malformed ({})", e.classify_text()))
+        })?;
     Ok(Client {
         id: registered.client_id,
         secret: registered.client_secret,
@@ -167,10 +169,9 @@ pub async fn request_token(
         .await
         .map_err(|e| OAuthError::Unreachable(format!("token endpoint: {}", e.without_url())))?;
     let status = response.status();
-    let bytes = response
-        .bytes()
+    let bytes = crate::read_capped(response)
         .await
-        .map_err(|e| OAuthError::Unreachable(format!("token endpoint: {}", e.without_url())))?;
+        .map_err(|why| OAuthError::Unreachable(format!("token endpoint: {why}")))?;
     if !status.is_success() {
         return Err(token_error(status, &bytes));
     }
@@ -249,13 +250,32 @@ fn token_error(status: reqwest::StatusCode, bytes: &[u8]) -> OAuthError {
 }
 
 /// `: error (description)` of an OAuth error body, or nothing.
+#[cfg(test)]
+pub(crate) fn error_text_for_tests(bytes: &[u8]) -> String {
+    error_text(bytes)
+}
+
 fn error_text(bytes: &[u8]) -> String {
     serde_json::from_slice::<ErrorAnswer>(bytes)
         .map(|e| match e.error_description {
-            Some(description) => format!(": {} ({description})", e.error),
-            None => format!(": {}", e.error),
+            Some(description) => format!(": {} ({})", bounded(&e.error), bounded(&description)),
+            None => format!(": {}", bounded(&e.error)),
         })
         .unwrap_or_default()
+}
+
+/// A server's error text as a log line may carry it: printable, at most 200 characters.
+fn bounded(text: &str) -> String {
+    const MOST: usize = 200;
+    let mut out: String = text
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MOST)
+        .collect();
+    if text.chars().count() > MOST {
+        out.push('…');
+    }
+    out
 }
 
 /// Serde's error category only: its message may quote the body, which holds a token.

@@ -223,3 +223,53 @@ fn resource_metadata_speaks_only_for_its_own_origin_and_path() {
     ));
     assert!(!resource_covers("not a url", server));
 }
+
+/// One HTTP answer of `size` bytes on a loopback port; returns the port.
+async fn serve_once(size: usize) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else {
+            return;
+        };
+        let mut request = [0u8; 1024];
+        let _ = socket.read(&mut request).await;
+        let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {size}\r\n\r\n");
+        let _ = socket.write_all(head.as_bytes()).await;
+        let _ = socket.write_all(&vec![b' '; size]).await;
+    });
+    port
+}
+
+#[tokio::test]
+async fn an_answer_is_read_up_to_the_cap_and_refused_past_it() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    for (size, fits) in [(1000, true), (MAX_ANSWER_BYTES + 1, false)] {
+        let port = serve_once(size).await;
+        let response = client
+            .get(format!("http://127.0.0.1:{port}/"))
+            .send()
+            .await
+            .expect("an answer");
+        match read_capped(response).await {
+            Ok(body) => assert!(fits && body.len() == size, "{size} bytes read"),
+            Err(why) => assert!(!fits && why.contains("over"), "{size}: {why}"),
+        }
+    }
+}
+
+#[test]
+fn an_error_description_is_logged_printable_and_short() {
+    let long = format!("bad\n{}", "x".repeat(1000));
+    let text = protocol::error_text_for_tests(
+        serde_json::json!({"error": "invalid_grant", "error_description": long})
+            .to_string()
+            .as_bytes(),
+    );
+    assert!(text.starts_with(": invalid_grant (badxxx"), "{text}");
+    assert!(!text.contains('\n') && text.chars().count() < 240, "{text}");
+}

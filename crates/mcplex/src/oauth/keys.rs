@@ -188,10 +188,10 @@ impl IssuerKeys {
         if !status.is_success() {
             return Err(format!("{url}: HTTP {status}"));
         }
-        response
-            .json::<Value>()
+        let body = mcplex_oauth::read_capped(response)
             .await
-            .map_err(|e| format!("{url}: not JSON: {e}"))
+            .map_err(|why| format!("{url}: {why}"))?;
+        serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
     }
 }
 
