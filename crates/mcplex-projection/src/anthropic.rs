@@ -5,7 +5,9 @@
 use mcplex_catalog::CatalogTool;
 use serde_json::{Map, Value, json};
 
-use crate::{CLIENT_SEARCH_TOOL, Provider, SEARCH_DESCRIPTION, SearchBy, description, schema};
+use crate::{
+    CLIENT_SEARCH_TOOL, Provider, SEARCH_DESCRIPTION, SearchBy, name_and_description, schema,
+};
 
 /// Loaded tools, then the search tool when anything is deferred, then the deferred tools.
 pub(crate) fn tools(visible: &[&CatalogTool], search: SearchBy) -> Vec<Value> {
@@ -28,14 +30,7 @@ pub(crate) fn tools(visible: &[&CatalogTool], search: SearchBy) -> Vec<Value> {
 
 fn definition(tool: &CatalogTool) -> Value {
     let mut out = Map::new();
-    out.insert("name".to_owned(), Value::String(tool.display_name.clone()));
-    let description = description(tool);
-    if !description.is_empty() {
-        out.insert(
-            "description".to_owned(),
-            Value::String(description.to_owned()),
-        );
-    }
+    name_and_description(tool, &mut out);
     out.insert(
         "input_schema".to_owned(),
         schema::for_provider(tool.raw.get("inputSchema"), Provider::Anthropic),

@@ -23,7 +23,7 @@ mod openai;
 pub mod schema;
 
 use mcplex_catalog::{CatalogTool, Scope, Snapshot};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A model API mcplex projects its catalog for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,12 +108,21 @@ fn visible<'a>(snapshot: &'a Snapshot, scope: &Scope) -> Vec<&'a CatalogTool> {
         .collect()
 }
 
-/// A tool's description as the upstream sent it; empty when it sent none.
-fn description(tool: &CatalogTool) -> &str {
-    tool.raw
+/// Adds a tool's projected name and, when the upstream sent one, its description to `out`:
+/// the part every provider's definition starts with.
+fn name_and_description(tool: &CatalogTool, out: &mut Map<String, Value>) {
+    out.insert("name".to_owned(), Value::String(tool.display_name.clone()));
+    let description = tool
+        .raw
         .get("description")
         .and_then(Value::as_str)
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if !description.is_empty() {
+        out.insert(
+            "description".to_owned(),
+            Value::String(description.to_owned()),
+        );
+    }
 }
 
 /// The client-side search tool's input: what `POST /api/v1/projection/{provider}/search` takes.

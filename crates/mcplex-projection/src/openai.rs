@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use mcplex_catalog::CatalogTool;
 use serde_json::{Map, Value, json};
 
-use crate::{CLIENT_SEARCH_TOOL, Provider, SEARCH_DESCRIPTION, SearchBy, description, schema};
+use crate::{
+    CLIENT_SEARCH_TOOL, Provider, SEARCH_DESCRIPTION, SearchBy, name_and_description, schema,
+};
 
 /// Namespaces whose functions are all loaded, then `tool_search` when anything is deferred,
 /// then namespaces holding a deferred function (loaded functions first inside each).
@@ -52,14 +54,7 @@ fn namespace(server: &str, functions: impl Iterator<Item = Value>) -> Value {
 fn function(tool: &CatalogTool, deferred: bool) -> Value {
     let mut out = Map::new();
     out.insert("type".to_owned(), Value::String("function".to_owned()));
-    out.insert("name".to_owned(), Value::String(tool.display_name.clone()));
-    let description = description(tool);
-    if !description.is_empty() {
-        out.insert(
-            "description".to_owned(),
-            Value::String(description.to_owned()),
-        );
-    }
+    name_and_description(tool, &mut out);
     out.insert(
         "parameters".to_owned(),
         schema::for_provider(tool.raw.get("inputSchema"), Provider::OpenAi),
