@@ -40,32 +40,18 @@ fn tools_list_and_call_work_against_a_config_alone() {
         "{stdout}"
     );
 
-    let (code, stdout, stderr) = mcplex(&[
-        "call",
-        "fixture:add",
-        "--args",
-        r#"{"a": 20, "b": 22}"#,
-        "--config",
-        &config,
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let result: Value = serde_json::from_str(&stdout).expect("json");
-    assert_eq!(result["structuredContent"], json!({"sum": 42.0}));
-
+    // By canonical id, or by the display name a listing shows.
+    let sum = |tool: &str, arguments: &str| {
+        let (code, stdout, stderr) =
+            mcplex(&["call", tool, "--args", arguments, "--config", &config]);
+        assert_eq!(code, 0, "{stderr}");
+        let result: Value = serde_json::from_str(&stdout).expect("json");
+        result["structuredContent"]["sum"].clone()
+    };
+    assert_eq!(sum("fixture:add", r#"{"a": 20, "b": 22}"#), json!(42.0));
+    assert_eq!(sum("fixture__add", r#"{"a": 1, "b": 2}"#), json!(3.0));
     let (code, _, _) = mcplex(&["call", "fixture:fail", "--config", &config]);
     assert_eq!(code, 1, "isError is a failing exit");
-    // The display name a listing shows is accepted as well.
-    let (code, stdout, stderr) = mcplex(&[
-        "call",
-        "fixture__add",
-        "--args",
-        r#"{"a": 1, "b": 2}"#,
-        "--config",
-        &config,
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let result: Value = serde_json::from_str(&stdout).expect("json");
-    assert_eq!(result["structuredContent"], json!({"sum": 3.0}));
     let (code, _, stderr) = mcplex(&["call", "nosuchtool", "--config", &config]);
     assert_eq!(code, 2);
     assert!(stderr.contains("nosuchtool"), "{stderr}");
