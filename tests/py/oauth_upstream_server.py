@@ -14,6 +14,8 @@ For the tests' faults and checks (under /test/, never part of OAuth):
   POST /test/revoke       every access and refresh token stops working (refresh: invalid_grant)
   POST /test/expire       every access token stops working (refresh still works)
   GET  /test/stats        counts of grants and the bearer tokens /mcp was shown
+  POST /test/echo         from now on /mcp answers 502 with the request's Authorization header
+                          in its body (a broken proxy in front of the server)
 Variables: PORT, ACCESS_TTL (default 3600), CC_CLIENT_ID, CC_CLIENT_SECRET,
 REFUSE_REGISTRATION=1 (registration answers 400), BROKEN_METADATA=1 (the authorization
 server's metadata is not JSON).
@@ -45,6 +47,7 @@ ACCESS_TTL = int(os.environ.get("ACCESS_TTL", "3600"))
 CC_CLIENT_ID = os.environ.get("CC_CLIENT_ID")
 CC_CLIENT_SECRET = os.environ.get("CC_CLIENT_SECRET")
 
+ECHO = {"on": False}
 STATS = {"codes": 0, "refreshes": 0, "client_credentials": 0, "registrations": 0, "bearers": []}
 
 
@@ -184,6 +187,12 @@ def wrap(app):
             STATS["bearers"].append(headers[b"authorization"].decode())
         if path == "/test/stats":
             answer = json_response(200, STATS)
+        elif path == "/test/echo" and method == "POST":
+            ECHO["on"] = True
+            answer = json_response(200, {})
+        elif path.startswith("/mcp") and ECHO["on"]:
+            echoed = headers.get(b"authorization", b"").decode()
+            answer = (502, [(b"content-type", b"text/plain")], f"bad gateway for {echoed}".encode())
         elif path == "/test/revoke" and method == "POST":
             provider.access.clear()
             provider.refresh.clear()

@@ -138,15 +138,26 @@ impl HttpSender {
         let body = serde_json::to_vec(&message)?;
         let bearer = self.bearer(None).await?;
         let response = self.post_once(&message, &body, bearer.as_ref()).await?;
-        let response = match (&bearer, response.status()) {
+        let (response, sent) = match (&bearer, response.status()) {
             (Some(refused), reqwest::StatusCode::UNAUTHORIZED) => {
                 tracing::info!(server = %self.server, "the server refused the OAuth token (HTTP 401); renewing it once");
                 let renewed = self.bearer(Some(refused)).await?;
-                self.post_once(&message, &body, renewed.as_ref()).await?
+                let response = self.post_once(&message, &body, renewed.as_ref()).await?;
+                (response, renewed)
             }
-            _ => response,
+            _ => (response, bearer),
         };
-        self.answer(&message, response).await
+        self.answer(&message, response, sent.as_ref()).await
+    }
+
+    /// An upstream's text as errors and logs may carry it: the config's secrets and the OAuth
+    /// token this request sent (a server may echo it) hidden.
+    fn redact(&self, text: &str, sent: Option<&Secret>) -> String {
+        let text = self.redactor.redact(text);
+        match sent.map(Secret::expose) {
+            Some(token) if !token.is_empty() => text.replace(token, mcplex_config::REDACTED),
+            _ => text,
+        }
     }
 
     async fn post_once(
@@ -201,7 +212,12 @@ impl HttpSender {
         }
     }
 
-    async fn answer(&self, message: &Value, response: reqwest::Response) -> Result<(), SendError> {
+    async fn answer(
+        &self,
+        message: &Value,
+        response: reqwest::Response,
+        sent: Option<&Secret>,
+    ) -> Result<(), SendError> {
         // Requests and notifications the server sends on this request's answer stream belong to it.
         let related = message.get("method").and(message.get("id")).cloned();
         let had_session = lock(&self.session).is_some();
@@ -213,7 +229,7 @@ impl HttpSender {
         if !status.is_success() {
             let hint = self.oauth_hint(&response);
             let body = response.text().await.unwrap_or_default();
-            let body = self.redactor.redact(&body);
+            let body = self.redact(&body, sent);
             return Err(SendError::Status {
                 status: status.as_u16(),
                 body: format!("{hint}{}", snippet(&body, 300)),
@@ -248,7 +264,7 @@ impl HttpSender {
                 return Ok(());
             }
             let value: Value = serde_json::from_slice(&body).map_err(|e| {
-                let body = self.redactor.redact(&String::from_utf8_lossy(&body));
+                let body = self.redact(&String::from_utf8_lossy(&body), sent);
                 SendError::Answer(format!("answer is not JSON ({e}): {}", snippet(&body, 200)))
             })?;
             push_messages(&self.incoming, value, related.as_ref()).await;

@@ -321,3 +321,33 @@ fn on_a_postgresql_store_logins_are_sealed_under_the_variable_every_replica_is_g
     });
     assert_ne!(status(&keyless), "ready");
 }
+
+/// A server (or a proxy before it) that echoes the request's Authorization header in an error
+/// shows the token nowhere: not in the call's answer, the log, the API or `servers list`.
+#[test]
+fn an_oauth_token_echoed_in_an_upstream_error_is_redacted() {
+    let secret = "cc-secret-echo-93b1";
+    let (_server, port) =
+        python_oauth_server(&[("CC_CLIENT_ID", "machine"), ("CC_CLIENT_SECRET", secret)]);
+    let gateway = python_gateway(
+        port,
+        json!({"grant": "client_credentials", "client_id": "machine", "client_secret": secret}),
+    );
+    wait_status(&gateway, "py", "ready");
+    assert_eq!(call_text(&gateway, "py__whoami", json!({})), "authorized");
+    control(port, "/test/echo");
+    let answer = call_raw(&gateway, "/mcp", None, "py__whoami", json!({}));
+    assert!(
+        answer.contains("502"),
+        "the upstream's error reaches the caller: {answer}"
+    );
+    let tokens = tokens_seen(port);
+    assert!(!tokens.is_empty(), "the server saw the bearer tokens");
+    for token in &tokens {
+        assert!(
+            !answer.contains(token.as_str()),
+            "a token in the answer: {answer}"
+        );
+    }
+    assert_no_secret(&gateway, &tokens);
+}
