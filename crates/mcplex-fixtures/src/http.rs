@@ -1,6 +1,7 @@
 //! The fixture over stateless streamable HTTP: each POST is answered with one JSON body.
 //! Notifications the fixture would send are dropped (there is no stream to carry them). Or a
-//! server that refuses everyone and echoes what it was sent (a careless upstream's 401 page).
+//! server that refuses everyone and echoes what it was sent (a careless upstream's 401 page), or
+//! one whose error page never ends.
 
 use std::sync::Arc;
 
@@ -52,4 +53,24 @@ async fn deny_and_echo(request: axum::extract::Request) -> Response {
         ));
     }
     (StatusCode::UNAUTHORIZED, body).into_response()
+}
+
+/// Answers every request with 500 and a body that never ends (a chunk every few milliseconds), so
+/// that tests can check the gateway reads only the start of an error page.
+pub async fn serve_endless_error(listener: TcpListener) -> std::io::Result<()> {
+    let app = Router::new().fallback(endless_error);
+    axum::serve(listener, app).await
+}
+
+async fn endless_error() -> Response {
+    let chunks = futures::stream::unfold(0u64, |sent| async move {
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        let chunk = format!("internal error, line {sent}: {}\n", "x".repeat(1000));
+        Some((Ok::<_, std::convert::Infallible>(chunk), sent + 1))
+    });
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        axum::body::Body::from_stream(chunks),
+    )
+        .into_response()
 }

@@ -17,7 +17,7 @@ mod tools;
 
 pub use conformance::ConformanceServer;
 pub use corpus::{CorpusTool, load_corpus, ref45};
-pub use http::{serve_denying, serve_http};
+pub use http::{serve_denying, serve_endless_error, serve_http};
 pub use lines::serve_lines;
 pub use model::installed_sentence_model;
 pub use server::{Fixture, FixtureOptions, Sabotage};

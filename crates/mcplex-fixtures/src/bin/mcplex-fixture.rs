@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mcplex_fixtures::{
-    Fixture, FixtureOptions, load_corpus, serve_denying, serve_http, serve_lines,
+    Fixture, FixtureOptions, load_corpus, serve_denying, serve_endless_error, serve_http,
+    serve_lines,
 };
 
 #[derive(Parser)]
@@ -52,6 +53,9 @@ struct Args {
     /// With --http: refuse every request with 401, echoing its target and headers in the body.
     #[arg(long)]
     deny_echo: bool,
+    /// With --http: answer every request with 500 and a body that never ends.
+    #[arg(long)]
+    endless_error: bool,
 }
 
 #[tokio::main]
@@ -120,6 +124,8 @@ async fn main() -> ExitCode {
         }
         let served = if args.deny_echo {
             serve_denying(listener).await
+        } else if args.endless_error {
+            serve_endless_error(listener).await
         } else {
             serve_http(fixture, listener).await
         };

@@ -19,7 +19,9 @@ use sse_stream::SseStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, push_messages, snippet};
+use super::{
+    BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, error_body, push_messages, snippet,
+};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -228,7 +230,7 @@ impl HttpSender {
         }
         if !status.is_success() {
             let hint = self.oauth_hint(&response);
-            let body = response.text().await.unwrap_or_default();
+            let body = error_body(response).await;
             let body = self.redact(&body, sent);
             return Err(SendError::Status {
                 status: status.as_u16(),

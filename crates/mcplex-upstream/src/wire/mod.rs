@@ -100,6 +100,24 @@ pub(crate) async fn push_messages(
     }
 }
 
+/// How much of an error answer's body is read: messages show its start, and an upstream must not
+/// make the gateway hold (or wait for) a body of any size.
+const ERROR_BODY_LIMIT: usize = 16 * 1024;
+
+/// The start of an error answer's body (at most [`ERROR_BODY_LIMIT`] bytes, lossily decoded); the
+/// rest is never read, and dropping the answer closes its connection.
+pub(crate) async fn error_body(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < ERROR_BODY_LIMIT {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    body.truncate(ERROR_BODY_LIMIT);
+    String::from_utf8_lossy(&body).into_owned()
+}
+
 /// At most `max` characters of `text`, for error messages about bodies.
 pub(crate) fn snippet(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max).collect();

@@ -16,7 +16,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{client, header_map};
-use super::{BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, push_messages, snippet};
+use super::{
+    BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, error_body, push_messages, snippet,
+};
 
 /// How long the server may take to announce its POST endpoint.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,7 +59,7 @@ pub(crate) async fn connect(
         .map_err(|e| format!("GET {shown}: {}", e.without_url()))?;
     if !response.status().is_success() {
         let status = response.status();
-        let body = redactor.redact(&response.text().await.unwrap_or_default());
+        let body = redactor.redact(&error_body(response).await);
         return Err(format!(
             "GET {shown}: HTTP {status}: {}",
             snippet(&body, 300)
@@ -149,9 +151,7 @@ impl WireSend for SseSender {
                 Ok(())
             } else {
                 let status = response.status();
-                let body = self
-                    .redactor
-                    .redact(&response.text().await.unwrap_or_default());
+                let body = self.redactor.redact(&error_body(response).await);
                 Err(SendError::Status {
                     status: status.as_u16(),
                     body: snippet(&body, 300),

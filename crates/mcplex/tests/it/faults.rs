@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, call_raw, eventually, fixture_server, http_send, names, rpc, tools};
+use crate::harness::{
+    Background, Gateway, call_raw, eventually, fixture_server, free_port, http_send, names, rpc,
+    tools,
+};
 
 fn call(gateway: &Gateway, tool: &str, args: &str) -> Value {
     gateway.client("legacy", "call", &[tool, args])
@@ -366,4 +369,41 @@ fn config_edits_that_break_or_delete_the_file_keep_the_running_config() {
                 .then_some(())
         },
     );
+}
+
+/// An HTTP upstream whose 500 page never ends: the gateway reads only its start, reports the
+/// status with the page's first line, and does not wait for the rest (it used to read the whole
+/// body, so a server like this one kept the connection attempt hanging until its timeout).
+#[test]
+fn an_error_page_that_never_ends_is_cut_short_and_reported() {
+    let port = free_port();
+    let child = std::process::Command::new(&tools().fixture)
+        .args(["--http", &format!("127.0.0.1:{port}"), "--endless-error"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the endless-error fixture");
+    let _upstream = Background(child);
+    eventually(
+        "the endless-error fixture to listen",
+        Duration::from_secs(20),
+        || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
+    );
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "endless": {"url": format!("http://127.0.0.1:{port}/mcp")}
+    }}));
+    let status = eventually(
+        "the server to fail with the upstream's status",
+        Duration::from_secs(10),
+        || {
+            let (_, body) = gateway.api("GET", "/api/v1/servers", "");
+            let status = body["servers"][0]["status"].as_str()?.to_owned();
+            status.starts_with("unhealthy").then_some(status)
+        },
+    );
+    assert!(
+        status.contains("500") && status.contains("internal error, line 0"),
+        "{status}"
+    );
+    assert!(status.chars().count() < 1000, "the page is cut: {status}");
 }
