@@ -7,7 +7,8 @@
 #     and the official conformance suite @modelcontextprotocol/conformance
 #   - the Debian packages postgresql and haproxy (apt-get, when missing): the cluster tests run
 #     scripts/cluster.sh (PostgreSQL, two replicas, HAProxy); without them those tests skip
-#   - a throwaway PostgreSQL server for the store's PostgreSQL tests (MCPLEX_TEST_POSTGRES)
+#   - a throwaway PostgreSQL server for the store's PostgreSQL tests (MCPLEX_TEST_POSTGRES), with
+#     TLS from a throwaway CA when openssl is there (MCPLEX_TEST_POSTGRES_CA)
 #   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace,
 #     with the `semantic` feature (hybrid search) on, so that both rankers are tested, and the
 #     `bench` feature (`mcplex bench`), whose retrieval benchmark a test runs: one build for all
@@ -54,6 +55,20 @@ cargo build --workspace --bins --tests "${features[@]}"
 # The store's PostgreSQL backend is tested against a throwaway server (MCPLEX_TEST_POSTGRES names
 # it; the tests make a database each), unless one is given or PostgreSQL is not installed. A
 # server that does not start is reported, and those tests then say they have nothing to run on.
+# With openssl at hand the server speaks TLS too, with a certificate for "localhost" from a
+# throwaway CA (MCPLEX_TEST_POSTGRES_CA names it): the store's connections then run over TLS
+# (sslmode prefer, the default), and the sslmode tests check each mode against it.
+make_test_certificates() {
+  local dir=$1
+  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n' >"$dir/ca.ext"
+  printf 'basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$dir/server.ext"
+  openssl req -new "${ec[@]}" -subj "/CN=mcplex test CA" -keyout "$dir/ca.key" -out "$dir/ca.csr" &&
+    openssl x509 -req -in "$dir/ca.csr" -signkey "$dir/ca.key" -days 2 -extfile "$dir/ca.ext" -out "$dir/ca.crt" &&
+    openssl req -new "${ec[@]}" -subj "/CN=localhost" -keyout "$dir/server.key" -out "$dir/server.csr" &&
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
+      -days 2 -extfile "$dir/server.ext" -out "$dir/server.crt"
+}
 start_test_postgres() {
   local pg_port
   pg_bin=$(compgen -G '/usr/lib/postgresql/*/bin' | sort -V | tail -n 1 || true)
@@ -67,8 +82,16 @@ start_test_postgres() {
   fi
   pg_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') || return 1
   "${as_pg[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U mcplex >"$pg_dir/initdb.log" 2>&1 || return 1
+  local tls=""
+  mkdir -p "$pg_dir/tls"
+  if command -v openssl >/dev/null && make_test_certificates "$pg_dir/tls" >"$pg_dir/tls.log" 2>&1; then
+    chmod 600 "$pg_dir/tls/server.key"
+    [ "$(id -u)" = 0 ] && chown -R postgres: "$pg_dir/tls"
+    tls="-c ssl=on -c ssl_cert_file=$pg_dir/tls/server.crt -c ssl_key_file=$pg_dir/tls/server.key"
+    export MCPLEX_TEST_POSTGRES_CA="$pg_dir/tls/ca.crt"
+  fi
   "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/postgres.log" -w -t 60 \
-    -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null || return 1
+    -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c max_connections=300 $tls" start >/dev/null || return 1
   trap '"${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast stop >/dev/null 2>&1; rm -rf "$pg_dir"' EXIT
   export MCPLEX_TEST_POSTGRES="postgres://mcplex@127.0.0.1:$pg_port"
   echo "test.sh: PostgreSQL for the store tests at $MCPLEX_TEST_POSTGRES" >&2

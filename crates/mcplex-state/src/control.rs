@@ -81,14 +81,14 @@ impl Store {
         let Db::Postgres(pg) = &self.db else {
             return None;
         };
-        let config = pg.config().clone();
+        let target = pg.target().clone();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let spawned = std::thread::Builder::new()
             .name("mcplex-store-listen".into())
             .spawn(move || {
                 while !stopped.load(Ordering::Relaxed) {
-                    let listened = config.connect(postgres::NoTls).and_then(|mut client| {
+                    let listened = target.connect().and_then(|mut client| {
                         client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
                         // Anything written while this was not listening is picked up now.
                         changed();

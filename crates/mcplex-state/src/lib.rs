@@ -20,6 +20,7 @@ mod dir;
 mod embeddings;
 mod error;
 mod logins;
+mod pg_tls;
 mod reviews;
 mod secret;
 mod sql;

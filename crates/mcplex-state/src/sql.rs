@@ -18,6 +18,7 @@ use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
 use crate::StateError;
+use crate::pg_tls::PgTarget;
 
 /// A query parameter.
 #[derive(Debug, Clone, Copy)]
@@ -134,7 +135,7 @@ pub(crate) enum Db {
 
 /// A PostgreSQL database: how to connect, and the connection (opened again when lost).
 pub(crate) struct Postgres {
-    config: postgres::Config,
+    target: PgTarget,
     client: Mutex<Option<postgres::Client>>,
 }
 
@@ -174,17 +175,17 @@ impl Db {
 }
 
 impl Postgres {
-    /// Connects to `url` (`postgres://user:password@host:port/database`).
+    /// Connects to `url` (`postgres://user:password@host:port/database[?sslmode=…]`).
     pub(crate) fn connect(url: &str) -> Result<Postgres, StateError> {
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e: postgres::Error| StateError::Store(e.to_string()))?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(std::time::Duration::from_secs(5));
+        let mut target = PgTarget::parse(url)?;
+        if target.config.get_connect_timeout().is_none() {
+            target
+                .config
+                .connect_timeout(std::time::Duration::from_secs(5));
         }
-        config.application_name("mcplex");
+        target.config.application_name("mcplex");
         let pg = Postgres {
-            config,
+            target,
             client: Mutex::new(None),
         };
         // Fail now, with the reason, rather than at the first request.
@@ -193,14 +194,14 @@ impl Postgres {
     }
 
     /// How to connect (for a second connection, such as a listener's).
-    pub(crate) fn config(&self) -> &postgres::Config {
-        &self.config
+    pub(crate) fn target(&self) -> &PgTarget {
+        &self.target
     }
 
     fn client(&self) -> Result<MutexGuard<'_, Option<postgres::Client>>, StateError> {
         let mut client = lock(&self.client);
         if client.as_ref().is_none_or(postgres::Client::is_closed) {
-            *client = Some(self.config.connect(postgres::NoTls)?);
+            *client = Some(self.target.connect()?);
         }
         Ok(client)
     }
