@@ -114,7 +114,7 @@ wait_port "$upstream_port"
 for ready_port in "$mcplex_port" ${baseline_port:-}; do
   wait_port "$ready_port"
   for _ in $(seq 1 300); do
-    curl -fsS "http://127.0.0.1:$ready_port/readyz" >/dev/null 2>&1 && break
+    curl -fsS "http://127.0.0.1:$ready_port/readyz?all" >/dev/null 2>&1 && break
     sleep 0.2
   done
 done

@@ -339,7 +339,7 @@ start() {
     MCPLEX_LOG="${MCPLEX_LOG:-info}" setsid "$mcplex" serve --config "$config" --listen "$authority" \
       "${store_args[@]}" </dev/null >>"$logs/replica-$i.log" 2>&1 &
     echo $! >"$run/replica-$i.pid"
-    until [ "$(http_status "$authority" /readyz)" = 200 ]; do
+    until [ "$(http_status "$authority" "/readyz?all")" = 200 ]; do
       running "$run/replica-$i.pid" "$authority" || die "replica r$i exited: see $logs/replica-$i.log"
       [ "$SECONDS" -lt "$deadline" ] || die "replica r$i not ready in time: see $logs/replica-$i.log"
       sleep 0.2

@@ -60,12 +60,12 @@ impl GatewayProcess {
         })
     }
 
-    /// Waits until `/readyz` answers 200 (every upstream ready), for at most `limit`.
+    /// Waits until `/readyz?all` answers 200 (every upstream ready), for at most `limit`.
     pub async fn wait_ready(&mut self, limit: Duration) -> Result<()> {
         let http = reqwest::Client::builder().no_proxy().build()?;
         let deadline = Instant::now() + limit;
         loop {
-            if let Ok(response) = http.get(format!("{}/readyz", self.base)).send().await
+            if let Ok(response) = http.get(format!("{}/readyz?all", self.base)).send().await
                 && response.status().is_success()
             {
                 return Ok(());

@@ -177,11 +177,17 @@ struct Readiness {
     store_reachable: Arc<AtomicBool>,
 }
 
-/// 200 when every enabled server is ready; otherwise 503. Where the guard allows the detail
+/// 200 when ready (below); otherwise 503. Where the guard allows the detail
 /// (no authentication required, or the admin API key presented) the body lists each server's
 /// status, so an operator sees which upstreams are not ready and why, and, while the startup
 /// wait holds listings, for which servers and how much longer; otherwise it says only
 /// `{"ready": …}`.
+///
+/// Ready means this gateway can take traffic: its store answers and the startup wait is over (its
+/// first listings are as complete as they will be). An upstream that is down is not counted: it
+/// is most often down for every replica alike, and a load balancer that took them all out over
+/// it would stop every other server's tools too. `?all` also asks every enabled server to be ready (for
+/// deploy scripts and tests that wait for a complete gateway). Each server's state is in the body.
 async fn readyz(State(readiness): State<Readiness>, request: Request) -> impl IntoResponse {
     let Readiness {
         gateway,
@@ -191,14 +197,18 @@ async fn readyz(State(readiness): State<Readiness>, request: Request) -> impl In
         .extensions()
         .get::<ReadyDetail>()
         .is_none_or(|detail| detail.0);
+    let every_server = request.uri().query().is_some_and(asks_for_every_server);
     let snapshot = gateway.snapshot();
     let store = store_reachable.load(Ordering::Relaxed);
-    let mut ready = store;
+    let startup_pending = gateway.startup_pending();
+    let mut ready = store && startup_pending.is_none();
     let servers: serde_json::Map<String, serde_json::Value> = snapshot
         .servers()
         .iter()
         .map(|(name, view)| {
-            ready &= matches!(view.status, ServerStatus::Ready | ServerStatus::Disabled);
+            if every_server {
+                ready &= matches!(view.status, ServerStatus::Ready | ServerStatus::Disabled);
+            }
             (
                 name.clone(),
                 json!({"status": view.status.to_string(), "tools": view.tool_count}),
@@ -215,7 +225,7 @@ async fn readyz(State(readiness): State<Readiness>, request: Request) -> impl In
     }
     let store = if store { "reachable" } else { "unreachable" };
     let mut body = json!({"ready": ready, "store": store, "servers": servers});
-    if let Some((waiting_for, left)) = gateway.startup_pending() {
+    if let Some((waiting_for, left)) = startup_pending {
         // Listings are held for these servers (startup_wait), for at most this long.
         body["startup_wait"] = json!({
             "waiting_for": waiting_for,
@@ -223,4 +233,12 @@ async fn readyz(State(readiness): State<Readiness>, request: Request) -> impl In
         });
     }
     (status, Json(body))
+}
+
+/// `all`, `all=1` or `all=true` among the query's parameters.
+fn asks_for_every_server(query: &str) -> bool {
+    query.split('&').any(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        key == "all" && matches!(value, "" | "1" | "true")
+    })
 }

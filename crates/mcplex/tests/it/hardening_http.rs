@@ -545,8 +545,8 @@ fn a_host_or_origin_with_text_after_the_brackets_is_not_loopback() {
 #[test]
 fn readyz_off_loopback_says_only_ready_without_the_api_key() {
     let gateway = Gateway::start_bound(fixture_config(json!({})), "0.0.0.0", &[]);
-    eventually("the gateway to be ready", Duration::from_secs(60), || {
-        (gateway.get("/readyz").0 == 200).then_some(())
+    eventually("every server to be ready", Duration::from_secs(60), || {
+        (gateway.get("/readyz?all").0 == 200).then_some(())
     });
     let (status, body) = gateway.get("/readyz");
     assert_eq!(status, 200);

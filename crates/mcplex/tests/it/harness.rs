@@ -243,11 +243,11 @@ impl Gateway {
             .unwrap_or(answer)
     }
 
-    /// Waits until `/readyz` says every server is ready.
+    /// Waits until `/readyz?all` says every server is ready.
     pub fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let (status, body) = self.get("/readyz");
+            let (status, body) = self.get("/readyz?all");
             if status == 200 {
                 return;
             }

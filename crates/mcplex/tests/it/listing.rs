@@ -196,12 +196,18 @@ fn health_and_readiness_report_each_server() {
         "fixture ready while hung still connects",
         std::time::Duration::from_secs(20),
         || {
-            let (status, body) = gateway.get("/readyz");
+            let (status, body) = gateway.get("/readyz?all");
             let parsed: Value = serde_json::from_str(&body).ok()?;
             (parsed["servers"]["fixture"]["status"] == "ready").then_some((status, body))
         },
     );
-    assert_eq!(status, 503, "{body}");
+    assert_eq!(status, 503, "?all waits for every server: {body}");
+    let body: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(body["servers"]["hung"]["status"], "connecting");
+    // Without ?all the gateway takes traffic (the startup wait is over, the store answers): a
+    // load balancer must not take every replica out over one upstream. The body still says it.
+    let (status, body) = gateway.get("/readyz");
+    assert_eq!(status, 200, "{body}");
     let body: Value = serde_json::from_str(&body).expect("json");
     assert_eq!(body["servers"]["hung"]["status"], "connecting");
     // A server that never answers does not delay the others.
