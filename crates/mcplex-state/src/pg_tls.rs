@@ -153,19 +153,20 @@ fn client_config(mode: SslMode, root_cert: Option<PathBuf>) -> Result<ClientConf
         SslMode::Require => root_cert.is_some(),
         SslMode::VerifyCa | SslMode::VerifyFull => true,
     };
-    let verifier: Arc<dyn ServerCertVerifier> = if checks_chain {
+    let chain = if checks_chain {
         let roots = Arc::new(roots(root_cert)?);
-        let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)
+        let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
             .build()
             .map_err(|e| StateError::Store(format!("TLS to PostgreSQL: {e}")))?;
-        if mode == SslMode::VerifyFull {
-            webpki
-        } else {
-            Arc::new(AnyName(webpki))
-        }
+        Some(webpki)
     } else {
-        Arc::new(Unchecked(provider.signature_verification_algorithms))
+        None
     };
+    let verifier = Arc::new(ServerCheck {
+        chain,
+        name: mode == SslMode::VerifyFull,
+        algorithms: provider.signature_verification_algorithms,
+    });
     Ok(builder
         .dangerous()
         .with_custom_certificate_verifier(verifier)
@@ -203,11 +204,18 @@ fn roots(root_cert: Option<PathBuf>) -> Result<RootCertStore, StateError> {
     Ok(roots)
 }
 
-/// `verify-ca`: the chain must lead to a root; the name in the certificate is not compared.
+/// What is checked of the server's certificate: its chain (`verify-ca`, `verify-full`, or
+/// `require` with roots), and its name (`verify-full`). With no chain to check (`prefer`,
+/// `require` without roots), as libpq: encrypted, the certificate taken as sent. The handshake's
+/// signatures are checked in every mode.
 #[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
+struct ServerCheck {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    name: bool,
+    algorithms: WebPkiSupportedAlgorithms,
+}
 
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for ServerCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -216,14 +224,14 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
+            )) if !self.name => Ok(ServerCertVerified::assertion()),
+            checked => checked,
         }
     }
 
@@ -233,7 +241,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -242,51 +250,11 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `prefer` and `require` without roots, as libpq: encrypted, the certificate not checked (the
-/// handshake's signatures still are).
-#[derive(Debug)]
-struct Unchecked(WebPkiSupportedAlgorithms);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 

@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Background, Gateway, call_raw, eventually, fixture_server, free_port, http_send, names, rpc,
-    tools,
+    Gateway, call_raw, eventually, fixture_server, http_fixture, http_send, names, rpc, tools,
 };
 
 fn call(gateway: &Gateway, tool: &str, args: &str) -> Value {
@@ -376,19 +375,7 @@ fn config_edits_that_break_or_delete_the_file_keep_the_running_config() {
 /// body, so a server like this one kept the connection attempt hanging until its timeout).
 #[test]
 fn an_error_page_that_never_ends_is_cut_short_and_reported() {
-    let port = free_port();
-    let child = std::process::Command::new(&tools().fixture)
-        .args(["--http", &format!("127.0.0.1:{port}"), "--endless-error"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn the endless-error fixture");
-    let _upstream = Background(child);
-    eventually(
-        "the endless-error fixture to listen",
-        Duration::from_secs(20),
-        || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
-    );
+    let (_upstream, port) = http_fixture(&["--endless-error"]);
     let gateway = Gateway::start(json!({"mcpServers": {
         "endless": {"url": format!("http://127.0.0.1:{port}/mcp")}
     }}));

@@ -2,36 +2,16 @@
 //! text that leaves the process, the upstream environment allow-list, the state file's mode, and
 //! withheld tools called by the display name an agent already has.
 
-use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Background, Gateway, call_raw, eventually, fixture_server, free_port, pull_the_rug, tools,
+    Gateway, call_raw, eventually, fixture_server, free_port, http_fixture, pull_the_rug, tools,
 };
-
-/// The fixture on HTTP, refusing everything with a 401 that echoes the request's target and
-/// headers (a careless upstream).
-fn denying_upstream() -> (Background, u16) {
-    let port = free_port();
-    let child = Command::new(&tools().fixture)
-        .args(["--http", &format!("127.0.0.1:{port}"), "--deny-echo"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the denying fixture");
-    let background = Background(child);
-    eventually(
-        "the denying fixture to listen",
-        Duration::from_secs(20),
-        || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
-    );
-    (background, port)
-}
 
 /// `mcplex` with extra environment variables: (exit code, stdout + stderr).
 fn mcplex_with_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
@@ -81,7 +61,7 @@ fn everything_shown(gateway: &Gateway) -> Vec<(&'static str, String)> {
 
 #[test]
 fn url_credentials_and_secrets_an_upstream_echoes_never_leave_the_gateway() {
-    let (_upstream, port) = denying_upstream();
+    let (_upstream, port) = http_fixture(&["--deny-echo"]);
     let closed = free_port();
     let servers = json!({
         // User info and a query key in the URL; a secret header. The upstream's 401 page echoes

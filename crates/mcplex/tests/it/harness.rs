@@ -101,6 +101,26 @@ pub fn fixture_server(name: &str, extra: &[&str]) -> Value {
     json!({"command": tools().fixture, "args": args})
 }
 
+/// Our fixture serving HTTP on a free loopback port with `extra` arguments (e.g. a fault such as
+/// `--deny-echo`), once it listens; the process ends with the returned guard.
+pub fn http_fixture(extra: &[&str]) -> (Background, u16) {
+    let port = free_port();
+    let child = Command::new(&tools().fixture)
+        .args(["--http", &format!("127.0.0.1:{port}")])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the HTTP fixture");
+    let background = Background(child);
+    eventually(
+        "the HTTP fixture to listen",
+        Duration::from_secs(20),
+        || TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()),
+    );
+    (background, port)
+}
+
 /// `command` entry for our fixture on stdio that creates `marker` when it is started, so that a
 /// test can tell whether the gateway ever started it.
 pub fn marked_fixture_server(name: &str, marker: &Path) -> Value {
