@@ -59,6 +59,16 @@ def raw(base, method, path, headers, body=None):
         return e.code, e.read().decode()
 
 
+def mcp_status(base, token):
+    """The HTTP status and error of an initialize on /mcp presenting `token`."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    status, text = raw(base, "POST", "/mcp", {
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"}, body)
+    return {"status": status, "error": json.loads(text).get("error") if status != 200 else None}
+
+
 class Shots:
     def __init__(self, folder, prefix):
         self.folder, self.prefix, self.taken = folder, prefix, []
@@ -249,6 +259,8 @@ def scenario_tokens(opts, browser, shots):
     page.fill("#api-key", opts.key)
     page.press("#api-key", "Enter")
     expect(page.locator("h1#page-title")).to_have_text("Overview")
+    page.reload()
+    page.wait_for_selector("h1#page-title")
     facts["keyboard_focus"] = keyboard(page)
 
     # Create a token with the scope picker; the secret is shown once.
@@ -273,6 +285,7 @@ def scenario_tokens(opts, browser, shots):
     code, out, err = agent(base, "call", "fixture__echo", json.dumps({"hello": "dashboard"}), token=secret)
     assert code == 0, err
     facts["agent_call"] = out
+    facts["before_revoke_http"] = mcp_status(base, secret)
     called = time.monotonic()
     expect(page.locator("tbody tr", has_text="agent-1").first).to_be_visible(timeout=2000)
     facts["activity_seconds"] = round(time.monotonic() - called, 2)
@@ -288,7 +301,7 @@ def scenario_tokens(opts, browser, shots):
     page.click("#revoke-agent-1")
     expect(page.locator("tbody tr", has_text="agent-1")).to_contain_text("revoked")
     code, out, err = agent(base, "call", "fixture__echo", "{}", token=secret)
-    facts["after_revoke"] = {"exit": code, "unauthorized": "401" in err or "Unauthorized" in err}
+    facts["after_revoke"] = {"agent_exit": code, "http": mcp_status(base, secret)}
     shots.take(page, "tokens-revoked")
     context.close()
     return facts

@@ -91,7 +91,7 @@ function showLogin(message) {
       const answer = await post("/ui/login", { key: key.value });
       csrf = answer.csrf;
       key.value = "";
-      start();
+      start(true);
     } catch (err) {
       fill(error, problem(err.message));
       key.focus();
@@ -170,12 +170,13 @@ async function route() {
   }
 }
 
-function start() {
+/** Shows the pages; after a login the focus moves to the page (at boot it stays at the top). */
+function start(focusPage) {
   nav.hidden = false;
   logoutButton.hidden = false;
-  if (!location.hash) location.hash = "#/overview";
+  if (!location.hash) history.replaceState(null, "", "#/overview");
   route();
-  main.focus();
+  if (focusPage) main.focus();
 }
 
 window.addEventListener("hashchange", () => { route(); main.focus(); });
@@ -184,7 +185,7 @@ window.addEventListener("hashchange", () => { route(); main.focus(); });
   const response = await fetch("/ui/session", { credentials: "same-origin" }).catch(() => null);
   if (response && response.ok) {
     csrf = (await response.json()).csrf;
-    start();
+    start(false);
   } else if (response) {
     showLogin(null);
   } else {

@@ -46,10 +46,11 @@ export function problem(message) {
 export function table(caption, headers, rows, empty) {
   if (!rows.length) return h("p", { class: "muted" }, empty || "Nothing to show.");
   return h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": caption },
-    h("table", {},
+    h("table", { class: "list" },
       h("caption", { class: "sr" }, caption),
       h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((c) => h("td", {}, c)))))));
+      h("tbody", {}, rows.map((cells) => h("tr", {},
+        cells.map((c, i) => h("td", { "data-label": headers[i] || null }, c)))))));
 }
 
 /** Client-side paging of `items`: the page's slice and its controls. */

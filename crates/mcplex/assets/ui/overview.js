@@ -26,21 +26,28 @@ export async function overview(root, cx) {
     last = key;
     const counts = Object.fromEntries(stats.servers.map((s) => [s.server, s]));
     const list = servers.servers;
-    const ready = list.filter((s) => s.status === "ready" && s.state === "approved").length;
-    const tools = list.reduce((n, s) => n + (s.tools || 0) - (s.withheld || 0), 0);
+    const enabled = list.filter((s) => s.status !== "disabled");
+    const connected = enabled.filter((s) => s.status === "ready").length;
+    const quarantined = list.filter((s) => s.state === "quarantined").length;
+    const served = list.reduce((n, s) => n + (s.tools || 0), 0);
     const calls = stats.servers.reduce((n, s) => n + s.calls, 0);
     const errors = stats.servers.reduce((n, s) => n + s.errors, 0);
-    const waiting = approvals.servers.length + approvals.tools.length;
-    const allReady = ready === list.filter((s) => s.status !== "disabled").length;
+    const tools = approvals.tools.filter((t) => t.reason !== "server_quarantined").length;
+    const waiting = [
+      approvals.servers.length ? `${approvals.servers.length} server(s)` : null,
+      tools ? `${tools} tool(s)` : null,
+    ].filter(Boolean);
+    const allReady = connected === enabled.length;
     fill(body,
       h("div", { class: "cards" },
-        card("Readiness", allReady ? "All servers ready" : `${ready} of ${list.length} servers ready`, allReady ? "good" : "warn"),
-        card("Tools served", String(tools)),
-        card("Waiting for you", waiting ? `${waiting} to review` : "Nothing", waiting ? "warn" : "good",
-          waiting ? h("a", { href: approvals.servers.length ? "#/servers" : "#/tools" }, "Review") : null),
+        card("Readiness", allReady ? `All ${enabled.length} servers connected` : `${connected} of ${enabled.length} servers connected`,
+          allReady ? "good" : "warn", quarantined ? h("p", { class: "muted" }, `${quarantined} quarantined`) : null),
+        card("Tools served", String(served)),
+        card("Waiting for you", waiting.length ? waiting.join(", ") : "Nothing to review", waiting.length ? "warn" : "good",
+          waiting.length ? h("a", { href: approvals.servers.length ? "#/servers" : "#/tools" }, "Review") : null),
         card("Calls, last hour", `${calls} (${errors} failed)`, errors ? "warn" : null)),
       h("h2", {}, "Servers"),
-      table("Servers", ["Server", "State", "Tools", "Withheld", "Restarts", "Calls (1 h)", "Errors (1 h)"],
+      table("Servers", ["Server", "State", "Tools served", "Withheld", "Restarts", "Calls (1 h)", "Errors (1 h)"],
         list.map((s) => {
           const c = counts[s.name] || { calls: 0, errors: 0, restarts: 0 };
           return [h("a", { href: "#/servers" }, s.name), badge(statusWord(s)), String(s.tools ?? "—"),
@@ -87,7 +94,7 @@ export async function servers(root, cx) {
     last = key;
     const focused = document.activeElement && document.activeElement.id;
     const { slice, controls } = paged(answer.servers, paging, PAGE, () => { last = ""; refresh(); });
-    fill(body, table("Servers", ["Server", "State", "Tools", "Withheld", "Actions"], slice.map((s) => [
+    fill(body, table("Servers", ["Server", "State", "Tools served", "Withheld", "Actions"], slice.map((s) => [
       h("strong", {}, s.name),
       badge(statusWord(s)),
       String(s.tools ?? "—"),

@@ -105,7 +105,7 @@ function secretBox(answer) {
   const secret = h("input", { id: "token-secret", readonly: true, value: answer.token, "aria-label": "The new token's secret" });
   const copied = h("span", { "aria-live": "polite" });
   return h("div", { class: "card secret", role: "status" },
-    h("h2", {}, `Token ${answer.record.name} created`),
+    h("h2", {}, `Token ${answer.name} created`),
     h("p", {}, h("strong", {}, "Copy it now: "), "this is the only time the secret is shown."),
     h("div", { class: "row" }, secret,
       h("button", { type: "button", onclick: async () => {

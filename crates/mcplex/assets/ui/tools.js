@@ -149,7 +149,7 @@ export async function review(root, cx, id) {
           h("section", { class: "card", "aria-label": "New definition" },
             h("h2", {}, same ? "Observed (same) " : "New ", h("code", { id: "shown-hash" }, short(observed.hash))),
             h("h3", {}, "Description"), description.right)),
-        h("h3", {}, "Name and schema"),
+        h("h3", {}, schema.changed ? "Name and schema" : "Name and schema (unchanged)"),
         h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Schema differences" }, schema.table),
         h("p", { class: "muted" }, description.changed || schema.changed
           ? "Removed text is struck through on the left, added text underlined on the right."

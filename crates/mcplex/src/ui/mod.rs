@@ -48,6 +48,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("tools.js", JS, include_str!("../../assets/ui/tools.js")),
     ("tokens.js", JS, include_str!("../../assets/ui/tokens.js")),
     ("activity.js", JS, include_str!("../../assets/ui/activity.js")),
+    ("favicon.svg", "image/svg+xml", include_str!("../../assets/ui/favicon.svg")),
 ];
 const JS: &str = "text/javascript; charset=utf-8";
 const INDEX: &str = include_str!("../../assets/ui/index.html");
@@ -146,7 +147,8 @@ async fn login_link(State(access): State<Arc<Access>>, Path(token): Path<String>
 }
 
 const LINK_REFUSED: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-<title>mcplex: login link refused</title><link rel=\"stylesheet\" href=\"/ui/app.css\"></head>\
+<title>mcplex: login link refused</title><link rel=\"stylesheet\" href=\"/ui/app.css\">\
+<link rel=\"icon\" href=\"/ui/favicon.svg\"></head>\
 <body><main class=\"notice\"><h1>This login link cannot be used</h1><p>A login link works once, \
 within five minutes of the gateway's start. <a href=\"/ui/\">Log in with the API key</a> \
 instead (it is in the api_key file of the data directory).</p></main></body></html>";
