@@ -273,7 +273,13 @@ fn the_audit_log_filters_by_outcome_and_caller_pages_and_counts() {
             method: "tools/call".to_owned(),
         };
         let rows: Vec<Activity> = (1..=6)
-            .map(|n| row(n, (n > 3).then_some("ci"), if n == 5 { "timeout" } else { "ok" }))
+            .map(|n| {
+                row(
+                    n,
+                    (n > 3).then_some("ci"),
+                    if n == 5 { "timeout" } else { "ok" },
+                )
+            })
             .collect();
         store.record_activity(&rows, 0).expect("record");
         let read = |query: ActivityQuery| -> Vec<i64> {
@@ -285,7 +291,10 @@ fn the_audit_log_filters_by_outcome_and_caller_pages_and_counts() {
             offset,
             ..Default::default()
         };
-        assert_eq!((read(page(0)), read(page(2)), read(page(4))), (vec![6, 5], vec![4, 3], vec![2, 1]));
+        assert_eq!(
+            (read(page(0)), read(page(2)), read(page(4))),
+            (vec![6, 5], vec![4, 3], vec![2, 1])
+        );
         let failed = ActivityQuery {
             limit: 10,
             status: Some("timeout".into()),
@@ -304,7 +313,10 @@ fn the_audit_log_filters_by_outcome_and_caller_pages_and_counts() {
             .iter()
             .map(|c| (c.tool.as_str(), c.status.as_str(), c.count))
             .collect();
-        assert_eq!(counted, [("a:x", "ok", 3), ("b:y", "ok", 1), ("b:y", "timeout", 1)]);
+        assert_eq!(
+            counted,
+            [("a:x", "ok", 3), ("b:y", "ok", 1), ("b:y", "timeout", 1)]
+        );
     }
 }
 

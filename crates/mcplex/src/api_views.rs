@@ -112,13 +112,15 @@ async fn stats(State(state): State<ApiState>) -> Response {
     let since_ms = mcplex_state::now_unix()
         .saturating_sub(3600)
         .saturating_mul(1000);
-    let counts =
-        match off_runtime(state.access.store(), move |store| store.activity_counts(since_ms)).await
-        {
-            Ok(Ok(counts)) => counts,
-            Ok(Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
-            Err(failed) => return failed,
-        };
+    let counts = match off_runtime(state.access.store(), move |store| {
+        store.activity_counts(since_ms)
+    })
+    .await
+    {
+        Ok(Ok(counts)) => counts,
+        Ok(Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+        Err(failed) => return failed,
+    };
     let snapshot = state.gateway.snapshot();
     let mut servers: BTreeMap<String, ServerStats> = snapshot
         .servers()
@@ -163,10 +165,7 @@ fn restarts(server: &str) -> u64 {
 }
 
 async fn search(State(state): State<ApiState>, Json(request): Json<SearchRequest>) -> Response {
-    let limit = request
-        .limit
-        .unwrap_or(SEARCH_DEFAULT)
-        .clamp(1, SEARCH_MAX);
+    let limit = request.limit.unwrap_or(SEARCH_DEFAULT).clamp(1, SEARCH_MAX);
     let snapshot = state.gateway.snapshot();
     let vector = state.gateway.query_vector(&snapshot, &request.query).await;
     let ranking = if vector.is_some() && snapshot.has_vectors() {

@@ -39,16 +39,32 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-
 
 /// The page's files: (name under `/ui/`, content type, content).
 const ASSETS: &[(&str, &str, &str)] = &[
-    ("app.css", "text/css; charset=utf-8", include_str!("../../assets/ui/app.css")),
+    (
+        "app.css",
+        "text/css; charset=utf-8",
+        include_str!("../../assets/ui/app.css"),
+    ),
     ("app.js", JS, include_str!("../../assets/ui/app.js")),
     ("dom.js", JS, include_str!("../../assets/ui/dom.js")),
     ("diff.js", JS, include_str!("../../assets/ui/diff.js")),
     ("form.js", JS, include_str!("../../assets/ui/form.js")),
-    ("overview.js", JS, include_str!("../../assets/ui/overview.js")),
+    (
+        "overview.js",
+        JS,
+        include_str!("../../assets/ui/overview.js"),
+    ),
     ("tools.js", JS, include_str!("../../assets/ui/tools.js")),
     ("tokens.js", JS, include_str!("../../assets/ui/tokens.js")),
-    ("activity.js", JS, include_str!("../../assets/ui/activity.js")),
-    ("favicon.svg", "image/svg+xml", include_str!("../../assets/ui/favicon.svg")),
+    (
+        "activity.js",
+        JS,
+        include_str!("../../assets/ui/activity.js"),
+    ),
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_str!("../../assets/ui/favicon.svg"),
+    ),
 ];
 const JS: &str = "text/javascript; charset=utf-8";
 const INDEX: &str = include_str!("../../assets/ui/index.html");
@@ -93,7 +109,9 @@ async fn index() -> Response {
 
 async fn asset(Path(file): Path<String>) -> Response {
     match ASSETS.iter().find(|(name, _, _)| *name == file) {
-        Some((_, content_type, body)) => ([(header::CONTENT_TYPE, *content_type)], *body).into_response(),
+        Some((_, content_type, body)) => {
+            ([(header::CONTENT_TYPE, *content_type)], *body).into_response()
+        }
         None => error(StatusCode::NOT_FOUND, format!("no dashboard file {file:?}")),
     }
 }
@@ -177,6 +195,9 @@ fn with_cookie(mut response: Response, id: &str) -> Response {
             response.headers_mut().insert(header::SET_COOKIE, value);
             response
         }
-        Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "cannot set the session cookie"),
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "cannot set the session cookie",
+        ),
     }
 }

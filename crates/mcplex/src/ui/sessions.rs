@@ -119,7 +119,12 @@ impl Sessions {
     }
 
     /// Uses the login link `token`: a new session when it is live and unused; never twice.
-    pub fn redeem(&self, token: &str, now: Instant, now_unix: i64) -> Option<Result<Opened, String>> {
+    pub fn redeem(
+        &self,
+        token: &str,
+        now: Instant,
+        now_unix: i64,
+    ) -> Option<Result<Opened, String>> {
         {
             let mut table = self.table();
             let found = table
@@ -153,7 +158,10 @@ mod tests {
         assert_ne!(a.csrf, a.id);
         assert_eq!(a.id.len(), 64);
         assert_eq!(a.expires_at, 1000 + 8 * 3600);
-        assert_eq!(sessions.lookup(&a.id, now), Some((a.csrf.clone(), a.expires_at)));
+        assert_eq!(
+            sessions.lookup(&a.id, now),
+            Some((a.csrf.clone(), a.expires_at))
+        );
         assert_eq!(sessions.lookup("made-up", now), None);
         assert_eq!(sessions.lookup(&a.id, now + SESSION_LIFETIME), None);
         sessions.close(&a.id);
@@ -168,7 +176,10 @@ mod tests {
         let now = Instant::now();
         let link = sessions.login_link(now).expect("link");
         assert!(sessions.redeem("made-up", now, 0).is_none());
-        let opened = sessions.redeem(&link, now, 0).expect("live").expect("opened");
+        let opened = sessions
+            .redeem(&link, now, 0)
+            .expect("live")
+            .expect("opened");
         assert!(sessions.lookup(&opened.id, now).is_some());
         assert!(sessions.redeem(&link, now, 0).is_none(), "used twice");
         let stale = sessions.login_link(now).expect("link");
