@@ -120,6 +120,14 @@ def scenario_review(opts, browser, shots):
     shots.take(page, "servers")
     page.click("#approve-q")
     expect(page.locator("#quarantine-q")).to_be_visible()
+    # A decision made elsewhere (the CLI goes through the same API) shows without a reload.
+    bearer = {"Authorization": f"Bearer {opts.key}"}
+    facts["elsewhere_quarantine"] = raw(base, "POST", "/api/v1/servers/fixture/quarantine", bearer)[0]
+    started = time.monotonic()
+    expect(page.locator("#approve-fixture")).to_be_visible(timeout=5000)
+    facts["elsewhere_seconds"] = round(time.monotonic() - started, 2)
+    raw(base, "POST", "/api/v1/servers/fixture/approve", bearer)
+    expect(page.locator("#quarantine-fixture")).to_be_visible(timeout=5000)
     goto(page, base, "tools")
     page.select_option("#filter-server", "q")
     expect(page.locator("table")).to_contain_text("q:echo")
@@ -287,7 +295,8 @@ def scenario_tokens(opts, browser, shots):
     facts["agent_call"] = out
     facts["before_revoke_http"] = mcp_status(base, secret)
     called = time.monotonic()
-    expect(page.locator("tbody tr", has_text="agent-1").first).to_be_visible(timeout=2000)
+    row = page.locator("tbody tr", has_text="agent-1").first
+    row.wait_for(timeout=15000)
     facts["activity_seconds"] = round(time.monotonic() - called, 2)
     facts["activity_row"] = page.locator("tbody tr", has_text="agent-1").first.inner_text()
     page.fill("#activity-token", "agent-1")

@@ -33,7 +33,7 @@ export async function activity(root, cx) {
     if (outcome.value) query.set("status", outcome.value);
     const answer = await cx.api("GET", `/api/v1/activity?${query}`);
     live.textContent = paging.offset === 0
-      ? `Live: newest first, updated every second (last read ${new Date().toLocaleTimeString()}).`
+      ? `Live: newest first, updated twice a second (last read ${new Date().toLocaleTimeString()}).`
       : "Older calls: not updated live. Go back to the newest page to follow.";
     const key = JSON.stringify([answer, paging.offset]);
     if (key === last) return;
@@ -60,7 +60,7 @@ export async function activity(root, cx) {
     }, ["Newer", "Older"]));
   }
   await refresh();
-  return { refresh: () => (paging.offset === 0 ? refresh() : Promise.resolve()), every: 1000 };
+  return { refresh: () => (paging.offset === 0 ? refresh() : Promise.resolve()), every: 500 };
 }
 
 export async function search(root, cx) {

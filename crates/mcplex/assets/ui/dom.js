@@ -83,8 +83,10 @@ export function short(hash) {
 
 /** A status word as a badge whose class follows the word. */
 export function badge(word) {
-  const kind = String(word).split(":")[0].replace(/[^a-z_]/g, "");
-  return h("span", { class: `badge b-${kind}` }, word);
+  const [head, ...reason] = String(word).split(": ");
+  const kind = head.replace(/[^a-z_]/g, "");
+  const shown = h("span", { class: `badge b-${kind}` }, head.replaceAll("_", " "));
+  return reason.length ? h("span", {}, shown, " ", h("span", { class: "reason" }, reason.join(": "))) : shown;
 }
 
 /** The element whose content should not be rebuilt while the user is typing in it. */

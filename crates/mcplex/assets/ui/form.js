@@ -12,7 +12,7 @@ export async function tryTool(root, cx, id) {
   const picker = h("select", { id: "try-tool" }, h("option", { value: "" }, "Choose a tool…"),
     served.map((t) => h("option", { value: t.id, selected: t.id === id }, `${t.id} (${t.name})`)));
   picker.addEventListener("change", () => cx.navigate(`#/try/${encodeURIComponent(picker.value)}`));
-  root.append(h("label", { for: "try-tool" }, "Tool"), picker);
+  root.append(h("div", { class: "field" }, h("label", { for: "try-tool" }, "Tool"), picker));
   if (!id) return;
   const tool = served.find((t) => t.id === id);
   if (!tool) { root.append(problem(`${id} is not a served tool: it is unknown, withheld or blocked.`)); return; }

@@ -57,7 +57,7 @@ export async function tools(root, cx) {
       table("Tools", ["Tool", "Name", "State", "Permission", "Pin", "Actions"], slice.map((t) => [
         h("a", { href: `#/tools/${encodeURIComponent(t.id)}` }, t.id),
         t.name || h("span", { class: "muted" }, t.reason ? t.reason.replaceAll("_", " ") : "—"),
-        badge(t.status + (t.deferred ? " (deferred)" : "")),
+        h("span", {}, badge(t.status), t.deferred ? " deferred" : ""),
         t.permission,
         h("code", {}, short(t.pin)),
         h("div", { class: "actions" },

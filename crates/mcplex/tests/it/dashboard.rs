@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, fixture_server, http_send, tools};
+use crate::harness::{Gateway, call_raw, fixture_server, http_send, tools};
 
 /// The browser, or `None` (with the reason printed) when this machine has none.
 fn chromium() -> Option<PathBuf> {
@@ -100,6 +100,9 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
         after.contains(&json!("q__echo")) && seen["q_rows"].as_u64() >= Some(9),
         "{seen}"
     );
+    // A quarantine made outside the page (as the CLI makes it) shows there without a reload.
+    assert_eq!(seen["elsewhere_quarantine"], 200, "{seen}");
+    assert!(seen["elsewhere_seconds"].as_f64() < Some(5.0), "{seen}");
     // Its stderr tail, with the secret redacted.
     let tail = seen["stderr_tail"].as_str().unwrap_or_default();
     assert!(
@@ -279,4 +282,48 @@ fn the_dashboard_answers_with_a_strict_policy_and_its_api_needs_a_login() {
     );
     assert_eq!(status, 200, "{answer}");
     assert!(!answer.contains(&gateway.api_key()));
+}
+
+#[test]
+fn the_pages_search_ranks_and_scores_exactly_as_retrieve_tools() {
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "a": fixture_server("a", &[]),
+        "b": fixture_server("b", &[])
+    }}));
+    gateway.wait_ready();
+    for query in ["add numbers", "process id", "tool list changed", "weather"] {
+        let body = json!({"query": query, "limit": 6}).to_string();
+        let (status, page) = gateway.api("POST", "/api/v1/search", &body);
+        assert_eq!(status, 200, "{page}");
+        let answer = call_raw(
+            &gateway,
+            "/mcp/call",
+            None,
+            "retrieve_tools",
+            json!({"query": query, "limit": 6}),
+        );
+        let answer: Value = serde_json::from_str(&answer).expect("json");
+        let agent = &answer["result"]["structuredContent"];
+        let ranked = |tools: &Value| -> Vec<(String, f64)> {
+            tools
+                .as_array()
+                .map(|all| {
+                    all.iter()
+                        .map(|t| {
+                            (
+                                t["id"].as_str().unwrap_or_default().to_owned(),
+                                t["score"].as_f64().unwrap_or(-1.0),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            ranked(&page["tools"]),
+            ranked(&agent["tools"]),
+            "{query}: {page} vs {agent}"
+        );
+        assert_eq!(page["total"], agent["total"], "{query}");
+    }
 }
