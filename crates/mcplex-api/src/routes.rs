@@ -72,6 +72,18 @@ pub mod paths {
     pub const PROJECTION_SEARCH: &str = "/api/v1/projection/{provider}/search";
     /// `POST` [`crate::CallRequest`]: the tool's MCP result.
     pub const CALL: &str = "/api/v1/call";
+    /// `GET` (`?hash` absent): [`crate::ToolReview`], the pinned and the observed definition.
+    pub const TOOL_REVIEW: &str = "/api/v1/tools/{id}/review";
+    /// `GET` [`crate::ActivityFilter`]: [`crate::ActivityAnswer`].
+    pub const ACTIVITY: &str = "/api/v1/activity";
+    /// `GET`: [`crate::StatsAnswer`].
+    pub const STATS: &str = "/api/v1/stats";
+    /// `POST` [`crate::SearchRequest`]: [`crate::SearchAnswer`].
+    pub const SEARCH: &str = "/api/v1/search";
+    /// `GET`: [`crate::ConfigAnswer`].
+    pub const CONFIG: &str = "/api/v1/config";
+    /// `GET`: [`crate::StderrAnswer`].
+    pub const SERVER_STDERR: &str = "/api/v1/servers/{name}/stderr";
 
     pub fn projection(provider: &str) -> String {
         format!("/api/v1/projection/{}", encode_segment(provider))

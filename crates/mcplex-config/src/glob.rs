@@ -15,6 +15,11 @@ impl Glob {
         }
     }
 
+    /// The pattern as written.
+    pub fn pattern(&self) -> String {
+        self.pattern.iter().collect()
+    }
+
     /// Whether the whole of `text` matches.
     pub fn matches(&self, text: &str) -> bool {
         let text: Vec<char> = text.chars().collect();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use std::time::{Duration, Instant};
 
-use mcplex_catalog::{ServerStatus, Snapshot};
+use mcplex_catalog::{Diagnostic, ServerStatus, Snapshot};
 use mcplex_config::Config;
 use mcplex_upstream::{BuiltinConnector, Logins, UpstreamEvent, UpstreamNotice, Upstreams};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -31,6 +31,8 @@ pub struct Gateway {
     pub(crate) audit: std::sync::OnceLock<Audit>,
     /// The sentence-embedding model, once attached: searches turn hybrid.
     semantic: std::sync::OnceLock<crate::SemanticSearch>,
+    /// What the last catalog build reported (set by the catalog task with each publish).
+    diagnostics: ArcSwap<Vec<Diagnostic>>,
 }
 
 impl Gateway {
@@ -55,7 +57,18 @@ impl Gateway {
             settle_until: Instant::now() + startup_wait,
             audit: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
+            diagnostics: ArcSwap::default(),
         }
+    }
+
+    /// The diagnostics of the last catalog build (for the operator: `GET /api/v1/config`).
+    pub fn diagnostics(&self) -> Arc<Vec<Diagnostic>> {
+        self.diagnostics.load_full()
+    }
+
+    /// Records what the last catalog build reported.
+    pub fn set_diagnostics(&self, diagnostics: Vec<Diagnostic>) {
+        self.diagnostics.store(Arc::new(diagnostics));
     }
 
     /// The current snapshot. Cheap; hold it for the length of one request.

@@ -229,13 +229,17 @@ impl LiveCatalog {
         new
     }
 
-    /// Logs the diagnostics not reported before and remembers this build's.
+    /// Logs the diagnostics not reported before, remembers this build's and gives them to the
+    /// gateway for the operator.
     fn report(&mut self, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         let current: HashSet<Diagnostic> = diagnostics.into_iter().collect();
         let new: Vec<Diagnostic> = current.difference(&self.reported).cloned().collect();
         for diagnostic in &new {
             tracing::warn!(server = %diagnostic.server, "{}", diagnostic.message);
         }
+        let mut listed: Vec<Diagnostic> = current.iter().cloned().collect();
+        listed.sort_by(|a, b| (&a.server, &a.message).cmp(&(&b.server, &b.message)));
+        self.gateway.set_diagnostics(listed);
         self.reported = current;
         new
     }

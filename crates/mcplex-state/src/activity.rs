@@ -29,8 +29,26 @@ pub struct Activity {
 #[derive(Debug, Clone, Default)]
 pub struct ActivityQuery {
     pub limit: usize,
+    /// A token's name; [`ActivityQuery::NO_TOKEN`] for rows without one.
     pub token: Option<String>,
     pub tool: Option<String>,
+    /// The outcome (`ok`, `tool_error`, ...).
+    pub status: Option<String>,
+    /// Rows skipped from the newest (paging).
+    pub offset: usize,
+}
+
+impl ActivityQuery {
+    /// The `token` filter for calls made without a token (the local user, the admin key).
+    pub const NO_TOKEN: &'static str = "-";
+}
+
+/// How many rows one tool had with one outcome ([`Store::activity_counts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivityCount {
+    pub tool: String,
+    pub status: String,
+    pub count: i64,
 }
 
 /// Rows per `INSERT` statement (eleven parameters each: well under either database's limit).
@@ -107,16 +125,23 @@ impl Store {
     /// The newest rows matching `query`.
     pub fn activity(&self, query: &ActivityQuery) -> Result<Vec<Activity>, StateError> {
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
+        let no_token = query.token.as_deref() == Some(ActivityQuery::NO_TOKEN);
+        let token = query.token.as_deref().filter(|_| !no_token);
         let rows = self.db.transaction(Mode::Read, |tx| {
             tx.query(
                 "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica, COALESCE(method, 'tools/call')
                  FROM activity
                  WHERE (CAST(?1 AS TEXT) IS NULL OR token = ?1) AND (CAST(?2 AS TEXT) IS NULL OR tool = ?2)
-                 ORDER BY at_ms DESC, rowid DESC LIMIT ?3",
+                   AND (CAST(?3 AS TEXT) IS NULL OR status = ?3) AND (?4 = 0 OR token IS NULL)
+                 ORDER BY at_ms DESC, rowid DESC LIMIT ?5 OFFSET ?6",
                 &[
-                    Param::OptText(query.token.as_deref()),
+                    Param::OptText(token),
                     Param::OptText(query.tool.as_deref()),
+                    Param::OptText(query.status.as_deref()),
+                    Param::Int(i64::from(no_token)),
                     Param::Int(limit),
+                    Param::Int(offset),
                 ],
             )
         })?;
@@ -134,6 +159,25 @@ impl Store {
                     arguments: row.opt_text(8)?,
                     replica: row.opt_text(9)?,
                     method: row.text(10)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Rows since `since_ms` counted by tool and outcome (every replica's).
+    pub fn activity_counts(&self, since_ms: i64) -> Result<Vec<ActivityCount>, StateError> {
+        let rows = self.db.transaction(Mode::Read, |tx| {
+            tx.query(
+                "SELECT tool, status, COUNT(*) FROM activity WHERE at_ms >= ?1 GROUP BY tool, status",
+                &[Param::Int(since_ms)],
+            )
+        })?;
+        rows.iter()
+            .map(|row| {
+                Ok(ActivityCount {
+                    tool: row.text(0)?,
+                    status: row.text(1)?,
+                    count: row.int(2)?,
                 })
             })
             .collect()

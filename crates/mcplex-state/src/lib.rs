@@ -27,7 +27,7 @@ mod sql;
 mod store;
 mod tokens;
 
-pub use activity::{Activity, ActivityQuery};
+pub use activity::{Activity, ActivityCount, ActivityQuery};
 pub use control::{ChangeSignal, INSTANCE_STALE_AFTER_SECS, Instance};
 pub use dir::{API_KEY_FILE, DATABASE_FILE, TOKEN_KEY_FILE, api_key, default_data_dir};
 pub use embeddings::Embedding;

@@ -200,6 +200,7 @@ fn the_audit_log_keeps_rows_newest_first_within_retention() {
                 limit: 10,
                 token: Some("ci".into()),
                 tool: Some("a:x".into()),
+                ..Default::default()
             })
             .expect("read");
         assert_eq!(ci, [row(3, Some("ci"), "a:x")]);
@@ -251,6 +252,71 @@ fn a_large_audit_batch_is_stored_row_for_row() {
             .expect("read");
         stored.reverse();
         assert_eq!(stored, rows);
+    }
+}
+
+#[test]
+fn the_audit_log_filters_by_outcome_and_caller_pages_and_counts() {
+    for place in places("audit-pages") {
+        let (store, _) = place.open();
+        let row = |at_ms: i64, token: Option<&str>, status: &str| Activity {
+            at_ms,
+            request_id: format!("r{at_ms}"),
+            token: token.map(str::to_owned),
+            tool: if at_ms % 2 == 0 { "a:x" } else { "b:y" }.to_owned(),
+            status: status.to_owned(),
+            duration_us: 1,
+            request_bytes: 1,
+            response_bytes: 1,
+            arguments: None,
+            replica: None,
+            method: "tools/call".to_owned(),
+        };
+        let rows: Vec<Activity> = (1..=6)
+            .map(|n| {
+                row(
+                    n,
+                    (n > 3).then_some("ci"),
+                    if n == 5 { "timeout" } else { "ok" },
+                )
+            })
+            .collect();
+        store.record_activity(&rows, 0).expect("record");
+        let read = |query: ActivityQuery| -> Vec<i64> {
+            let rows = store.activity(&query).expect("read");
+            rows.iter().map(|a| a.at_ms).collect()
+        };
+        let page = |offset| ActivityQuery {
+            limit: 2,
+            offset,
+            ..Default::default()
+        };
+        assert_eq!(
+            (read(page(0)), read(page(2)), read(page(4))),
+            (vec![6, 5], vec![4, 3], vec![2, 1])
+        );
+        let failed = ActivityQuery {
+            limit: 10,
+            status: Some("timeout".into()),
+            ..Default::default()
+        };
+        assert_eq!(read(failed), [5]);
+        let operator = ActivityQuery {
+            limit: 10,
+            token: Some(ActivityQuery::NO_TOKEN.into()),
+            ..Default::default()
+        };
+        assert_eq!(read(operator), [3, 2, 1]);
+        let mut counts = store.activity_counts(2).expect("counts");
+        counts.sort_by(|a, b| (&a.tool, &a.status).cmp(&(&b.tool, &b.status)));
+        let counted: Vec<(&str, &str, i64)> = counts
+            .iter()
+            .map(|c| (c.tool.as_str(), c.status.as_str(), c.count))
+            .collect();
+        assert_eq!(
+            counted,
+            [("a:x", "ok", 3), ("b:y", "ok", 1), ("b:y", "timeout", 1)]
+        );
     }
 }
 

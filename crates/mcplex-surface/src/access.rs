@@ -18,6 +18,10 @@
 //!   of an MCP route carries `WWW-Authenticate: Bearer resource_metadata="…"` (with
 //!   `error="invalid_token"` when a token was refused); a valid token that no rule grants
 //!   anything is 403 `insufficient_scope`.
+//! - `/ui/…` (the dashboard) passes after the Host, Origin and body checks; its handlers ask
+//!   for the login. On `/api/…`, a request without `Authorization` but with a live dashboard
+//!   session cookie is the admin (state-changing methods need the session's CSRF token and an
+//!   `Origin`: `cookie_session.rs`).
 //! - `/healthz` and `/readyz` are open (probes), behind the Host check. Where authentication is
 //!   required, `/readyz` says only whether the gateway is ready unless the API key is presented
 //!   (server names and statuses are the detail). `/metrics` is open where MCP needs no
@@ -34,6 +38,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::Caller;
+use crate::cookie_session::{CookieAccess, cookie_access};
 use crate::oauth::{ResourceServer, TokenRefusal};
 
 /// Checks credentials. Implemented by the binary, which owns the token store.
@@ -42,6 +47,11 @@ pub trait Authenticator: Send + Sync + 'static {
     fn agent(&self, token: &str) -> Option<Caller>;
     /// Whether `key` is the installation's admin API key.
     fn is_admin(&self, key: &str) -> bool;
+    /// The CSRF token of the dashboard session `id` (a `mcplex_ui` cookie's value); `None`
+    /// when no such session is live. Without a dashboard, no session ever is.
+    fn session_csrf(&self, _id: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The guard's settings.
@@ -93,7 +103,8 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
         );
     }
     let path = request.uri().path();
-    if path == "/healthz" {
+    // The dashboard's pages and assets hold no data; its handlers ask for the login.
+    if path == "/healthz" || is_dashboard(path) {
         return next.run(request).await;
     }
     if let Some(oauth) = &guard.oauth
@@ -126,6 +137,23 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
         Credential::Bearer(token) => Some(token),
         Credential::Absent => None,
     };
+    // A dashboard session stands for the API key on `/api/…`, and only there.
+    let api = path == "/api" || path.starts_with("/api/");
+    let session = if credential.is_none() && api {
+        cookie_access(request.method(), request.headers(), |id| {
+            guard.auth.session_csrf(id)
+        })
+    } else {
+        CookieAccess::None
+    };
+    match session {
+        CookieAccess::Refused(why) => return refuse(StatusCode::FORBIDDEN, why),
+        CookieAccess::Admin => {
+            request.extensions_mut().insert(Caller::local());
+            return next.run(request).await;
+        }
+        CookieAccess::None => {}
+    }
     // Metrics name every server and tool: open where MCP is, the API key where auth is required.
     if path == "/metrics" {
         return match credential {
@@ -134,7 +162,7 @@ pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next)
             _ => unauthorized("metrics need the admin API key on this listener"),
         };
     }
-    if (path == "/api" || path.starts_with("/api/")) && !agent_api(path) {
+    if api && !agent_api(path) {
         return match credential {
             Some(key) if guard.auth.is_admin(key) => next.run(request).await,
             _ => unauthorized(
@@ -194,6 +222,11 @@ async fn access_token(guard: &Guard, headers: &HeaderMap, token: &str) -> Result
 /// [`Caller`] and answer within its scope): the provider projection and `POST /api/v1/call`.
 fn agent_api(path: &str) -> bool {
     path.starts_with("/api/v1/projection/") || path == "/api/v1/call"
+}
+
+/// The dashboard's own paths (`/ui`, `/ui/…`).
+fn is_dashboard(path: &str) -> bool {
+    path == "/ui" || path.starts_with("/ui/")
 }
 
 /// Whether `/readyz` may name servers and their statuses to this request (set by the guard).

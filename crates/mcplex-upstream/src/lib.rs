@@ -15,6 +15,7 @@ mod lifecycle;
 mod login;
 mod relay;
 mod rpc;
+mod stderr_tail;
 mod supervisor;
 mod wire;
 
@@ -24,5 +25,6 @@ pub use lifecycle::Offer;
 pub use mcplex_oauth::Logins;
 pub use relay::{ClientRelay, RelayError, RelayFuture};
 pub use rpc::{CallOptions, RpcConnection};
+pub use stderr_tail::{TAIL_LINES, stderr_tail};
 pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamState, Upstreams};
 pub use wire::sys::raise_open_files_limit;

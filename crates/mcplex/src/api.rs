@@ -10,6 +10,8 @@
 //! - `GET  /api/v1/approvals` (what waits for the operator)
 //! - `GET  /api/v1/tokens`, `POST /api/v1/tokens`, `DELETE /api/v1/tokens/{name}`
 //! - the routes an agent's application uses (projection, search, call): `projection.rs`
+//! - the routes the dashboard reads (review, activity, stats, search, config, stderr):
+//!   `api_views.rs`
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -53,8 +55,9 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .route(paths::APPROVALS, get(approvals))
         .route(paths::TOKENS, get(tokens).post(create_token))
         .route(paths::TOKEN, axum::routing::delete(revoke_token))
-        .with_state(state)
+        .with_state(state.clone())
         .merge(agent_routes)
+        .merge(crate::api_views::router(state))
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
 }
 
@@ -79,7 +82,7 @@ pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response 
 
 /// Runs `work` on the store off the async workers (SQLite and PostgreSQL calls block): a
 /// request never waits on the disk on a thread that serves other requests.
-async fn off_runtime<T: Send + 'static>(
+pub(crate) async fn off_runtime<T: Send + 'static>(
     store: &Arc<Store>,
     work: impl FnOnce(&Store) -> T + Send + 'static,
 ) -> Result<T, Response> {

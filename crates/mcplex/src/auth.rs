@@ -1,6 +1,7 @@
 //! Credentials of a running gateway: the admin API key and the agent tokens, checked for every
 //! HTTP request by the surface guard. Tokens are looked up by their keyed hash in an in-memory
-//! copy of the store, refreshed whenever the management API changes them.
+//! copy of the store, refreshed whenever the management API changes them. The dashboard's sessions live here too:
+//! the guard asks for a session's CSRF token through [`Authenticator::session_csrf`].
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -16,6 +17,8 @@ pub struct Access {
     /// By HMAC.
     tokens: ArcSwap<HashMap<String, TokenRecord>>,
     profiles: HashMap<String, BTreeSet<String>>,
+    /// The dashboard's logins (`/ui`).
+    pub sessions: crate::ui::Sessions,
 }
 
 impl Access {
@@ -29,6 +32,7 @@ impl Access {
                 .iter()
                 .map(|p| (p.name.clone(), p.servers.clone()))
                 .collect(),
+            sessions: crate::ui::Sessions::default(),
         };
         access.reload_tokens()?;
         Ok(access)
@@ -79,5 +83,11 @@ impl Authenticator for Access {
 
     fn is_admin(&self, key: &str) -> bool {
         self.store.secrets_match(key, &self.api_key)
+    }
+
+    fn session_csrf(&self, id: &str) -> Option<String> {
+        self.sessions
+            .lookup(id, std::time::Instant::now())
+            .map(|(csrf, _)| csrf)
     }
 }

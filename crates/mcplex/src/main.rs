@@ -3,10 +3,12 @@
 //! codes. Everything with logic of its own lives in the library crates.
 
 mod api;
+mod api_views;
 mod audit;
 mod auth;
 mod cli;
 mod commands;
+mod config_view;
 mod demo;
 mod load;
 mod logging;
@@ -15,6 +17,7 @@ mod oauth;
 mod output;
 mod projection;
 mod semantic;
+mod ui;
 
 use std::process::ExitCode;
 

@@ -1,8 +1,9 @@
 //! Upstreams that are child processes. Each child runs in its own process group (npx and uvx
 //! fork grandchildren that a plain kill of the child would orphan); shutdown sends SIGTERM to the
 //! whole group, waits briefly, then SIGKILLs what is left. The child's stderr becomes log lines
-//! with configured secrets redacted. Stdout carries only JSON-RPC. The child gets the allow-listed
-//! part of the gateway's environment (`environment.rs`) and its own `env`, nothing else.
+//! with configured secrets redacted, and the server's stderr tail (`stderr_tail.rs`). Stdout
+//! carries only JSON-RPC. The child gets the allow-listed part of the gateway's environment
+//! (`environment.rs`) and its own `env`, nothing else.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -73,7 +74,9 @@ pub(crate) fn spawn(
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                tracing::info!(target: "mcplex::upstream::stderr", server = %server, "{}", redactor.redact(&line));
+                let line = redactor.redact(&line);
+                crate::stderr_tail::push(&server, &line);
+                tracing::info!(target: "mcplex::upstream::stderr", server = %server, "{line}");
             }
         });
     }

@@ -20,24 +20,14 @@ pub fn run(
 ) -> Result<ExitCode> {
     let config = crate::load::load(args, Overrides::default())?;
     let (store, _) = crate::load::open_store(&config)?;
-    let rows = store.activity(&ActivityQuery { limit, token, tool })?;
+    let rows = store.activity(&ActivityQuery {
+        limit,
+        token,
+        tool,
+        ..ActivityQuery::default()
+    })?;
     if as_json {
-        let rows: Vec<ActivityEntry> = rows
-            .into_iter()
-            .map(|a| ActivityEntry {
-                at_ms: a.at_ms,
-                request_id: a.request_id,
-                token: a.token,
-                tool: a.tool,
-                status: a.status,
-                duration_us: a.duration_us,
-                request_bytes: a.request_bytes,
-                response_bytes: a.response_bytes,
-                arguments: a.arguments,
-                replica: a.replica,
-                method: a.method,
-            })
-            .collect();
+        let rows: Vec<ActivityEntry> = rows.into_iter().map(crate::api_views::entry_of).collect();
         outln!("{}", serde_json::to_string_pretty(&rows)?)?;
         return Ok(ExitCode::SUCCESS);
     }

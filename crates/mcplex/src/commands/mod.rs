@@ -7,7 +7,7 @@ mod callback;
 mod check;
 mod export;
 mod manage;
-mod review;
+pub(crate) mod review;
 mod serve;
 mod start;
 mod tools;

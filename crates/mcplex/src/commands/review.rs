@@ -128,7 +128,7 @@ fn pretty(definition: Option<&str>) -> String {
         .unwrap_or_else(|| definition.to_owned())
 }
 
-fn review_of(id: &str, review: &Review) -> ToolReview {
+pub(crate) fn review_of(id: &str, review: &Review) -> ToolReview {
     let definition = |hash: &str, text: Option<&str>| Definition {
         hash: hash.to_owned(),
         definition: text

@@ -230,10 +230,11 @@ async fn serve_on_http(
         auth: access.clone(),
         oauth: resource_server(config)?,
     };
+    let login_link = dashboard_link(address, &access);
     let app = app(config, &core, access, store_reachable, shutdown.clone()).layer(
         axum::middleware::from_fn_with_state(guard, mcplex_surface::guard),
     );
-    announce(config, address, &api_key_place);
+    announce(config, address, &api_key_place, login_link.as_deref());
     if std::io::stderr().is_terminal() {
         let (gateway, limit) = (Arc::clone(&core.gateway), settle_limit(config));
         tokio::spawn(async move { settle(&gateway, limit).await });
@@ -276,7 +277,7 @@ fn require_auth(config: &Config, address: SocketAddr) -> bool {
     require_auth
 }
 
-/// The MCP routes and the management API.
+/// The MCP routes, the management API and the dashboard.
 fn app(
     config: &Config,
     core: &Core,
@@ -284,6 +285,7 @@ fn app(
     store_reachable: Arc<AtomicBool>,
     shutdown: CancellationToken,
 ) -> axum::Router {
+    let dashboard = crate::ui::router(access.clone());
     let api = crate::api::router(
         ApiState {
             gateway: core.gateway.clone(),
@@ -305,10 +307,11 @@ fn app(
         store_reachable,
     })
     .merge(api)
+    .merge(dashboard)
 }
 
 /// The URL goes to stdout so scripts can read it; everything else is logged on stderr.
-fn announce(config: &Config, address: SocketAddr, api_key_place: &str) {
+fn announce(config: &Config, address: SocketAddr, api_key_place: &str, login_link: Option<&str>) {
     // A reader that closed stdout (`mcplex serve | head -1`) leaves the gateway serving.
     let _ = crate::output::outln!(
         "mcplex: serving {} server(s) at http://{address}/mcp ({} surface; direct at /mcp/all, retrieve at /mcp/call, code at /mcp/code)",
@@ -316,8 +319,30 @@ fn announce(config: &Config, address: SocketAddr, api_key_place: &str) {
         config.routing_mode.as_str()
     );
     tracing::info!(
-        "listening on http://{address}/mcp; management API at /api/v1 (key in {api_key_place})"
+        "listening on http://{address}/mcp; management API at /api/v1 and dashboard at /ui/ (key in {api_key_place})"
     );
+    // The link is a credential for one login within minutes: stdout only, never the log.
+    if let Some(link) = login_link {
+        let _ = crate::output::outln!(
+            "mcplex: dashboard at http://{address}/ui/; one-time login link (valid {} minutes): http://{address}{link}",
+            crate::ui::LINK_LIFETIME.as_secs() / 60
+        );
+    }
+}
+
+/// A one-time dashboard login link, when the listener is on loopback (whoever reads this
+/// process's output is on this machine); elsewhere the API key is pasted on the page.
+fn dashboard_link(address: SocketAddr, access: &Access) -> Option<String> {
+    if !address.ip().is_loopback() {
+        return None;
+    }
+    match crate::ui::login_link_path(access) {
+        Ok(path) => Some(path),
+        Err(why) => {
+            tracing::warn!("no dashboard login link: {why}");
+            None
+        }
+    }
 }
 
 /// Binds the HTTP listener; a port in use says how to choose another.

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -128,9 +128,13 @@ pub fn marked_fixture_server(name: &str, marker: &Path) -> Value {
     json!({"command": "sh", "args": ["-c", script, tools().fixture]})
 }
 
+/// What a gateway printed on stdout, line by line.
+type StdoutLines = Arc<Mutex<Vec<String>>>;
+
 /// A running gateway process, killed on drop.
 pub struct Gateway {
     child: Option<Child>,
+    stdout: StdoutLines,
     pub url: String,
     pub dir: tempfile::TempDir,
     /// The extra arguments and variables it was started with, kept for a restart.
@@ -181,9 +185,10 @@ impl Gateway {
             .iter()
             .map(|(name, value)| (name.to_string(), value.to_string()))
             .collect();
-        let child = spawn(dir.path(), host, port, extra_args, &env);
+        let (child, stdout) = spawn(dir.path(), host, port, extra_args, &env);
         Gateway {
             child: Some(child),
+            stdout,
             url: format!("http://127.0.0.1:{port}/mcp"),
             dir,
             args: extra_args.iter().map(|arg| arg.to_string()).collect(),
@@ -202,9 +207,15 @@ impl Gateway {
         }
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         let port = free_port();
-        let child = spawn(self.dir.path(), "127.0.0.1", port, &args, &self.env);
+        let (child, stdout) = spawn(self.dir.path(), "127.0.0.1", port, &args, &self.env);
         self.child = Some(child);
+        self.stdout = stdout;
         self.url = format!("http://127.0.0.1:{port}/mcp");
+    }
+
+    /// The lines the gateway printed on stdout so far.
+    pub fn stdout(&self) -> Vec<String> {
+        self.stdout.lock().expect("stdout lines").clone()
     }
 
     pub fn log(&self) -> String {
@@ -384,7 +395,7 @@ fn spawn(
     port: u16,
     extra_args: &[&str],
     env: &[(String, String)],
-) -> Child {
+) -> (Child, StdoutLines) {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -407,11 +418,20 @@ fn spawn(
         .expect("spawn mcplex");
     let mut line = String::new();
     let stdout = child.stdout.take().expect("stdout");
-    BufReader::new(stdout)
+    let mut reader = BufReader::new(stdout);
+    reader
         .read_line(&mut line)
         .expect("read the listening line");
     assert!(line.contains("serving"), "unexpected first line: {line:?}");
-    child
+    // The lines after it (the dashboard's login link) are kept for the tests that read them.
+    let lines = Arc::new(Mutex::new(vec![line]));
+    let kept = lines.clone();
+    std::thread::spawn(move || {
+        for line in reader.lines().map_while(Result::ok) {
+            kept.lock().expect("stdout lines").push(line);
+        }
+    });
+    (child, lines)
 }
 
 impl Drop for Gateway {

@@ -9,6 +9,7 @@ mod cluster_rig;
 mod code;
 mod conformance;
 mod control_plane;
+mod dashboard;
 mod direct_modes;
 mod fastpath;
 mod faults;

@@ -1,0 +1,136 @@
+//! The routes the dashboard (`/ui`) reads besides the ones the CLI uses, each also usable with
+//! the API key: the audit log filtered and paged, per-server counts of the last hour, search
+//! with scores, the effective config (redacted) with the current diagnostics, a server's stderr
+//! tail (redacted), and the dashboard's login answers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::activity::ActivityEntry;
+
+/// `GET /api/v1/activity?token=&tool=&status=&offset=&limit=`: which rows, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityFilter {
+    /// An agent token's name; `-` stands for calls without a token (the operator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// The tool as recorded (`server:tool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The outcome as recorded (`ok`, `tool_error`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Rows skipped from the newest (paging).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Rows per page (default 50, at most 500).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// `{"entries": [...], "more": bool}`: one page of the audit log, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityAnswer {
+    pub entries: Vec<ActivityEntry>,
+    /// Older rows match the filter beyond this page.
+    pub more: bool,
+}
+
+/// `GET /api/v1/stats`: calls and errors of the last hour per server, and restarts since start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsAnswer {
+    /// Unix milliseconds the counts start at (an hour before the answer).
+    pub since_ms: i64,
+    pub servers: Vec<ServerStats>,
+}
+
+/// One server's counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerStats {
+    pub server: String,
+    /// Requests to it in the audit log since `since_ms`, every replica's.
+    pub calls: u64,
+    /// Of those, the ones whose outcome was not `ok`.
+    pub errors: u64,
+    /// Times this gateway lost a ready connection to it since it started.
+    pub restarts: u64,
+}
+
+/// `POST /api/v1/search`: the catalog ranked as `tool_search` and `retrieve_tools` rank it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    pub query: String,
+    /// Matches to return (default 10, 1 to 50).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Only this server's tools.
+    #[serde(default)]
+    pub server: Option<String>,
+}
+
+/// `{"tools": [...], "total": n}`, best first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchAnswer {
+    pub tools: Vec<SearchHit>,
+    /// How many tools matched before the cut.
+    pub total: usize,
+    /// `hybrid` when the query was embedded and the catalog is, else `bm25`.
+    pub ranking: String,
+}
+
+/// One match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub id: String,
+    pub name: String,
+    pub server: String,
+    /// The ranking's score, rounded to three decimals as `retrieve_tools` shows it.
+    pub score: f64,
+    pub description: String,
+    /// Reached through `tool_search` rather than listed.
+    pub deferred: bool,
+}
+
+/// `GET /api/v1/config`: the effective config with every secret replaced, and what the
+/// gateway currently reports about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigAnswer {
+    /// A JSON view of the running config: secrets (env and header values, URL user info and
+    /// query values, the store's password) replaced by `[redacted]`.
+    pub config: serde_json::Value,
+    /// Config warnings (unknown keys, ignored values).
+    pub warnings: Vec<String>,
+    /// The last catalog build's diagnostics.
+    pub diagnostics: Vec<DiagnosticEntry>,
+}
+
+/// One diagnostic of the catalog build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagnosticEntry {
+    pub server: String,
+    pub message: String,
+}
+
+/// `GET /api/v1/servers/{name}/stderr`: the last lines the server's process wrote to stderr on
+/// this gateway, secrets redacted, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StderrAnswer {
+    pub server: String,
+    pub lines: Vec<String>,
+}
+
+/// `POST /ui/login`: the API key, pasted once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    pub key: String,
+}
+
+/// `GET /ui/session` and a successful login: the session's CSRF token, which every
+/// state-changing request made with the session cookie sends as `X-CSRF-Token`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionAnswer {
+    pub csrf: String,
+    /// Unix seconds the session ends at.
+    pub expires_at: i64,
+}

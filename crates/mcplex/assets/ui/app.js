@@ -1,0 +1,194 @@
+// The dashboard's shell: login, the API client (cookie + CSRF token), the hash router and the
+// polling that keeps the open page current (a change made in the CLI or on another replica
+// shows within a couple of seconds, without a reload).
+
+import { h, fill, problem } from "./dom.js";
+import { overview, servers, config } from "./overview.js";
+import { tools, review } from "./tools.js";
+import { tokens } from "./tokens.js";
+import { activity, search } from "./activity.js";
+import { tryTool } from "./form.js";
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const status = document.getElementById("status");
+const logoutButton = document.getElementById("logout");
+let csrf = null;
+
+const pages = {
+  overview: { title: "Overview", render: overview },
+  servers: { title: "Servers", render: servers },
+  tools: { title: "Tools", render: (root, cx, rest) => (rest ? review(root, cx, rest) : tools(root, cx)) },
+  tokens: { title: "Tokens", render: tokens },
+  activity: { title: "Activity", render: activity },
+  search: { title: "Search", render: search },
+  try: { title: "Try a tool", render: tryTool },
+  config: { title: "Config", render: config },
+};
+
+/** An API failure, with the gateway's own words. */
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** Calls the gateway's API with the session cookie; writes carry the CSRF token. */
+async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET" && csrf) headers["X-CSRF-Token"] = csrf;
+  let response;
+  try {
+    response = await fetch(path, {
+      method, headers, credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError(0, `The gateway did not answer (${e.message}). Is it still running?`);
+  }
+  const text = await response.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = null; }
+  if (response.status === 401 && path.startsWith("/api/")) {
+    csrf = null;
+    showLogin("The session ended: log in again.");
+    throw new ApiError(401, "Not logged in.");
+  }
+  if (!response.ok) {
+    const why = (data && data.error) || text || response.statusText;
+    throw new ApiError(response.status, `${why} (HTTP ${response.status})`);
+  }
+  return data;
+}
+
+function say(message) {
+  if (!message) { status.hidden = true; status.textContent = ""; return; }
+  status.hidden = false;
+  status.textContent = message;
+}
+
+window.addEventListener("error", (e) => say(`Something went wrong on this page: ${e.message}`));
+window.addEventListener("unhandledrejection", (e) => {
+  const reason = e.reason;
+  if (reason instanceof ApiError && reason.status === 401) return;
+  say(`Something went wrong: ${reason && reason.message ? reason.message : reason}`);
+});
+
+// --- login ---------------------------------------------------------------------------------
+
+function showLogin(message) {
+  stopPolling();
+  nav.hidden = true;
+  logoutButton.hidden = true;
+  const key = h("input", { id: "api-key", type: "password", autocomplete: "current-password", required: true, spellcheck: "false" });
+  const error = h("div", { "aria-live": "polite" }, message ? problem(message) : null);
+  const form = h("form", { class: "card login", onsubmit: async (e) => {
+    e.preventDefault();
+    fill(error);
+    try {
+      const answer = await post("/ui/login", { key: key.value });
+      csrf = answer.csrf;
+      key.value = "";
+      start(true);
+    } catch (err) {
+      fill(error, problem(err.message));
+      key.focus();
+    }
+  } },
+  h("h1", {}, "Log in"),
+  h("p", {}, "Paste the gateway's API key. It is in the ", h("code", {}, "api_key"),
+    " file of the data directory (", h("code", {}, "~/.mcplex/api_key"), " by default). ",
+    "The browser keeps only a session cookie, never the key."),
+  h("label", { for: "api-key" }, "API key"), key, error,
+  h("button", { type: "submit", class: "primary" }, "Log in"));
+  fill(main, form);
+  document.title = "Log in · mcplex";
+  key.focus();
+}
+
+/** POST outside /api (login), with the same error handling. */
+async function post(path, body) {
+  const response = await fetch(path, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new Error((data && data.error) || `HTTP ${response.status}`);
+  return data;
+}
+
+logoutButton.addEventListener("click", async () => {
+  await fetch("/ui/logout", { method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": csrf || "" } }).catch(() => null);
+  csrf = null;
+  showLogin("Logged out.");
+});
+
+// --- pages and polling ---------------------------------------------------------------------
+
+let current = null;
+let timer = null;
+let polling = false;
+
+function stopPolling() {
+  if (timer) clearInterval(timer);
+  timer = null;
+  current = null;
+}
+
+async function route() {
+  if (!csrf) return;
+  stopPolling();
+  say(null);
+  const path = location.hash.replace(/^#\/?/, "").split("?")[0];
+  const [name, ...rest] = (path || "overview").split("/");
+  const page = pages[name] || pages.overview;
+  const key = pages[name] ? name : "overview";
+  for (const link of nav.querySelectorAll("a")) {
+    if (link.getAttribute("href") === `#/${key}`) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  document.title = `${page.title} · mcplex`;
+  const root = h("section", { "aria-labelledby": "page-title" });
+  fill(main, root);
+  const cx = { api, say, navigate: (hash) => { location.hash = hash; } };
+  const argument = rest.length ? decodeURIComponent(rest.join("/")) : null;
+  try {
+    const handle = (await page.render(root, cx, argument)) || {};
+    current = handle;
+    if (handle.refresh) {
+      timer = setInterval(async () => {
+        if (polling || document.hidden || current !== handle) return;
+        polling = true;
+        try { await handle.refresh(); say(null); } catch (e) { if (e.status !== 401) say(e.message); } finally { polling = false; }
+      }, handle.every || 1500);
+    }
+  } catch (e) {
+    if (e.status !== 401) root.append(problem(e.message));
+  }
+}
+
+/** Shows the pages; after a login the focus moves to the page (at boot it stays at the top). */
+function start(focusPage) {
+  nav.hidden = false;
+  logoutButton.hidden = false;
+  if (!location.hash) history.replaceState(null, "", "#/overview");
+  route();
+  if (focusPage) main.focus();
+}
+
+window.addEventListener("hashchange", () => { route(); main.focus(); });
+
+(async function boot() {
+  const response = await fetch("/ui/session", { credentials: "same-origin" }).catch(() => null);
+  if (response && response.ok) {
+    csrf = (await response.json()).csrf;
+    start(false);
+  } else if (response) {
+    showLogin(null);
+  } else {
+    fill(main, problem("The gateway did not answer. Is it still running?"));
+  }
+})();

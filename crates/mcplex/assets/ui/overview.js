@@ -1,0 +1,150 @@
+// Overview (readiness at a glance), Servers (approve, quarantine, stderr tail) and Config (the
+// effective config redacted, with the current diagnostics). All read /api/v1 only.
+
+import { h, fill, problem, table, paged, badge, busy } from "./dom.js";
+
+const PAGE = 25;
+
+/** The status word of a server: ready, connecting, unhealthy: reason, needs_login: reason... */
+function statusWord(server) {
+  return server.state === "quarantined" ? "quarantined" : server.status;
+}
+
+export async function overview(root, cx) {
+  root.append(h("h1", { id: "page-title" }, "Overview"));
+  const body = h("div", {});
+  root.append(body);
+  let last = "";
+  async function refresh() {
+    const [servers, stats, approvals] = await Promise.all([
+      cx.api("GET", "/api/v1/servers"),
+      cx.api("GET", "/api/v1/stats"),
+      cx.api("GET", "/api/v1/approvals"),
+    ]);
+    const key = JSON.stringify([servers, stats, approvals]);
+    if (key === last) return;
+    last = key;
+    const counts = Object.fromEntries(stats.servers.map((s) => [s.server, s]));
+    const list = servers.servers;
+    const enabled = list.filter((s) => s.status !== "disabled");
+    const connected = enabled.filter((s) => s.status === "ready").length;
+    const quarantined = list.filter((s) => s.state === "quarantined").length;
+    const served = list.reduce((n, s) => n + (s.tools || 0), 0);
+    const calls = stats.servers.reduce((n, s) => n + s.calls, 0);
+    const errors = stats.servers.reduce((n, s) => n + s.errors, 0);
+    const tools = approvals.tools.filter((t) => t.reason !== "server_quarantined").length;
+    const waiting = [
+      approvals.servers.length ? `${approvals.servers.length} server(s)` : null,
+      tools ? `${tools} tool(s)` : null,
+    ].filter(Boolean);
+    const allReady = connected === enabled.length;
+    fill(body,
+      h("div", { class: "cards" },
+        card("Readiness", allReady ? `All ${enabled.length} servers connected` : `${connected} of ${enabled.length} servers connected`,
+          allReady ? "good" : "warn", quarantined ? h("p", { class: "muted" }, `${quarantined} quarantined`) : null),
+        card("Tools served", String(served)),
+        card("Waiting for you", waiting.length ? waiting.join(", ") : "Nothing to review", waiting.length ? "warn" : "good",
+          waiting.length ? h("a", { href: approvals.servers.length ? "#/servers" : "#/tools" }, "Review") : null),
+        card("Calls, last hour", `${calls} (${errors} failed)`, errors ? "warn" : null)),
+      h("h2", {}, "Servers"),
+      table("Servers", ["Server", "State", "Tools served", "Withheld", "Restarts", "Calls (1 h)", "Errors (1 h)"],
+        list.map((s) => {
+          const c = counts[s.name] || { calls: 0, errors: 0, restarts: 0 };
+          return [h("a", { href: "#/servers" }, s.name), badge(statusWord(s)), String(s.tools ?? "—"),
+            String(s.withheld ?? "—"), String(c.restarts), String(c.calls), String(c.errors)];
+        }), "No server is configured."));
+  }
+  await refresh();
+  return { refresh };
+}
+
+function card(title, value, tone, extra) {
+  return h("div", { class: `card stat ${tone ? `t-${tone}` : ""}` },
+    h("h2", {}, title), h("p", { class: "value" }, value), extra);
+}
+
+export async function servers(root, cx) {
+  root.append(h("h1", { id: "page-title" }, "Servers"),
+    h("p", { class: "muted" }, "A quarantined server's tools are served to no one. Approving it serves the tools approval covers; quarantining withdraws them at once, on every replica."));
+  const feedback = h("div", { "aria-live": "polite" });
+  const body = h("div", {});
+  root.append(feedback, body);
+  const open = new Set();
+  const paging = { page: 0 };
+  let last = "";
+  async function act(name, action) {
+    fill(feedback);
+    try {
+      const done = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/${action}`);
+      fill(feedback, h("p", { class: "ok" }, done.message));
+      last = "";
+      await refresh();
+    } catch (e) {
+      fill(feedback, problem(e.message));
+    }
+  }
+  async function refresh() {
+    const answer = await cx.api("GET", "/api/v1/servers");
+    const tails = {};
+    for (const name of open) {
+      tails[name] = await cx.api("GET", `/api/v1/servers/${encodeURIComponent(name)}/stderr`).catch((e) => ({ error: e.message }));
+    }
+    const key = JSON.stringify([answer, tails, paging.page]);
+    if (key === last || busy(body)) return;
+    last = key;
+    const focused = document.activeElement && document.activeElement.id;
+    const { slice, controls } = paged(answer.servers, paging, PAGE, () => { last = ""; refresh(); });
+    fill(body, table("Servers", ["Server", "State", "Tools served", "Withheld", "Actions"], slice.map((s) => [
+      h("strong", {}, s.name),
+      badge(statusWord(s)),
+      String(s.tools ?? "—"),
+      String(s.withheld ?? "—"),
+      h("div", { class: "actions" },
+        s.state === "quarantined"
+          ? h("button", { type: "button", class: "primary", id: `approve-${s.name}`, onclick: () => act(s.name, "approve") }, `Approve ${s.name}`)
+          : h("button", { type: "button", id: `quarantine-${s.name}`, onclick: () => act(s.name, "quarantine") }, `Quarantine ${s.name}`),
+        h("button", { type: "button", class: "quiet", id: `stderr-${s.name}`, "aria-expanded": String(open.has(s.name)),
+          onclick: () => { open.has(s.name) ? open.delete(s.name) : open.add(s.name); last = ""; refresh(); } },
+        open.has(s.name) ? "Hide stderr" : "Show stderr")),
+    ]), "No server is configured."), controls,
+    [...open].map((name) => stderrBlock(name, tails[name])));
+    if (focused) document.getElementById(focused)?.focus();
+  }
+  await refresh();
+  return { refresh, every: 2000 };
+}
+
+function stderrBlock(name, tail) {
+  if (!tail) return null;
+  if (tail.error) return problem(`stderr of ${name}: ${tail.error}`);
+  return h("section", { class: "card" },
+    h("h2", {}, `stderr of ${name} (last ${tail.lines.length} lines, secrets redacted)`),
+    tail.lines.length
+      ? h("pre", { class: "tail", tabindex: "0" }, tail.lines.join("\n"))
+      : h("p", { class: "muted" }, "Nothing written to stderr (or not a local process)."));
+}
+
+export async function config(root, cx) {
+  root.append(h("h1", { id: "page-title" }, "Config"),
+    h("p", { class: "muted" }, "The configuration this gateway runs with: env and header values, URL secrets and passwords are replaced by [redacted]."));
+  const body = h("div", {});
+  root.append(body);
+  let last = "";
+  async function refresh() {
+    const answer = await cx.api("GET", "/api/v1/config");
+    const key = JSON.stringify(answer);
+    if (key === last) return;
+    last = key;
+    fill(body,
+      h("h2", {}, "Diagnostics"),
+      answer.diagnostics.length || answer.warnings.length
+        ? h("ul", { class: "diagnostics" },
+          answer.diagnostics.map((d) => h("li", {}, h("strong", {}, d.server), ": ", d.message)),
+          answer.warnings.map((w) => h("li", {}, h("strong", {}, "config"), ": ", w)))
+        : h("p", { class: "ok" }, "No diagnostics: every server's tools were taken in."),
+      h("h2", {}, "Effective config"),
+      h("pre", { class: "json", tabindex: "0" }, JSON.stringify(answer.config, null, 2)));
+  }
+  await refresh();
+  return { refresh, every: 3000 };
+}

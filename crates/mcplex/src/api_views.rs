@@ -1,0 +1,237 @@
+//! The `/api/v1` routes the dashboard reads besides the CLI's (`api.rs`), behind the same
+//! guard (the API key, or a dashboard session): what the operator reviews, in the gateway's
+//! own words, so the page shows what the CLI and every replica see.
+//!
+//! - `GET  /api/v1/tools/{id}/review`: the pinned and the latest observed definition, by hash
+//!   (approving sends that hash back: `POST /api/v1/tools/{id}/approve?hash=H`).
+//! - `GET  /api/v1/activity?token=&tool=&status=&offset=&limit=`: the audit log, newest first.
+//! - `GET  /api/v1/stats`: calls and errors per server in the last hour, restarts.
+//! - `POST /api/v1/search`: the catalog ranked exactly as `tool_search`/`retrieve_tools` rank
+//!   it (same query embedding, same `Snapshot::search`), with the scores.
+//! - `GET  /api/v1/config`: the effective config redacted (`config_view.rs`), its warnings and
+//!   the catalog's diagnostics.
+//! - `GET  /api/v1/servers/{name}/stderr`: the server's stderr tail on this gateway, redacted.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use mcplex_api::{
+    ActivityAnswer, ActivityEntry, ActivityFilter, ConfigAnswer, DiagnosticEntry, SearchAnswer,
+    SearchHit, SearchRequest, ServerStats, StatsAnswer, StderrAnswer, paths,
+};
+use mcplex_names::ToolId;
+use mcplex_state::{Activity, ActivityQuery};
+use serde_json::Value;
+
+use crate::api::{ApiState, error, off_runtime};
+
+/// Activity rows per page by default, and the most one page may hold.
+const ACTIVITY_PAGE: usize = 50;
+const ACTIVITY_MAX_PAGE: usize = 500;
+/// Search matches by default, and the most one search may return.
+const SEARCH_DEFAULT: usize = 10;
+const SEARCH_MAX: usize = 50;
+
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route(paths::TOOL_REVIEW, get(tool_review))
+        .route(paths::ACTIVITY, get(activity))
+        .route(paths::STATS, get(stats))
+        .route(paths::SEARCH, post(search))
+        .route(paths::CONFIG, get(config))
+        .route(paths::SERVER_STDERR, get(stderr))
+        .with_state(state)
+}
+
+async fn tool_review(State(state): State<ApiState>, Path(id): Path<String>) -> Response {
+    let Some(parsed) = ToolId::parse(&id) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("{id:?} is not a tool id (server:tool)"),
+        );
+    };
+    let review = off_runtime(state.access.store(), move |store| {
+        store.review(&parsed.server, &parsed.tool)
+    })
+    .await;
+    match review {
+        Ok(Ok(review)) => Json(crate::commands::review::review_of(&id, &review)).into_response(),
+        Ok(Err(e)) => error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+        Err(failed) => failed,
+    }
+}
+
+async fn activity(State(state): State<ApiState>, Query(filter): Query<ActivityFilter>) -> Response {
+    let limit = filter
+        .limit
+        .unwrap_or(ACTIVITY_PAGE)
+        .clamp(1, ACTIVITY_MAX_PAGE);
+    let blank = |text: Option<String>| text.filter(|t| !t.trim().is_empty());
+    // One row more than the page says whether older rows exist.
+    let query = ActivityQuery {
+        limit: limit + 1,
+        token: blank(filter.token),
+        tool: blank(filter.tool),
+        status: blank(filter.status),
+        offset: filter.offset.unwrap_or(0),
+    };
+    match off_runtime(state.access.store(), move |store| store.activity(&query)).await {
+        Ok(Ok(mut rows)) => {
+            let more = rows.len() > limit;
+            rows.truncate(limit);
+            let entries = rows.into_iter().map(entry_of).collect();
+            Json(ActivityAnswer { entries, more }).into_response()
+        }
+        Ok(Err(e)) => error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+        Err(failed) => failed,
+    }
+}
+
+/// A stored row as the API and `mcplex activity --json` show it.
+pub fn entry_of(a: Activity) -> ActivityEntry {
+    ActivityEntry {
+        at_ms: a.at_ms,
+        request_id: a.request_id,
+        token: a.token,
+        tool: a.tool,
+        status: a.status,
+        duration_us: a.duration_us,
+        request_bytes: a.request_bytes,
+        response_bytes: a.response_bytes,
+        arguments: a.arguments,
+        replica: a.replica,
+        method: a.method,
+    }
+}
+
+async fn stats(State(state): State<ApiState>) -> Response {
+    let since_ms = mcplex_state::now_unix()
+        .saturating_sub(3600)
+        .saturating_mul(1000);
+    let counts = match off_runtime(state.access.store(), move |store| {
+        store.activity_counts(since_ms)
+    })
+    .await
+    {
+        Ok(Ok(counts)) => counts,
+        Ok(Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+        Err(failed) => return failed,
+    };
+    let snapshot = state.gateway.snapshot();
+    let mut servers: BTreeMap<String, ServerStats> = snapshot
+        .servers()
+        .keys()
+        .map(|name| {
+            let stats = ServerStats {
+                server: name.clone(),
+                calls: 0,
+                errors: 0,
+                restarts: restarts(name),
+            };
+            (name.clone(), stats)
+        })
+        .collect();
+    for count in counts {
+        // `server:tool` for tool calls, `server:` and a subject for other requests.
+        let Some((server, _)) = count.tool.split_once(':') else {
+            continue;
+        };
+        if let Some(stats) = servers.get_mut(server) {
+            let n = u64::try_from(count.count).unwrap_or(0);
+            stats.calls += n;
+            if count.status != "ok" {
+                stats.errors += n;
+            }
+        }
+    }
+    Json(StatsAnswer {
+        since_ms,
+        servers: servers.into_values().collect(),
+    })
+    .into_response()
+}
+
+/// Lost ready connections to `server` since this gateway started (the metrics' counter).
+fn restarts(server: &str) -> u64 {
+    let label = mcplex_telemetry::server(server);
+    mcplex_telemetry::metrics()
+        .upstream_restarts
+        .get_or_create(&label)
+        .get()
+}
+
+async fn search(State(state): State<ApiState>, Json(request): Json<SearchRequest>) -> Response {
+    let limit = request.limit.unwrap_or(SEARCH_DEFAULT).clamp(1, SEARCH_MAX);
+    let snapshot = state.gateway.snapshot();
+    let vector = state.gateway.query_vector(&snapshot, &request.query).await;
+    let ranking = if vector.is_some() && snapshot.has_vectors() {
+        "hybrid"
+    } else {
+        "bm25"
+    };
+    // The operator sees every served tool, as the API key does on `/mcp`.
+    let matches = snapshot.search(
+        &request.query,
+        vector.as_deref(),
+        request.server.as_deref(),
+        limit,
+        |_| true,
+    );
+    let tools = matches
+        .tools
+        .iter()
+        .map(|(tool, score)| SearchHit {
+            id: tool.id.to_string(),
+            name: tool.display_name.clone(),
+            server: tool.id.server.to_string(),
+            score: (f64::from(*score) * 1000.0).round() / 1000.0,
+            description: tool
+                .raw
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            deferred: tool.deferred,
+        })
+        .collect();
+    Json(SearchAnswer {
+        tools,
+        total: matches.total,
+        ranking: ranking.to_owned(),
+    })
+    .into_response()
+}
+
+async fn config(State(state): State<ApiState>) -> Json<ConfigAnswer> {
+    let config = state.config.borrow().clone();
+    let diagnostics = state
+        .gateway
+        .diagnostics()
+        .iter()
+        .map(|d| DiagnosticEntry {
+            server: d.server.clone(),
+            message: d.message.clone(),
+        })
+        .collect();
+    Json(ConfigAnswer {
+        config: crate::config_view::config_view(&config),
+        warnings: config.warnings.clone(),
+        diagnostics,
+    })
+}
+
+async fn stderr(State(state): State<ApiState>, Path(name): Path<String>) -> Response {
+    let config = state.config.borrow().clone();
+    if !config.servers.iter().any(|s| s.name == name) {
+        return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
+    }
+    Json(StderrAnswer {
+        lines: mcplex_upstream::stderr_tail(&name),
+        server: name,
+    })
+    .into_response()
+}

@@ -1,0 +1,203 @@
+//! The dashboard at `/ui`: a few static files (`crates/mcplex/assets/ui/`, embedded at build
+//! time: no Node toolchain, nothing fetched at run time) and its login. The pages read and write
+//! only through `/api/v1`, with the session cookie this module sets (the guard in
+//! `mcplex-surface` turns a live session into the admin and checks CSRF and Origin on writes).
+//!
+//! - `GET /ui/` (and `/ui`): the page; `GET /ui/<file>`: its scripts and stylesheet.
+//! - `POST /ui/login` [`LoginRequest`]: the API key, pasted once → the session cookie and
+//!   [`SessionAnswer`]; `GET /ui/login/{token}`: a one-time login link (`mcplex serve` prints one
+//!   when it listens on loopback) → the cookie and a redirect to the page.
+//! - `GET /ui/session`: the live session's CSRF token, or 401; `POST /ui/logout`.
+//!
+//! Every answer carries a strict Content-Security-Policy (no inline script or style),
+//! `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, and is not cached.
+
+mod sessions;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use mcplex_api::{LoginRequest, SessionAnswer};
+use mcplex_state::now_unix;
+use mcplex_surface::{Authenticator, SESSION_COOKIE, session_id};
+
+pub use sessions::{LINK_LIFETIME, Sessions};
+
+use crate::api::error;
+use crate::auth::Access;
+
+/// The Content-Security-Policy of every `/ui` answer.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
+                   connect-src 'self'; object-src 'none'; frame-ancestors 'none'; \
+                   base-uri 'none'; form-action 'self'";
+
+/// The page's files: (name under `/ui/`, content type, content).
+const ASSETS: &[(&str, &str, &str)] = &[
+    (
+        "app.css",
+        "text/css; charset=utf-8",
+        include_str!("../../assets/ui/app.css"),
+    ),
+    ("app.js", JS, include_str!("../../assets/ui/app.js")),
+    ("dom.js", JS, include_str!("../../assets/ui/dom.js")),
+    ("diff.js", JS, include_str!("../../assets/ui/diff.js")),
+    ("form.js", JS, include_str!("../../assets/ui/form.js")),
+    (
+        "overview.js",
+        JS,
+        include_str!("../../assets/ui/overview.js"),
+    ),
+    ("tools.js", JS, include_str!("../../assets/ui/tools.js")),
+    ("tokens.js", JS, include_str!("../../assets/ui/tokens.js")),
+    (
+        "activity.js",
+        JS,
+        include_str!("../../assets/ui/activity.js"),
+    ),
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_str!("../../assets/ui/favicon.svg"),
+    ),
+];
+const JS: &str = "text/javascript; charset=utf-8";
+const INDEX: &str = include_str!("../../assets/ui/index.html");
+
+pub fn router(access: Arc<Access>) -> Router {
+    Router::new()
+        .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
+        .route("/ui/", get(index))
+        .route("/ui/session", get(session))
+        .route("/ui/login", post(login))
+        .route("/ui/login/{token}", get(login_link))
+        .route("/ui/logout", post(logout))
+        .route("/ui/{file}", get(asset))
+        .with_state(access)
+        .layer(axum::middleware::from_fn(secure_headers))
+}
+
+/// A one-time login link's path for `mcplex serve` to print.
+pub fn login_link_path(access: &Access) -> Result<String, String> {
+    let token = access.sessions.login_link(Instant::now())?;
+    Ok(format!("/ui/login/{token}"))
+}
+
+async fn secure_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, CSP),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::CACHE_CONTROL, "no-store"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+async fn index() -> Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response()
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    match ASSETS.iter().find(|(name, _, _)| *name == file) {
+        Some((_, content_type, body)) => {
+            ([(header::CONTENT_TYPE, *content_type)], *body).into_response()
+        }
+        None => error(StatusCode::NOT_FOUND, format!("no dashboard file {file:?}")),
+    }
+}
+
+async fn session(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
+    let live = session_id(&headers).and_then(|id| access.sessions.lookup(id, Instant::now()));
+    match live {
+        Some((csrf, expires_at)) => Json(SessionAnswer { csrf, expires_at }).into_response(),
+        None => error(StatusCode::UNAUTHORIZED, "not logged in"),
+    }
+}
+
+async fn login(
+    State(access): State<Arc<Access>>,
+    headers: HeaderMap,
+    Json(request): Json<LoginRequest>,
+) -> Response {
+    // The guard has checked a present Origin; a login from a page needs one.
+    if !headers.contains_key(header::ORIGIN) {
+        return error(StatusCode::FORBIDDEN, "a login needs an Origin header");
+    }
+    if !access.is_admin(request.key.trim()) {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "that is not this gateway's API key (it is in the api_key file of the data directory)",
+        );
+    }
+    match access.sessions.open(Instant::now(), now_unix()) {
+        Ok(opened) => {
+            let answer = SessionAnswer {
+                csrf: opened.csrf.clone(),
+                expires_at: opened.expires_at,
+            };
+            with_cookie(Json(answer).into_response(), &opened.id)
+        }
+        Err(why) => error(StatusCode::INTERNAL_SERVER_ERROR, why),
+    }
+}
+
+async fn login_link(State(access): State<Arc<Access>>, Path(token): Path<String>) -> Response {
+    match access.sessions.redeem(&token, Instant::now(), now_unix()) {
+        Some(Ok(opened)) => with_cookie(Redirect::to("/ui/").into_response(), &opened.id),
+        Some(Err(why)) => error(StatusCode::INTERNAL_SERVER_ERROR, why),
+        None => (
+            StatusCode::FORBIDDEN,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            LINK_REFUSED,
+        )
+            .into_response(),
+    }
+}
+
+const LINK_REFUSED: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+<title>mcplex: login link refused</title><link rel=\"stylesheet\" href=\"/ui/app.css\">\
+<link rel=\"icon\" href=\"/ui/favicon.svg\"></head>\
+<body><main class=\"notice\"><h1>This login link cannot be used</h1><p>A login link works once, \
+within five minutes of the gateway's start. <a href=\"/ui/\">Log in with the API key</a> \
+instead (it is in the api_key file of the data directory).</p></main></body></html>";
+
+async fn logout(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
+    if let Some(id) = session_id(&headers) {
+        access.sessions.close(id);
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let expired = format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+    if let Ok(value) = HeaderValue::from_str(&expired) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// `response` with the session cookie: HttpOnly (no script reads it), SameSite=Strict (no other
+/// site's page sends it), for the whole listener (the API is under `/api`).
+fn with_cookie(mut response: Response, id: &str) -> Response {
+    let cookie = format!(
+        "{SESSION_COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}",
+        sessions::SESSION_LIFETIME.as_secs()
+    );
+    match HeaderValue::from_str(&cookie) {
+        Ok(value) => {
+            response.headers_mut().insert(header::SET_COOKIE, value);
+            response
+        }
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "cannot set the session cookie",
+        ),
+    }
+}

@@ -1,0 +1,329 @@
+//! The dashboard (`/ui`, issue #18) in a real browser: the distribution's headless Chromium
+//! driven by Playwright for Python (`tests/py/dashboard.py`), against a real gateway, with the
+//! official MCP client as the agent. One gateway and one browser per group of scenarios; each
+//! page's screenshot is written to `target/ui-screenshots/` for review. Without a Chromium
+//! (`/usr/bin/chromium`, or `MCPLEX_CHROMIUM`) the browser tests say so and pass; `scripts/test.sh`
+//! installs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, call_raw, fixture_server, http_send, tools};
+
+/// The browser, or `None` (with the reason printed) when this machine has none.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("MCPLEX_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    if path.exists() {
+        return Some(path);
+    }
+    eprintln!(
+        "skipping the dashboard's browser test: no Chromium at {} (scripts/test.sh installs Debian's chromium; MCPLEX_CHROMIUM names another)",
+        path.display()
+    );
+    None
+}
+
+/// Where the screenshots go: `ui-screenshots` in the target directory.
+fn screenshots() -> PathBuf {
+    tools()
+        .mcplex
+        .parent()
+        .and_then(|debug| debug.parent())
+        .map(|target| target.join("ui-screenshots"))
+        .expect("target directory")
+}
+
+/// Runs one scenario of `tests/py/dashboard.py`; what it saw.
+fn browse(gateway: &Gateway, browser: &PathBuf, scenario: &str, link: &str) -> Value {
+    let output = Command::new(&tools().python)
+        .arg(tools().repo.join("tests/py/dashboard.py"))
+        .args(["--base", &format!("http://{}", gateway.authority())])
+        .args(["--key", &gateway.api_key()])
+        .args(["--link", link])
+        .arg("--shots")
+        .arg(screenshots())
+        .arg("--chromium")
+        .arg(browser)
+        .arg(scenario)
+        .output()
+        .expect("run tests/py/dashboard.py");
+    assert!(
+        output.status.success(),
+        "dashboard {scenario} failed:\n{}\n--- gateway log ---\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        gateway.log()
+    );
+    serde_json::from_slice(&output.stdout).expect("the scenario's JSON")
+}
+
+/// The one-time login link `mcplex serve` printed.
+fn login_link(gateway: &Gateway) -> String {
+    let lines = gateway.stdout();
+    let line = lines
+        .iter()
+        .find(|line| line.contains("/ui/login/"))
+        .unwrap_or_else(|| panic!("no login link printed: {lines:?}"));
+    let start = line.rfind("http://").expect("a URL");
+    line[start..].trim().to_owned()
+}
+
+/// `q` writes a line holding its secret to stderr before it starts (the tail must redact it).
+fn chatty_quarantined_server() -> Value {
+    let script = "echo \"q starting with $SECRET_TOKEN\" >&2; exec \"$0\" --name q";
+    json!({
+        "command": "sh",
+        "args": ["-c", script, tools().fixture],
+        "env": {"SECRET_TOKEN": "sk-dash-secret-0042"},
+        "quarantined": true
+    })
+}
+
+#[test]
+fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
+    let Some(browser) = chromium() else { return };
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "fixture": fixture_server("fixture", &["--rug-pull"]),
+        "q": chatty_quarantined_server()
+    }}));
+    gateway.wait_ready();
+    let seen = browse(&gateway, &browser, "review", &login_link(&gateway));
+    // The login link works once.
+    assert_eq!(seen["link_reused_status"], 403, "{seen}");
+    // Approving the quarantined server serves its tools to the agent.
+    assert_eq!(seen["q_tools_before"], json!([]));
+    let after = seen["q_tools_after"].as_array().expect("names");
+    assert!(
+        after.contains(&json!("q__echo")) && seen["q_rows"].as_u64() >= Some(9),
+        "{seen}"
+    );
+    // A quarantine made outside the page (as the CLI makes it) shows there without a reload.
+    assert_eq!(seen["elsewhere_quarantine"], 200, "{seen}");
+    assert!(seen["elsewhere_seconds"].as_f64() < Some(5.0), "{seen}");
+    // Its stderr tail, with the secret redacted.
+    let tail = seen["stderr_tail"].as_str().unwrap_or_default();
+    assert!(
+        tail.contains("q starting with [redacted]") && !tail.contains("sk-dash-secret"),
+        "{tail}"
+    );
+    // The changed tool: withheld, the added text marked, approved by the hash shown, and then
+    // the agent's listing carries the new description.
+    assert_eq!(seen["listed_before_approval"], false);
+    assert!(
+        seen["inserted"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("id_rsa"),
+        "{seen}"
+    );
+    let shown = seen["shown_hash"].as_str().unwrap_or_default();
+    assert!(
+        seen["approved_message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(shown),
+        "{seen}"
+    );
+    assert!(
+        seen["agent_description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("id_rsa"),
+        "{seen}"
+    );
+    // Search ranks with scores; the best match for "add numbers" is the adder.
+    let first = seen["search_first"].as_str().unwrap_or_default();
+    assert!(first.contains("fixture__add"), "{first}");
+    // The form marks both required fields, says a missing one in words, and calls the tool.
+    assert_eq!(seen["required_marks"], 2);
+    assert_eq!(seen["missing_field_error"], "a is required.");
+    assert!(
+        seen["try_result"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"sum\": 42"),
+        "{seen}"
+    );
+    // The operator's call is audited without a token.
+    let (_, activity) = gateway.api("GET", "/api/v1/activity?tool=fixture:add", "");
+    assert_eq!(activity["entries"][0]["token"], Value::Null, "{activity}");
+    // The config page shows no secret.
+    let config = seen["config_text"].as_str().unwrap_or_default();
+    assert!(
+        config.contains("SECRET_TOKEN") && !config.contains("sk-dash-secret"),
+        "{config}"
+    );
+    // CSRF: the cookie is HttpOnly and Strict; without the token, from a foreign Origin or with
+    // no Origin, a write is refused and changes nothing.
+    let csrf = &seen["csrf"];
+    assert_eq!(
+        csrf["cookie"],
+        json!({"httpOnly": true, "sameSite": "Strict", "path": "/"})
+    );
+    for attempt in ["same_page_without_token", "foreign_origin", "no_origin"] {
+        assert_eq!(csrf[attempt], 403, "{attempt}: {csrf}");
+    }
+    assert_eq!(csrf["q_state_after"], "approved", "{csrf}");
+    // Phone width: no page is wider than the screen; no script error on any page.
+    assert_eq!(seen["phone_overflow"], json!([]), "{seen}");
+    assert_eq!(seen["page_errors"], json!([]), "{seen}");
+    assert!(seen["screenshots"].as_array().map(Vec::len) >= Some(15));
+}
+
+#[test]
+fn tokens_made_on_the_page_work_for_agents_until_revoked_and_calls_show_live() {
+    let Some(browser) = chromium() else { return };
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    let seen = browse(&gateway, &browser, "tokens", "");
+    assert!(
+        seen["wrong_key"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not this gateway's API key")
+    );
+    // Keyboard: the skip link first, then the navigation, with a visible outline.
+    assert_eq!(seen["keyboard_focus"]["first"], "Skip to content", "{seen}");
+    assert_eq!(seen["keyboard_focus"]["outline"], "solid", "{seen}");
+    let row = seen["token_row"].as_str().unwrap_or_default();
+    assert!(
+        row.contains("fixture") && row.contains("read,write") && row.contains("active"),
+        "{row}"
+    );
+    assert_eq!(seen["secret_after_reload"], 0, "the secret is shown once");
+    assert_eq!(seen["agent_call"]["result"]["isError"], false, "{seen}");
+    assert_eq!(seen["before_revoke_http"]["status"], 200, "{seen}");
+    assert!(seen["activity_seconds"].as_f64() < Some(2.0), "{seen}");
+    let filtered = seen["filtered_rows"].as_array().expect("rows");
+    assert!(
+        !filtered.is_empty()
+            && filtered
+                .iter()
+                .all(|r| r.as_str().unwrap_or_default().contains("agent-1"))
+    );
+    assert_ne!(seen["after_revoke"]["agent_exit"], 0, "{seen}");
+    assert_eq!(seen["after_revoke"]["http"]["status"], 401, "{seen}");
+}
+
+#[test]
+fn the_dashboard_answers_with_a_strict_policy_and_its_api_needs_a_login() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    let (status, page) = http_send(gateway.authority(), "GET", "/ui/", &[], "");
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("<script type=\"module\" src=\"/ui/app.js\">") && !page.contains("<script>")
+    );
+    let head = crate::http::exchange(
+        gateway.authority(),
+        crate::http::Version::Http11,
+        "GET",
+        "/ui/app.js",
+        &[],
+        "",
+    );
+    let header = |name: &str| head.header(name).unwrap_or_default().to_owned();
+    assert!(header("content-security-policy").contains("script-src 'self'"));
+    assert!(!header("content-security-policy").contains("unsafe-inline"));
+    assert_eq!(header("x-content-type-options"), "nosniff");
+    assert_eq!(header("referrer-policy"), "no-referrer");
+    // Without a session the page's API answers 401, a made-up cookie included; a foreign Host is
+    // refused before anything else.
+    let (status, _) = http_send(gateway.authority(), "GET", "/ui/session", &[], "");
+    assert_eq!(status, 401);
+    let (status, _) = http_send(
+        gateway.authority(),
+        "GET",
+        "/api/v1/servers",
+        &[("Cookie", "mcplex_ui=made-up")],
+        "",
+    );
+    assert_eq!(status, 401);
+    let (status, _) = http_send(
+        gateway.authority(),
+        "GET",
+        "/ui/",
+        &[("Host", "evil.example")],
+        "",
+    );
+    assert_eq!(status, 403);
+    // A login with the key from a page, and one without an Origin.
+    let body = json!({"key": gateway.api_key()}).to_string();
+    let origin = format!("http://{}", gateway.authority());
+    let (status, _) = http_send(
+        gateway.authority(),
+        "POST",
+        "/ui/login",
+        &[("Content-Type", "application/json")],
+        &body,
+    );
+    assert_eq!(status, 403, "a login needs an Origin");
+    let (status, _) = http_send(
+        gateway.authority(),
+        "POST",
+        "/ui/login",
+        &[
+            ("Content-Type", "application/json"),
+            ("Origin", "http://evil.example"),
+        ],
+        &body,
+    );
+    assert_eq!(status, 403, "a foreign Origin is refused");
+    let (status, answer) = http_send(
+        gateway.authority(),
+        "POST",
+        "/ui/login",
+        &[("Content-Type", "application/json"), ("Origin", &origin)],
+        &body,
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert!(!answer.contains(&gateway.api_key()));
+}
+
+#[test]
+fn the_pages_search_ranks_and_scores_exactly_as_retrieve_tools() {
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "a": fixture_server("a", &[]),
+        "b": fixture_server("b", &[])
+    }}));
+    gateway.wait_ready();
+    for query in ["add numbers", "process id", "tool list changed", "weather"] {
+        let body = json!({"query": query, "limit": 6}).to_string();
+        let (status, page) = gateway.api("POST", "/api/v1/search", &body);
+        assert_eq!(status, 200, "{page}");
+        let answer = call_raw(
+            &gateway,
+            "/mcp/call",
+            None,
+            "retrieve_tools",
+            json!({"query": query, "limit": 6}),
+        );
+        let answer: Value = serde_json::from_str(&answer).expect("json");
+        let agent = &answer["result"]["structuredContent"];
+        let ranked = |tools: &Value| -> Vec<(String, f64)> {
+            tools
+                .as_array()
+                .map(|all| {
+                    all.iter()
+                        .map(|t| {
+                            (
+                                t["id"].as_str().unwrap_or_default().to_owned(),
+                                t["score"].as_f64().unwrap_or(-1.0),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            ranked(&page["tools"]),
+            ranked(&agent["tools"]),
+            "{query}: {page} vs {agent}"
+        );
+        assert_eq!(page["total"], agent["total"], "{query}");
+    }
+}

@@ -1,0 +1,352 @@
+"""Drives the dashboard (/ui) in headless Chromium (the distribution's package) with Playwright
+for Python, for the Rust integration tests in crates/mcplex/tests/it/dashboard.rs. MCP client
+steps run the official SDK client (tests/py/mcp_client.py) as an agent would.
+
+Usage: dashboard.py --base http://127.0.0.1:PORT --key KEY --link URL --shots DIR
+                    [--chromium /usr/bin/chromium] SCENARIO
+Scenarios: review (login link, servers, a changed tool, search, try, config, CSRF, phone width)
+           tokens (login with the key, tokens, activity live, revoke).
+Prints one JSON object of what it saw on stdout; the Rust test asserts on it. Waits that have a
+deadline (a call in Activity within 2 s) fail here, with the reason on stderr.
+"""
+
+import argparse
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from playwright.sync_api import expect, sync_playwright
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def agent(base, scenario, *args, token=None):
+    """The official MCP client against /mcp: (exit code, parsed stdout or None, stderr)."""
+    command = [sys.executable, os.path.join(HERE, "mcp_client.py"), "--url", f"{base}/mcp"]
+    if token:
+        command += ["--token", token]
+    command += [scenario, *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    try:
+        out = json.loads(done.stdout) if done.returncode == 0 else None
+    except json.JSONDecodeError:
+        out = None
+    return done.returncode, out, done.stderr[-2000:]
+
+
+def listed(base):
+    code, out, err = agent(base, "list")
+    assert code == 0, err
+    return {t["name"]: t for t in out["tools"]}
+
+
+def raw(base, method, path, headers, body=None):
+    """A plain HTTP request (no browser): (status, body text)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{base}{path}", data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def mcp_status(base, token):
+    """The HTTP status and error of an initialize on /mcp presenting `token`."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    status, text = raw(base, "POST", "/mcp", {
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"}, body)
+    return {"status": status, "error": json.loads(text).get("error") if status != 200 else None}
+
+
+class Shots:
+    def __init__(self, folder, prefix):
+        self.folder, self.prefix, self.taken = folder, prefix, []
+        os.makedirs(folder, exist_ok=True)
+
+    def take(self, page, name):
+        path = os.path.join(self.folder, f"{self.prefix}-{name}.png")
+        page.screenshot(path=path, full_page=True)
+        self.taken.append(path)
+
+
+def goto(page, base, hash_):
+    page.goto(f"{base}/ui/#/{hash_}")
+    page.wait_for_selector("#page-title")
+
+
+def overflows(page):
+    """Whether the page is wider than the viewport (a horizontal scroll bar on the body)."""
+    return page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
+
+
+def scenario_review(opts, browser, shots):
+    base, facts = opts.base, {}
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+
+    # The one-time link logs in, once.
+    page.goto(opts.link)
+    page.wait_for_selector("h1#page-title")
+    expect(page.locator("h1#page-title")).to_have_text("Overview")
+    expect(page.locator(".cards")).to_contain_text("Waiting for you")
+    shots.take(page, "overview")
+    other = browser.new_context()
+    again = other.new_page()
+    answer = again.goto(opts.link)
+    facts["link_reused_status"] = answer.status
+    facts["link_reused_text"] = again.inner_text("body")
+    other.close()
+
+    # Approve the quarantined server; its tools appear on the page and for the agent.
+    facts["q_tools_before"] = sorted(n for n in listed(base) if n.startswith("q__"))
+    goto(page, base, "servers")
+    page.click("#stderr-q")
+    expect(page.locator("pre.tail")).to_contain_text("starting", timeout=10000)
+    facts["stderr_tail"] = page.inner_text("pre.tail")
+    shots.take(page, "servers")
+    page.click("#approve-q")
+    expect(page.locator("#quarantine-q")).to_be_visible()
+    # A decision made elsewhere (the CLI goes through the same API) shows without a reload.
+    bearer = {"Authorization": f"Bearer {opts.key}"}
+    facts["elsewhere_quarantine"] = raw(base, "POST", "/api/v1/servers/fixture/quarantine", bearer)[0]
+    started = time.monotonic()
+    expect(page.locator("#approve-fixture")).to_be_visible(timeout=5000)
+    facts["elsewhere_seconds"] = round(time.monotonic() - started, 2)
+    raw(base, "POST", "/api/v1/servers/fixture/approve", bearer)
+    expect(page.locator("#quarantine-fixture")).to_be_visible(timeout=5000)
+    goto(page, base, "tools")
+    page.select_option("#filter-server", "q")
+    expect(page.locator("table")).to_contain_text("q:echo")
+    facts["q_rows"] = page.locator("tbody tr").count()
+    facts["q_tools_after"] = sorted(n for n in listed(base) if n.startswith("q__"))
+
+    # A changed tool: the agent's first call pulls the rug; the page shows the diff.
+    code, out, err = agent(base, "call", "fixture__weather", json.dumps({"city": "Paris"}))
+    assert code == 0, err
+    page.select_option("#filter-server", "")
+    page.select_option("#filter-state", "changed")
+    expect(page.locator("table")).to_contain_text("fixture:weather", timeout=10000)
+    shots.take(page, "tools")
+    page.click("a[href='#/tools/fixture%3Aweather']")
+    expect(page.locator("ins").first).to_be_visible()
+    facts["inserted"] = " ".join(page.locator("ins").all_inner_texts())
+    facts["deleted"] = " ".join(page.locator("del").all_inner_texts())
+    facts["shown_hash"] = page.inner_text("#shown-hash")
+    facts["listed_before_approval"] = "fixture__weather" in listed(base)
+    shots.take(page, "review")
+    page.click("#approve")
+    expect(page.locator("#approved")).to_be_visible()
+    facts["approved_message"] = page.inner_text("#approved")
+    weather = listed(base).get("fixture__weather")
+    facts["agent_description"] = weather["description"] if weather else None
+
+    # Search ranks with scores.
+    goto(page, base, "search")
+    page.fill("#search-query", "add numbers")
+    expect(page.locator("tbody tr").first).to_be_visible()
+    facts["search_first"] = page.locator("tbody tr").first.inner_text()
+    facts["search_rows"] = page.locator("tbody tr").count()
+    shots.take(page, "search")
+
+    # Try a tool from the form built from its schema.
+    goto(page, base, "try/fixture%3Aadd")
+    facts["required_marks"] = page.locator("#try-form .req[title='required']").count()
+    page.click("#try-call")
+    expect(page.locator("#try-result .error")).to_be_visible()
+    facts["missing_field_error"] = page.inner_text("#try-result")
+    page.fill("#arg-a", "2")
+    page.fill("#arg-b", "40")
+    page.click("#try-call")
+    expect(page.locator("#try-result pre").first).to_be_visible()
+    facts["try_result"] = page.inner_text("#try-result")
+    shots.take(page, "try")
+
+    goto(page, base, "config")
+    expect(page.locator("pre.json")).to_be_visible()
+    facts["config_text"] = page.inner_text("pre.json")
+    shots.take(page, "config")
+
+    goto(page, base, "activity")
+    expect(page.locator("table")).to_contain_text("fixture:add")
+    shots.take(page, "activity")
+
+    facts["csrf"] = csrf_attempts(opts, browser, context)
+    facts["phone_overflow"] = phone(browser, context, base, shots)
+    facts["page_errors"] = errors
+    context.close()
+    return facts
+
+
+def csrf_attempts(opts, browser, context):
+    """A write with the cookie but no CSRF token (from a page of another loopback port: the
+    same site, so the SameSite cookie goes along), the right token from a foreign Origin, and no
+    Origin at all: each refused, and the server stays approved."""
+    base, out = opts.base, {}
+    cookie = next(c for c in context.cookies() if c["name"] == "mcplex_ui")
+    out["cookie"] = {k: cookie[k] for k in ("httpOnly", "sameSite", "path")}
+    page = context.new_page()
+    page.goto(f"{base}/ui/#/overview")
+    page.wait_for_selector("#page-title")
+    csrf = page.evaluate("fetch('/ui/session').then(r => r.json()).then(j => j.csrf)")
+    out["same_page_without_token"] = page.evaluate(
+        "fetch('/api/v1/servers/q/quarantine', {method: 'POST'}).then(r => r.status)")
+
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = (f"<!doctype html><script>fetch('{base}/api/v1/servers/q/quarantine', "
+                    "{method: 'POST', credentials: 'include', mode: 'no-cors'})"
+                    ".then(() => document.title = 'sent', () => document.title = 'failed')</script>").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_):
+            pass
+
+    evil = http.server.HTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    page.goto(f"http://127.0.0.1:{evil.server_port}/")
+    page.wait_for_function("document.title === 'sent' || document.title === 'failed'")
+    evil.shutdown()
+    jar = f"mcplex_ui={cookie['value']}"
+    out["foreign_origin"] = raw(base, "POST", "/api/v1/servers/q/quarantine",
+                                {"Cookie": jar, "X-CSRF-Token": csrf, "Origin": "http://evil.example"})[0]
+    out["no_origin"] = raw(base, "POST", "/api/v1/servers/q/quarantine", {"Cookie": jar, "X-CSRF-Token": csrf})[0]
+    out["with_token_and_origin"] = raw(base, "GET", "/api/v1/servers", {"Cookie": jar})[0]
+    status, body = raw(base, "GET", "/api/v1/servers", {"Authorization": f"Bearer {opts.key}"})
+    out["q_state_after"] = next(s["state"] for s in json.loads(body)["servers"] if s["name"] == "q")
+    page.close()
+    return out
+
+
+def phone(browser, desktop, base, shots):
+    """The same session at phone width: each page renders without a horizontal scroll bar."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    context.add_cookies(desktop.cookies())
+    page = context.new_page()
+    wide = []
+    for name in ["overview", "servers", "tools", "tokens", "activity", "try/fixture%3Aadd", "config"]:
+        goto(page, base, name)
+        page.wait_for_timeout(300)
+        if overflows(page):
+            wide.append(name)
+        shots.take(page, f"phone-{name.split('/')[0]}")
+    context.close()
+    return wide
+
+
+def scenario_tokens(opts, browser, shots):
+    base, facts = opts.base, {}
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    page.on("dialog", lambda dialog: dialog.accept())
+
+    # Log in by pasting the key; a wrong key is said in words.
+    page.goto(f"{base}/ui/")
+    page.wait_for_selector("#api-key")
+    shots.take(page, "login")
+    page.fill("#api-key", "not-the-key")
+    page.press("#api-key", "Enter")
+    expect(page.locator(".login .error")).to_be_visible()
+    facts["wrong_key"] = page.inner_text(".login .error")
+    page.fill("#api-key", opts.key)
+    page.press("#api-key", "Enter")
+    expect(page.locator("h1#page-title")).to_have_text("Overview")
+    page.reload()
+    page.wait_for_selector("h1#page-title")
+    facts["keyboard_focus"] = keyboard(page)
+
+    # Create a token with the scope picker; the secret is shown once.
+    goto(page, base, "tokens")
+    page.fill("#token-name", "agent-1")
+    page.uncheck("#token-all-servers")
+    page.check("#token-server-fixture")
+    page.check("#token-perm-write")
+    page.click("#token-create")
+    expect(page.locator("#token-secret")).to_be_visible()
+    secret = page.input_value("#token-secret")
+    expect(page.locator("table")).to_contain_text("agent-1")
+    facts["token_row"] = page.locator("tbody tr", has_text="agent-1").inner_text()
+    shots.take(page, "tokens")
+    page.reload()
+    page.wait_for_selector("#page-title")
+    facts["secret_after_reload"] = page.locator("#token-secret").count()
+
+    # A call from an MCP client with the token shows in Activity within 2 s.
+    goto(page, base, "activity")
+    expect(page.locator("#page-title")).to_have_text("Activity")
+    code, out, err = agent(base, "call", "fixture__echo", json.dumps({"hello": "dashboard"}), token=secret)
+    assert code == 0, err
+    facts["agent_call"] = out
+    facts["before_revoke_http"] = mcp_status(base, secret)
+    called = time.monotonic()
+    row = page.locator("tbody tr", has_text="agent-1").first
+    row.wait_for(timeout=15000)
+    facts["activity_seconds"] = round(time.monotonic() - called, 2)
+    facts["activity_row"] = page.locator("tbody tr", has_text="agent-1").first.inner_text()
+    page.fill("#activity-token", "agent-1")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_timeout(500)
+    facts["filtered_rows"] = page.locator("tbody tr").all_inner_texts()
+    shots.take(page, "activity-filtered")
+
+    # Revoke on the page: the agent's next call is refused.
+    goto(page, base, "tokens")
+    page.click("#revoke-agent-1")
+    expect(page.locator("tbody tr", has_text="agent-1")).to_contain_text("revoked")
+    code, out, err = agent(base, "call", "fixture__echo", "{}", token=secret)
+    facts["after_revoke"] = {"agent_exit": code, "http": mcp_status(base, secret)}
+    shots.take(page, "tokens-revoked")
+    context.close()
+    return facts
+
+
+def keyboard(page):
+    """Tab from the top: the skip link first, then the navigation, each with a visible outline."""
+    page.keyboard.press("Tab")
+    first = page.evaluate("document.activeElement.textContent")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    name = page.evaluate("document.activeElement.textContent")
+    return {"first": first, "third": name, "outline": outline}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--link", default="")
+    parser.add_argument("--shots", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("scenario", choices=["review", "tokens"])
+    opts = parser.parse_args()
+    shots = Shots(opts.shots, opts.scenario)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=opts.chromium, args=["--no-sandbox"])
+        try:
+            run = scenario_review if opts.scenario == "review" else scenario_tokens
+            facts = run(opts, browser, shots)
+        finally:
+            browser.close()
+    facts["screenshots"] = shots.taken
+    print(json.dumps(facts))
+
+
+if __name__ == "__main__":
+    main()
