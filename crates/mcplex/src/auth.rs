@@ -1,7 +1,8 @@
 //! Credentials of a running gateway: the admin API key and the agent tokens, checked for every
 //! HTTP request by the surface guard. Tokens are looked up by their keyed hash in an in-memory
-//! copy of the store, refreshed whenever the management API changes them. The dashboard's sessions live here too:
-//! the guard asks for a session's CSRF token through [`Authenticator::session_csrf`].
+//! copy of the store, refreshed whenever the management API changes them. The dashboard's
+//! sessions are checked here too: the guard asks for a session's CSRF token through
+//! [`Authenticator::session_csrf`].
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -23,6 +24,7 @@ pub struct Access {
 
 impl Access {
     pub fn load(store: Arc<Store>, api_key: String, config: &Config) -> anyhow::Result<Access> {
+        let sessions = crate::ui::Sessions::new(store.clone(), &api_key);
         let access = Access {
             store,
             api_key,
@@ -32,7 +34,7 @@ impl Access {
                 .iter()
                 .map(|p| (p.name.clone(), p.servers.clone()))
                 .collect(),
-            sessions: crate::ui::Sessions::default(),
+            sessions,
         };
         access.reload_tokens()?;
         Ok(access)
@@ -86,8 +88,6 @@ impl Authenticator for Access {
     }
 
     fn session_csrf(&self, id: &str) -> Option<String> {
-        self.sessions
-            .lookup(id, std::time::Instant::now())
-            .map(|(csrf, _)| csrf)
+        self.sessions.lookup(id, now_unix()).map(|(csrf, _)| csrf)
     }
 }

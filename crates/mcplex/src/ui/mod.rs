@@ -117,7 +117,7 @@ async fn asset(Path(file): Path<String>) -> Response {
 }
 
 async fn session(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
-    let live = session_id(&headers).and_then(|id| access.sessions.lookup(id, Instant::now()));
+    let live = session_id(&headers).and_then(|id| access.sessions.lookup(id, now_unix()));
     match live {
         Some((csrf, expires_at)) => Json(SessionAnswer { csrf, expires_at }).into_response(),
         None => error(StatusCode::UNAUTHORIZED, "not logged in"),
@@ -139,7 +139,7 @@ async fn login(
             "that is not this gateway's API key (it is in the api_key file of the data directory)",
         );
     }
-    match access.sessions.open(Instant::now(), now_unix()) {
+    match access.sessions.open(now_unix()) {
         Ok(opened) => {
             let answer = SessionAnswer {
                 csrf: opened.csrf.clone(),
@@ -173,7 +173,7 @@ instead (it is in the api_key file of the data directory).</p></main></body></ht
 
 async fn logout(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
     if let Some(id) = session_id(&headers) {
-        access.sessions.close(id);
+        access.sessions.close(id, now_unix());
     }
     let mut response = StatusCode::NO_CONTENT.into_response();
     let expired = format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");

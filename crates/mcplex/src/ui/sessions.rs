@@ -1,24 +1,34 @@
-//! The dashboard's logins, kept in this gateway's memory: a session is a random id (the
-//! `mcplex_ui` cookie's value, never the API key) with its own random CSRF token and an end
-//! eight hours after login; a login link is a random token that opens one session, once,
-//! within five minutes. Sessions are per process: a restart or another replica asks for the
-//! key again. At most [`MAX_SESSIONS`] live at once (the oldest goes first), so logins cannot
-//! grow memory without bound.
+//! The dashboard's logins. A session is a signed value (the `mcplex_ui` cookie, never the API
+//! key): `<end>.<nonce>.<mac>`, the mac a keyed hash under the store's installation secret of the
+//! end, the nonce and the API key's own keyed hash. Every gateway on the same store holds that
+//! secret, so a session opened on one replica works on every other and survives a restart, with
+//! nothing shared to write or wait for; a new API key ends every session. The CSRF token is the
+//! session's own keyed hash, so nothing needs to be stored for it either. A session ends eight
+//! hours after login, or at logout: the logged-out values are remembered by the gateway that
+//! saw the logout until they would have ended (the browser drops the cookie at once either way).
+//! A login link is a random token that opens one session, once, within five minutes, on the
+//! gateway that printed it.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use mcplex_state::Store;
 use mcplex_surface::same_secret;
 
 /// How long a session lasts after login.
 pub const SESSION_LIFETIME: Duration = Duration::from_secs(8 * 3600);
 /// How long a login link may be used.
 pub const LINK_LIFETIME: Duration = Duration::from_secs(300);
-/// Sessions kept at once.
-pub const MAX_SESSIONS: usize = 64;
 /// Login links waiting at once.
 const MAX_LINKS: usize = 16;
+/// Logged-out sessions remembered at once (the ones closest to their end go first).
+const MAX_CLOSED: usize = 4096;
+
+/// What the signature covers besides the session's own fields, so that a session's value can
+/// never stand for anything else signed with the same secret.
+const SESSION_PURPOSE: &str = "mcplex-ui-session";
+const CSRF_PURPOSE: &str = "mcplex-ui-csrf";
 
 /// A session just opened: what goes into the cookie and to the page.
 #[derive(Clone)]
@@ -37,73 +47,94 @@ impl std::fmt::Debug for Opened {
     }
 }
 
-struct Session {
-    csrf: String,
-    opened: Instant,
-    ends: Instant,
-    expires_at: i64,
-}
-
 #[derive(Default)]
 struct Table {
-    sessions: HashMap<String, Session>,
+    /// Logged-out session values → their end (unix seconds).
+    closed: HashMap<String, i64>,
     /// Login link token → when it stops working.
     links: Vec<(String, Instant)>,
 }
 
-/// Every live session and login link of this gateway.
-#[derive(Default)]
+/// Opens and checks the dashboard's sessions; keeps this gateway's login links and logouts.
 pub struct Sessions {
+    store: Arc<Store>,
+    /// The API key's keyed hash: a session is signed for the key it was opened with.
+    key_tag: String,
     table: Mutex<Table>,
 }
 
 impl Sessions {
+    pub fn new(store: Arc<Store>, api_key: &str) -> Sessions {
+        let key_tag = store.token_mac(api_key);
+        Sessions {
+            store,
+            key_tag,
+            table: Mutex::default(),
+        }
+    }
+
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn signature(&self, expires_at: i64, nonce: &str) -> String {
+        self.store.token_mac(&format!(
+            "{SESSION_PURPOSE}\n{}\n{expires_at}.{nonce}",
+            self.key_tag
+        ))
+    }
+
+    fn csrf(&self, id: &str) -> String {
+        self.store.token_mac(&format!("{CSRF_PURPOSE}\n{id}"))
+    }
+
     /// Opens a session (the caller has checked the API key).
-    pub fn open(&self, now: Instant, now_unix: i64) -> Result<Opened, String> {
-        let opened = Opened {
-            id: random_token()?,
-            csrf: random_token()?,
-            expires_at: now_unix.saturating_add(SESSION_LIFETIME.as_secs() as i64),
+    pub fn open(&self, now_unix: i64) -> Result<Opened, String> {
+        let nonce = random_token()?;
+        let expires_at = now_unix.saturating_add(SESSION_LIFETIME.as_secs() as i64);
+        let id = format!(
+            "{expires_at}.{nonce}.{}",
+            self.signature(expires_at, &nonce)
+        );
+        Ok(Opened {
+            csrf: self.csrf(&id),
+            id,
+            expires_at,
+        })
+    }
+
+    /// The CSRF token and end (unix seconds) of the live session `id`: signed for this store
+    /// and API key, not ended, not logged out here.
+    pub fn lookup(&self, id: &str, now_unix: i64) -> Option<(String, i64)> {
+        let mut parts = id.splitn(3, '.');
+        let (expires_at, nonce, mac) = (parts.next()?, parts.next()?, parts.next()?);
+        let expires_at: i64 = expires_at.parse().ok()?;
+        if expires_at <= now_unix || !same_secret(mac, &self.signature(expires_at, nonce)) {
+            return None;
+        }
+        if self.table().closed.contains_key(id) {
+            return None;
+        }
+        Some((self.csrf(id), expires_at))
+    }
+
+    /// Ends session `id` (logout) on this gateway; the browser drops its cookie.
+    pub fn close(&self, id: &str, now_unix: i64) {
+        let Some((_, expires_at)) = self.lookup(id, now_unix) else {
+            return;
         };
         let mut table = self.table();
-        table.sessions.retain(|_, s| s.ends > now);
-        while table.sessions.len() >= MAX_SESSIONS {
-            let oldest = table
-                .sessions
+        table.closed.retain(|_, ends| *ends > now_unix);
+        if table.closed.len() >= MAX_CLOSED
+            && let Some(soonest) = table
+                .closed
                 .iter()
-                .min_by_key(|(_, s)| s.opened)
-                .map(|(id, _)| id.clone());
-            match oldest {
-                Some(id) => table.sessions.remove(&id),
-                None => break,
-            };
+                .min_by_key(|(_, ends)| **ends)
+                .map(|(id, _)| id.clone())
+        {
+            table.closed.remove(&soonest);
         }
-        table.sessions.insert(
-            opened.id.clone(),
-            Session {
-                csrf: opened.csrf.clone(),
-                opened: now,
-                ends: now + SESSION_LIFETIME,
-                expires_at: opened.expires_at,
-            },
-        );
-        Ok(opened)
-    }
-
-    /// The CSRF token and end (unix seconds) of the live session `id`.
-    pub fn lookup(&self, id: &str, now: Instant) -> Option<(String, i64)> {
-        let table = self.table();
-        let session = table.sessions.get(id).filter(|s| s.ends > now)?;
-        Some((session.csrf.clone(), session.expires_at))
-    }
-
-    /// Ends session `id` (logout).
-    pub fn close(&self, id: &str) {
-        self.table().sessions.remove(id);
+        table.closed.insert(id.to_owned(), expires_at);
     }
 
     /// A new login link's token, valid once within [`LINK_LIFETIME`].
@@ -133,7 +164,7 @@ impl Sessions {
                 .position(|(live, ends)| *ends > now && same_secret(live, token))?;
             table.links.remove(found);
         }
-        Some(self.open(now, now_unix))
+        Some(self.open(now_unix))
     }
 }
 
@@ -148,31 +179,60 @@ fn random_token() -> Result<String, String> {
 mod tests {
     use super::*;
 
+    fn store(dir: &std::path::Path) -> Arc<Store> {
+        let (store, _) = Store::open_at(&mcplex_state::Location::Directory(dir.to_owned()))
+            .expect("open the store");
+        Arc::new(store)
+    }
+
     #[test]
-    fn a_session_has_random_ids_and_tokens_and_ends() {
-        let sessions = Sessions::default();
-        let now = Instant::now();
-        let a = sessions.open(now, 1000).expect("open");
-        let b = sessions.open(now, 1000).expect("open");
+    fn a_session_is_signed_ends_and_can_be_logged_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sessions = Sessions::new(store(dir.path()), "key");
+        let a = sessions.open(1000).expect("open");
+        let b = sessions.open(1000).expect("open");
         assert_ne!(a.id, b.id);
-        assert_ne!(a.csrf, a.id);
-        assert_eq!(a.id.len(), 64);
+        assert_ne!(a.csrf, b.csrf);
         assert_eq!(a.expires_at, 1000 + 8 * 3600);
         assert_eq!(
-            sessions.lookup(&a.id, now),
+            sessions.lookup(&a.id, 1001),
             Some((a.csrf.clone(), a.expires_at))
         );
-        assert_eq!(sessions.lookup("made-up", now), None);
-        assert_eq!(sessions.lookup(&a.id, now + SESSION_LIFETIME), None);
-        sessions.close(&a.id);
-        assert_eq!(sessions.lookup(&a.id, now), None);
-        assert!(sessions.lookup(&b.id, now).is_some());
+        assert_eq!(sessions.lookup(&a.id, a.expires_at), None, "ended");
+        // Any change to the value, its end included, breaks the signature.
+        let later = a.id.replacen(&a.expires_at.to_string(), "99999999999", 1);
+        for forged in ["made-up", "1.2.3", "", &later, &a.id[..a.id.len() - 1]] {
+            assert_eq!(sessions.lookup(forged, 1001), None, "{forged}");
+        }
+        sessions.close(&a.id, 1001);
+        assert_eq!(sessions.lookup(&a.id, 1001), None);
+        assert!(sessions.lookup(&b.id, 1001).is_some());
         assert!(!format!("{a:?}").contains(&a.id) && !format!("{a:?}").contains(&a.csrf));
     }
 
     #[test]
+    fn a_session_holds_on_every_gateway_of_the_store_and_only_for_its_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opened = Sessions::new(store(dir.path()), "key")
+            .open(1000)
+            .expect("open");
+        // Another process on the same store (a replica, or this one restarted).
+        let replica = Sessions::new(store(dir.path()), "key");
+        assert_eq!(
+            replica.lookup(&opened.id, 1001),
+            Some((opened.csrf.clone(), opened.expires_at))
+        );
+        let rekeyed = Sessions::new(store(dir.path()), "a new key");
+        assert_eq!(rekeyed.lookup(&opened.id, 1001), None);
+        let other_dir = tempfile::tempdir().expect("tempdir");
+        let other_store = Sessions::new(store(other_dir.path()), "key");
+        assert_eq!(other_store.lookup(&opened.id, 1001), None);
+    }
+
+    #[test]
     fn a_login_link_opens_one_session_once_and_only_while_fresh() {
-        let sessions = Sessions::default();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sessions = Sessions::new(store(dir.path()), "key");
         let now = Instant::now();
         let link = sessions.login_link(now).expect("link");
         assert!(sessions.redeem("made-up", now, 0).is_none());
@@ -180,24 +240,9 @@ mod tests {
             .redeem(&link, now, 0)
             .expect("live")
             .expect("opened");
-        assert!(sessions.lookup(&opened.id, now).is_some());
+        assert!(sessions.lookup(&opened.id, 1).is_some());
         assert!(sessions.redeem(&link, now, 0).is_none(), "used twice");
         let stale = sessions.login_link(now).expect("link");
         assert!(sessions.redeem(&stale, now + LINK_LIFETIME, 0).is_none());
-    }
-
-    #[test]
-    fn the_oldest_session_goes_when_too_many_are_open() {
-        let sessions = Sessions::default();
-        let start = Instant::now();
-        let first = sessions.open(start, 0).expect("open");
-        for n in 1..=MAX_SESSIONS {
-            sessions
-                .open(start + Duration::from_millis(n as u64), 0)
-                .expect("open");
-        }
-        let later = start + Duration::from_secs(1);
-        assert_eq!(sessions.lookup(&first.id, later), None);
-        assert_eq!(sessions.table().sessions.len(), MAX_SESSIONS);
     }
 }

@@ -284,6 +284,55 @@ fn the_dashboard_answers_with_a_strict_policy_and_its_api_needs_a_login() {
     assert!(!answer.contains(&gateway.api_key()));
 }
 
+/// A dashboard session opened on one gateway holds on every gateway of the same store (behind a
+/// load balancer the page's requests reach any replica) and after a restart; logging out ends it.
+#[test]
+fn a_session_holds_on_every_replica_of_the_store_until_logout() {
+    let config = json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}});
+    let mut first = Gateway::start(config.clone());
+    let data_dir = first.data_dir().display().to_string();
+    let replica = Gateway::start_with(config, &["--data-dir", &data_dir]);
+    let origin = format!("http://{}", first.authority());
+    let login = crate::http::exchange(
+        first.authority(),
+        crate::http::Version::Http11,
+        "POST",
+        "/ui/login",
+        &[("Content-Type", "application/json"), ("Origin", &origin)],
+        &json!({"key": first.api_key()}).to_string(),
+    );
+    let set_cookie = login.header("set-cookie").unwrap_or_default().to_owned();
+    let cookie = set_cookie.split(';').next().unwrap_or_default().to_owned();
+    assert!(cookie.starts_with("mcplex_ui="), "{set_cookie}");
+    assert!(set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"));
+    let servers = |gateway: &Gateway| {
+        http_send(
+            gateway.authority(),
+            "GET",
+            "/api/v1/servers",
+            &[("Cookie", &cookie)],
+            "",
+        )
+        .0
+    };
+    assert_eq!(servers(&first), 200);
+    assert_eq!(servers(&replica), 200, "the replica takes the session");
+    first.restart();
+    assert_eq!(servers(&first), 200, "a restart keeps it");
+    let (status, _) = http_send(
+        first.authority(),
+        "POST",
+        "/ui/logout",
+        &[
+            ("Cookie", &cookie),
+            ("Origin", &format!("http://{}", first.authority())),
+        ],
+        "",
+    );
+    assert_eq!(status, 204);
+    assert_eq!(servers(&first), 401, "logged out");
+}
+
 #[test]
 fn the_pages_search_ranks_and_scores_exactly_as_retrieve_tools() {
     let gateway = Gateway::start(json!({"mcpServers": {

@@ -196,6 +196,12 @@ impl Gateway {
         }
     }
 
+    /// Its data directory (its SQLite store): a second gateway started with `--data-dir` on it
+    /// is a replica of this one.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
     /// Stops the gateway (SIGTERM) and starts it again on the same config, data directory and
     /// extra arguments, on a new port; the log continues in the same file.
     #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
