@@ -2,11 +2,16 @@
 //! POSTed in an initialized session-era session. rmcp would hand it to the session's worker task
 //! through two channels and stream the answer back through a third; here it is answered
 //! directly, by the code rmcp's worker runs (`Service::handle_request` of the route's surface,
-//! so validation, scope, audit, metrics, error mapping and result shaping are the same code), and
-//! written as the SSE answer rmcp writes: its headers, a priming event, the answer's event. An
-//! answer ready within [`FIRST_WAIT`] goes out with the headers in one write; a slower one gets
-//! the headers and the priming event at once, then keep-alive comments like rmcp's until it is
-//! ready.
+//! so validation, scope, audit, metrics, error mapping and result shaping are the same code).
+//!
+//! The wire is chosen per request before the first byte, as the spec lets a server choose for a
+//! client that accepts both: an answer ready within [`FIRST_WAIT`] goes out as one
+//! `application/json` body (the JSON-RPC message rmcp would put in its SSE event, same bytes); a
+//! slower one is written as the SSE answer rmcp writes: its headers and priming event at once,
+//! keep-alive comments like rmcp's, then the answer's event. JSON loses nothing: this stream
+//! never carries anything but the answer, since rmcp's session worker does not know the request
+//! and routes whatever the handler sends the client meanwhile (log messages, sampling,
+//! elicitation) to the session's standalone GET stream, and a plain call has no progress token.
 //!
 //! Anything the fast path cannot do exactly like rmcp goes to rmcp unchanged: other methods,
 //! `_meta` (progress tokens, per-request versions), stateless (2026-07-28) requests, headers rmcp
@@ -188,7 +193,8 @@ where
     };
     let body = match early {
         Some(Ok(message)) if !cancel.is_cancelled() && !ended.is_cancelled() => {
-            Answer::at_once(events.priming_and(&message), open)
+            drop(open);
+            return json_response(&message);
         }
         early => {
             let answer = async move {
@@ -270,12 +276,25 @@ impl Events {
         self.write_message(&mut out, message);
         out.into()
     }
+}
 
-    fn priming_and(&self, message: &ServerJsonRpcMessage) -> Bytes {
-        let mut out = Vec::with_capacity(256);
-        self.write_priming(&mut out);
-        self.write_message(&mut out, message);
-        out.into()
+/// A whole answer as one JSON body, as rmcp writes a JSON answer (`json_response`).
+fn json_response(message: &ServerJsonRpcMessage) -> Response {
+    match serde_json::to_vec(message) {
+        Ok(json) => {
+            let mut response = Response::new(Body::from(json));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Err(e) => {
+            tracing::error!("cannot serialize an answer: {e}");
+            let mut response = Response::new(Body::empty());
+            *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            response
+        }
     }
 }
 
@@ -310,14 +329,6 @@ struct Later {
 }
 
 impl Answer {
-    fn at_once(bytes: Bytes, open: crate::sessions::StreamOpen) -> Answer {
-        Answer {
-            first: Some(bytes),
-            later: None,
-            _open: open,
-        }
-    }
-
     fn later(events: Events, answer: Pending, open: crate::sessions::StreamOpen) -> Answer {
         Answer {
             first: Some(events.priming()).filter(|b| !b.is_empty()),
@@ -416,7 +427,7 @@ mod tests {
             rmcp::ErrorData::invalid_params("x", None),
             Some(RequestId::Number(4)),
         );
-        let both = events.priming_and(&message);
+        let both = [events.priming(), events.message(&message)].concat();
         let text = std::str::from_utf8(&both).expect("utf-8");
         assert_eq!(
             text,

@@ -1,9 +1,11 @@
 //! The fast call path against rmcp's: a plain `tools/call` in an initialized session is answered
 //! by the gateway's fast path, and the same call with an Accept header rmcp reads but the fast
-//! path leaves to it (`text/event-stream;q=1`) by rmcp's session worker. Both answers must be
-//! the same bytes (headers, SSE framing, JSON), count the same in the metrics and the audit log,
-//! and treat cancellation, unknown and closed sessions alike. The answer streams' numbers tell
-//! the paths apart: the fast path's start at 10^15.
+//! path leaves to it (`text/event-stream;q=1`) by rmcp's session worker. The fast path answers a
+//! quick call as one `application/json` body, rmcp (in a session) always as an event stream: the
+//! JSON-RPC message must be the same bytes, the other headers the same, and both must count the
+//! same in the metrics and the audit log, and treat cancellation, unknown and closed sessions
+//! alike. A JSON answer is the fast path's; an event stream's number tells the paths apart for a
+//! slow call: the fast path's start at 10^15.
 
 use std::time::Duration;
 
@@ -57,7 +59,7 @@ fn open_session(gateway: &Gateway, path: &str) -> String {
                 json!({}),
                 false,
             );
-            (stream_number(&reply) >= FAST_STREAMS_FROM).then_some(())
+            is_json(&reply).then_some(())
         },
     );
     session
@@ -117,18 +119,65 @@ fn stream_number(reply: &Reply) -> u64 {
         .unwrap_or_else(|| panic!("no priming event in {reply:?}"))
 }
 
-/// The answer as the client reads it, with the stream number and the date left out.
+/// Whether `reply` is one JSON body (the fast path's answer to a quick call).
+fn is_json(reply: &Reply) -> bool {
+    reply.header("content-type") == Some("application/json")
+}
+
+/// Headers that differ by wire (JSON body or event stream) or by moment.
+const WIRE_HEADERS: [&str; 6] = [
+    "date",
+    "content-type",
+    "content-length",
+    "transfer-encoding",
+    "cache-control",
+    "x-accel-buffering",
+];
+
+/// The answer as the client reads it: the status, the headers that do not depend on the wire,
+/// and the JSON-RPC message's bytes (a JSON body, or the data of an event stream's answer).
 fn comparable(reply: &Reply) -> (u16, Vec<String>, String) {
-    let number = stream_number(reply).to_string();
     let head = reply
         .head
         .lines()
         .skip(1)
-        .filter(|line| !line.to_ascii_lowercase().starts_with("date:"))
+        .filter(|line| {
+            let name = line
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            !WIRE_HEADERS.contains(&name.as_str())
+        })
         .map(str::to_owned)
         .collect();
-    let body = dechunk(&reply.body).replace(&format!("/{number}\n"), "/N\n");
-    (reply.status, head, body)
+    let message = if is_json(reply) {
+        reply.body.clone()
+    } else {
+        let events = dechunk(&reply.body);
+        let data = events
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter(|data| !data.is_empty())
+            .collect::<Vec<_>>();
+        assert_eq!(data.len(), 1, "one answer event: {events:?}");
+        data[0].to_owned()
+    };
+    (reply.status, head, message)
+}
+
+/// The framing of rmcp's event stream for one answer: a priming event, then the answer event.
+fn assert_sse_answer(reply: &Reply) {
+    assert_eq!(
+        reply.header("content-type"),
+        Some("text/event-stream"),
+        "{reply:?}"
+    );
+    let number = stream_number(reply);
+    let events = dechunk(&reply.body);
+    let framed = events.starts_with(&format!("data: \nid: 0/{number}\nretry: "))
+        && events.ends_with(&format!("\nid: 1/{number}\n\n"));
+    assert!(framed, "{events:?}");
 }
 
 /// The body of a chunked answer without its chunk framing.
@@ -221,10 +270,8 @@ fn fast_and_rmcp_answers_are_the_same_bytes_metrics_and_audit_rows() {
             arguments.clone(),
             true,
         );
-        assert!(
-            stream_number(&fast) >= FAST_STREAMS_FROM,
-            "{name}: {fast:?}"
-        );
+        assert!(is_json(&fast), "{name}: {fast:?}");
+        assert_sse_answer(&slow);
         assert!(stream_number(&slow) < FAST_STREAMS_FROM, "{name}: {slow:?}");
         assert_eq!(comparable(&fast), comparable(&slow), "{name}");
         assert_eq!(fast.json()["id"], *id, "{name}: {fast:?}");
@@ -247,6 +294,38 @@ fn fast_and_rmcp_answers_are_the_same_bytes_metrics_and_audit_rows() {
     for pair in essences.chunks(2) {
         assert!(pair.len() == 2 && pair[0] == pair[1], "{essences:#?}");
     }
+}
+
+#[test]
+fn a_slow_call_is_streamed_by_both_paths_with_the_same_answer() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    let session = open_session(&gateway, "/mcp/all");
+    // Past the fast path's wait for a quick answer (one second): it streams like rmcp.
+    let arguments = json!({"ms": 1500});
+    let fast = call(
+        &gateway,
+        &session,
+        json!(31),
+        "fixture__slow",
+        arguments.clone(),
+        false,
+    );
+    let slow = call(
+        &gateway,
+        &session,
+        json!(31),
+        "fixture__slow",
+        arguments,
+        true,
+    );
+    assert_sse_answer(&fast);
+    assert_sse_answer(&slow);
+    assert!(stream_number(&fast) >= FAST_STREAMS_FROM, "{fast:?}");
+    assert!(stream_number(&slow) < FAST_STREAMS_FROM, "{slow:?}");
+    assert_eq!(comparable(&fast), comparable(&slow));
+    assert_eq!(fast.json()["id"], 31, "{fast:?}");
 }
 
 #[test]
