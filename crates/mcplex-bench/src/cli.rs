@@ -20,6 +20,26 @@ pub enum BenchCommand {
         #[arg(long, default_value = "target/bench/cache.json")]
         out: PathBuf,
     },
+    /// What the sentence model costs: load time, memory, the catalog's first embedding, query
+    /// embedding latency; with two models, how close their vectors are.
+    Embed {
+        /// A model: `builtin` (the one in the binary) or a model directory; repeat to compare
+        /// (builds with the `semantic` feature).
+        #[arg(long, default_value = "builtin")]
+        model: Vec<PathBuf>,
+        /// The tool corpus embedded as the catalog, e.g. crates/mcplex-fixtures/data/ref45.tools.json.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// The queries embedded, e.g. crates/mcplex-fixtures/data/ref45.golden.json.
+        #[arg(long)]
+        queries: PathBuf,
+        /// Each query is embedded this many times.
+        #[arg(long, default_value_t = 10)]
+        rounds: usize,
+        /// Where to write the JSON results.
+        #[arg(long, default_value = "target/bench/embed.json")]
+        out: PathBuf,
+    },
     /// 10 dependent tool calls as direct calls vs. one code_execution run: tokens and time;
     /// and the sandbox's per-run overhead.
     Code {

@@ -13,6 +13,7 @@ mod cache;
 mod cli;
 mod code;
 mod control;
+mod embed;
 mod gateway;
 mod load;
 mod overhead;
@@ -45,8 +46,9 @@ pub struct Host {
     pub code_worker: WorkerCommand,
     /// How often a serving gateway polls its store (reported by `bench control`).
     pub store_poll_interval: Duration,
-    /// Loads the sentence model in a directory, with its embedding worker started (`bench
-    /// retrieval --model`); an error in builds without semantic search.
+    /// Loads the sentence model in a directory (`builtin`: the one in the binary), with its
+    /// embedding worker started (`bench retrieval --model`, `bench embed`); an error in builds
+    /// without semantic search.
     pub load_model: fn(&Path) -> Result<SemanticSearch>,
 }
 
@@ -62,6 +64,13 @@ pub async fn run(command: BenchCommand, host: &Host) -> Result<ExitCode> {
             out,
         } => retrieval::run(host, &corpus, &queries, model.as_deref(), rounds, &out),
         BenchCommand::Cache { corpus, turns, out } => cache::run(&corpus, turns, &out),
+        BenchCommand::Embed {
+            model,
+            corpus,
+            queries,
+            rounds,
+            out,
+        } => embed::run(host, &model, &corpus, &queries, rounds, &out),
         BenchCommand::Code { repeats, out } => code::run(host, repeats, &out).await,
         BenchCommand::Control {
             replicas,

@@ -32,7 +32,7 @@ pub use glob::{Glob, ToolFilter};
 pub use model::{
     AuditSettings, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN,
     DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv, Lifecycle, Overrides,
-    RoutingMode, ServerConfig, StoreUrl, ToolResponseMode, Transport,
+    RoutingMode, SearchModel, ServerConfig, StoreUrl, ToolResponseMode, Transport,
 };
 pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant};
 pub use parse::parse_config;

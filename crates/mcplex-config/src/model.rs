@@ -37,9 +37,9 @@ pub struct Config {
     pub defer_tools: bool,
     /// `tool_search.max_matches`: how many matches one search returns (never 0).
     pub max_matches: usize,
-    /// `search_model`: a sentence-embedding model directory; searches are hybrid with it
-    /// (builds with the `semantic` feature). Read at start only.
-    pub search_model: Option<PathBuf>,
+    /// `search_model`: which sentence-embedding model makes searches hybrid (builds with the
+    /// `semantic` feature, the default). Read at start only.
+    pub search_model: SearchModel,
     /// Upstream servers in file order, names unique.
     pub servers: Vec<ServerConfig>,
     /// Where approvals, tokens and the API key live; `None`: `~/.mcplex`.
@@ -78,7 +78,7 @@ impl Config {
             tool_response_mode: ToolResponseMode::Full,
             defer_tools: false,
             max_matches: DEFAULT_MAX_MATCHES,
-            search_model: None,
+            search_model: SearchModel::BuiltIn,
             servers,
             data_dir: None,
             store: None,
@@ -95,6 +95,19 @@ impl Config {
 }
 
 /// The surface served on `/mcp`.
+/// `search_model`: the model hybrid search embeds with.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SearchModel {
+    /// Not set: the model built into the binary (all-MiniLM-L6-v2).
+    #[default]
+    BuiltIn,
+    /// A path: a sentence-transformers model directory (`config.json`, `tokenizer.json`,
+    /// `model.safetensors`).
+    Dir(PathBuf),
+    /// `false`: no model; searches rank by BM25F alone.
+    Off,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RoutingMode {
     /// Every visible tool listed directly.

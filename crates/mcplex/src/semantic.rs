@@ -1,62 +1,94 @@
-//! Turning on hybrid search: loading the `search_model` the config names, in builds with the
-//! `semantic` cargo feature, with its embeddings kept in the state database. Without the
-//! feature, or without a model, search is BM25F.
+//! Turning on hybrid search: loading the model `search_model` names (not set: the one built into
+//! the binary), in builds with the `semantic` cargo feature (the default), with its embeddings
+//! kept in the state database. Without the feature, with `search_model: false`, or when the
+//! model does not load, search is BM25F, and one log line says which and why.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use mcplex_config::Config;
+use mcplex_config::{Config, SearchModel};
 use mcplex_dispatch::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch};
 use mcplex_state::Store;
 
+/// What `bench retrieval --model` calls the model built into the binary.
+pub const BUILTIN_MODEL_ARGUMENT: &str = "builtin";
+
 /// The model `config` names, loaded and with its embedding worker started (keeping embeddings
-/// in `store`); `None` when the config names none, or this build cannot run one (a warning says
-/// so).
-pub fn load(config: &Config, store: Arc<Store>) -> anyhow::Result<Option<SemanticSearch>> {
-    let Some(dir) = &config.search_model else {
-        return Ok(None);
-    };
-    if !cfg!(feature = "semantic") {
-        tracing::warn!(
-            "search_model {} is ignored: this build has no semantic search (cargo feature `semantic`); searching with BM25F",
-            dir.display()
-        );
-        return Ok(None);
-    }
+/// in `store`); `None` (BM25F, logged) when it names none, this build has none, or it does not
+/// load.
+pub fn load(config: &Config, store: Arc<Store>) -> Option<SemanticSearch> {
+    let store: Arc<dyn EmbeddingStore> = Arc::new(KeptEmbeddings(store));
     let started = std::time::Instant::now();
-    let semantic = load_dir(dir, Some(Arc::new(KeptEmbeddings(store))))?;
-    tracing::info!(
-        model = semantic.model(),
-        ms = started.elapsed().as_millis() as u64,
-        "semantic search: model loaded; searches turn hybrid once the tools are embedded"
-    );
-    Ok(Some(semantic))
+    let loaded = match &config.search_model {
+        SearchModel::Off => {
+            tracing::info!("semantic search: off (search_model: false); searching with BM25F");
+            return None;
+        }
+        _ if !cfg!(feature = "semantic") => {
+            tracing::warn!(
+                "semantic search: this build has none (built without the cargo feature `semantic`); searching with BM25F"
+            );
+            return None;
+        }
+        SearchModel::BuiltIn => load_builtin(Some(store)),
+        SearchModel::Dir(dir) => load_dir(dir, Some(store)),
+    };
+    match loaded {
+        Ok(semantic) => {
+            tracing::info!(
+                model = semantic.model(),
+                ms = started.elapsed().as_millis() as u64,
+                "semantic search: model loaded; searches turn hybrid once the tools are embedded"
+            );
+            Some(semantic)
+        }
+        Err(error) => {
+            tracing::warn!("semantic search: {error:#}; searching with BM25F");
+            None
+        }
+    }
+}
+
+/// The model for `bench retrieval --model DIR`: the built-in one for
+/// [`BUILTIN_MODEL_ARGUMENT`], else the directory; no store.
+pub fn load_for_bench(dir: &Path) -> anyhow::Result<SemanticSearch> {
+    if dir == Path::new(BUILTIN_MODEL_ARGUMENT) {
+        load_builtin(None)
+    } else {
+        load_dir(dir, None)
+    }
+}
+
+/// The model built into the binary with its embedding worker started.
+#[cfg(feature = "semantic")]
+fn load_builtin(store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Result<SemanticSearch> {
+    use anyhow::Context;
+    let encoder = mcplex_embed::SentenceEncoder::builtin()
+        .context("cannot load the model built into this binary")?;
+    SemanticSearch::start(Arc::new(encoder), store).context("cannot start the embedding worker")
 }
 
 /// The model in `dir` with its embedding worker started.
 #[cfg(feature = "semantic")]
-pub fn load_dir(
-    dir: &Path,
-    store: Option<Arc<dyn EmbeddingStore>>,
-) -> anyhow::Result<SemanticSearch> {
+fn load_dir(dir: &Path, store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Result<SemanticSearch> {
     use anyhow::Context;
     let encoder = mcplex_embed::SentenceEncoder::load(dir)
         .with_context(|| format!("search_model: cannot load the model in {}", dir.display()))?;
-    SemanticSearch::start(Arc::new(encoder), store)
-        .context("search_model: cannot start the embedding worker")
+    SemanticSearch::start(Arc::new(encoder), store).context("cannot start the embedding worker")
 }
 
 #[cfg(not(feature = "semantic"))]
-pub fn load_dir(
-    dir: &Path,
-    _store: Option<Arc<dyn EmbeddingStore>>,
-) -> anyhow::Result<SemanticSearch> {
+fn load_builtin(_store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Result<SemanticSearch> {
+    anyhow::bail!("this build has no model (built without the cargo feature `semantic`)")
+}
+
+#[cfg(not(feature = "semantic"))]
+fn load_dir(dir: &Path, _store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Result<SemanticSearch> {
     anyhow::bail!(
-        "cannot load the model in {}: this build has no semantic search (build with --features semantic)",
+        "cannot load the model in {}: this build has no semantic search (built without the cargo feature `semantic`)",
         dir.display()
     )
 }
-
 /// The state database as the place embeddings outlive the process.
 struct KeptEmbeddings(Arc<Store>);
 

@@ -116,6 +116,6 @@ fn bench_host() -> Result<mcplex_bench::Host> {
         },
         gateway,
         store_poll_interval: mcplex_runtime::follow::POLL_INTERVAL,
-        load_model: |dir| crate::semantic::load_dir(dir, None),
+        load_model: crate::semantic::load_for_bench,
     })
 }

@@ -127,7 +127,7 @@ fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Star
             config.servers.len()
         );
     }
-    let semantic = crate::semantic::load(config, store.clone())?;
+    let semantic = crate::semantic::load(config, store.clone());
     // Most clients list once, at once, and never re-list on list_changed: the first listings
     // wait up to startup_wait for servers still starting. Calls to ready servers never wait.
     let grace = config.startup_wait;

