@@ -71,21 +71,112 @@ const REQUEST_OPENINGS: &[&str] = &[
     "me",
 ];
 
-/// Words that join two requests within one sentence; a part must still name something to do.
-const JOINERS: &[&str] = &[
+/// Words that always end one request and start the next.
+const BREAKS: &[&str] = &[
     " and then ",
     ", then ",
     " then ",
     " after that ",
     " afterwards ",
-    ", and ",
-    " and also ",
-    " and ",
-    " as well as ",
-    ", ",
     "; ",
     ": ",
     ". ",
+];
+
+/// Words that end one request only when the next piece starts with an action
+/// ([`ACTIONS`]): "remove some nodes and every link attached to them" is one request, "read
+/// the file and email it" two.
+const JOINERS: &[&str] = &[", and ", " and also ", " and ", " as well as ", ", "];
+
+/// Verbs a request for a tool starts with, in the imperative.
+const ACTIONS: &[&str] = &[
+    "add",
+    "analyze",
+    "analyse",
+    "append",
+    "apply",
+    "book",
+    "build",
+    "calculate",
+    "check",
+    "clean",
+    "click",
+    "commit",
+    "compare",
+    "compute",
+    "convert",
+    "copy",
+    "count",
+    "create",
+    "delete",
+    "deploy",
+    "describe",
+    "download",
+    "draw",
+    "edit",
+    "email",
+    "estimate",
+    "export",
+    "extract",
+    "fetch",
+    "fill",
+    "find",
+    "format",
+    "generate",
+    "get",
+    "go",
+    "insert",
+    "kill",
+    "list",
+    "load",
+    "look",
+    "make",
+    "mark",
+    "merge",
+    "move",
+    "navigate",
+    "open",
+    "pick",
+    "plan",
+    "plot",
+    "post",
+    "predict",
+    "print",
+    "publish",
+    "read",
+    "record",
+    "remove",
+    "rename",
+    "render",
+    "replace",
+    "research",
+    "resize",
+    "run",
+    "save",
+    "search",
+    "select",
+    "send",
+    "set",
+    "share",
+    "show",
+    "shuffle",
+    "sort",
+    "split",
+    "stage",
+    "start",
+    "stop",
+    "summarise",
+    "summarize",
+    "switch",
+    "take",
+    "tell",
+    "translate",
+    "turn",
+    "update",
+    "upload",
+    "validate",
+    "visualize",
+    "write",
 ];
 
 /// A part needs this many meaningful words to be ranked on its own; shorter pieces ("fear" of
@@ -128,10 +219,16 @@ pub fn clean_query(query: &str) -> String {
 /// one thing (fewer than two parts with [`MIN_PART_TERMS`] meaningful words each).
 pub fn query_parts(query: &str) -> Vec<String> {
     let mut pieces = vec![clean_query(query)];
+    for separator in BREAKS {
+        pieces = pieces
+            .iter()
+            .flat_map(|piece| split_ignoring_case(piece, separator))
+            .collect();
+    }
     for joiner in JOINERS {
         pieces = pieces
             .iter()
-            .flat_map(|piece| split_ignoring_case(piece, joiner))
+            .flat_map(|piece| split_before_actions(piece, joiner))
             .collect();
     }
     let parts: Vec<String> = pieces
@@ -141,6 +238,26 @@ pub fn query_parts(query: &str) -> Vec<String> {
         .take(MAX_PARTS)
         .collect();
     if parts.len() < 2 { Vec::new() } else { parts }
+}
+
+/// `text` split at `joiner` where the next piece starts with an action.
+fn split_before_actions(text: &str, joiner: &str) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    for piece in split_ignoring_case(text, joiner) {
+        let first = piece
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_lowercase();
+        match pieces.last_mut() {
+            Some(last) if !ACTIONS.contains(&first.as_str()) => {
+                last.push_str(joiner);
+                last.push_str(&piece);
+            }
+            _ => pieces.push(piece),
+        }
+    }
+    pieces
 }
 
 fn split_ignoring_case(text: &str, separator: &str) -> Vec<String> {

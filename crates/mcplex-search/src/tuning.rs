@@ -38,8 +38,10 @@ impl Default for Tuning {
             fusion: Fusion::Relative {
                 semantic_weight: 0.75,
             },
-            clean_query: false,
-            split_parts: false,
+            // Request phrasing says nothing about the tool; a request for several things
+            // should surface a tool for each (issue #20: see docs/search.md for the figures).
+            clean_query: true,
+            split_parts: true,
             whole_first: 1,
             // A word of the tool's name says more than one of its description.
             field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
