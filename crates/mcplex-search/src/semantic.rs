@@ -170,10 +170,10 @@ impl<'a> Semantic<'a> {
     /// The whole query's half, and the vector of each part.
     pub(crate) fn split(self) -> (Option<Semantic<'a>>, Vec<&'a [f32]>) {
         let dimension = self.documents.dimension;
-        if dimension == 0 || self.query.len() <= dimension {
-            return (Some(self), Vec::new());
-        }
-        if self.query.len() % dimension != 0 {
+        if dimension == 0
+            || self.query.len() <= dimension
+            || !self.query.len().is_multiple_of(dimension)
+        {
             return (Some(self), Vec::new());
         }
         let mut chunks = self.query.chunks_exact(dimension);
