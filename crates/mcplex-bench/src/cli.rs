@@ -94,18 +94,27 @@ pub enum BenchCommand {
         #[arg(long, default_value = "target/bench/load.json")]
         out: PathBuf,
     },
-    /// Ranking quality (recall@1/5/10, MRR, nDCG@10) and search latency over a tool corpus.
+    /// Ranking quality (recall@1/5/10, MRR, nDCG@10) of BM25F, hybrid and each lever side by
+    /// side, and search latency over a tool corpus and a synthetic 10,000-tool fleet.
     Retrieval {
         /// A tool corpus, e.g. crates/mcplex-fixtures/data/ref45.tools.json.
         #[arg(long)]
         corpus: PathBuf,
-        /// Graded queries for that corpus, e.g. crates/mcplex-fixtures/data/ref45.golden.json.
-        #[arg(long)]
-        queries: PathBuf,
-        /// A sentence-embedding model directory: also measure hybrid search, side by side
+        /// Graded queries for that corpus, e.g. crates/mcplex-fixtures/data/ref45.golden.json;
+        /// repeat for several sets over the same corpus.
+        #[arg(long, required = true)]
+        queries: Vec<PathBuf>,
+        /// A sentence-embedding model directory: also measure hybrid search and its levers
         /// (builds with the `semantic` feature).
         #[arg(long)]
         model: Option<PathBuf>,
+        /// At most this many queries of each set, picked by a hash of their text (0: all).
+        #[arg(long, default_value_t = 0)]
+        sample: usize,
+        /// Only these rankings (comma-separated column names, e.g. `bm25,gateway`); all by
+        /// default.
+        #[arg(long, value_delimiter = ',')]
+        rankers: Vec<String>,
         /// Latency rounds: each query is timed this many times per fleet size.
         #[arg(long, default_value_t = 20)]
         rounds: usize,

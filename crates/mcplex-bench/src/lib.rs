@@ -15,6 +15,7 @@ mod code;
 mod control;
 mod embed;
 mod gateway;
+mod levers;
 mod load;
 mod overhead;
 mod retrieval;
@@ -60,9 +61,22 @@ pub async fn run(command: BenchCommand, host: &Host) -> Result<ExitCode> {
             corpus,
             queries,
             model,
+            sample,
+            rankers,
             rounds,
             out,
-        } => retrieval::run(host, &corpus, &queries, model.as_deref(), rounds, &out),
+        } => retrieval::run(
+            host,
+            &retrieval::RetrievalArgs {
+                corpus: &corpus,
+                queries: &queries,
+                model: model.as_deref(),
+                sample,
+                rankers: &rankers,
+                rounds,
+                out: &out,
+            },
+        ),
         BenchCommand::Cache { corpus, turns, out } => cache::run(&corpus, turns, &out),
         BenchCommand::Embed {
             model,

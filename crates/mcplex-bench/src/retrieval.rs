@@ -1,115 +1,330 @@
-//! `mcplex bench retrieval --corpus F --queries Q`: ranking quality of the gateway's own search
-//! over a tool corpus with graded queries (relevance ≥ 1 counts), and in-process search latency
-//! at the corpus size and on a synthetic 10,000-tool fleet built by repeating the corpus. With
-//! `--model`, plain BM25F and hybrid search are measured side by side in the same run.
+//! `mcplex bench retrieval --corpus F --queries Q [--queries Q2 …]`: ranking quality of the
+//! gateway's own search over a tool corpus with graded queries (relevance ≥ 1 counts; a query
+//! needing several tools scores the share of them found), and in-process search latency at the
+//! corpus size and on a synthetic 10,000-tool fleet built by repeating the corpus under other
+//! server names. Every ranking of [`crate::levers`] runs side by side on each query set: plain
+//! BM25F, hybrid as it was, each lever alone, and the gateway's ranking; with `--model` also the
+//! query-embedding latency of the gateway's embedding path.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use mcplex_catalog::Snapshot;
 use mcplex_config::HotSettings;
 use mcplex_fixtures::CorpusTool;
+use mcplex_search::{Index, PassageStyle, Semantic, Vectors};
 use serde_json::{Map, Value, json};
 
 use crate::Host;
+use crate::levers::{QueryVector, QueryVectors, Variant, embed_all, passage_vectors, variants};
 
 const CUTOFFS: [usize; 3] = [1, 5, 10];
 const SYNTHETIC_SIZE: usize = 10_000;
 
-pub fn run(
-    host: &Host,
-    corpus: &Path,
-    queries: &Path,
-    model: Option<&Path>,
-    rounds: usize,
-    out: &Path,
-) -> Result<ExitCode> {
-    let corpus_text = std::fs::read_to_string(corpus)
-        .with_context(|| format!("cannot read {}", corpus.display()))?;
+/// What `bench retrieval` was asked to measure.
+pub struct RetrievalArgs<'a> {
+    pub corpus: &'a Path,
+    pub queries: &'a [PathBuf],
+    pub model: Option<&'a Path>,
+    /// At most this many queries of each set (0: all), picked by a hash of their text.
+    pub sample: usize,
+    /// Only the rankings of these names (all when empty).
+    pub rankers: &'a [String],
+    pub rounds: usize,
+    pub out: &'a Path,
+}
+
+/// One graded query.
+struct Query {
+    text: String,
+    labels: HashMap<String, f64>,
+}
+
+/// One query file, perhaps sampled.
+struct QuerySet {
+    path: String,
+    queries: Vec<Query>,
+    of: usize,
+}
+
+pub fn run(host: &Host, args: &RetrievalArgs<'_>) -> Result<ExitCode> {
+    let corpus_text = std::fs::read_to_string(args.corpus)
+        .with_context(|| format!("cannot read {}", args.corpus.display()))?;
     let tools = mcplex_fixtures::load_corpus(&corpus_text).map_err(anyhow::Error::msg)?;
-    let queries_text = std::fs::read_to_string(queries)
-        .with_context(|| format!("cannot read {}", queries.display()))?;
-    let queries: Value = serde_json::from_str(&queries_text).context("queries file is not JSON")?;
-    let queries = queries["queries"]
+    let sets = args
+        .queries
+        .iter()
+        .map(|path| load_set(path, args.sample))
+        .collect::<Result<Vec<_>>>()?;
+    let snapshot = snapshot_of(&tools, 1);
+    // `--rounds 0`: quality only (the recall floors in the test suite), no latency fleet.
+    let synthetic =
+        (args.rounds > 0).then(|| snapshot_of(&tools, SYNTHETIC_SIZE.div_ceil(tools.len().max(1))));
+    let documents = snapshot.search_documents();
+    let index = Index::build(&documents);
+    let columns: Vec<Variant> = variants(args.model.is_some())
+        .into_iter()
+        .filter(|v| args.rankers.is_empty() || args.rankers.iter().any(|r| r == v.name))
+        .collect();
+    let mut texts: Vec<String> = sets
+        .iter()
+        .flat_map(|set| set.queries.iter().map(|q| q.text.clone()))
+        .collect();
+    texts.sort();
+    texts.dedup();
+    let mut query_vectors = QueryVectors::default();
+    let mut passages: HashMap<PassageStyle, Vectors> = HashMap::new();
+    let mut embedding = Value::Null;
+    if let Some(dir) = args.model {
+        let semantic = (host.load_model)(dir)?;
+        let embedder = semantic.embedder().clone();
+        let started = Instant::now();
+        semantic.embed_now(&snapshot).map_err(anyhow::Error::msg)?;
+        let tools_ms = started.elapsed().as_millis() as u64;
+        if let Some(synthetic) = &synthetic {
+            semantic.embed_now(synthetic).map_err(anyhow::Error::msg)?;
+        }
+        for variant in &columns {
+            if variant.vector != QueryVector::None && !passages.contains_key(&variant.passage) {
+                let vectors = passage_vectors(embedder.as_ref(), &documents, variant.passage)?;
+                passages.insert(variant.passage, vectors);
+            }
+        }
+        let mut samples = Vec::new();
+        for text in &texts {
+            let started = Instant::now();
+            let vector = semantic.embed_query(text).map_err(anyhow::Error::msg)?;
+            samples.push(started.elapsed().as_secs_f64() * 1e3);
+            query_vectors.gateway.insert(text.clone(), vector.to_vec());
+        }
+        query_vectors.dimension = embedder
+            .embed(&["x"])
+            .map_or(0, |v| v.first().map_or(0, Vec::len));
+        if columns.iter().any(|v| v.vector == QueryVector::Raw) {
+            let raw = embed_all(embedder.as_ref(), &texts)?;
+            query_vectors.raw = texts.iter().cloned().zip(raw).collect();
+        }
+        let (p50, p99) = percentiles(samples);
+        embedding = json!({
+            "model": semantic.model(),
+            "tools": snapshot.tools().len(),
+            "tools_ms": tools_ms,
+            "queries": texts.len(),
+            "query_p50_ms": p50,
+            "query_p99_ms": p99,
+        });
+    }
+    let mut set_reports = Vec::new();
+    for set in &sets {
+        let results: Vec<(&Variant, Quality)> = columns
+            .iter()
+            .map(|variant| {
+                let vectors = passages.get(&variant.passage);
+                let quality = quality(&index, &documents, set, variant, vectors, &query_vectors);
+                (variant, quality)
+            })
+            .collect();
+        print_table(set, snapshot.tools().len(), args.corpus, &results);
+        set_reports.push(set_report(set, &results));
+    }
+    let gateway_vector = |query: &str| query_vectors.of(QueryVector::Gateway, query);
+    let no_vector = |_: &str| None;
+    let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut latency = Vec::new();
+    let fleets = synthetic
+        .iter()
+        .flat_map(|synthetic| [("corpus", &snapshot), ("synthetic", synthetic)]);
+    for (name, snap) in fleets {
+        let bm25 = timed_searches(snap, &text_refs, &no_vector, args.rounds);
+        let hybrid = (args.model.is_some())
+            .then(|| timed_searches(snap, &text_refs, &gateway_vector, args.rounds));
+        latency.push(json!({
+            "fleet": name,
+            "tools": snap.tools().len(),
+            "bm25_us": {"p50": bm25.0, "p99": bm25.1},
+            "hybrid_us": hybrid.map(|(p50, p99)| json!({"p50": p50, "p99": p99})),
+        }));
+    }
+    print_latency(&latency, text_refs.len(), args.rounds, &embedding);
+    let report = json!({
+        "benchmark": "retrieval",
+        "corpus": args.corpus.display().to_string(),
+        "tools": snapshot.tools().len(),
+        "sets": set_reports,
+        "latency": latency,
+        "embedding": embedding,
+    });
+    crate::write_report(args.out, &report)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A query file's graded queries (those with a relevant tool), at most `sample` of them: the
+/// ones whose text hashes lowest, so a sample is the same on every run and machine.
+fn load_set(path: &Path, sample: usize) -> Result<QuerySet> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let document: Value = serde_json::from_str(&text).context("queries file is not JSON")?;
+    let rows = document["queries"]
         .as_array()
         .context("queries file has no \"queries\" array")?;
-    let texts: Vec<&str> = queries.iter().filter_map(|q| q["query"].as_str()).collect();
-
-    let snapshot = snapshot_of(&tools, 1);
-    let synthetic = snapshot_of(&tools, SYNTHETIC_SIZE.div_ceil(tools.len().max(1)));
-    let mut rankers = vec![("bm25", HashMap::new())];
-    let mut embedding = Value::Null;
-    if let Some(dir) = model {
-        let (query_vectors, report) = embed(host, dir, &snapshot, &synthetic, &texts)?;
-        rankers.push(("hybrid", query_vectors));
-        embedding = report;
-    }
-    let results: Vec<RankerResult> = rankers
+    let mut queries: Vec<Query> = rows
         .iter()
-        .map(|(name, vectors)| {
-            let vector_of = |query: &str| vectors.get(query).map(|v: &Arc<[f32]>| &v[..]);
-            let (quality, misses) = quality(&snapshot, queries, &vector_of);
-            RankerResult {
-                name,
-                quality,
-                misses,
-                at_corpus: latency(&snapshot, &texts, &vector_of, rounds),
-                at_synthetic: latency(&synthetic, &texts, &vector_of, rounds),
-            }
+        .filter_map(|row| {
+            let labels: HashMap<String, f64> = row["labels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|l| Some((l["tool_id"].as_str()?.to_owned(), l["relevance"].as_f64()?)))
+                .filter(|(_, relevance)| *relevance >= 1.0)
+                .collect();
+            let text = row["query"].as_str()?.to_owned();
+            (!labels.is_empty()).then_some(Query { text, labels })
         })
         .collect();
+    let of = queries.len();
+    if sample > 0 && sample < queries.len() {
+        queries.sort_by_key(|q| fnv1a(&q.text));
+        queries.truncate(sample);
+    }
+    Ok(QuerySet {
+        path: path.display().to_string(),
+        queries,
+        of,
+    })
+}
 
+/// FNV-1a, 64 bits: a stable hash for sampling.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Mean metrics of one ranking over one set, and its queries whose first relevant tool is not
+/// in the top 5.
+struct Quality {
+    metrics: BTreeMap<String, f64>,
+    misses: Vec<Value>,
+}
+
+fn quality(
+    index: &Index,
+    documents: &[mcplex_search::Document],
+    set: &QuerySet,
+    variant: &Variant,
+    passages: Option<&Vectors>,
+    query_vectors: &QueryVectors,
+) -> Quality {
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for query in &set.queries {
+        let semantic = query_vectors
+            .of(variant.vector, &query.text)
+            .zip(passages)
+            .map(|(query, documents)| Semantic { query, documents });
+        let ranked: Vec<&str> = index
+            .search_tuned(&query.text, semantic, |_| true, 10, &variant.tuning)
+            .hits
+            .iter()
+            .map(|hit| documents[hit.doc].id.as_str())
+            .collect();
+        let labels: HashMap<&str, f64> = query
+            .labels
+            .iter()
+            .map(|(id, relevance)| (id.as_str(), *relevance))
+            .collect();
+        for k in CUTOFFS {
+            let found = ranked
+                .iter()
+                .take(k)
+                .filter(|id| labels.contains_key(*id))
+                .count();
+            *sums.entry(format!("recall@{k}")).or_default() += found as f64 / labels.len() as f64;
+        }
+        let first = ranked.iter().position(|id| labels.contains_key(*id));
+        *sums.entry("mrr".to_owned()).or_default() += first.map_or(0.0, |p| 1.0 / (p as f64 + 1.0));
+        *sums.entry("ndcg@10".to_owned()).or_default() += ndcg(&ranked, &labels);
+        if first.is_none_or(|p| p >= 5) {
+            misses.push(json!({"query": query.text, "top5": &ranked[..ranked.len().min(5)], "relevant": labels.keys().collect::<Vec<_>>()}));
+        }
+    }
+    let count = set.queries.len().max(1) as f64;
+    Quality {
+        metrics: sums.into_iter().map(|(k, v)| (k, v / count)).collect(),
+        misses,
+    }
+}
+
+fn print_table(set: &QuerySet, tools: usize, corpus: &Path, results: &[(&Variant, Quality)]) {
+    let sampled = if set.queries.len() < set.of {
+        format!(", sampled by hash from {}", set.of)
+    } else {
+        String::new()
+    };
     println!(
-        "retrieval quality: {} queries over {} tools ({})",
-        queries.len(),
-        snapshot.tools().len(),
+        "\nretrieval quality: {} ({} queries{sampled}) over {tools} tools ({})",
+        set.path,
+        set.queries.len(),
         corpus.display()
     );
     print!("{:>10}", "metric");
-    for result in &results {
-        print!(" | {:>6}", result.name);
+    for (variant, _) in results {
+        print!(" | {:>8}", variant.name);
     }
     println!();
-    for metric in results[0].quality.keys() {
+    let Some((_, first)) = results.first() else {
+        return;
+    };
+    for metric in first.metrics.keys() {
         print!("{metric:>10}");
-        for result in &results {
+        for (_, quality) in results {
             print!(
-                " | {:>6.3}",
-                result.quality.get(metric).copied().unwrap_or(0.0)
+                " | {:>8.3}",
+                quality.metrics.get(metric).copied().unwrap_or(0.0)
             );
         }
         println!();
     }
+}
+
+fn set_report(set: &QuerySet, results: &[(&Variant, Quality)]) -> Value {
+    let rankers: Map<String, Value> = results
+        .iter()
+        .map(|(variant, quality)| {
+            (
+                variant.name.to_owned(),
+                json!({"quality": quality.metrics, "misses_at_5": quality.misses}),
+            )
+        })
+        .collect();
+    json!({"queries": set.path, "count": set.queries.len(), "of": set.of, "rankers": rankers})
+}
+
+fn print_latency(latency: &[Value], queries: usize, rounds: usize, embedding: &Value) {
     println!(
-        "\nsearch latency, in process, ranking only ({} queries × {rounds})",
-        texts.len()
+        "\nsearch latency, in process, ranking only, the gateway's ranking ({queries} queries × {rounds})"
     );
-    print!("{:>7}", "tools");
-    for result in &results {
-        print!(" | {:>7} p50 µs | {:>7} p99 µs", result.name, result.name);
-    }
-    println!();
-    for (size, pick) in [
-        (
-            snapshot.tools().len(),
-            (|r: &RankerResult| r.at_corpus) as fn(&RankerResult) -> (f64, f64),
-        ),
-        (synthetic.tools().len(), |r: &RankerResult| r.at_synthetic),
-    ] {
-        print!("{size:>7}");
-        for result in &results {
-            let (p50, p99) = pick(result);
-            print!(" | {p50:>14.1} | {p99:>14.1}");
-        }
-        println!();
+    println!(
+        "{:>7} | {:>12} | {:>12} | {:>14} | {:>14}",
+        "tools", "bm25 p50 µs", "bm25 p99 µs", "hybrid p50 µs", "hybrid p99 µs"
+    );
+    for row in latency {
+        let at = |path: &str, q: &str| row[path][q].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{:>7} | {:>12.1} | {:>12.1} | {:>14.1} | {:>14.1}",
+            row["tools"],
+            at("bm25_us", "p50"),
+            at("bm25_us", "p99"),
+            at("hybrid_us", "p50"),
+            at("hybrid_us", "p99")
+        );
     }
     if !embedding.is_null() {
         println!(
-            "\nmodel {}: {} tools embedded in {} ms; a query embeds in {:.1} ms p50, {:.1} ms p99",
+            "\nmodel {}: {} tools embedded in {} ms; a query (the gateway's texts: cleaned, and parts) embeds in {:.1} ms p50, {:.1} ms p99",
             embedding["model"].as_str().unwrap_or_default(),
             embedding["tools"],
             embedding["tools_ms"],
@@ -117,126 +332,6 @@ pub fn run(
             embedding["query_p99_ms"].as_f64().unwrap_or_default(),
         );
     }
-    let rankers: Map<String, Value> = results
-        .iter()
-        .map(|result| {
-            (
-                result.name.to_owned(),
-                json!({
-                    "quality": result.quality,
-                    "latency_us": [
-                        {"tools": snapshot.tools().len(), "p50": result.at_corpus.0, "p99": result.at_corpus.1},
-                        {"tools": synthetic.tools().len(), "p50": result.at_synthetic.0, "p99": result.at_synthetic.1},
-                    ],
-                    "misses_at_5": result.misses,
-                }),
-            )
-        })
-        .collect();
-    let report = json!({
-        "benchmark": "retrieval",
-        "corpus": corpus.display().to_string(),
-        "queries": queries.len(),
-        "tools": snapshot.tools().len(),
-        "rankers": rankers,
-        "embedding": embedding,
-    });
-    crate::write_report(out, &report)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The embedding of each query, by its text.
-type QueryVectors = HashMap<String, Arc<[f32]>>;
-
-/// One ranker's figures.
-struct RankerResult {
-    name: &'static str,
-    quality: BTreeMap<String, f64>,
-    misses: Vec<Value>,
-    at_corpus: (f64, f64),
-    at_synthetic: (f64, f64),
-}
-
-/// Loads the model, embeds both fleets' tools (the synthetic one repeats the corpus, so its
-/// passages are cached) and every query, timing the query embeddings.
-fn embed(
-    host: &Host,
-    dir: &Path,
-    snapshot: &Snapshot,
-    synthetic: &Snapshot,
-    texts: &[&str],
-) -> Result<(QueryVectors, Value)> {
-    let semantic = (host.load_model)(dir)?;
-    let started = Instant::now();
-    semantic.embed_now(snapshot).map_err(anyhow::Error::msg)?;
-    let tools_ms = started.elapsed().as_millis() as u64;
-    semantic.embed_now(synthetic).map_err(anyhow::Error::msg)?;
-    let mut vectors = HashMap::new();
-    let mut samples = Vec::new();
-    for text in texts {
-        let started = Instant::now();
-        let vector = semantic.embed_query(text).map_err(anyhow::Error::msg)?;
-        samples.push(started.elapsed().as_secs_f64() * 1e3);
-        vectors.insert((*text).to_owned(), vector);
-    }
-    let (p50, p99) = percentiles(samples);
-    let report = json!({
-        "model": semantic.model(),
-        "tools": snapshot.tools().len(),
-        "tools_ms": tools_ms,
-        "query_p50_ms": p50,
-        "query_p99_ms": p99,
-    });
-    Ok((vectors, report))
-}
-
-/// Mean recall@k, MRR and nDCG@10 over the queries with a relevant tool, and the queries whose
-/// first relevant tool is not in the top 5.
-fn quality<'q>(
-    snapshot: &Snapshot,
-    queries: &[Value],
-    vector_of: &impl Fn(&str) -> Option<&'q [f32]>,
-) -> (BTreeMap<String, f64>, Vec<Value>) {
-    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
-    let mut misses = Vec::new();
-    for query in queries {
-        let text = query["query"].as_str().unwrap_or_default();
-        let labels: HashMap<&str, f64> = query["labels"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|l| Some((l["tool_id"].as_str()?, l["relevance"].as_f64()?)))
-            .filter(|(_, relevance)| *relevance >= 1.0)
-            .collect();
-        if labels.is_empty() {
-            continue;
-        }
-        let ranked: Vec<String> = snapshot
-            .search(text, vector_of(text), None, 10, |_| true)
-            .tools
-            .iter()
-            .map(|(t, _)| t.id.to_string())
-            .collect();
-        for k in CUTOFFS {
-            let found = ranked
-                .iter()
-                .take(k)
-                .filter(|id| labels.contains_key(id.as_str()))
-                .count();
-            *sums.entry(format!("recall@{k}")).or_default() += found as f64 / labels.len() as f64;
-        }
-        let first = ranked
-            .iter()
-            .position(|id| labels.contains_key(id.as_str()));
-        *sums.entry("mrr".to_owned()).or_default() += first.map_or(0.0, |p| 1.0 / (p as f64 + 1.0));
-        *sums.entry("ndcg@10".to_owned()).or_default() += ndcg(&ranked, &labels);
-        if first.is_none_or(|p| p >= 5) {
-            misses.push(json!({"query": text, "top5": ranked.iter().take(5).collect::<Vec<_>>(), "relevant": labels.keys().collect::<Vec<_>>()}));
-        }
-    }
-    let count = queries.len().max(1) as f64;
-    let quality = sums.into_iter().map(|(k, v)| (k, v / count)).collect();
-    (quality, misses)
 }
 
 /// A snapshot of the corpus, repeated `copies` times under distinct server names.
@@ -258,7 +353,7 @@ fn snapshot_of(tools: &[CorpusTool], copies: usize) -> Snapshot {
     crate::corpus_snapshot(by_server, HotSettings::default(), false)
 }
 
-fn latency<'q>(
+fn timed_searches<'q>(
     snapshot: &Snapshot,
     queries: &[&str],
     vector_of: &impl Fn(&str) -> Option<&'q [f32]>,
@@ -289,7 +384,7 @@ fn percentiles(mut samples: Vec<f64>) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
-fn ndcg(ranked: &[String], labels: &HashMap<&str, f64>) -> f64 {
+fn ndcg(ranked: &[&str], labels: &HashMap<&str, f64>) -> f64 {
     let gain = |relevance: f64| 2f64.powf(relevance) - 1.0;
     let dcg: f64 = ranked
         .iter()
@@ -297,7 +392,7 @@ fn ndcg(ranked: &[String], labels: &HashMap<&str, f64>) -> f64 {
         .enumerate()
         .map(|(i, id)| {
             labels
-                .get(id.as_str())
+                .get(*id)
                 .map_or(0.0, |r| gain(*r) / (i as f64 + 2.0).log2())
         })
         .sum();

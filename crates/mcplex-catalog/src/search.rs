@@ -77,6 +77,12 @@ impl Snapshot {
         }
     }
 
+    /// The searchable text of each tool, in `tools()` order: what the index ranks (the
+    /// retrieval benchmark ranks it with each lever of `mcplex_search::Tuning`).
+    pub fn search_documents(&self) -> Vec<Document> {
+        self.tools.iter().map(document).collect()
+    }
+
     /// The text each tool is embedded as, in `tools()` order.
     pub fn passages(&self) -> Vec<String> {
         self.tools

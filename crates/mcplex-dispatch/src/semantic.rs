@@ -103,6 +103,11 @@ impl SemanticSearch {
         embed_snapshot(&self.shared, snapshot)
     }
 
+    /// The model itself (the benchmarks embed passages of their own with it).
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.shared.embedder
+    }
+
     /// The embedding of `query`, on this thread and uncached.
     pub fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, String> {
         embed_one(&self.shared, query)
@@ -153,15 +158,12 @@ impl SemanticSearch {
     }
 }
 
+/// The query's vectors as search wants them: the cleaned request's, then each part's of a
+/// request for several things (`mcplex_catalog::embed_query`), in one model call.
 fn embed_one(shared: &Shared, text: &str) -> Result<Arc<[f32]>, String> {
-    match shared.embedder.embed(&[text]) {
-        Ok(mut vectors) if vectors.len() == 1 => Ok(vectors.swap_remove(0).into()),
-        Ok(vectors) => Err(format!(
-            "the model answered {} vectors for one text",
-            vectors.len()
-        )),
-        Err(error) => Err(error.to_string()),
-    }
+    mcplex_catalog::embed_query(shared.embedder.as_ref(), text)
+        .map(Arc::from)
+        .map_err(|error| error.to_string())
 }
 
 fn work(shared: &Shared, pending: &Receiver<Arc<Snapshot>>) {

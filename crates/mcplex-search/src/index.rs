@@ -2,8 +2,10 @@
 
 use std::collections::HashMap;
 
+use crate::query::{clean_query, query_parts};
 use crate::semantic::Semantic;
 use crate::tokenize::tokenize;
+use crate::tuning::Tuning;
 
 /// One searchable tool.
 #[derive(Debug, Clone, Default)]
@@ -21,7 +23,7 @@ pub struct Document {
 }
 
 #[derive(Clone, Copy)]
-enum Field {
+pub(crate) enum Field {
     Name = 0,
     Server = 1,
     Description = 2,
@@ -29,23 +31,12 @@ enum Field {
     ParamDescription = 4,
 }
 
-const FIELDS: usize = 5;
-/// Field weights: a word of the tool's name says more than one of its description.
-const WEIGHT: [f32; FIELDS] = [3.0, 1.5, 1.0, 1.5, 0.4];
+pub(crate) const FIELDS: usize = 5;
 /// Length normalisation per field (BM25's b).
 const LENGTH_NORM: [f32; FIELDS] = [0.3, 0.0, 0.75, 0.5, 0.75];
 const K1: f32 = 1.2;
 /// Added to an exact name match so it outranks any other score.
 const EXACT_BONUS: f32 = 1.0e6;
-/// The semantic score's share in hybrid ranking. Both scores are scaled to 0..1 over the visible
-/// documents (cosine min-max, BM25 by its maximum) and mixed (relative score fusion). The vector
-/// side carries paraphrase and synonyms, the BM25 side rare exact words; leaning towards the
-/// vector side is the usual default of engines that fuse this way.
-const SEMANTIC_WEIGHT: f32 = 0.75;
-/// A document that shares no word with the query joins a hybrid ranking only when its cosine
-/// similarity reaches this; sentence models place unrelated text below it. Without a floor every
-/// query would match every tool, and `total` would say nothing.
-const SEMANTIC_FLOOR: f32 = 0.15;
 
 /// One ranked answer.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,7 +62,7 @@ pub struct Index {
     average: [f32; FIELDS],
     exact: HashMap<String, Vec<u32>>,
     /// Document ids, for deterministic tie-breaking and id-ordered empty queries.
-    ids: Vec<String>,
+    pub(crate) ids: Vec<String>,
 }
 
 impl Index {
@@ -150,10 +141,11 @@ impl Index {
         self.lengths.is_empty()
     }
 
-    /// Ranks the documents `visible` accepts against `query`; returns the best `limit` and the
-    /// number that matched. With `semantic`, BM25 and cosine similarity are fused (hybrid);
-    /// without, the ranking is plain BM25F. An exact name always ranks first, equal scores are
-    /// ordered by id, and an empty query matches every visible document, in id order.
+    /// Ranks the documents `visible` accepts against `query` the way the gateway does
+    /// ([`Tuning::default`]); returns the best `limit` and the number that matched. With
+    /// `semantic`, BM25 and cosine similarity are fused (hybrid); without, the ranking is plain
+    /// BM25F. An exact name always ranks first, equal scores are ordered by id, and an empty
+    /// query matches every visible document, in id order.
     pub fn search(
         &self,
         query: &str,
@@ -161,71 +153,65 @@ impl Index {
         visible: impl Fn(usize) -> bool,
         limit: usize,
     ) -> SearchResult {
-        let terms = tokenize(query);
+        self.search_tuned(query, semantic, visible, limit, &Tuning::default())
+    }
+
+    /// [`Index::search`] with the ranking's levers set by `tuning` (the benchmark compares them).
+    pub fn search_tuned(
+        &self,
+        query: &str,
+        semantic: Option<Semantic<'_>>,
+        visible: impl Fn(usize) -> bool,
+        limit: usize,
+        tuning: &Tuning,
+    ) -> SearchResult {
+        // Not generic below this line: the ranking is compiled (and optimised) here, not in
+        // each caller's crate.
+        self.search_visible(query, semantic, &visible, limit, tuning)
+    }
+
+    fn search_visible(
+        &self,
+        query: &str,
+        semantic: Option<Semantic<'_>>,
+        visible: &dyn Fn(usize) -> bool,
+        limit: usize,
+        tuning: &Tuning,
+    ) -> SearchResult {
+        let cleaned = if tuning.clean_query {
+            clean_query(query)
+        } else {
+            query.trim().to_owned()
+        };
+        let terms = tokenize(&cleaned);
         let exact = self.exact.get(&query.trim().to_lowercase());
         if query.trim().is_empty() || (terms.is_empty() && exact.is_none() && semantic.is_none()) {
-            let mut all: Vec<usize> = (0..self.len()).filter(|&doc| visible(doc)).collect();
-            all.sort_by(|a, b| self.ids[*a].cmp(&self.ids[*b]));
-            let hits = all
-                .iter()
-                .take(limit)
-                .map(|&doc| Hit { doc, score: 0.0 })
-                .collect();
-            return SearchResult {
-                hits,
-                total: all.len(),
-            };
+            return self.everything(visible, limit);
         }
-        let mut scores: HashMap<u32, f32> = HashMap::new();
-        let n = self.len() as f32;
-        let mut seen = Vec::new();
-        for term in terms {
-            if seen.contains(&term) {
-                continue;
-            }
-            let Some(docs) = self.postings.get(&term) else {
-                seen.push(term);
-                continue;
-            };
-            let df = docs.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for (doc, tf) in docs {
-                let length = self.lengths[*doc as usize];
-                let weighted: f32 = (0..FIELDS)
-                    .map(|f| {
-                        let norm = 1.0 - LENGTH_NORM[f]
-                            + LENGTH_NORM[f] * f32::from(length[f]) / self.average[f];
-                        WEIGHT[f] * f32::from(tf[f]) / norm
-                    })
-                    .sum();
-                *scores.entry(*doc).or_insert(0.0) += idf * weighted / (K1 + weighted);
-            }
-            seen.push(term);
-        }
-        let mut hits: Vec<Hit> = match semantic {
-            Some(semantic) => self.fuse(&scores, semantic, &visible),
-            None => scores
-                .into_iter()
-                .filter(|(doc, _)| visible(*doc as usize))
-                .map(|(doc, score)| Hit {
-                    doc: doc as usize,
-                    score,
-                })
-                .collect(),
+        let (whole, part_vectors) = semantic.map_or((None, Vec::new()), |s| s.split());
+        let mut hits = self.rank(&terms, whole, visible, tuning);
+        let parts = if tuning.split_parts {
+            query_parts(query)
+        } else {
+            Vec::new()
         };
-        for &doc in exact.into_iter().flatten() {
-            let doc = doc as usize;
-            if !visible(doc) {
-                continue;
-            }
-            match hits.iter_mut().find(|hit| hit.doc == doc) {
-                Some(hit) => hit.score += EXACT_BONUS,
-                None => hits.push(Hit {
-                    doc,
-                    score: EXACT_BONUS,
-                }),
-            }
+        if !parts.is_empty() {
+            let lists: Vec<Vec<Hit>> = parts
+                .iter()
+                .enumerate()
+                .map(|(i, part)| {
+                    let vector = whole.and_then(|w| {
+                        part_vectors.get(i).map(|query| Semantic {
+                            query,
+                            documents: w.documents,
+                        })
+                    });
+                    self.rank(&tokenize(part), vector, visible, tuning)
+                })
+                .collect();
+            hits = self.interleave(hits, lists, limit, tuning.whole_first);
         }
+        self.add_exact(&mut hits, exact, visible);
         let total = hits.len();
         let order = |a: &Hit, b: &Hit| {
             b.score
@@ -241,47 +227,105 @@ impl Index {
         SearchResult { hits, total }
     }
 
-    /// Relative score fusion of the BM25 scores with cosine similarity. Both are scaled over the
-    /// whole index, not only what the caller sees, so a tool's score never depends on who asks
-    /// and filtering never reorders. A document matches when it shares a word with the query or
-    /// its similarity reaches [`SEMANTIC_FLOOR`]; only matches are checked for visibility.
-    fn fuse(
-        &self,
-        bm25: &HashMap<u32, f32>,
-        semantic: Semantic<'_>,
-        visible: &impl Fn(usize) -> bool,
-    ) -> Vec<Hit> {
-        let similarities: Vec<f32> = (0..self.len())
-            .map(|doc| semantic.documents.similarity(doc, semantic.query))
+    /// Every visible document in id order (the empty query).
+    fn everything(&self, visible: &dyn Fn(usize) -> bool, limit: usize) -> SearchResult {
+        let mut all: Vec<usize> = (0..self.len()).filter(|&doc| visible(doc)).collect();
+        all.sort_by(|a, b| self.ids[*a].cmp(&self.ids[*b]));
+        let hits = all
+            .iter()
+            .take(limit)
+            .map(|&doc| Hit { doc, score: 0.0 })
             .collect();
-        let (low, high) = similarities
-            .iter()
-            .fold((f32::MAX, f32::MIN), |(low, high), s| {
-                (low.min(*s), high.max(*s))
-            });
-        let spread = (high - low).max(f32::EPSILON);
-        let mut lexical = vec![0f32; self.len()];
-        for (&doc, &score) in bm25 {
-            lexical[doc as usize] = score;
+        SearchResult {
+            hits,
+            total: all.len(),
         }
-        let best_lexical = lexical.iter().fold(0f32, |best, score| best.max(*score));
-        let lexical_scale = if best_lexical > 0.0 {
-            1.0 / best_lexical
-        } else {
-            0.0
-        };
-        similarities
-            .iter()
-            .enumerate()
-            .zip(&lexical)
-            .filter_map(|((doc, &similarity), &lexical)| {
-                let matches = lexical > 0.0 || similarity >= SEMANTIC_FLOOR;
-                (matches && visible(doc)).then(|| Hit {
-                    doc,
-                    score: SEMANTIC_WEIGHT * (similarity - low) / spread
-                        + (1.0 - SEMANTIC_WEIGHT) * lexical * lexical_scale,
-                })
-            })
-            .collect()
     }
+
+    fn add_exact(
+        &self,
+        hits: &mut Vec<Hit>,
+        exact: Option<&Vec<u32>>,
+        visible: &dyn Fn(usize) -> bool,
+    ) {
+        for &doc in exact.into_iter().flatten() {
+            let doc = doc as usize;
+            if !visible(doc) {
+                continue;
+            }
+            match hits.iter_mut().find(|hit| hit.doc == doc) {
+                Some(hit) => hit.score += EXACT_BONUS,
+                None => hits.push(Hit {
+                    doc,
+                    score: EXACT_BONUS,
+                }),
+            }
+        }
+    }
+
+    /// Every visible match of `terms` (and of the query vector), scored.
+    fn rank(
+        &self,
+        terms: &[String],
+        semantic: Option<Semantic<'_>>,
+        visible: &dyn Fn(usize) -> bool,
+        tuning: &Tuning,
+    ) -> Vec<Hit> {
+        let lexical = self.bm25(terms, &tuning.field_weights);
+        match semantic {
+            Some(semantic) => self.fuse(&lexical.scores, semantic, visible, tuning.fusion),
+            None => lexical
+                .matched
+                .iter()
+                .filter(|&&doc| visible(doc as usize))
+                .map(|&doc| Hit {
+                    doc: doc as usize,
+                    score: lexical.scores[doc as usize],
+                })
+                .collect(),
+        }
+    }
+
+    /// The BM25F score of every document (0 when it holds none of `terms`), in one dense
+    /// array: on a large fleet a common word is in thousands of documents, and a hash map per
+    /// query costs more than the arithmetic.
+    fn bm25(&self, terms: &[String], weights: &[f32; FIELDS]) -> Lexical {
+        let mut scores = vec![0f32; self.len()];
+        let mut matched = Vec::new();
+        let n = self.len() as f32;
+        let mut seen: Vec<&String> = Vec::new();
+        for term in terms {
+            if seen.contains(&term) {
+                continue;
+            }
+            seen.push(term);
+            let Some(docs) = self.postings.get(term) else {
+                continue;
+            };
+            let df = docs.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for (doc, tf) in docs {
+                let length = self.lengths[*doc as usize];
+                let weighted: f32 = (0..FIELDS)
+                    .map(|f| {
+                        let norm = 1.0 - LENGTH_NORM[f]
+                            + LENGTH_NORM[f] * f32::from(length[f]) / self.average[f];
+                        weights[f] * f32::from(tf[f]) / norm
+                    })
+                    .sum();
+                let score = &mut scores[*doc as usize];
+                if *score == 0.0 {
+                    matched.push(*doc);
+                }
+                *score += idf * weighted / (K1 + weighted);
+            }
+        }
+        Lexical { scores, matched }
+    }
+}
+
+/// BM25F scores by document, and the documents that matched.
+struct Lexical {
+    scores: Vec<f32>,
+    matched: Vec<u32>,
 }

@@ -10,15 +10,21 @@
 //! applies before the top-k cut, so a filtered answer is never short. Pure: no I/O, no async, no
 //! dependencies; the model behind [`Embedder`] lives outside.
 
+mod fusion;
 mod index;
+mod query;
 mod semantic;
 mod tokenize;
+mod tuning;
 
 pub use index::{Document, Hit, Index, SearchResult};
+pub use query::{clean_query, embed_query, query_parts, query_texts};
 pub use semantic::{
-    EmbedError, Embedder, MAX_EMBEDDED_CHARS, Semantic, Vectors, embeddable, passage,
+    EmbedError, Embedder, MAX_EMBEDDED_CHARS, PassageStyle, Semantic, Vectors, embeddable, passage,
+    passage_styled,
 };
 pub use tokenize::tokenize;
+pub use tuning::{Fusion, Tuning};
 
 #[cfg(test)]
 mod tests;

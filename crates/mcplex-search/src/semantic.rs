@@ -43,23 +43,50 @@ pub fn embeddable(text: &str) -> &str {
 /// paragraph is the summary a description leads with; what follows is usage detail that dilutes
 /// a single vector, and sentence models are trained on passages of about that length.
 pub fn passage(document: &Document) -> String {
-    let words: Vec<String> = split_words(&document.tool)
-        .into_iter()
-        .map(str::to_lowercase)
-        .collect();
-    let description = document.description.trim();
-    let summary = description
-        .split("\n\n")
-        .next()
-        .unwrap_or(description)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let passage = if summary.is_empty() {
-        words.join(" ")
-    } else {
-        format!("{}: {summary}", words.join(" "))
+    passage_styled(document, PassageStyle::default())
+}
+
+/// Which text of a tool is embedded (the benchmark compares them; [`passage`] is the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PassageStyle {
+    /// The name in words and the description's first paragraph.
+    #[default]
+    Summary,
+    /// The name in words and the whole description.
+    Whole,
+    /// [`PassageStyle::Summary`], then the parameter names in words.
+    SummaryParams,
+    /// The server name in words, then [`PassageStyle::Summary`].
+    ServerSummary,
+}
+
+/// The text `document` is embedded as in `style`.
+pub fn passage_styled(document: &Document, style: PassageStyle) -> String {
+    let words = |text: &str| {
+        split_words(text)
+            .into_iter()
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+            .join(" ")
     };
+    let name = words(&document.tool);
+    let description = document.description.trim();
+    let text = match style {
+        PassageStyle::Whole => description,
+        _ => description.split("\n\n").next().unwrap_or(description),
+    };
+    let summary = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut passage = match style {
+        PassageStyle::ServerSummary => format!("{} {name}", words(&document.server)),
+        _ => name,
+    };
+    if !summary.is_empty() {
+        passage = format!("{passage}: {summary}");
+    }
+    if style == PassageStyle::SummaryParams && !document.params.is_empty() {
+        let params: Vec<String> = document.params.iter().map(|(n, _)| words(n)).collect();
+        passage = format!("{passage} ({})", params.join(", "));
+    }
     embeddable(&passage).to_owned()
 }
 
@@ -127,10 +154,33 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
-/// What the semantic half of a search needs: the query's vector and the index's vectors (both
+/// What the semantic half of a search needs: the query's vectors and the index's vectors (all
 /// from the same model).
 #[derive(Debug, Clone, Copy)]
 pub struct Semantic<'a> {
+    /// The unit vector of the query's first text of [`crate::query_texts`], optionally followed
+    /// by one per further text (the parts of a request for several things), packed as
+    /// [`crate::embed_query`] does. A length that is not a whole number of document-sized
+    /// vectors gives every document a similarity of 0.
     pub query: &'a [f32],
     pub documents: &'a Vectors,
+}
+
+impl<'a> Semantic<'a> {
+    /// The whole query's half, and the vector of each part.
+    pub(crate) fn split(self) -> (Option<Semantic<'a>>, Vec<&'a [f32]>) {
+        let dimension = self.documents.dimension;
+        if dimension == 0
+            || self.query.len() <= dimension
+            || !self.query.len().is_multiple_of(dimension)
+        {
+            return (Some(self), Vec::new());
+        }
+        let mut chunks = self.query.chunks_exact(dimension);
+        let whole = chunks.next().map(|query| Semantic {
+            query,
+            documents: self.documents,
+        });
+        (whole, chunks.collect())
+    }
 }

@@ -285,3 +285,100 @@ fn similarity_is_the_dot_product_at_any_dimension() {
         assert_eq!(vectors.similarity(1, &query), 0.0, "no such document");
     }
 }
+
+#[test]
+fn request_phrasing_is_stripped_from_a_query() {
+    assert_eq!(
+        crate::clean_query("Hi, can you please find a tool that converts PDFs?"),
+        "converts PDFs"
+    );
+    assert_eq!(
+        crate::clean_query("I need a tool to read pdf text."),
+        "read pdf text"
+    );
+    assert_eq!(
+        crate::clean_query("Can I generate bibtex?"),
+        "generate bibtex"
+    );
+    assert_eq!(
+        crate::clean_query("github create issue"),
+        "github create issue"
+    );
+    // Nothing left but phrasing: the query stays as it was.
+    assert_eq!(crate::clean_query("can you help me?"), "can you help me?");
+    assert_eq!(
+        crate::clean_query("helpful tools"),
+        "helpful tools",
+        "whole words only"
+    );
+}
+
+#[test]
+fn a_request_for_several_things_splits_into_its_parts() {
+    assert_eq!(
+        crate::query_parts("Find the paper, summarise it and then email the summary to Bob."),
+        ["Find the paper", "email the summary to Bob"],
+        "\"summarise it\" names one thing only: it stays in the whole request"
+    );
+    assert_eq!(
+        crate::query_parts("List the docker containers and show the web container's logs"),
+        [
+            "List the docker containers",
+            "show the web container's logs"
+        ]
+    );
+    assert!(
+        crate::query_parts("fear and greed index").is_empty(),
+        "one thing"
+    );
+    assert!(crate::query_parts("read a file").is_empty());
+    assert_eq!(
+        crate::query_texts("Can you list the files, then read the README file?"),
+        [
+            "list the files, then read the README file",
+            "list the files",
+            "read the README file"
+        ]
+    );
+}
+
+#[test]
+fn each_part_of_a_request_gets_its_best_match() {
+    let docs = fleet();
+    let index = Index::build(&docs);
+    let vectors = fleet_vectors();
+    // No word in common with the fleet. The whole request reads as "files, some change"; its
+    // parts as "files" and "time".
+    let query = "open every document, and then check what the clock says";
+    assert_eq!(
+        crate::query_parts(query),
+        ["open every document", "check what the clock says"]
+    );
+    let packed = [0.9, 0.436, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+    let ids = |split_parts: bool| -> Vec<String> {
+        let semantic = Semantic {
+            query: &packed,
+            documents: &vectors,
+        };
+        let tuning = crate::Tuning {
+            split_parts,
+            ..crate::Tuning::default()
+        };
+        index
+            .search_tuned(query, Some(semantic), |_| true, 3, &tuning)
+            .hits
+            .iter()
+            .map(|h| docs[h.doc].id.clone())
+            .collect()
+    };
+    assert_eq!(
+        ids(false),
+        ["fs:list_directory", "fs:read_file", "fs:write_file"],
+        "the whole request only"
+    );
+    assert_eq!(
+        ids(true),
+        ["fs:list_directory", "time:get_current_time", "fs:read_file"],
+        "the whole request's best, then each part's best, then the seconds"
+    );
+}

@@ -1,0 +1,221 @@
+//! The rankings `bench retrieval` compares, side by side: BM25F and hybrid as they were before
+//! the levers of issue #20, each lever on its own, and the gateway's ranking (every kept lever,
+//! `Tuning::default()`), with the vectors each one needs.
+
+use std::collections::HashMap;
+
+use anyhow::{Result, bail};
+use mcplex_search::{Document, Embedder, Fusion, PassageStyle, Tuning, Vectors, passage_styled};
+
+/// Which vector a ranking gives the query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryVector {
+    /// None: plain BM25F.
+    None,
+    /// The query's text as written.
+    Raw,
+    /// The request phrasing stripped (`clean_query`).
+    Cleaned,
+    /// What the gateway embeds: the cleaned request, then each part (`embed_query`).
+    Gateway,
+}
+
+/// One column of the tables.
+pub struct Variant {
+    pub name: &'static str,
+    pub tuning: Tuning,
+    pub passage: PassageStyle,
+    pub vector: QueryVector,
+}
+
+/// The issue's starting point: relative fusion 0.75, no query clean-up, no parts.
+fn before() -> Tuning {
+    Tuning {
+        fusion: Fusion::Relative {
+            semantic_weight: 0.75,
+        },
+        clean_query: false,
+        split_parts: false,
+        whole_first: 1,
+        field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
+    }
+}
+
+/// The columns: with a model, every lever; without, the two BM25F rankings.
+pub fn variants(with_model: bool) -> Vec<Variant> {
+    let variant = |name, tuning, passage, vector| Variant {
+        name,
+        tuning,
+        passage,
+        vector,
+    };
+    let summary = PassageStyle::Summary;
+    let mut columns = vec![
+        variant("bm25", before(), summary, QueryVector::None),
+        variant("bm25*", Tuning::default(), summary, QueryVector::None),
+    ];
+    if !with_model {
+        return columns;
+    }
+    let clean = Tuning {
+        clean_query: true,
+        ..before()
+    };
+    columns.extend([
+        variant("hybrid", before(), summary, QueryVector::Raw),
+        variant("+clean", clean.clone(), summary, QueryVector::Cleaned),
+        variant(
+            "+parts",
+            Tuning {
+                split_parts: true,
+                ..clean.clone()
+            },
+            summary,
+            QueryVector::Gateway,
+        ),
+        variant(
+            "+parts2",
+            Tuning {
+                split_parts: true,
+                whole_first: 2,
+                ..clean.clone()
+            },
+            summary,
+            QueryVector::Gateway,
+        ),
+        variant(
+            "+parts3",
+            Tuning {
+                split_parts: true,
+                whole_first: 3,
+                ..clean.clone()
+            },
+            summary,
+            QueryVector::Gateway,
+        ),
+        variant(
+            "rrf60",
+            Tuning {
+                fusion: Fusion::Reciprocal { k: 60.0 },
+                ..clean.clone()
+            },
+            summary,
+            QueryVector::Cleaned,
+        ),
+        variant(
+            "w0.5",
+            Tuning {
+                fusion: Fusion::Relative {
+                    semantic_weight: 0.5,
+                },
+                ..clean.clone()
+            },
+            summary,
+            QueryVector::Cleaned,
+        ),
+        variant(
+            "w0.9",
+            Tuning {
+                fusion: Fusion::Relative {
+                    semantic_weight: 0.9,
+                },
+                ..clean.clone()
+            },
+            summary,
+            QueryVector::Cleaned,
+        ),
+        variant(
+            "fields",
+            Tuning {
+                field_weights: [2.0, 1.0, 1.0, 1.0, 0.6],
+                ..clean.clone()
+            },
+            summary,
+            QueryVector::Cleaned,
+        ),
+        variant(
+            "p:whole",
+            clean.clone(),
+            PassageStyle::Whole,
+            QueryVector::Cleaned,
+        ),
+        variant(
+            "p:param",
+            clean.clone(),
+            PassageStyle::SummaryParams,
+            QueryVector::Cleaned,
+        ),
+        variant(
+            "p:server",
+            clean,
+            PassageStyle::ServerSummary,
+            QueryVector::Cleaned,
+        ),
+        variant(
+            "gateway",
+            Tuning::default(),
+            PassageStyle::default(),
+            QueryVector::Gateway,
+        ),
+    ]);
+    columns
+}
+
+/// Passages embedded per model call.
+const BATCH: usize = 32;
+
+/// The documents' vectors in `style`.
+pub fn passage_vectors(
+    embedder: &dyn Embedder,
+    documents: &[Document],
+    style: PassageStyle,
+) -> Result<Vectors> {
+    let passages: Vec<String> = documents.iter().map(|d| passage_styled(d, style)).collect();
+    let rows = embed_all(embedder, &passages)?;
+    match Vectors::new(rows.iter().map(Vec::as_slice)) {
+        Some(vectors) => Ok(vectors),
+        None => bail!("the model answered vectors of different sizes"),
+    }
+}
+
+/// Every text's vector, in batches.
+pub fn embed_all(embedder: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+    let mut rows = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(BATCH) {
+        let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+        let vectors = embedder.embed(&refs).map_err(anyhow::Error::msg)?;
+        if vectors.len() != refs.len() {
+            bail!(
+                "the model answered {} vectors for {} texts",
+                vectors.len(),
+                refs.len()
+            );
+        }
+        rows.extend(vectors);
+    }
+    Ok(rows)
+}
+
+/// Each query's vectors of each kind, by query text.
+#[derive(Default)]
+pub struct QueryVectors {
+    pub raw: HashMap<String, Vec<f32>>,
+    pub gateway: HashMap<String, Vec<f32>>,
+    pub dimension: usize,
+}
+
+impl QueryVectors {
+    /// The vector `kind` gives `query`.
+    pub fn of(&self, kind: QueryVector, query: &str) -> Option<&[f32]> {
+        match kind {
+            QueryVector::None => None,
+            QueryVector::Raw => self.raw.get(query).map(Vec::as_slice),
+            QueryVector::Gateway => self.gateway.get(query).map(Vec::as_slice),
+            // The cleaned request is the first of the gateway's texts.
+            QueryVector::Cleaned => self
+                .gateway
+                .get(query)
+                .and_then(|v| v.get(..self.dimension)),
+        }
+    }
+}

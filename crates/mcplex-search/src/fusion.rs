@@ -1,0 +1,155 @@
+//! Hybrid ranking: BM25 scores fused with cosine similarity, and the answers to the parts of a
+//! request merged into one list.
+
+use crate::index::{Hit, Index};
+use crate::semantic::Semantic;
+use crate::tuning::Fusion;
+
+/// A document that shares no word with the query joins a hybrid ranking only when its cosine
+/// similarity reaches this; sentence models place unrelated text below it. Without a floor every
+/// query would match every tool, and `total` would say nothing.
+const SEMANTIC_FLOOR: f32 = 0.15;
+
+impl Index {
+    /// BM25 scores fused with cosine similarity. Both are scaled over the whole index, not only
+    /// what the caller sees, so a tool's score never depends on who asks and filtering never
+    /// reorders. A document matches when it shares a word with the query or its similarity
+    /// reaches [`SEMANTIC_FLOOR`]; only matches are checked for visibility.
+    pub(crate) fn fuse(
+        &self,
+        lexical: &[f32],
+        semantic: Semantic<'_>,
+        visible: &dyn Fn(usize) -> bool,
+        fusion: Fusion,
+    ) -> Vec<Hit> {
+        let similarities: Vec<f32> = (0..self.len())
+            .map(|doc| semantic.documents.similarity(doc, semantic.query))
+            .collect();
+        let fused = match fusion {
+            Fusion::Relative { semantic_weight } => {
+                relative(&similarities, lexical, semantic_weight)
+            }
+            Fusion::Reciprocal { k } => reciprocal(&similarities, lexical, k),
+        };
+        similarities
+            .iter()
+            .zip(lexical)
+            .zip(fused)
+            .enumerate()
+            .filter_map(|(doc, ((&similarity, &lexical), score))| {
+                let matches = lexical > 0.0 || similarity >= SEMANTIC_FLOOR;
+                (matches && visible(doc)).then_some(Hit { doc, score })
+            })
+            .collect()
+    }
+
+    /// The best hits of the whole request and of each part, taken in turn (the whole request's
+    /// best `whole_first`, then each part's best, then the seconds…), each document once. The
+    /// result is scored by that order; `limit` hits are ordered, the other matches follow.
+    pub(crate) fn interleave(
+        &self,
+        whole: Vec<Hit>,
+        parts: Vec<Vec<Hit>>,
+        limit: usize,
+        whole_first: usize,
+    ) -> Vec<Hit> {
+        let order = |a: &Hit, b: &Hit| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.ids[a.doc].cmp(&self.ids[b.doc]))
+        };
+        let mut lists: Vec<Vec<Hit>> = std::iter::once(whole).chain(parts).collect();
+        for list in &mut lists {
+            if limit < list.len() {
+                list.select_nth_unstable_by(limit, order);
+            }
+            let head = limit.min(list.len());
+            list[..head].sort_by(order);
+        }
+        let mut taken = vec![false; self.len()];
+        let mut merged = Vec::new();
+        for hit in lists[0].iter().take(whole_first.min(limit)) {
+            taken[hit.doc] = true;
+            merged.push(hit.doc);
+        }
+        for rank in 0..limit {
+            for list in &lists {
+                if let Some(hit) = list.get(rank)
+                    && !taken[hit.doc]
+                {
+                    taken[hit.doc] = true;
+                    merged.push(hit.doc);
+                }
+            }
+        }
+        let ordered = merged.len();
+        for list in &lists {
+            for hit in list {
+                if !taken[hit.doc] {
+                    taken[hit.doc] = true;
+                    merged.push(hit.doc);
+                }
+            }
+        }
+        merged
+            .into_iter()
+            .enumerate()
+            .map(|(position, doc)| Hit {
+                doc,
+                score: if position < ordered {
+                    1.0 / (position as f32 + 1.0)
+                } else {
+                    0.0
+                },
+            })
+            .collect()
+    }
+}
+
+/// Relative score fusion: cosine min-max scaled, BM25 divided by its maximum.
+fn relative(similarities: &[f32], lexical: &[f32], semantic_weight: f32) -> Vec<f32> {
+    let (low, high) = similarities
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(low, high), s| {
+            (low.min(*s), high.max(*s))
+        });
+    let spread = (high - low).max(f32::EPSILON);
+    let best_lexical = lexical.iter().fold(0f32, |best, score| best.max(*score));
+    let lexical_scale = if best_lexical > 0.0 {
+        1.0 / best_lexical
+    } else {
+        0.0
+    };
+    similarities
+        .iter()
+        .zip(lexical)
+        .map(|(similarity, lexical)| {
+            semantic_weight * (similarity - low) / spread
+                + (1.0 - semantic_weight) * lexical * lexical_scale
+        })
+        .collect()
+}
+
+/// Reciprocal rank fusion; a document without a BM25 score gets no BM25 share.
+fn reciprocal(similarities: &[f32], lexical: &[f32], k: f32) -> Vec<f32> {
+    let ranks = |scores: &[f32]| {
+        let mut order: Vec<usize> = (0..scores.len()).collect();
+        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+        let mut rank = vec![0f32; scores.len()];
+        for (position, doc) in order.into_iter().enumerate() {
+            rank[doc] = position as f32;
+        }
+        rank
+    };
+    let (semantic_rank, lexical_rank) = (ranks(similarities), ranks(lexical));
+    (0..similarities.len())
+        .map(|doc| {
+            let lexical_share = if lexical[doc] > 0.0 {
+                1.0 / (k + lexical_rank[doc] + 1.0)
+            } else {
+                0.0
+            };
+            1.0 / (k + semantic_rank[doc] + 1.0) + lexical_share
+        })
+        .collect()
+}

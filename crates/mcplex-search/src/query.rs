@@ -1,0 +1,303 @@
+//! What a search query becomes before it is ranked: the request phrasing around it stripped
+//! ("I need a tool that…", "can you…"), and a request for several things split into its parts
+//! ("find the paper, summarise it and email the summary"), each part ranked on its own. Also the
+//! texts a model embeds for one query, and their vectors packed into one slice.
+
+use crate::semantic::{EmbedError, Embedder, embeddable};
+use crate::tokenize::tokenize;
+
+/// Openings that say how something is asked, not what: dropped from the start of a query,
+/// repeatedly ("Hi, can you please find a tool that…"). Compared in lowercase.
+const REQUEST_OPENINGS: &[&str] = &[
+    "hi",
+    "hello",
+    "hey",
+    "please",
+    "can you",
+    "could you",
+    "would you",
+    "will you",
+    "can i",
+    "could i",
+    "may i",
+    "is it possible to",
+    "is there a way to",
+    "is there any way to",
+    "is there a tool that can",
+    "is there a tool that",
+    "is there a tool to",
+    "is there a tool for",
+    "is there a tool",
+    "is there",
+    "are there any",
+    "are there",
+    "do you have a tool that",
+    "do you have a tool to",
+    "do you have a tool for",
+    "do you have",
+    "i need a tool that can",
+    "i need a tool that",
+    "i need a tool to",
+    "i need a tool for",
+    "i need to",
+    "i need",
+    "i want to",
+    "i want",
+    "i would like to",
+    "i'd like to",
+    "i'm looking for a tool that",
+    "i'm looking for a tool to",
+    "i'm looking for",
+    "i am looking for",
+    "looking for a tool that",
+    "looking for a tool to",
+    "looking for",
+    "help me",
+    "how do i",
+    "how can i",
+    "how to",
+    "find a tool that can",
+    "find a tool that",
+    "find a tool to",
+    "find a tool for",
+    "a tool that can",
+    "a tool that",
+    "a tool to",
+    "a tool for",
+    "tool to",
+    "tool for",
+    "something that",
+    "something to",
+    "me",
+];
+
+/// Words that always end one request and start the next.
+const BREAKS: &[&str] = &[
+    " and then ",
+    ", then ",
+    " then ",
+    " after that ",
+    " afterwards ",
+    "; ",
+    ": ",
+    ". ",
+];
+
+/// Words that end one request only when the next piece starts with an action
+/// ([`ACTIONS`]): "remove some nodes and every link attached to them" is one request, "read
+/// the file and email it" two.
+const JOINERS: &[&str] = &[", and ", " and also ", " and ", " as well as ", ", "];
+
+/// Verbs a request for a tool starts with, in the imperative.
+const ACTIONS: &[&str] = &[
+    "add",
+    "analyze",
+    "analyse",
+    "append",
+    "apply",
+    "book",
+    "build",
+    "calculate",
+    "check",
+    "clean",
+    "click",
+    "commit",
+    "compare",
+    "compute",
+    "convert",
+    "copy",
+    "count",
+    "create",
+    "delete",
+    "deploy",
+    "describe",
+    "download",
+    "draw",
+    "edit",
+    "email",
+    "estimate",
+    "export",
+    "extract",
+    "fetch",
+    "fill",
+    "find",
+    "format",
+    "generate",
+    "get",
+    "go",
+    "insert",
+    "kill",
+    "list",
+    "load",
+    "look",
+    "make",
+    "mark",
+    "merge",
+    "move",
+    "navigate",
+    "open",
+    "pick",
+    "plan",
+    "plot",
+    "post",
+    "predict",
+    "print",
+    "publish",
+    "read",
+    "record",
+    "remove",
+    "rename",
+    "render",
+    "replace",
+    "research",
+    "resize",
+    "run",
+    "save",
+    "search",
+    "select",
+    "send",
+    "set",
+    "share",
+    "show",
+    "shuffle",
+    "sort",
+    "split",
+    "stage",
+    "start",
+    "stop",
+    "summarise",
+    "summarize",
+    "switch",
+    "take",
+    "tell",
+    "translate",
+    "turn",
+    "update",
+    "upload",
+    "validate",
+    "visualize",
+    "write",
+];
+
+/// A part needs this many meaningful words to be ranked on its own; shorter pieces ("fear" of
+/// "fear and greed") stay in the whole request only.
+const MIN_PART_TERMS: usize = 2;
+/// Parts ranked at most: the whole request's embedding and each part's cost one model pass.
+const MAX_PARTS: usize = 4;
+
+/// `query` without its request phrasing and trailing punctuation: "Can you please find a tool
+/// that converts PDFs?" → "converts PDFs". Returns the query unchanged when nothing is left.
+pub fn clean_query(query: &str) -> String {
+    let mut rest = query.trim();
+    loop {
+        let lower = rest.to_lowercase();
+        let opening = REQUEST_OPENINGS.iter().find(|opening| {
+            lower.starts_with(*opening)
+                && lower[opening.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric())
+        });
+        // The openings are ASCII; a text whose lowercase moved byte offsets keeps its opening.
+        let Some(after) = opening.and_then(|opening| rest.get(opening.len()..)) else {
+            break;
+        };
+        rest = after
+            .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ',' | '!' | '.' | ':'));
+    }
+    let rest = rest.trim_end_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '?' | '.' | '!' | ',' | ';' | ':')
+    });
+    if tokenize(rest).is_empty() {
+        query.trim().to_owned()
+    } else {
+        rest.to_owned()
+    }
+}
+
+/// The parts of a request for several things, in order, each cleaned; empty when the request is
+/// one thing (fewer than two parts with [`MIN_PART_TERMS`] meaningful words each).
+pub fn query_parts(query: &str) -> Vec<String> {
+    let mut pieces = vec![clean_query(query)];
+    for separator in BREAKS {
+        pieces = pieces
+            .iter()
+            .flat_map(|piece| split_ignoring_case(piece, separator))
+            .collect();
+    }
+    for joiner in JOINERS {
+        pieces = pieces
+            .iter()
+            .flat_map(|piece| split_before_actions(piece, joiner))
+            .collect();
+    }
+    let parts: Vec<String> = pieces
+        .iter()
+        .map(|piece| clean_query(piece))
+        .filter(|piece| tokenize(piece).len() >= MIN_PART_TERMS)
+        .take(MAX_PARTS)
+        .collect();
+    if parts.len() < 2 { Vec::new() } else { parts }
+}
+
+/// `text` split at `joiner` where the next piece starts with an action.
+fn split_before_actions(text: &str, joiner: &str) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    for piece in split_ignoring_case(text, joiner) {
+        let first = piece
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_lowercase();
+        match pieces.last_mut() {
+            Some(last) if !ACTIONS.contains(&first.as_str()) => {
+                last.push_str(joiner);
+                last.push_str(&piece);
+            }
+            _ => pieces.push(piece),
+        }
+    }
+    pieces
+}
+
+fn split_ignoring_case(text: &str, separator: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() {
+        return vec![text.to_owned()];
+    }
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for (at, _) in lower.match_indices(separator) {
+        pieces.push(text[start..at].to_owned());
+        start = at + separator.len();
+    }
+    pieces.push(text[start..].to_owned());
+    pieces
+}
+
+/// The texts embedded for `query`: the cleaned request, then each of its [`query_parts`].
+pub fn query_texts(query: &str) -> Vec<String> {
+    let mut texts = vec![embeddable(&clean_query(query)).to_owned()];
+    texts.extend(
+        query_parts(query)
+            .into_iter()
+            .map(|part| embeddable(&part).to_owned()),
+    );
+    texts
+}
+
+/// The vectors of [`query_texts`], embedded in one model call and packed one after the other:
+/// what [`crate::Semantic::query`] expects.
+pub fn embed_query(embedder: &dyn Embedder, query: &str) -> Result<Vec<f32>, EmbedError> {
+    let texts = query_texts(query);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = embedder.embed(&refs)?;
+    if vectors.len() != texts.len() {
+        return Err(EmbedError(format!(
+            "the model answered {} vectors for {} texts",
+            vectors.len(),
+            texts.len()
+        )));
+    }
+    Ok(vectors.concat())
+}

@@ -1,0 +1,50 @@
+//! The levers of a ranking, in one value: what the gateway uses is [`Tuning::default`]; the
+//! retrieval benchmark sets them one by one to show what each is worth.
+
+use crate::index::FIELDS;
+
+/// How BM25 scores and cosine similarities become one ranking.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// Relative score fusion: cosine min-max scaled over the index, BM25 divided by its maximum,
+    /// mixed with this share for the cosine side.
+    Relative { semantic_weight: f32 },
+    /// Reciprocal rank fusion: Σ 1/(k + rank) over the BM25 and the cosine ranking.
+    Reciprocal { k: f32 },
+}
+
+/// The levers of one ranking.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tuning {
+    pub fusion: Fusion,
+    /// Strip request phrasing ("I need a tool that…") before ranking: see `clean_query`.
+    pub clean_query: bool,
+    /// Rank each part of a request for several things on its own and interleave the answers:
+    /// see `query_parts`.
+    pub split_parts: bool,
+    /// With parts: how many of the whole request's best come first, before each part's best
+    /// are taken in turn.
+    pub whole_first: usize,
+    /// BM25F weight of the tool name, server name, description, parameter names and parameter
+    /// descriptions.
+    pub field_weights: [f32; FIELDS],
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            // The vector side carries paraphrase and synonyms, the BM25 side rare exact words;
+            // leaning towards the vector side is the usual default of engines that fuse this way.
+            fusion: Fusion::Relative {
+                semantic_weight: 0.75,
+            },
+            // Request phrasing says nothing about the tool; a request for several things
+            // should surface a tool for each (issue #20: see docs/search.md for the figures).
+            clean_query: true,
+            split_parts: true,
+            whole_first: 1,
+            // A word of the tool's name says more than one of its description.
+            field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
+        }
+    }
+}
