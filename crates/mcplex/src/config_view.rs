@@ -6,7 +6,7 @@
 //! URL loses its password.
 
 use mcplex_config::{
-    Config, Glob, REDACTED, Redactor, ServerConfig, ToolFilter, Transport, redact_url,
+    Config, Glob, REDACTED, Redactor, SearchModel, ServerConfig, ToolFilter, Transport, redact_url,
 };
 use serde_json::{Value, json};
 
@@ -20,7 +20,11 @@ pub fn config_view(config: &Config) -> Value {
         "tool_search_max_matches": config.max_matches,
         "call_timeout": humantime::format_duration(config.call_timeout).to_string(),
         "startup_wait": humantime::format_duration(config.startup_wait).to_string(),
-        "search_model": config.search_model.as_ref().map(|p| p.display().to_string()),
+        "search_model": match &config.search_model {
+            SearchModel::BuiltIn => json!("built-in"),
+            SearchModel::Dir(path) => json!(path.display().to_string()),
+            SearchModel::Off => json!(false),
+        },
         "data_dir": config.data_dir.as_ref().map(|p| p.display().to_string()),
         "store": config.store.as_ref().map(|url| redact_url(url.expose())),
         "http": {

@@ -11,6 +11,7 @@ use mcplex_dispatch::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticS
 use mcplex_state::Store;
 
 /// What `bench retrieval --model` calls the model built into the binary.
+#[cfg(feature = "bench")]
 pub const BUILTIN_MODEL_ARGUMENT: &str = "builtin";
 
 /// The model `config` names, loaded and with its embedding worker started (keeping embeddings
@@ -51,6 +52,7 @@ pub fn load(config: &Config, store: Arc<Store>) -> Option<SemanticSearch> {
 
 /// The model for `bench retrieval --model DIR`: the built-in one for
 /// [`BUILTIN_MODEL_ARGUMENT`], else the directory; no store.
+#[cfg(feature = "bench")]
 pub fn load_for_bench(dir: &Path) -> anyhow::Result<SemanticSearch> {
     if dir == Path::new(BUILTIN_MODEL_ARGUMENT) {
         load_builtin(None)

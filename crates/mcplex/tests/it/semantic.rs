@@ -266,7 +266,9 @@ fn retrieval(corpus: &std::path::Path, queries: &[PathBuf], extra: &[&str]) -> (
 #[test]
 fn recall_holds_its_floors_on_every_query_set() {
     let bench_data = tools().repo.join("crates/mcplex-bench/data");
-    let cases: [(PathBuf, Vec<PathBuf>, &str, [(f64, f64); 4]); 3] = [
+    // (catalog, query sets, MetaTool-style sample size, (BM25F, gateway) floor of each set)
+    type Case = (PathBuf, Vec<PathBuf>, &'static str, [(f64, f64); 4]);
+    let cases: [Case; 3] = [
         (
             ref45("ref45.tools.json"),
             vec![ref45("ref45.golden.json")],
