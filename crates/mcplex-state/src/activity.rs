@@ -133,7 +133,7 @@ impl Store {
                 "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica, COALESCE(method, 'tools/call')
                  FROM activity
                  WHERE (CAST(?1 AS TEXT) IS NULL OR token = ?1) AND (CAST(?2 AS TEXT) IS NULL OR tool = ?2)
-                   AND (CAST(?3 AS TEXT) IS NULL OR status = ?3) AND (?4 = 0 OR token IS NULL)
+                   AND (CAST(?3 AS TEXT) IS NULL OR status = ?3) AND (CAST(?4 AS BIGINT) = 0 OR token IS NULL)
                  ORDER BY at_ms DESC, rowid DESC LIMIT ?5 OFFSET ?6",
                 &[
                     Param::OptText(token),

@@ -257,7 +257,7 @@ fn a_large_audit_batch_is_stored_row_for_row() {
 
 #[test]
 fn the_audit_log_filters_by_outcome_and_caller_pages_and_counts() {
-    for place in places("audit-pages") {
+    for place in places("audit_pages") {
         let (store, _) = place.open();
         let row = |at_ms: i64, token: Option<&str>, status: &str| Activity {
             at_ms,

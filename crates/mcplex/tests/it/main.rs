@@ -33,4 +33,5 @@ mod search;
 mod semantic;
 mod store_postgres;
 mod trust;
+mod upstream_fixtures;
 mod upstreams;
