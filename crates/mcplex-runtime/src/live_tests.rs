@@ -71,14 +71,6 @@ fn status(snapshot: &Snapshot, server: &str) -> Option<ServerStatus> {
         .map(|view| view.status.clone())
 }
 
-fn restarts(server: &str) -> u64 {
-    let label = mcplex_telemetry::server(server);
-    mcplex_telemetry::metrics()
-        .upstream_restarts
-        .get_or_create(&label)
-        .get()
-}
-
 fn up(server: &str) -> i64 {
     let label = mcplex_telemetry::server(server);
     mcplex_telemetry::metrics()
@@ -118,7 +110,11 @@ async fn a_failing_server_keeps_its_last_tools_and_one_restart_is_counted() {
             reason: "spawn failed".into(),
         },
     ));
-    assert_eq!(restarts(name), 0, "a server never ready has not restarted");
+    assert_eq!(
+        mcplex_telemetry::upstream_restarts(name),
+        0,
+        "a server never ready has not restarted"
+    );
 
     live.fold(ready(name, vec![tool("echo", "Echo")]));
     assert_eq!(up(name), 1);
@@ -137,14 +133,14 @@ async fn a_failing_server_keeps_its_last_tools_and_one_restart_is_counted() {
         })
     );
     assert_eq!(served(&failed), [format!("{name}:echo")]);
-    assert_eq!(restarts(name), 1);
+    assert_eq!(mcplex_telemetry::upstream_restarts(name), 1);
     assert_eq!(up(name), 0);
 
     // Reconnecting and failing again before it is ready is the same restart.
     live.fold(event(name, UpstreamState::Connecting));
     live.fold(ready(name, vec![tool("echo", "Echo"), tool("new", "New")]));
     live.publish();
-    assert_eq!(restarts(name), 1);
+    assert_eq!(mcplex_telemetry::upstream_restarts(name), 1);
     assert_eq!(up(name), 1);
     assert_eq!(served(&gateway.snapshot()).len(), 2);
 }

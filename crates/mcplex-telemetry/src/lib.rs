@@ -163,6 +163,14 @@ pub fn render() -> String {
     out
 }
 
+/// Lost ready connections to `server` since this process started (`mcplex_upstream_restarts_total`).
+pub fn upstream_restarts(server_name: &str) -> u64 {
+    metrics()
+        .upstream_restarts
+        .get_or_create(&server(server_name))
+        .get()
+}
+
 /// Shorthand for a server label.
 pub fn server(name: &str) -> ServerLabels {
     ServerLabels {

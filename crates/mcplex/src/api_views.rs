@@ -130,7 +130,7 @@ async fn stats(State(state): State<ApiState>) -> Response {
                 server: name.clone(),
                 calls: 0,
                 errors: 0,
-                restarts: restarts(name),
+                restarts: mcplex_telemetry::upstream_restarts(name),
             };
             (name.clone(), stats)
         })
@@ -153,15 +153,6 @@ async fn stats(State(state): State<ApiState>) -> Response {
         servers: servers.into_values().collect(),
     })
     .into_response()
-}
-
-/// Lost ready connections to `server` since this gateway started (the metrics' counter).
-fn restarts(server: &str) -> u64 {
-    let label = mcplex_telemetry::server(server);
-    mcplex_telemetry::metrics()
-        .upstream_restarts
-        .get_or_create(&label)
-        .get()
 }
 
 async fn search(State(state): State<ApiState>, Json(request): Json<SearchRequest>) -> Response {
