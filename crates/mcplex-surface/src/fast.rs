@@ -44,10 +44,10 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::task::JoinHandle;
 use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 
+use crate::detached::Detached;
 use crate::sessions::{FastSession, Sessions};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -147,9 +147,13 @@ pub(crate) struct PlainCall {
 
 impl PlainCall {
     /// `None` when rmcp's model does not take the message's id or params (then rmcp answers).
-    pub(crate) fn of(message: &Value) -> Option<PlainCall> {
-        let id = RequestId::deserialize(message.get("id")?).ok()?;
-        let params = CallToolRequestParams::deserialize(message.get("params")?).ok()?;
+    /// Takes the message apart, so the arguments are moved, not copied.
+    pub(crate) fn of(message: Value) -> Option<PlainCall> {
+        let Value::Object(mut message) = message else {
+            return None;
+        };
+        let id = RequestId::deserialize(message.remove("id")?).ok()?;
+        let params = CallToolRequestParams::deserialize(message.remove("params")?).ok()?;
         Some(PlainCall { id, params })
     }
 }
@@ -178,8 +182,8 @@ where
     context.ct = cancel.clone();
     context.extensions.insert(parts);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(call.params));
-    // Its own task, like the worker's: a client that goes away does not stop the call.
-    let mut task: JoinHandle<ServerJsonRpcMessage> = tokio::spawn(async move {
+    // Awaited here, but like the worker's task: a client that goes away does not stop the call.
+    let mut task = Detached::new(async move {
         match rmcp::Service::<RoleServer>::handle_request(&surface, request, context).await {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
@@ -192,16 +196,16 @@ where
         () = tokio::time::sleep(FIRST_WAIT) => None,
     };
     let body = match early {
-        Some(Ok(message)) if !cancel.is_cancelled() && !ended.is_cancelled() => {
+        Some(message) if !cancel.is_cancelled() && !ended.is_cancelled() => {
             drop(open);
             return json_response(&message);
         }
         early => {
             let answer = async move {
                 let done = match early {
-                    Some(done) => done.ok(),
+                    Some(done) => Some(done),
                     None => tokio::select! {
-                        done = task => done.ok(),
+                        done = task => Some(done),
                         () = ended.cancelled() => None,
                     },
                 };

@@ -60,8 +60,11 @@ const SCHEMA_METHODS: &[&str] = &[
     "tools/list",
 ];
 
-/// One MCP route: the checks above in front of rmcp's service.
-pub(crate) struct Front<S> {
+/// One MCP route: the checks above in front of rmcp's service. Cloned for every request, so
+/// it is one shared allocation.
+pub(crate) struct Front<S>(Arc<Route<S>>);
+
+struct Route<S> {
     service: StreamableHttpService<S, Sessions>,
     /// The route's server instance, for the fast path.
     surface: S,
@@ -71,16 +74,9 @@ pub(crate) struct Front<S> {
     max_body_bytes: usize,
 }
 
-impl<S: Clone> Clone for Front<S> {
+impl<S> Clone for Front<S> {
     fn clone(&self) -> Self {
-        Front {
-            service: self.service.clone(),
-            surface: self.surface.clone(),
-            sessions: self.sessions.clone(),
-            book: self.book.clone(),
-            in_flight: self.in_flight.clone(),
-            max_body_bytes: self.max_body_bytes,
-        }
+        Front(self.0.clone())
     }
 }
 
@@ -92,36 +88,36 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         book: Arc<SessionBook>,
         max_body_bytes: usize,
     ) -> Front<S> {
-        Front {
+        Front(Arc::new(Route {
             service,
             surface,
             sessions,
             book,
             in_flight: Arc::default(),
             max_body_bytes,
-        }
+        }))
     }
 
     async fn serve(self, mut request: Request<Body>) -> Response {
         request
             .extensions_mut()
-            .insert(PeerBook(self.sessions.clone()));
+            .insert(PeerBook(self.0.sessions.clone()));
         match *request.method() {
             Method::POST => self.post(request).await,
             Method::DELETE => {
-                let mut response = self.service.handle(request).await.into_response();
+                let mut response = self.0.service.handle(request).await.into_response();
                 if response.status() == StatusCode::ACCEPTED {
                     *response.status_mut() = StatusCode::OK;
                 }
                 response
             }
-            _ => self.service.handle(request).await.into_response(),
+            _ => self.0.service.handle(request).await.into_response(),
         }
     }
 
     async fn post(self, request: Request<Body>) -> Response {
         let (parts, body) = request.into_parts();
-        let bytes = match read_body(body, self.max_body_bytes).await {
+        let bytes = match read_body(body, self.0.max_body_bytes).await {
             Ok(bytes) => bytes,
             Err(refusal) => return refusal,
         };
@@ -146,7 +142,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         }
         let fast_session = match &session {
             Some(session) if plain_tool_call(&message) && fast::plain_headers(&parts.headers) => {
-                self.sessions.fast_session(session)
+                self.0.sessions.fast_session(session)
             }
             _ => None,
         };
@@ -156,6 +152,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             match &session {
                 Some(session) => {
                     match self
+                        .0
                         .in_flight
                         .hold(session, &request.id, fast_cancel.clone())
                     {
@@ -173,14 +170,14 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                         }
                     }
                 }
-                None if request.method == "initialize" && self.book.full() => {
+                None if request.method == "initialize" && self.0.book.full() => {
                     let mut refusal = rpc_error(
                         StatusCode::SERVICE_UNAVAILABLE,
                         request.id.clone(),
                         -32000,
                         &format!(
                             "too many open sessions (max_sessions {}); close unused sessions or retry later",
-                            self.book.max()
+                            self.0.book.max()
                         ),
                     );
                     refusal
@@ -191,17 +188,17 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                 None => {}
             }
         } else if let Some(session) = &session {
-            self.in_flight.cancel_named(session, &message);
+            self.0.in_flight.cancel_named(session, &message);
         }
         if let (Some(fast_session), Some(cancel)) = (fast_session, fast_cancel)
-            && let Some(call) = PlainCall::of(&message)
+            && let Some(call) = PlainCall::of(message)
         {
             let response =
-                fast::answer(self.surface.clone(), parts, call, fast_session, cancel).await;
+                fast::answer(self.0.surface.clone(), parts, call, fast_session, cancel).await;
             return holding(response, held);
         }
         let request = Request::from_parts(parts, Body::from(bytes));
-        let response = self.service.handle(request).await.into_response();
+        let response = self.0.service.handle(request).await.into_response();
         holding(response, held)
     }
 }

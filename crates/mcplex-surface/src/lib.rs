@@ -17,6 +17,7 @@ mod code_sandbox;
 mod connection;
 mod cookie_session;
 mod describe;
+mod detached;
 mod direct;
 mod errors;
 mod fast;

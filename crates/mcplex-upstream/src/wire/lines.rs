@@ -11,27 +11,104 @@ use tokio_util::sync::CancellationToken;
 
 use super::{BoxFuture, INCOMING_BUFFER, SendError, WireSend, snippet};
 
-/// The writing half: one message per line, flushed at once.
+/// The writing half: one message per line. Lines queued while another sender is writing go out
+/// with the next write, so concurrent calls share a system call (and the server's read) instead
+/// of taking turns for one each.
 pub(crate) struct LinesSender {
-    writer: Mutex<Box<dyn AsyncWrite + Send + Unpin>>,
+    queue: std::sync::Mutex<Queue>,
+    pipe: Mutex<Pipe>,
     closed: CancellationToken,
 }
 
+/// Lines not yet taken by a writer.
+#[derive(Default)]
+struct Queue {
+    bytes: Vec<u8>,
+    /// A write failed: the wire is closed and takes no more lines.
+    failed: bool,
+}
+
+/// The byte stream and the batch being written to it. A writer dropped halfway (its caller went
+/// away) leaves the rest of the batch here for the next one, so no line is ever cut.
+struct Pipe {
+    out: Box<dyn AsyncWrite + Send + Unpin>,
+    batch: Vec<u8>,
+    written: usize,
+}
+
+fn lock_queue(queue: &std::sync::Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
+    queue
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 impl LinesSender {
+    fn new(out: Box<dyn AsyncWrite + Send + Unpin>, closed: CancellationToken) -> LinesSender {
+        LinesSender {
+            queue: std::sync::Mutex::default(),
+            pipe: Mutex::new(Pipe {
+                out,
+                batch: Vec::new(),
+                written: 0,
+            }),
+            closed,
+        }
+    }
+
     pub(crate) async fn write(&self, message: &Value) -> Result<(), SendError> {
         let mut line = serde_json::to_vec(message)?;
         line.push(b'\n');
-        let mut writer = self.writer.lock().await;
+        {
+            let mut queue = lock_queue(&self.queue);
+            if queue.failed {
+                return Err(SendError::Write(closed_pipe()));
+            }
+            queue.bytes.extend_from_slice(&line);
+        }
+        let mut pipe = self.pipe.lock().await;
+        // Whoever holds the pipe writes everything queued so far, this line included unless an
+        // earlier holder already took it.
         let result = async {
-            writer.write_all(&line).await?;
-            writer.flush().await
+            loop {
+                if pipe.written == pipe.batch.len() {
+                    let mut queue = lock_queue(&self.queue);
+                    if queue.failed {
+                        return Err(closed_pipe());
+                    }
+                    if queue.bytes.is_empty() {
+                        break;
+                    }
+                    let Pipe { batch, written, .. } = &mut *pipe;
+                    batch.clear();
+                    *written = 0;
+                    std::mem::swap(batch, &mut queue.bytes);
+                }
+                let Pipe {
+                    out,
+                    batch,
+                    written,
+                } = &mut *pipe;
+                match out.write(&batch[*written..]).await? {
+                    0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                    n => *written += n,
+                }
+            }
+            pipe.out.flush().await
         }
         .await;
         result.map_err(|e| {
+            lock_queue(&self.queue).failed = true;
             self.closed.cancel();
             SendError::Write(e)
         })
     }
+}
+
+fn closed_pipe() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::BrokenPipe,
+        "an earlier write to the server failed",
+    )
 }
 
 impl WireSend for LinesSender {
@@ -41,8 +118,8 @@ impl WireSend for LinesSender {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            let mut writer = self.writer.lock().await;
-            let _ = writer.shutdown().await;
+            let mut pipe = self.pipe.lock().await;
+            let _ = pipe.out.shutdown().await;
             self.closed.cancel();
         })
     }
@@ -59,10 +136,7 @@ pub(crate) fn lines_wire(
     closed: CancellationToken,
 ) -> (Arc<LinesSender>, mpsc::Receiver<Value>) {
     let (incoming_tx, incoming_rx) = mpsc::channel(INCOMING_BUFFER);
-    let sender = Arc::new(LinesSender {
-        writer: Mutex::new(Box::new(writer)),
-        closed: closed.clone(),
-    });
+    let sender = Arc::new(LinesSender::new(Box::new(writer), closed.clone()));
     tokio::spawn(async move {
         let mut lines = BufReader::new(reader).lines();
         let mut garbage = GarbageReport::default();
@@ -128,5 +202,78 @@ impl GarbageReport {
                 self.last = Some(std::time::Instant::now());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    fn sender(capacity: usize) -> (Arc<LinesSender>, tokio::io::DuplexStream) {
+        let (ours, theirs) = tokio::io::duplex(capacity);
+        let sender = LinesSender::new(Box::new(ours), CancellationToken::new());
+        (Arc::new(sender), theirs)
+    }
+
+    async fn read_lines(theirs: tokio::io::DuplexStream, count: usize) -> Vec<Value> {
+        let mut lines = BufReader::new(theirs).lines();
+        let mut out = Vec::new();
+        while out.len() < count {
+            let line = lines.next_line().await.expect("read").expect("a line");
+            out.push(serde_json::from_str(&line).expect("every line is whole JSON"));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn concurrent_writes_arrive_as_whole_lines() {
+        let (sender, theirs) = sender(64);
+        let reader = tokio::spawn(read_lines(theirs, 100));
+        let writes: Vec<_> = (0..100)
+            .map(|i| {
+                let sender = sender.clone();
+                tokio::spawn(async move {
+                    sender
+                        .write(&json!({"id": i, "pad": "x".repeat(i * 7)}))
+                        .await
+                })
+            })
+            .collect();
+        for write in writes {
+            write.await.expect("task").expect("written");
+        }
+        let mut ids: Vec<i64> = reader
+            .await
+            .expect("reader")
+            .iter()
+            .map(|line| line["id"].as_i64().expect("id"))
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, (0..100).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn a_writer_dropped_halfway_leaves_its_line_whole_for_the_next() {
+        let (sender, theirs) = sender(16);
+        let long = json!({"id": 1, "pad": "y".repeat(200)});
+        // Nobody reads yet: the write stops after the first 16 bytes and is given up.
+        let given_up = tokio::time::timeout(Duration::from_millis(50), sender.write(&long)).await;
+        assert!(given_up.is_err(), "the write cannot have finished");
+        let reader = tokio::spawn(read_lines(theirs, 2));
+        sender.write(&json!({"id": 2})).await.expect("written");
+        let lines = reader.await.expect("reader");
+        assert_eq!(lines, vec![long, json!({"id": 2})]);
+    }
+
+    #[tokio::test]
+    async fn after_a_failed_write_every_write_fails_and_the_wire_closes() {
+        let (sender, theirs) = sender(16);
+        drop(theirs);
+        assert!(sender.write(&json!({"id": 1})).await.is_err());
+        assert!(sender.closed.is_cancelled());
+        assert!(sender.write(&json!({"id": 2})).await.is_err());
     }
 }
