@@ -105,13 +105,17 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         match *request.method() {
             Method::POST => self.post(request).await,
             Method::DELETE => {
-                let mut response = self.0.service.handle(request).await.into_response();
+                let mut response = Box::pin(self.0.service.handle(request))
+                    .await
+                    .into_response();
                 if response.status() == StatusCode::ACCEPTED {
                     *response.status_mut() = StatusCode::OK;
                 }
                 response
             }
-            _ => self.0.service.handle(request).await.into_response(),
+            _ => Box::pin(self.0.service.handle(request))
+                .await
+                .into_response(),
         }
     }
 
@@ -198,7 +202,11 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             return holding(response, held);
         }
         let request = Request::from_parts(parts, Body::from(bytes));
-        let response = self.0.service.handle(request).await.into_response();
+        // Boxed: rmcp's future is large, and every request's future (fast ones too) would be as
+        // large and be moved whole between the layers in front of this one.
+        let response = Box::pin(self.0.service.handle(request))
+            .await
+            .into_response();
         holding(response, held)
     }
 }
