@@ -315,26 +315,28 @@ def split_of(query):
     return "dev" if hashlib.sha256(query.encode()).digest()[0] % 2 == 0 else "heldout"
 
 
-def main():
+def write_sets(name, block, prefix):
+    """Checks `block`'s labels against the catalog and writes its dev and held-out halves."""
     catalog = json.loads((HERE / "livemcp527.tools.json").read_text())
     known = {f"{t['server']}:{t['tool']}" for t in catalog["tools"]}
-    for name, block, prefix in [("search", SEARCHES, "s"), ("tasks", TASKS, "t")]:
-        queries = parse(block, prefix)
-        for query in queries:
-            for label in query["labels"]:
-                assert label["tool_id"] in known, (query["query"], label["tool_id"])
-        texts = [q["query"] for q in queries]
-        assert len(set(texts)) == len(texts), "duplicate query"
-        for split in ["dev", "heldout"]:
-            part = [q for q in queries if split_of(q["query"]) == split]
-            out = {
-                "corpus_version": "livemcp527",
-                "split": f"{split} (sha256(query)[0] {'even' if split == 'dev' else 'odd'})",
-                "queries": part,
-            }
-            path = HERE / f"livemcp527.{name}.{split}.json"
-            path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
-            print(path.name, len(part))
+    queries = parse(block, prefix)
+    for query in queries:
+        for label in query["labels"]:
+            assert label["tool_id"] in known, (query["query"], label["tool_id"])
+    texts = [q["query"] for q in queries]
+    assert len(set(texts)) == len(texts), "duplicate query"
+    for split in ["dev", "heldout"]:
+        part = [q for q in queries if split_of(q["query"]) == split]
+        out = {
+            "corpus_version": "livemcp527",
+            "split": f"{split} (sha256(query)[0] {'even' if split == 'dev' else 'odd'})",
+            "queries": part,
+        }
+        path = HERE / f"livemcp527.{name}.{split}.json"
+        path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+        print(path.name, len(part))
 
 
-main()
+if __name__ == "__main__":
+    write_sets("search", SEARCHES, "s")
+    write_sets("tasks", TASKS, "t")

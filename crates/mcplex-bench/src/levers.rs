@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
-use mcplex_search::{Document, Embedder, Fusion, PassageStyle, Tuning, Vectors, passage_styled};
+use mcplex_search::{Document, Embedder, Fusion, PassageStyle, Tuning, Vectors, passages};
 
 /// Which vector a ranking gives the query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +38,7 @@ fn before() -> Tuning {
         split_parts: false,
         whole_first: 1,
         field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
+        feedback: 0.0,
     }
 }
 
@@ -151,14 +152,97 @@ pub fn variants(with_model: bool) -> Vec<Variant> {
             PassageStyle::ServerSummary,
             QueryVector::Cleaned,
         ),
-        variant(
-            "gateway",
-            Tuning::default(),
-            PassageStyle::default(),
-            QueryVector::Gateway,
-        ),
     ]);
+    columns.extend(on_the_gateway());
+    columns.push(variant(
+        "gateway",
+        Tuning::default(),
+        PassageStyle::default(),
+        QueryVector::Gateway,
+    ));
     columns
+}
+
+/// The levers measured on top of the gateway's ranking (every kept lever).
+fn on_the_gateway() -> Vec<Variant> {
+    let fused = |name, fusion| Variant {
+        name,
+        tuning: Tuning {
+            fusion,
+            ..Tuning::default()
+        },
+        passage: PassageStyle::default(),
+        vector: QueryVector::Gateway,
+    };
+    let gateway = |name, tuning, passage| Variant {
+        name,
+        tuning,
+        passage,
+        vector: QueryVector::Gateway,
+    };
+    vec![
+        gateway("p:sent", Tuning::default(), PassageStyle::Sentences),
+        gateway(
+            "prf.3",
+            Tuning {
+                feedback: 0.3,
+                ..Tuning::default()
+            },
+            PassageStyle::default(),
+        ),
+        gateway(
+            "prf.6",
+            Tuning {
+                feedback: 0.6,
+                ..Tuning::default()
+            },
+            PassageStyle::default(),
+        ),
+        gateway(
+            "fields2",
+            Tuning {
+                field_weights: [3.0, 1.5, 1.0, 0.5, 0.2],
+                ..Tuning::default()
+            },
+            PassageStyle::default(),
+        ),
+        fused(
+            "gate.5",
+            Fusion::Gated {
+                semantic_weight: 0.5,
+            },
+        ),
+        fused(
+            "gate.75",
+            Fusion::Gated {
+                semantic_weight: 0.75,
+            },
+        ),
+        fused(
+            "sem",
+            Fusion::Relative {
+                semantic_weight: 1.0,
+            },
+        ),
+        fused(
+            "cov.5",
+            Fusion::Coverage {
+                semantic_weight: 0.5,
+            },
+        ),
+        fused(
+            "cov.6",
+            Fusion::Coverage {
+                semantic_weight: 0.6,
+            },
+        ),
+        fused(
+            "cov.75",
+            Fusion::Coverage {
+                semantic_weight: 0.75,
+            },
+        ),
+    ]
 }
 
 /// Passages embedded per model call.
@@ -170,9 +254,17 @@ pub fn passage_vectors(
     documents: &[Document],
     style: PassageStyle,
 ) -> Result<Vectors> {
-    let passages: Vec<String> = documents.iter().map(|d| passage_styled(d, style)).collect();
-    let rows = embed_all(embedder, &passages)?;
-    match Vectors::new(rows.iter().map(Vec::as_slice)) {
+    let texts: Vec<Vec<String>> = documents.iter().map(|d| passages(d, style)).collect();
+    let flat: Vec<String> = texts.iter().flatten().cloned().collect();
+    let rows = embed_all(embedder, &flat)?;
+    let mut rest = rows.as_slice();
+    let mut groups = Vec::with_capacity(texts.len());
+    for document in &texts {
+        let (group, after) = rest.split_at(document.len().min(rest.len()));
+        groups.push(group.iter().map(Vec::as_slice).collect());
+        rest = after;
+    }
+    match Vectors::grouped(groups) {
         Some(vectors) => Ok(vectors),
         None => bail!("the model answered vectors of different sizes"),
     }

@@ -1,9 +1,9 @@
 //! Hybrid ranking: BM25 scores fused with cosine similarity, and the answers to the parts of a
 //! request merged into one list.
 
-use crate::index::{Hit, Index};
+use crate::index::{Hit, Index, Lexical};
 use crate::semantic::Semantic;
-use crate::tuning::Fusion;
+use crate::tuning::{Fusion, Tuning};
 
 /// A document that shares no word with the query joins a hybrid ranking only when its cosine
 /// similarity reaches this; sentence models place unrelated text below it. Without a floor every
@@ -17,20 +17,37 @@ impl Index {
     /// reaches [`SEMANTIC_FLOOR`]; only matches are checked for visibility.
     pub(crate) fn fuse(
         &self,
-        lexical: &[f32],
+        lexical: &Lexical,
         semantic: Semantic<'_>,
         visible: &dyn Fn(usize) -> bool,
-        fusion: Fusion,
+        tuning: &Tuning,
     ) -> Vec<Hit> {
-        let similarities: Vec<f32> = (0..self.len())
-            .map(|doc| semantic.documents.similarity(doc, semantic.query))
-            .collect();
-        let fused = match fusion {
+        let mut similarities = semantic.documents.similarities(semantic.query, self.len());
+        if tuning.feedback > 0.0
+            && let Some(moved) =
+                semantic
+                    .documents
+                    .feedback(semantic.query, &similarities, tuning.feedback)
+        {
+            similarities = semantic.documents.similarities(&moved, self.len());
+        }
+        let best = lexical.scores.iter().fold(0f32, |best, s| best.max(*s));
+        let fused = match tuning.fusion {
             Fusion::Relative { semantic_weight } => {
-                relative(&similarities, lexical, semantic_weight)
+                relative(&similarities, &lexical.scores, best, semantic_weight)
             }
-            Fusion::Reciprocal { k } => reciprocal(&similarities, lexical, k),
+            Fusion::Coverage { semantic_weight } => relative(
+                &similarities,
+                &lexical.scores,
+                lexical.ideal,
+                semantic_weight,
+            ),
+            Fusion::Gated { semantic_weight } => {
+                gated(&similarities, &lexical.scores, best, semantic_weight)
+            }
+            Fusion::Reciprocal { k } => reciprocal(&similarities, &lexical.scores, k),
         };
+        let lexical = &lexical.scores;
         similarities
             .iter()
             .zip(lexical)
@@ -106,17 +123,22 @@ impl Index {
     }
 }
 
-/// Relative score fusion: cosine min-max scaled, BM25 divided by its maximum.
-fn relative(similarities: &[f32], lexical: &[f32], semantic_weight: f32) -> Vec<f32> {
+/// Relative score fusion: cosine min-max scaled, BM25 divided by `lexical_bound` (its maximum,
+/// or the query's ideal score).
+fn relative(
+    similarities: &[f32],
+    lexical: &[f32],
+    lexical_bound: f32,
+    semantic_weight: f32,
+) -> Vec<f32> {
     let (low, high) = similarities
         .iter()
         .fold((f32::MAX, f32::MIN), |(low, high), s| {
             (low.min(*s), high.max(*s))
         });
     let spread = (high - low).max(f32::EPSILON);
-    let best_lexical = lexical.iter().fold(0f32, |best, score| best.max(*score));
-    let lexical_scale = if best_lexical > 0.0 {
-        1.0 / best_lexical
+    let lexical_scale = if lexical_bound > 0.0 {
+        1.0 / lexical_bound
     } else {
         0.0
     };
@@ -126,6 +148,20 @@ fn relative(similarities: &[f32], lexical: &[f32], semantic_weight: f32) -> Vec<
         .map(|(similarity, lexical)| {
             semantic_weight * (similarity - low) / spread
                 + (1.0 - semantic_weight) * lexical * lexical_scale
+        })
+        .collect()
+}
+
+/// Gated fusion: cosine min-max scaled, BM25 divided by its maximum and multiplied by the
+/// scaled cosine.
+fn gated(similarities: &[f32], lexical: &[f32], best: f32, semantic_weight: f32) -> Vec<f32> {
+    let scaled = relative(similarities, lexical, best, 1.0);
+    let lexical_scale = if best > 0.0 { 1.0 / best } else { 0.0 };
+    scaled
+        .iter()
+        .zip(lexical)
+        .map(|(similarity, lexical)| {
+            similarity * (semantic_weight + (1.0 - semantic_weight) * lexical * lexical_scale)
         })
         .collect()
 }

@@ -273,7 +273,7 @@ impl Index {
     ) -> Vec<Hit> {
         let lexical = self.bm25(terms, &tuning.field_weights);
         match semantic {
-            Some(semantic) => self.fuse(&lexical.scores, semantic, visible, tuning.fusion),
+            Some(semantic) => self.fuse(&lexical, semantic, visible, tuning),
             None => lexical
                 .matched
                 .iter()
@@ -294,16 +294,19 @@ impl Index {
         let mut matched = Vec::new();
         let n = self.len() as f32;
         let mut seen: Vec<&String> = Vec::new();
+        let mut ideal = 0f32;
         for term in terms {
             if seen.contains(&term) {
                 continue;
             }
             seen.push(term);
-            let Some(docs) = self.postings.get(term) else {
+            let docs = self.postings.get(term);
+            let df = docs.map_or(0.0, |docs| docs.len() as f32);
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            ideal += idf;
+            let Some(docs) = docs else {
                 continue;
             };
-            let df = docs.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for (doc, tf) in docs {
                 let length = self.lengths[*doc as usize];
                 let weighted: f32 = (0..FIELDS)
@@ -320,12 +323,19 @@ impl Index {
                 *score += idf * weighted / (K1 + weighted);
             }
         }
-        Lexical { scores, matched }
+        Lexical {
+            scores,
+            matched,
+            ideal,
+        }
     }
 }
 
 /// BM25F scores by document, and the documents that matched.
-struct Lexical {
-    scores: Vec<f32>,
+pub(crate) struct Lexical {
+    pub(crate) scores: Vec<f32>,
     matched: Vec<u32>,
+    /// The most a document could score: the sum of the IDF of the query's distinct terms (a
+    /// term no document holds counts with the IDF it would have in one).
+    pub(crate) ideal: f32,
 }

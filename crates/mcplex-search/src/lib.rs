@@ -21,10 +21,12 @@ pub use index::{Document, Hit, Index, SearchResult};
 pub use query::{clean_query, embed_query, query_parts, query_texts};
 pub use semantic::{
     EmbedError, Embedder, MAX_EMBEDDED_CHARS, PassageStyle, Semantic, Vectors, embeddable, passage,
-    passage_styled,
+    passage_styled, passages,
 };
 pub use tokenize::tokenize;
 pub use tuning::{Fusion, Tuning};
 
+#[cfg(test)]
+mod lever_tests;
 #[cfg(test)]
 mod tests;

@@ -81,6 +81,8 @@ const BREAKS: &[&str] = &[
     "; ",
     ": ",
     ". ",
+    "? ",
+    "! ",
 ];
 
 /// Words that end one request only when the next piece starts with an action

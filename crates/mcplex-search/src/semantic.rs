@@ -58,17 +58,57 @@ pub enum PassageStyle {
     SummaryParams,
     /// The server name in words, then [`PassageStyle::Summary`].
     ServerSummary,
+    /// [`PassageStyle::Summary`], and the name with each further sentence of the description,
+    /// one vector each: a document is as similar as its most similar vector (see [`passages`]).
+    Sentences,
+}
+
+/// Sentences of a description embedded on their own, at most, after the summary.
+const MAX_SENTENCES: usize = 4;
+
+/// The texts `document` is embedded as in `style`, one vector each: the passage of
+/// [`passage_styled`], and with [`PassageStyle::Sentences`] the name with each sentence of the
+/// description that is not already the whole summary.
+pub fn passages(document: &Document, style: PassageStyle) -> Vec<String> {
+    let mut texts = vec![passage_styled(document, style)];
+    if style != PassageStyle::Sentences {
+        return texts;
+    }
+    let name = words_of(&document.tool);
+    let flat = document
+        .description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let sentences: Vec<&str> = flat
+        .split_inclusive(". ")
+        .map(str::trim)
+        .filter(|s| s.chars().filter(|c| c.is_alphanumeric()).count() >= 12)
+        .collect();
+    if sentences.len() < 2 {
+        return texts;
+    }
+    texts.extend(
+        sentences
+            .iter()
+            .take(MAX_SENTENCES)
+            .map(|sentence| embeddable(&format!("{name}: {sentence}")).to_owned()),
+    );
+    texts
+}
+
+/// The words of an identifier, lowercased: `getWeather_byCity` → `get weather by city`.
+fn words_of(text: &str) -> String {
+    split_words(text)
+        .into_iter()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The text `document` is embedded as in `style`.
 pub fn passage_styled(document: &Document, style: PassageStyle) -> String {
-    let words = |text: &str| {
-        split_words(text)
-            .into_iter()
-            .map(str::to_lowercase)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let words = words_of;
     let name = words(&document.tool);
     let description = document.description.trim();
     let text = match style {
@@ -91,12 +131,19 @@ pub fn passage_styled(document: &Document, style: PassageStyle) -> String {
 }
 
 /// One unit vector per document of an [`crate::Index`], in the same order, packed in one
-/// row-major matrix so that scoring a query walks memory once.
+/// row-major matrix so that scoring a query walks memory once; or several per document
+/// ([`Vectors::grouped`]), a document then being as similar as its most similar row.
 #[derive(Debug, Clone, Default)]
 pub struct Vectors {
     dimension: usize,
     matrix: Vec<f32>,
+    /// With several rows per document: the first row of each, then the number of rows.
+    /// Empty when every document has one row.
+    starts: Vec<usize>,
 }
+
+/// Documents whose vectors pseudo-relevance feedback averages.
+const FEEDBACK_DOCUMENTS: usize = 3;
 
 impl Vectors {
     /// The rows packed, or `None` when they do not all have the same dimension.
@@ -110,11 +157,37 @@ impl Vectors {
             }
             matrix.extend_from_slice(row);
         }
-        Some(Vectors { dimension, matrix })
+        Some(Vectors {
+            dimension,
+            matrix,
+            starts: Vec::new(),
+        })
     }
 
+    /// Several rows per document, in document order; `None` when the rows do not all have
+    /// the same dimension or a document has none.
+    pub fn grouped<'a>(documents: impl IntoIterator<Item = Vec<&'a [f32]>>) -> Option<Vectors> {
+        let mut starts = Vec::new();
+        let mut rows = Vec::new();
+        for group in documents {
+            if group.is_empty() {
+                return None;
+            }
+            starts.push(rows.len());
+            rows.extend(group);
+        }
+        starts.push(rows.len());
+        let mut vectors = Vectors::new(rows)?;
+        vectors.starts = starts;
+        Some(vectors)
+    }
+
+    /// How many documents have vectors.
     pub fn len(&self) -> usize {
-        self.matrix.len().checked_div(self.dimension).unwrap_or(0)
+        match self.starts.len() {
+            0 => self.matrix.len().checked_div(self.dimension).unwrap_or(0),
+            n => n - 1,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -127,10 +200,52 @@ impl Vectors {
         if query.len() != self.dimension {
             return 0.0;
         }
-        let start = doc * self.dimension;
-        self.matrix
-            .get(start..start + self.dimension)
-            .map_or(0.0, |row| dot(row, query))
+        self.rows(doc)
+            .map(|row| dot(row, query))
+            .fold(None, |best: Option<f32>, s| {
+                Some(best.map_or(s, |b| b.max(s)))
+            })
+            .unwrap_or(0.0)
+    }
+
+    /// The similarity of each of the first `count` documents with `query`.
+    pub(crate) fn similarities(&self, query: &[f32], count: usize) -> Vec<f32> {
+        (0..count).map(|doc| self.similarity(doc, query)).collect()
+    }
+
+    /// The rows of document `doc` (none when it has no vector).
+    fn rows(&self, doc: usize) -> impl Iterator<Item = &[f32]> {
+        let (first, end) = match self.starts.len() {
+            0 => (doc, doc + 1),
+            _ => (
+                self.starts.get(doc).copied().unwrap_or(0),
+                self.starts.get(doc + 1).copied().unwrap_or(0),
+            ),
+        };
+        let dimension = self.dimension.max(1);
+        (first..end).filter_map(move |row| self.matrix.get(row * dimension..(row + 1) * dimension))
+    }
+
+    /// `query` moved towards the mean of the first row of its [`FEEDBACK_DOCUMENTS`] most
+    /// similar documents by `weight`, as a unit vector; `None` when there is nothing to move.
+    pub(crate) fn feedback(
+        &self,
+        query: &[f32],
+        similarities: &[f32],
+        weight: f32,
+    ) -> Option<Vec<f32>> {
+        let mut best: Vec<usize> = (0..similarities.len()).collect();
+        best.sort_by(|a, b| similarities[*b].total_cmp(&similarities[*a]));
+        best.truncate(FEEDBACK_DOCUMENTS);
+        let mut moved = query.to_vec();
+        for doc in &best {
+            let row = self.rows(*doc).next()?;
+            for (m, r) in moved.iter_mut().zip(row) {
+                *m += weight * r / best.len() as f32;
+            }
+        }
+        let norm = dot(&moved, &moved).sqrt();
+        (norm > 0.0).then(|| moved.iter().map(|m| m / norm).collect())
     }
 }
 

@@ -11,6 +11,15 @@ pub enum Fusion {
     Relative { semantic_weight: f32 },
     /// Reciprocal rank fusion: Σ 1/(k + rank) over the BM25 and the cosine ranking.
     Reciprocal { k: f32 },
+    /// Like [`Fusion::Relative`], but BM25 is divided by the score a document holding every
+    /// word of the query would reach (the sum of the words' IDF), not by the best match's: a
+    /// request whose only match is one common word ("reading" → `read_file`) then gives the
+    /// lexical side little say, and one that matches all its rare words gives it its full share.
+    Coverage { semantic_weight: f32 },
+    /// Like [`Fusion::Relative`], but a document's BM25 share is multiplied by its scaled
+    /// cosine: words in common raise a tool that is also close in meaning, and lift no tool
+    /// that shares only a common word with the request ("deck" of "slide deck" → a TFT deck).
+    Gated { semantic_weight: f32 },
 }
 
 /// The levers of one ranking.
@@ -28,6 +37,9 @@ pub struct Tuning {
     /// BM25F weight of the tool name, server name, description, parameter names and parameter
     /// descriptions.
     pub field_weights: [f32; FIELDS],
+    /// Pseudo-relevance feedback: the query vector is moved towards the mean of its best few
+    /// documents' vectors by this share, and the similarities computed again (0: off).
+    pub feedback: f32,
 }
 
 impl Default for Tuning {
@@ -45,6 +57,7 @@ impl Default for Tuning {
             whole_first: 1,
             // A word of the tool's name says more than one of its description.
             field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
+            feedback: 0.0,
         }
     }
 }
