@@ -65,13 +65,14 @@ pub fn run(
         costs.push(measure(host, model, &fresh_snapshot(), &texts, rounds)?);
     }
     print(&costs, snapshot_size(&by_server), texts.len(), rounds);
+    // On a thread of its own: the calls get a runtime of their own, and this one is async.
     let calls = match models.first() {
-        Some(model) => Some(calls_during_embedding(
-            host,
-            model,
-            &fresh_snapshot,
-            &texts,
-        )?),
+        Some(model) => Some(std::thread::scope(|scope| {
+            scope
+                .spawn(|| calls_during_embedding(host, model, &fresh_snapshot, &texts))
+                .join()
+                .map_err(|_| anyhow::anyhow!("the calls' thread panicked"))?
+        })?),
         None => None,
     };
     if let Some(calls) = &calls {
