@@ -12,7 +12,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::kernels::{Activation, Dense, activate, attention, dense, layer_norm};
+use crate::compact::Int8Matrices;
+use crate::kernels::{Activation, Dense, Matrix, activate, attention, dense, layer_norm};
 
 /// Named f32 tensors: their shape and values, row-major.
 pub(crate) type Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
@@ -102,14 +103,19 @@ pub(crate) struct Bert {
 impl Bert {
     /// The encoder of `config` from `tensors` (named as Hugging Face's BERT names them, with or
     /// without a `bert.` prefix).
-    pub fn load(config: Config, tensors: Tensors) -> Result<Bert, String> {
+    /// The dense layers whose weights `int8` holds (with the right shape) keep them int8.
+    pub fn load(config: Config, tensors: Tensors, int8: Int8Matrices) -> Result<Bert, String> {
         let model_prefix = format!("{}.", config.model_type.as_deref().unwrap_or("bert"));
         let prefix = ["", "bert.", model_prefix.as_str()]
             .into_iter()
             .find(|p| tensors.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
             .ok_or("no embeddings.word_embeddings.weight tensor")?
             .to_owned();
-        let mut weights = Weights { tensors, prefix };
+        let mut weights = Weights {
+            tensors,
+            int8,
+            prefix,
+        };
         let (hidden, intermediate) = (config.hidden, config.intermediate);
         let words = weights.take("embeddings.word_embeddings.weight", &[None, Some(hidden)])?;
         let mut positions = weights.take(
@@ -135,7 +141,7 @@ impl Bert {
                 let qkv = Dense {
                     inputs: hidden,
                     outputs: 3 * hidden,
-                    weights: [query.weights, key.weights, value.weights].concat(),
+                    weights: stack([query.weights, key.weights, value.weights], hidden),
                     bias: [query.bias, key.bias, value.bias].concat(),
                 };
                 Ok(Layer {
@@ -240,9 +246,34 @@ impl Bert {
     }
 }
 
+/// The rows of `parts` one after the other (`columns` each): int8 when they all are.
+fn stack(parts: [Matrix; 3], columns: usize) -> Matrix {
+    if parts.iter().all(|m| matches!(m, Matrix::Int8 { .. })) {
+        let (mut values, mut scales) = (Vec::new(), Vec::new());
+        for part in parts {
+            if let Matrix::Int8 {
+                values: v,
+                scales: s,
+            } = part
+            {
+                values.extend(v);
+                scales.extend(s);
+            }
+        }
+        return Matrix::Int8 { values, scales };
+    }
+    Matrix::F32(
+        parts
+            .into_iter()
+            .flat_map(|m| m.into_f32(columns))
+            .collect(),
+    )
+}
+
 /// The tensors not yet taken, by name without the model's prefix.
 struct Weights {
     tensors: Tensors,
+    int8: Int8Matrices,
     prefix: String,
 }
 
@@ -267,10 +298,20 @@ impl Weights {
     }
 
     fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, String> {
+        let weight = format!("{name}.weight");
+        let f32_values = self.take(&weight, &[Some(outputs), Some(inputs)])?;
+        let weights = match self.int8.remove(&format!("{}{weight}", self.prefix)) {
+            Some((values, scales))
+                if values.len() == f32_values.len() && scales.len() == outputs =>
+            {
+                Matrix::Int8 { values, scales }
+            }
+            _ => Matrix::F32(f32_values),
+        };
         Ok(Dense {
             inputs,
             outputs,
-            weights: self.take(&format!("{name}.weight"), &[Some(outputs), Some(inputs)])?,
+            weights,
             bias: self.take(&format!("{name}.bias"), &[Some(outputs)])?,
         })
     }

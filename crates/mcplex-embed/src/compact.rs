@@ -1,11 +1,12 @@
 //! The compact form of a model's weights that the binary carries: every matrix as int8 with one
 //! f32 scale per row (symmetric, `scale = max |w| / 127`), everything else (biases, layer norms)
-//! as f32, in one safetensors file. A quarter of the f32 file's size; the weights are turned back
-//! into f32 when the model loads, so the forward pass is the f32 one and only the rounding of
-//! each weight differs (vectors within 1% of the f32 model's: see the tests).
+//! as f32, in one safetensors file. A quarter of the f32 file's size; the forward pass computes
+//! with `f32::from(q) * scale` for each weight, so only the rounding of each weight differs from
+//! the f32 model (vectors within 1% of the f32 model's: see the tests).
 //!
 //! Owns: [`quantize`] (the f32 safetensors file → the compact one, how the vendored copy was
-//! made) and [`read_tensors`] (a compact or plain f32 file → f32 tensors by name). Must not:
+//! made), [`read_tensors`] (a compact or plain f32 file → f32 tensors by name) and
+//! [`read_int8_rows`] (its int8 matrices as they are). Must not:
 //! know which model the weights belong to.
 
 use std::collections::HashMap;
@@ -92,6 +93,31 @@ pub(crate) fn read_tensors(file: &[u8]) -> Result<Tensors, CompactError> {
     }
     Ok(tensors)
 }
+
+/// The int8 matrices of a compact file by name, with their row scales (empty for an f32 file):
+/// the forward pass keeps them so and reads them into f32 a few rows at a time.
+pub(crate) fn read_int8_rows(file: &[u8]) -> Result<Int8Matrices, CompactError> {
+    let file = SafeTensors::deserialize(file).map_err(|e| fail(e.to_string()))?;
+    let mut matrices = HashMap::new();
+    for (name, view) in file.tensors() {
+        if view.dtype() != Dtype::I8 {
+            continue;
+        }
+        let scales = file
+            .tensor(&format!("{name}{SCALE_SUFFIX}"))
+            .map_err(|_| fail(format!("{name}: int8 without its row scales")))?;
+        let values: Vec<i8> = view
+            .data()
+            .iter()
+            .map(|b| i8::from_le_bytes([*b]))
+            .collect();
+        matrices.insert(name, (values, f32_values(scales.data())));
+    }
+    Ok(matrices)
+}
+
+/// Int8 matrices by name: their values, row after row, and a scale per row.
+pub(crate) type Int8Matrices = HashMap<String, (Vec<i8>, Vec<f32>)>;
 
 /// Each row of the row-major `values` (rows of `columns`) as int8 steps of its own scale.
 fn quantize_rows(values: &[f32], columns: usize) -> (Vec<u8>, Vec<f32>) {

@@ -22,8 +22,71 @@ const PARALLEL_WORK: usize = 1 << 20;
 pub(crate) struct Dense {
     pub inputs: usize,
     pub outputs: usize,
-    pub weights: Vec<f32>,
+    pub weights: Matrix,
     pub bias: Vec<f32>,
+}
+
+/// A dense layer's weights, row after row.
+#[derive(Debug)]
+pub(crate) enum Matrix {
+    F32(Vec<f32>),
+    /// int8 with a scale per row, kept so in memory (a quarter of the f32 bytes to stream per
+    /// product) and turned into the same f32 values a few rows at a time as a product reads them.
+    Int8 {
+        values: Vec<i8>,
+        scales: Vec<f32>,
+    },
+}
+
+impl Matrix {
+    /// The f32 values of the whole matrix (`columns` per row).
+    pub fn into_f32(self, columns: usize) -> Vec<f32> {
+        match self {
+            Matrix::F32(values) => values,
+            Matrix::Int8 { values, scales } => {
+                let mut out = vec![0f32; values.len()];
+                let rows = out.chunks_exact_mut(columns.max(1));
+                for ((row, quantized), scale) in
+                    rows.zip(values.chunks_exact(columns.max(1))).zip(&scales)
+                {
+                    dequantize_into(quantized, *scale, row);
+                }
+                out
+            }
+        }
+    }
+
+    /// Rows `first..first + count` (`columns` each) as f32, in `scratch` when they need converting.
+    #[inline(always)]
+    fn rows<'a>(
+        &'a self,
+        first: usize,
+        count: usize,
+        columns: usize,
+        scratch: &'a mut [f32],
+    ) -> &'a [f32] {
+        let (start, end) = (first * columns, (first + count) * columns);
+        match self {
+            Matrix::F32(values) => &values[start..end],
+            Matrix::Int8 { values, scales } => {
+                let rows = scratch
+                    .chunks_exact_mut(columns)
+                    .zip(values[start..end].chunks_exact(columns));
+                for ((row, quantized), scale) in rows.zip(&scales[first..first + count]) {
+                    dequantize_into(quantized, *scale, row);
+                }
+                &scratch[..end - start]
+            }
+        }
+    }
+}
+
+/// `f32::from(q) * scale` for each `q`: the values the compact form's f32 reading gives.
+#[inline(always)]
+fn dequantize_into(quantized: &[i8], scale: f32, out: &mut [f32]) {
+    for (o, q) in out.iter_mut().zip(quantized) {
+        *o = f32::from(*q) * scale;
+    }
 }
 
 /// `out` (tokens × `outputs`) = `x` (tokens × `inputs`) · weightsᵀ + bias. Splits the outputs
@@ -78,6 +141,7 @@ impl WithSimd for DenseRange<'_, '_> {
         let k = layer.inputs;
         let count = out.first().map_or(0, |row| row.len());
         let inputs: Vec<&[f32]> = x.chunks_exact(k).collect();
+        let mut scratch = vec![0f32; TILE_OUTPUTS * k];
         for (block, block_out) in inputs
             .chunks(BLOCK_TOKENS)
             .zip(out.chunks_mut(BLOCK_TOKENS))
@@ -85,10 +149,8 @@ impl WithSimd for DenseRange<'_, '_> {
             let mut output = 0;
             while output < count {
                 let width = TILE_OUTPUTS.min(count - output);
-                let row = |c: usize| {
-                    let at = (first + output + c) * k;
-                    &layer.weights[at..at + k]
-                };
+                let tile = layer.weights.rows(first + output, width, k, &mut scratch);
+                let row = |c: usize| &tile[c * k..(c + 1) * k];
                 if width == TILE_OUTPUTS {
                     let weights: [&[f32]; TILE_OUTPUTS] = std::array::from_fn(row);
                     tile_outputs(simd, block, weights, block_out, output);
@@ -269,8 +331,10 @@ mod tests {
     fn naive(layer: &Dense, x: &[f32]) -> Vec<f32> {
         x.chunks_exact(layer.inputs)
             .flat_map(|row| {
-                layer
-                    .weights
+                let Matrix::F32(weights) = &layer.weights else {
+                    panic!("the test's layers are f32")
+                };
+                weights
                     .chunks_exact(layer.inputs)
                     .zip(&layer.bias)
                     .map(|(w, b)| row.iter().zip(w).map(|(a, b)| a * b).sum::<f32>() + b)
@@ -286,7 +350,7 @@ mod tests {
             let layer = Dense {
                 inputs,
                 outputs,
-                weights: (0..inputs * outputs).map(value).collect(),
+                weights: Matrix::F32((0..inputs * outputs).map(value).collect()),
                 bias: (0..outputs).map(|i| value(i + 3)).collect(),
             };
             let x: Vec<f32> = (0..tokens * inputs).map(|i| value(i + 11)).collect();
@@ -298,6 +362,36 @@ mod tests {
                     "{ours} vs {plain}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn int8_rows_give_the_products_of_their_f32_values() {
+        let (tokens, inputs, outputs) = (9, 40, 8);
+        let values: Vec<i8> = (0..inputs * outputs)
+            .map(|i| (i * 37 % 255) as u8 as i8)
+            .collect();
+        let scales: Vec<f32> = (0..outputs).map(|r| 0.01 * (r + 1) as f32).collect();
+        let bias: Vec<f32> = (0..outputs).map(|r| r as f32 / 10.0).collect();
+        let int8 = Dense {
+            inputs,
+            outputs,
+            weights: Matrix::Int8 { values, scales },
+            bias: bias.clone(),
+        };
+        let x: Vec<f32> = (0..tokens * inputs)
+            .map(|i| (i % 13) as f32 / 7.0 - 0.9)
+            .collect();
+        let mut ours = vec![0f32; tokens * outputs];
+        dense(&int8, &x, &mut ours);
+        let f32_layer = Dense {
+            inputs,
+            outputs,
+            weights: Matrix::F32(int8.weights.into_f32(inputs)),
+            bias,
+        };
+        for (a, b) in ours.iter().zip(naive(&f32_layer, &x)) {
+            assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "{a} vs {b}");
         }
     }
 

@@ -74,7 +74,8 @@ pub struct SentenceEncoder {
 }
 
 impl SentenceEncoder {
-    /// The model built into the binary. Turns its int8 matrices back into f32 (about 90 MB).
+    /// The model built into the binary. Its dense layers stay int8 in memory (read into f32 a
+    /// few rows at a time by each product); the word and position embeddings are f32.
     pub fn builtin() -> Result<SentenceEncoder, LoadError> {
         let tokenizer = tokenizer(builtin::TOKENIZER).map_err(LoadError::BuiltIn)?;
         let config = Config::parse(builtin::CONFIG)
@@ -82,7 +83,9 @@ impl SentenceEncoder {
         let hidden = config.hidden;
         let tensors = compact::read_tensors(builtin::WEIGHTS)
             .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
-        let model = Bert::load(config, tensors).map_err(LoadError::BuiltIn)?;
+        let int8 = compact::read_int8_rows(builtin::WEIGHTS)
+            .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
+        let model = Bert::load(config, tensors, int8).map_err(LoadError::BuiltIn)?;
         let files = fingerprint(&[builtin::CONFIG, builtin::TOKENIZER, builtin::WEIGHTS]);
         Ok(SentenceEncoder {
             model,
@@ -115,7 +118,8 @@ impl SentenceEncoder {
         let files = fingerprint(&[&config_bytes[..], &tokenizer_bytes[..], &weights_bytes[..]]);
         let tensors = compact::read_tensors(&weights_bytes)
             .map_err(|e| model_error("model.safetensors", e.to_string()))?;
-        let model = Bert::load(config, tensors).map_err(|e| model_error("model.safetensors", e))?;
+        let model = Bert::load(config, tensors, compact::Int8Matrices::new())
+            .map_err(|e| model_error("model.safetensors", e))?;
         Ok(SentenceEncoder {
             model,
             tokenizer,
