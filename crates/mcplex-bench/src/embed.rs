@@ -2,7 +2,8 @@
 //! load time and the memory it adds, how long the first embedding of a tool catalog takes, the
 //! latency of one query embedding (uncached, on one thread, as a search computes it), and, with
 //! two models, how close their query vectors are (the int8 built-in model against the f32 one
-//! it was made from).
+//! it was made from); and for the first model, the latency of simulated calls while a fresh copy
+//! of it embeds the catalog, against the same calls with nothing else running.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,12 +58,35 @@ pub fn run(
         .collect();
     anyhow::ensure!(!texts.is_empty(), "{} has no queries", queries.display());
 
+    let fresh_snapshot =
+        || crate::corpus_snapshot(by_server.clone(), HotSettings::default(), false);
     let mut costs = Vec::new();
     for model in models {
-        let snapshot = crate::corpus_snapshot(by_server.clone(), HotSettings::default(), false);
-        costs.push(measure(host, model, &snapshot, &texts, rounds)?);
+        costs.push(measure(host, model, &fresh_snapshot(), &texts, rounds)?);
     }
     print(&costs, snapshot_size(&by_server), texts.len(), rounds);
+    // On a thread of its own: the calls get a runtime of their own, and this one is async.
+    let calls = match models.first() {
+        Some(model) => Some(std::thread::scope(|scope| {
+            scope
+                .spawn(|| calls_during_embedding(host, model, &fresh_snapshot, &texts))
+                .join()
+                .map_err(|_| anyhow::anyhow!("the calls' thread panicked"))?
+        })?),
+        None => None,
+    };
+    if let Some(calls) = &calls {
+        println!(
+            "simulated calls (a BM25 search each, on a 2-worker runtime), p50/p99 ms: idle {:.2}/{:.2}; \
+             while the catalog embeds ({:.0} ms, {} calls) {:.2}/{:.2}",
+            calls.idle.0,
+            calls.idle.1,
+            calls.embed_ms,
+            calls.calls_while_embedding,
+            calls.embedding.0,
+            calls.embedding.1
+        );
+    }
     let report = json!({
         "benchmark": "embed",
         "corpus": corpus.display().to_string(),
@@ -75,6 +99,11 @@ pub fn run(
             "query_p99_ms": c.query_p99_ms,
         })).collect::<Vec<_>>(),
         "agreement": agreement(&costs).map(|(mean, min)| json!({"mean_cosine": mean, "min_cosine": min})),
+        "calls_during_first_embedding": calls.map(|c| json!({
+            "idle_ms": {"p50": c.idle.0, "p99": c.idle.1},
+            "embedding_ms": {"p50": c.embedding.0, "p99": c.embedding.1},
+            "calls": c.calls_while_embedding, "embed_ms": c.embed_ms,
+        })),
     });
     crate::write_report(out, &report)?;
     Ok(ExitCode::SUCCESS)
@@ -159,6 +188,77 @@ fn print(costs: &[ModelCost], tools: usize, queries: usize, rounds: usize) {
     if let Some((mean, min)) = agreement(costs) {
         println!("query vectors of the first two models: cosine mean {mean:.4}, min {min:.4}");
     }
+}
+
+/// Latency of simulated calls while nothing else runs, and while a fresh copy of the model
+/// embeds the catalog for the first time (as a gateway does after it starts): each call is a
+/// BM25 search of the catalog (what `tool_search` does before the vectors arrive), run one at a
+/// time on a two-worker tokio runtime, the shape of the gateway's.
+struct CallsDuringEmbedding {
+    idle: (f64, f64),
+    embedding: (f64, f64),
+    calls_while_embedding: usize,
+    embed_ms: f64,
+}
+
+fn calls_during_embedding(
+    host: &Host,
+    model: &Path,
+    fresh_snapshot: &dyn Fn() -> mcplex_catalog::Snapshot,
+    texts: &[&str],
+) -> Result<CallsDuringEmbedding> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the calls' runtime")?;
+    let snapshot = Arc::new(fresh_snapshot());
+    let call = |round: usize| {
+        let snapshot = Arc::clone(&snapshot);
+        let query = texts[round % texts.len()].to_owned();
+        let started = Instant::now();
+        let total = runtime.block_on(async move {
+            tokio::spawn(async move { snapshot.search(&query, None, None, 15, |_| true).total })
+                .await
+                .unwrap_or_default()
+        });
+        std::hint::black_box(total);
+        started.elapsed().as_secs_f64() * 1e3
+    };
+    let idle: Vec<f64> = (0..texts.len().max(200)).map(call).collect();
+    let semantic = (host.load_model)(model)?;
+    let catalog = fresh_snapshot();
+    let started = Instant::now();
+    let (samples, embedded) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| semantic.embed_now(&catalog));
+        let mut samples = Vec::new();
+        while !worker.is_finished() {
+            samples.push(call(samples.len()));
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let embedded = worker
+            .join()
+            .map_err(|_| anyhow::anyhow!("the embedding thread panicked"));
+        (samples, embedded)
+    });
+    embedded?.map_err(anyhow::Error::msg)?;
+    Ok(CallsDuringEmbedding {
+        idle: percentiles(idle),
+        calls_while_embedding: samples.len(),
+        embedding: percentiles(samples),
+        embed_ms: started.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
+fn percentiles(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        samples
+            .get(((samples.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    (at(0.5), at(0.99))
 }
 
 /// This process's resident memory in MiB (0 where /proc is missing).

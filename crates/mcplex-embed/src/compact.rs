@@ -1,17 +1,19 @@
 //! The compact form of a model's weights that the binary carries: every matrix as int8 with one
 //! f32 scale per row (symmetric, `scale = max |w| / 127`), everything else (biases, layer norms)
-//! as f32, in one safetensors file. A quarter of the f32 file's size; the weights are turned back
-//! into f32 when the model loads, so the forward pass is the f32 one and only the rounding of
-//! each weight differs (vectors within 1% of the f32 model's: see the tests).
+//! as f32, in one safetensors file. A quarter of the f32 file's size; the forward pass computes
+//! with `f32::from(q) * scale` for each weight, so only the rounding of each weight differs from
+//! the f32 model (vectors within 1% of the f32 model's: see the tests).
 //!
 //! Owns: [`quantize`] (the f32 safetensors file → the compact one, how the vendored copy was
-//! made) and [`dequantize`] (the compact file → f32 tensors for candle). Must not: know which
-//! model the weights belong to.
+//! made), [`read_tensors`] (a compact or plain f32 file → f32 tensors by name) and
+//! [`read_int8_rows`] (its int8 matrices as they are). Must not:
+//! know which model the weights belong to.
 
 use std::collections::HashMap;
 
-use candle_core::{Device, Tensor};
 use safetensors::{Dtype, SafeTensors, tensor::TensorView};
+
+use crate::bert::Tensors;
 
 /// The suffix of the tensor holding the row scales of matrix `name`: `name` + this.
 const SCALE_SUFFIX: &str = ".int8_row_scale";
@@ -60,12 +62,15 @@ pub fn quantize(f32_file: &[u8]) -> Result<Vec<u8>, CompactError> {
     safetensors::serialize(views, None).map_err(|e| fail(e.to_string()))
 }
 
-/// The tensors of the compact file `file` as f32 candle tensors on the CPU, by name.
-pub fn dequantize(file: &[u8]) -> Result<HashMap<String, Tensor>, CompactError> {
+/// The f32 tensors of `file` by name: a compact file's int8 matrices scaled back to f32, f32
+/// tensors as they are. Integer tensors (a BERT's `position_ids`) are not weights and are
+/// skipped; other float types are refused.
+pub(crate) fn read_tensors(file: &[u8]) -> Result<Tensors, CompactError> {
     let file = SafeTensors::deserialize(file).map_err(|e| fail(e.to_string()))?;
     let mut tensors = HashMap::new();
     for (name, view) in file.tensors() {
         let values = match view.dtype() {
+            Dtype::I64 | Dtype::I32 | Dtype::U8 | Dtype::BOOL => continue,
             Dtype::F32 if name.ends_with(SCALE_SUFFIX) => continue,
             Dtype::F32 => f32_values(view.data()),
             Dtype::I8 => {
@@ -75,14 +80,44 @@ pub fn dequantize(file: &[u8]) -> Result<HashMap<String, Tensor>, CompactError> 
                 dequantize_rows(view.data(), &f32_values(scales.data()), view.shape())
                     .ok_or_else(|| fail(format!("{name}: its row scales do not fit its rows")))?
             }
-            other => return Err(fail(format!("{name}: unexpected type {other:?}"))),
+            other => {
+                return Err(fail(format!(
+                    "{name}: {other:?} weights are not supported (convert the model to f32)"
+                )));
+            }
         };
-        let tensor = Tensor::from_vec(values, view.shape(), &Device::Cpu)
-            .map_err(|e| fail(format!("{name}: {e}")))?;
-        tensors.insert(name, tensor);
+        if values.len() != view.shape().iter().product::<usize>() {
+            return Err(fail(format!("{name}: its values do not fill its shape")));
+        }
+        tensors.insert(name, (view.shape().to_vec(), values));
     }
     Ok(tensors)
 }
+
+/// The int8 matrices of a compact file by name, with their row scales (empty for an f32 file):
+/// the forward pass keeps them so and reads them into f32 a few rows at a time.
+pub(crate) fn read_int8_rows(file: &[u8]) -> Result<Int8Matrices, CompactError> {
+    let file = SafeTensors::deserialize(file).map_err(|e| fail(e.to_string()))?;
+    let mut matrices = HashMap::new();
+    for (name, view) in file.tensors() {
+        if view.dtype() != Dtype::I8 {
+            continue;
+        }
+        let scales = file
+            .tensor(&format!("{name}{SCALE_SUFFIX}"))
+            .map_err(|_| fail(format!("{name}: int8 without its row scales")))?;
+        let values: Vec<i8> = view
+            .data()
+            .iter()
+            .map(|b| i8::from_le_bytes([*b]))
+            .collect();
+        matrices.insert(name, (values, f32_values(scales.data())));
+    }
+    Ok(matrices)
+}
+
+/// Int8 matrices by name: their values, row after row, and a scale per row.
+pub(crate) type Int8Matrices = HashMap<String, (Vec<i8>, Vec<f32>)>;
 
 /// Each row of the row-major `values` (rows of `columns`) as int8 steps of its own scale.
 fn quantize_rows(values: &[f32], columns: usize) -> (Vec<u8>, Vec<f32>) {
@@ -176,19 +211,25 @@ mod tests {
         )
         .expect("serialize");
         let compact = quantize(&file).expect("quantizes");
-        let tensors = dequantize(&compact).expect("dequantizes");
+        let tensors = read_tensors(&compact).expect("dequantizes");
         let mut names: Vec<&String> = tensors.keys().collect();
         names.sort();
         assert_eq!(names, ["b", "w"], "scales folded in, non-f32 dropped");
-        let b = tensors["b"].to_vec1::<f32>().expect("vector");
-        assert_eq!(b, [0.123_456_7, -9.5], "vectors stay f32");
-        let w = tensors["w"].to_vec2::<f32>().expect("matrix");
+        assert_eq!(
+            tensors["b"],
+            (vec![2], vec![0.123_456_7, -9.5]),
+            "vectors stay f32"
+        );
+        let (shape, w) = &tensors["w"];
+        assert_eq!(shape, &[2, 2]);
         let expected = [([1.0, -0.5], 1.0 / 127.0), ([0.25, 2.0], 2.0 / 127.0)];
-        for (row, (original, step)) in w.iter().zip(expected) {
+        for (row, (original, step)) in w.chunks(2).zip(expected) {
             for (r, o) in row.iter().zip(original) {
                 assert!((r - o).abs() <= step / 2.0 + 1e-7, "{o} → {r}");
             }
         }
-        assert!(dequantize(b"not a safetensors file").is_err());
+        let plain = read_tensors(&file).expect("an f32 file reads as it is");
+        assert_eq!(plain["w"].1, [1.0, -0.5, 0.25, 2.0]);
+        assert!(read_tensors(b"not a safetensors file").is_err());
     }
 }

