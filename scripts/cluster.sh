@@ -283,7 +283,11 @@ start() {
   as_pg touch "$dir/pg/postgres.log"
   as_pg "$pg_bin/pg_ctl" -D "$pgdata" -l "$dir/pg/postgres.log" -w -t 60 \
     -o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$pgsock" \
-    start >>"$logs/pg_ctl.log" 2>&1 || die "PostgreSQL did not start: see $dir/pg/postgres.log"
+    start >>"$logs/pg_ctl.log" 2>&1 || {
+    # The server's own log says why; it is gone with the directory once the caller cleans up.
+    tail -n 20 "$dir/pg/postgres.log" >>"$logs/pg_ctl.log" 2>/dev/null || true
+    die "PostgreSQL did not start: see $dir/pg/postgres.log"
+  }
   if [ "$(as_pg "$pg_bin/psql" -h "$pgsock" -p "$pg_port" -U mcplex -d postgres -tAc \
     "SELECT 1 FROM pg_database WHERE datname = 'mcplex'")" != 1 ]; then
     as_pg "$pg_bin/createdb" -h "$pgsock" -p "$pg_port" -U mcplex mcplex ||
