@@ -16,6 +16,7 @@ use mcplex_config::HotSettings;
 use serde_json::{Value, json};
 
 use crate::Host;
+use crate::stats::percentiles;
 
 /// One model's figures.
 struct ModelCost {
@@ -248,17 +249,6 @@ fn calls_during_embedding(
         embedding: percentiles(samples),
         embed_ms: started.elapsed().as_secs_f64() * 1e3,
     })
-}
-
-fn percentiles(mut samples: Vec<f64>) -> (f64, f64) {
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        samples
-            .get(((samples.len() as f64 - 1.0) * q).round() as usize)
-            .copied()
-            .unwrap_or(f64::NAN)
-    };
-    (at(0.5), at(0.99))
 }
 
 /// This process's resident memory in MiB (0 where /proc is missing).

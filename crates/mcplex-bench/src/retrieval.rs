@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Host;
 use crate::levers::{QueryVector, QueryVectors, Variant, embed_all, passage_vectors, variants};
+use crate::stats::percentiles;
 
 const CUTOFFS: [usize; 3] = [1, 5, 10];
 const SYNTHETIC_SIZE: usize = 10_000;
@@ -370,18 +371,6 @@ fn timed_searches<'q>(
         }
     }
     percentiles(samples)
-}
-
-/// The median and the 99th percentile.
-fn percentiles(mut samples: Vec<f64>) -> (f64, f64) {
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        samples
-            .get(((samples.len() as f64 - 1.0) * q).round() as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
-    (at(0.5), at(0.99))
 }
 
 fn ndcg(ranked: &[&str], labels: &HashMap<&str, f64>) -> f64 {

@@ -35,3 +35,16 @@ impl Stats {
         }
     }
 }
+
+/// The median and the 99th percentile of `samples` (NaN, written as `null`, when there are
+/// none).
+pub(crate) fn percentiles(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        samples
+            .get(((samples.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    (at(0.5), at(0.99))
+}
