@@ -209,29 +209,43 @@ impl RpcConnection {
             armed: true,
         };
 
-        if let Err(reason) = self.sender.send(message).await {
-            guard.disarm();
-            lock(&self.pending).remove(&id);
-            return Err(self.transport(reason));
-        }
-        let cancel = options.cancel.unwrap_or_default();
+        // The deadline counts from here: a server that stops reading its input holds the send,
+        // and the caller must not wait past its timeout for that either.
+        let deadline = options
+            .timeout
+            .map(|after| tokio::time::Instant::now() + after);
         let timeout = async {
-            match options.timeout {
-                Some(after) => tokio::time::sleep(after).await,
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
                 None => std::future::pending().await,
             }
         };
+        tokio::pin!(timeout);
+        let timed_out = || UpstreamError::Timeout {
+            server: self.server.to_string(),
+            method: method.to_owned(),
+            after: options.timeout.unwrap_or_default(),
+        };
+        tokio::select! {
+            sent = self.sender.send(message) => if let Err(reason) = sent {
+                guard.disarm();
+                lock(&self.pending).remove(&id);
+                return Err(self.transport(reason));
+            },
+            () = &mut timeout => {
+                guard.disarm();
+                self.abandon(id, "timeout");
+                return Err(timed_out());
+            }
+        }
+        let cancel = options.cancel.unwrap_or_default();
         let outcome = tokio::select! {
             reply = reply_rx => Some(reply),
             () = cancel.cancelled() => None,
-            () = timeout => {
+            () = &mut timeout => {
                 guard.disarm();
-                self.abandon(id, "timeout").await;
-                return Err(UpstreamError::Timeout {
-                    server: self.server.to_string(),
-                    method: method.to_owned(),
-                    after: options.timeout.unwrap_or_default(),
-                });
+                self.abandon(id, "timeout");
+                return Err(timed_out());
             }
         };
         guard.disarm();
@@ -242,7 +256,7 @@ impl RpcConnection {
                 reason: "connection closed".to_owned(),
             }),
             None => {
-                self.abandon(id, "the client cancelled the request").await;
+                self.abandon(id, "the client cancelled the request");
                 Err(UpstreamError::Cancelled {
                     server: self.server.to_string(),
                 })
@@ -250,15 +264,16 @@ impl RpcConnection {
         }
     }
 
-    /// Forgets request `id` and tells the upstream to stop working on it.
-    async fn abandon(&self, id: i64, reason: &str) {
+    /// Forgets request `id` and tells the upstream to stop working on it. The notification is
+    /// sent off the caller's path: a server that stops reading its input must not hold a caller
+    /// that has already given up.
+    fn abandon(&self, id: i64, reason: &str) {
         lock(&self.pending).remove(&id);
-        let _ = self
-            .notify(
-                "notifications/cancelled",
-                Some(json!({"requestId": id, "reason": reason})),
-            )
-            .await;
+        let sender = self.sender.clone();
+        let message = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": reason}});
+        tokio::spawn(async move {
+            let _ = sender.send(message).await;
+        });
     }
 
     /// Ends the connection and whatever runs behind it. Closed first, so that the end of the
@@ -292,15 +307,9 @@ impl PendingGuard<'_> {
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        if !self.armed || lock(&self.connection.pending).remove(&self.id).is_none() {
-            return;
+        if self.armed && lock(&self.connection.pending).contains_key(&self.id) {
+            self.connection.abandon(self.id, "the client went away");
         }
-        let sender = self.connection.sender.clone();
-        let id = self.id;
-        tokio::spawn(async move {
-            let message = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": "the client went away"}});
-            let _ = sender.send(message).await;
-        });
     }
 }
 
@@ -430,4 +439,53 @@ fn relay_for(
         .filter(|(_, p)| p.relay.is_some())
         .min_by_key(|(id, _)| **id)
         .and_then(|(_, p)| p.relay.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::lines::lines_wire;
+
+    #[tokio::test]
+    async fn a_server_that_stops_reading_cannot_hold_a_call_past_its_timeout() {
+        // Nobody reads the server's side: the 64-byte pipe fills and every write waits.
+        let (ours, _theirs) = tokio::io::duplex(64);
+        let (reader, writer) = tokio::io::split(ours);
+        let closed = CancellationToken::new();
+        let (sender, incoming) = lines_wire(
+            "stuck".into(),
+            Arc::default(),
+            reader,
+            writer,
+            closed.clone(),
+        );
+        let wire = Wire {
+            sender,
+            incoming,
+            closed,
+        };
+        let (notifications, _) = mpsc::unbounded_channel();
+        let connection = RpcConnection::start("stuck".into(), Arc::default(), wire, notifications);
+        let big = json!({"text": "x".repeat(4096)});
+        let started = tokio::time::Instant::now();
+        let options = CallOptions {
+            timeout: Some(Duration::from_millis(200)),
+            ..CallOptions::default()
+        };
+        let outcome = tokio::time::timeout(
+            Duration::from_secs(5),
+            connection.request("tools/call", Some(big), options),
+        )
+        .await
+        .expect("the call ends by its own timeout");
+        assert!(
+            matches!(outcome, Err(UpstreamError::Timeout { .. })),
+            "{outcome:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(
+            lock(&connection.pending).is_empty(),
+            "the request is forgotten"
+        );
+    }
 }
