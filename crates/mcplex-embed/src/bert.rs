@@ -28,7 +28,6 @@ pub(crate) struct Config {
     pub positions: usize,
     pub epsilon: f32,
     pub activation: Activation,
-    model_type: Option<String>,
 }
 
 impl Config {
@@ -57,15 +56,26 @@ impl Config {
                 ));
             }
         }
+        match json["model_type"].as_str() {
+            None | Some("bert") => {}
+            // Other families (RoBERTa numbers its positions from its padding index) would give
+            // wrong vectors without an error.
+            Some(other) => {
+                return Err(format!("model_type {other:?} is not supported (BERT only)"));
+            }
+        }
+        let epsilon = json["layer_norm_eps"].as_f64().unwrap_or(1e-12) as f32;
+        if !(epsilon.is_finite() && epsilon > 0.0) {
+            return Err("layer_norm_eps is not a positive number".to_owned());
+        }
         let config = Config {
             hidden: size("hidden_size")?,
             heads: size("num_attention_heads")?,
             layers: size("num_hidden_layers")?,
             intermediate: size("intermediate_size")?,
             positions: size("max_position_embeddings")?,
-            epsilon: json["layer_norm_eps"].as_f64().unwrap_or(1e-12) as f32,
+            epsilon,
             activation,
-            model_type: json["model_type"].as_str().map(str::to_owned),
         };
         if !config.hidden.is_multiple_of(config.heads) {
             return Err("hidden_size is not a multiple of num_attention_heads".to_owned());
@@ -105,8 +115,7 @@ impl Bert {
     /// without a `bert.` prefix).
     /// The dense layers whose weights `int8` holds (with the right shape) keep them int8.
     pub fn load(config: Config, tensors: Tensors, int8: Int8Matrices) -> Result<Bert, String> {
-        let model_prefix = format!("{}.", config.model_type.as_deref().unwrap_or("bert"));
-        let prefix = ["", "bert.", model_prefix.as_str()]
+        let prefix = ["", "bert."]
             .into_iter()
             .find(|p| tensors.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
             .ok_or("no embeddings.word_embeddings.weight tensor")?
@@ -189,6 +198,11 @@ impl Bert {
             vectors.push(mean);
         }
         vectors
+    }
+
+    /// How many token ids the word embeddings have rows for.
+    pub fn vocabulary(&self) -> usize {
+        self.words.len() / self.config.hidden
     }
 
     /// Word + position (+ token type 0) embeddings of every token, normalised.

@@ -86,6 +86,7 @@ impl SentenceEncoder {
         let int8 = compact::read_int8_rows(builtin::WEIGHTS)
             .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
         let model = Bert::load(config, tensors, int8).map_err(LoadError::BuiltIn)?;
+        fits(&tokenizer, &model).map_err(LoadError::BuiltIn)?;
         let files = fingerprint(&[builtin::CONFIG, builtin::TOKENIZER, builtin::WEIGHTS]);
         Ok(SentenceEncoder {
             model,
@@ -120,6 +121,7 @@ impl SentenceEncoder {
             .map_err(|e| model_error("model.safetensors", e.to_string()))?;
         let model = Bert::load(config, tensors, compact::Int8Matrices::new())
             .map_err(|e| model_error("model.safetensors", e))?;
+        fits(&tokenizer, &model).map_err(|e| model_error("tokenizer.json", e))?;
         Ok(SentenceEncoder {
             model,
             tokenizer,
@@ -138,8 +140,24 @@ impl SentenceEncoder {
             .iter()
             .map(tokenizers::Encoding::get_ids)
             .collect();
-        Ok(self.model.embed(&ids))
+        let vectors = self.model.embed(&ids);
+        // A weights file with an infinite or NaN value would rank garbage first, silently.
+        if vectors.iter().flatten().any(|value| !value.is_finite()) {
+            return Err("the model gave a vector that is not finite".to_owned());
+        }
+        Ok(vectors)
     }
+}
+
+/// Whether every id `tokenizer` can give has a row in `model`'s word embeddings.
+fn fits(tokenizer: &Tokenizer, model: &Bert) -> Result<(), String> {
+    let (ids, rows) = (tokenizer.get_vocab_size(true), model.vocabulary());
+    if ids > rows {
+        return Err(format!(
+            "the tokenizer has {ids} token ids, the model's word embeddings only {rows}"
+        ));
+    }
+    Ok(())
 }
 
 fn batch_pool() -> Result<rayon::ThreadPool, LoadError> {
