@@ -178,6 +178,9 @@ impl Index {
         limit: usize,
         tuning: &Tuning,
     ) -> SearchResult {
+        // A client's query is cut where the embedder cuts it: the work below grows with its
+        // length, and the parts ranked must be the parts whose vectors were computed.
+        let query = crate::embeddable(query);
         let cleaned = if tuning.clean_query {
             clean_query(query)
         } else {

@@ -192,16 +192,20 @@ const MAX_PARTS: usize = 4;
 pub fn clean_query(query: &str) -> String {
     let mut rest = query.trim();
     loop {
-        let lower = rest.to_lowercase();
-        let opening = REQUEST_OPENINGS.iter().find(|opening| {
-            lower.starts_with(*opening)
-                && lower[opening.len()..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| !c.is_alphanumeric())
+        // The openings are ASCII: only the start of the text is compared, never lowered whole
+        // (a long run of openings would make that quadratic).
+        let after = REQUEST_OPENINGS.iter().find_map(|opening| {
+            let after = rest
+                .get(..opening.len())
+                .filter(|start| start.eq_ignore_ascii_case(opening))
+                .and_then(|_| rest.get(opening.len()..))?;
+            after
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric())
+                .then_some(after)
         });
-        // The openings are ASCII; a text whose lowercase moved byte offsets keeps its opening.
-        let Some(after) = opening.and_then(|opening| rest.get(opening.len()..)) else {
+        let Some(after) = after else {
             break;
         };
         rest = after
@@ -262,11 +266,10 @@ fn split_before_actions(text: &str, joiner: &str) -> Vec<String> {
     pieces
 }
 
+/// `text` split at `separator` (ASCII, like every break and joiner), ignoring ASCII case. Only
+/// ASCII letters are lowered, so every byte offset of the copy is one of `text`.
 fn split_ignoring_case(text: &str, separator: &str) -> Vec<String> {
-    let lower = text.to_lowercase();
-    if lower.len() != text.len() {
-        return vec![text.to_owned()];
-    }
+    let lower = text.to_ascii_lowercase();
     let mut pieces = Vec::new();
     let mut start = 0;
     for (at, _) in lower.match_indices(separator) {

@@ -382,3 +382,45 @@ fn each_part_of_a_request_gets_its_best_match() {
         "the whole request's best, then each part's best, then the seconds"
     );
 }
+
+#[test]
+fn a_query_whose_lowercase_moves_byte_offsets_is_split_without_panicking() {
+    // "İ" grows and "ẞ" shrinks when lowercased whole: the lengths match, the offsets do not.
+    for query in [
+        "İ; ẞ",
+        "ẞẞ then İİ list files",
+        "Kelvin K, then read files and write notes",
+    ] {
+        let _ = crate::query_parts(query);
+        let _ = crate::query_texts(query);
+        let index = Index::build(&fleet());
+        let _ = index.search(query, None, |_| true, 5);
+    }
+    // Non-ASCII text before a break still splits there.
+    assert_eq!(
+        crate::query_parts("İstanbul weather forecast; then read the file"),
+        ["İstanbul weather forecast", "read the file"]
+    );
+}
+
+#[test]
+fn a_huge_query_is_ranked_as_its_first_characters() {
+    assert_eq!(
+        crate::clean_query(&format!("{}read file", "please ".repeat(10_000))),
+        "read file"
+    );
+    let docs = fleet();
+    let index = Index::build(&docs);
+    let first = |query: &str| {
+        let result = index.search(query, None, |_| true, 1);
+        result.hits.first().map(|hit| docs[hit.doc].id.clone())
+    };
+    // What lies past the cut (`MAX_EMBEDDED_CHARS`) is never read: neither its words nor its
+    // length count.
+    let filler = "x ".repeat(crate::MAX_EMBEDDED_CHARS);
+    let tail = "commit history repository log ".repeat(50);
+    assert_eq!(
+        first(&format!("read file {filler}{tail}")).as_deref(),
+        Some("fs:read_file")
+    );
+}
