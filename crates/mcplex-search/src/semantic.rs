@@ -108,8 +108,7 @@ fn words_of(text: &str) -> String {
 
 /// The text `document` is embedded as in `style`.
 pub fn passage_styled(document: &Document, style: PassageStyle) -> String {
-    let words = words_of;
-    let name = words(&document.tool);
+    let name = words_of(&document.tool);
     let description = document.description.trim();
     let text = match style {
         PassageStyle::Whole => description,
@@ -117,14 +116,14 @@ pub fn passage_styled(document: &Document, style: PassageStyle) -> String {
     };
     let summary = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut passage = match style {
-        PassageStyle::ServerSummary => format!("{} {name}", words(&document.server)),
+        PassageStyle::ServerSummary => format!("{} {name}", words_of(&document.server)),
         _ => name,
     };
     if !summary.is_empty() {
         passage = format!("{passage}: {summary}");
     }
     if style == PassageStyle::SummaryParams && !document.params.is_empty() {
-        let params: Vec<String> = document.params.iter().map(|(n, _)| words(n)).collect();
+        let params: Vec<String> = document.params.iter().map(|(n, _)| words_of(n)).collect();
         passage = format!("{passage} ({})", params.join(", "));
     }
     embeddable(&passage).to_owned()
