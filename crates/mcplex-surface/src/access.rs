@@ -67,131 +67,148 @@ pub struct Guard {
     pub oauth: Option<Arc<ResourceServer>>,
 }
 
-/// The middleware: `axum::middleware::from_fn_with_state(guard, access::guard)`.
-pub async fn guard(State(guard): State<Guard>, mut request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    if let Some(host) = headers.get(header::HOST) {
-        let allowed = host
-            .to_str()
-            .ok()
-            .is_some_and(|host| guard.authority_allowed(host));
-        if !allowed {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "Host not allowed (DNS rebinding protection); add it to trusted_hosts",
-            );
+/// The guard as a middleware, in front of the router. [`crate::Door`] applies it; the MCP POSTs
+/// it sends past the router pass [`Guard::admit`] themselves.
+pub(crate) async fn guard(
+    State(guard): State<Guard>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    match guard.admit(&mut request).await {
+        Ok(()) => next.run(request).await,
+        Err(answer) => answer,
+    }
+}
+
+impl Guard {
+    /// The checks above for one request: `Ok` lets it on to its route, with a [`Caller`] (MCP
+    /// routes, the agent API) or a [`ReadyDetail`] (`/readyz`) attached; `Err` is the answer
+    /// instead (a refusal, or the OAuth metadata).
+    pub(crate) async fn admit(&self, request: &mut Request) -> Result<(), Response> {
+        let headers = request.headers();
+        if let Some(host) = headers.get(header::HOST) {
+            let allowed = host
+                .to_str()
+                .ok()
+                .is_some_and(|host| self.authority_allowed(host));
+            if !allowed {
+                return Err(refuse(
+                    StatusCode::FORBIDDEN,
+                    "Host not allowed (DNS rebinding protection); add it to trusted_hosts",
+                ));
+            }
         }
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin
-            .to_str()
-            .ok()
-            .and_then(origin_authority)
-            .is_some_and(|authority| guard.authority_allowed(authority));
-        if !allowed {
-            return refuse(StatusCode::FORBIDDEN, "Origin not allowed");
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let allowed = origin
+                .to_str()
+                .ok()
+                .and_then(origin_authority)
+                .is_some_and(|authority| self.authority_allowed(authority));
+            if !allowed {
+                return Err(refuse(StatusCode::FORBIDDEN, "Origin not allowed"));
+            }
         }
-    }
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > guard.max_body_bytes as u64) {
-        return refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!("request body over the {} byte limit", guard.max_body_bytes),
-        );
-    }
-    let path = request.uri().path();
-    // The dashboard's pages and assets hold no data; its handlers ask for the login.
-    if path == "/healthz" || is_dashboard(path) {
-        return next.run(request).await;
-    }
-    if let Some(oauth) = &guard.oauth
-        && ResourceServer::is_metadata_path(path)
-    {
-        return oauth.metadata(request.headers());
-    }
-    let credential = credential(request.headers());
-    if path == "/readyz" {
-        let admin = matches!(credential, Credential::Bearer(key) if guard.auth.is_admin(key));
-        let detail = ReadyDetail(admin || !guard.require_auth);
-        request.extensions_mut().insert(detail);
-        return next.run(request).await;
-    }
-    let credential = match credential {
-        Credential::Malformed => {
-            let message = "malformed Authorization header: send exactly one \"Authorization: Bearer <token>\"";
-            let management = path == "/metrics"
-                || ((path == "/api" || path.starts_with("/api/")) && !agent_api(path));
-            return match &guard.oauth {
-                Some(oauth) if !management => oauth.refusal(
-                    request.headers(),
-                    StatusCode::UNAUTHORIZED,
-                    Some("invalid_request"),
-                    message,
-                ),
-                _ => unauthorized(message),
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.max_body_bytes as u64) {
+            return Err(refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("request body over the {} byte limit", self.max_body_bytes),
+            ));
+        }
+        let path = request.uri().path();
+        // The dashboard's pages and assets hold no data; its handlers ask for the login.
+        if path == "/healthz" || is_dashboard(path) {
+            return Ok(());
+        }
+        if let Some(oauth) = &self.oauth
+            && ResourceServer::is_metadata_path(path)
+        {
+            return Err(oauth.metadata(request.headers()));
+        }
+        let credential = credential(request.headers());
+        if path == "/readyz" {
+            let admin = matches!(credential, Credential::Bearer(key) if self.auth.is_admin(key));
+            let detail = ReadyDetail(admin || !self.require_auth);
+            request.extensions_mut().insert(detail);
+            return Ok(());
+        }
+        let credential = match credential {
+            Credential::Malformed => {
+                let message = "malformed Authorization header: send exactly one \"Authorization: Bearer <token>\"";
+                let management = path == "/metrics"
+                    || ((path == "/api" || path.starts_with("/api/")) && !agent_api(path));
+                return Err(match &self.oauth {
+                    Some(oauth) if !management => oauth.refusal(
+                        request.headers(),
+                        StatusCode::UNAUTHORIZED,
+                        Some("invalid_request"),
+                        message,
+                    ),
+                    _ => unauthorized(message),
+                });
+            }
+            Credential::Bearer(token) => Some(token),
+            Credential::Absent => None,
+        };
+        // A dashboard session stands for the API key on `/api/…`, and only there.
+        let api = path == "/api" || path.starts_with("/api/");
+        let session = if credential.is_none() && api {
+            cookie_access(request.method(), request.headers(), |id| {
+                self.auth.session_csrf(id)
+            })
+        } else {
+            CookieAccess::None
+        };
+        match session {
+            CookieAccess::Refused(why) => return Err(refuse(StatusCode::FORBIDDEN, why)),
+            CookieAccess::Admin => {
+                request.extensions_mut().insert(Caller::local());
+                return Ok(());
+            }
+            CookieAccess::None => {}
+        }
+        // Metrics name every server and tool: open where MCP is, the API key where auth is
+        // required.
+        if path == "/metrics" {
+            return match credential {
+                Some(key) if self.auth.is_admin(key) => Ok(()),
+                _ if !self.require_auth => Ok(()),
+                _ => Err(unauthorized(
+                    "metrics need the admin API key on this listener",
+                )),
             };
         }
-        Credential::Bearer(token) => Some(token),
-        Credential::Absent => None,
-    };
-    // A dashboard session stands for the API key on `/api/…`, and only there.
-    let api = path == "/api" || path.starts_with("/api/");
-    let session = if credential.is_none() && api {
-        cookie_access(request.method(), request.headers(), |id| {
-            guard.auth.session_csrf(id)
-        })
-    } else {
-        CookieAccess::None
-    };
-    match session {
-        CookieAccess::Refused(why) => return refuse(StatusCode::FORBIDDEN, why),
-        CookieAccess::Admin => {
-            request.extensions_mut().insert(Caller::local());
-            return next.run(request).await;
+        if api && !agent_api(path) {
+            return match credential {
+                Some(key) if self.auth.is_admin(key) => Ok(()),
+                _ => Err(unauthorized(
+                    "the management API needs the admin API key (Authorization: Bearer, from the api_key file in the data directory)",
+                )),
+            };
         }
-        CookieAccess::None => {}
-    }
-    // Metrics name every server and tool: open where MCP is, the API key where auth is required.
-    if path == "/metrics" {
-        return match credential {
-            Some(key) if guard.auth.is_admin(key) => next.run(request).await,
-            _ if !guard.require_auth => next.run(request).await,
-            _ => unauthorized("metrics need the admin API key on this listener"),
-        };
-    }
-    if api && !agent_api(path) {
-        return match credential {
-            Some(key) if guard.auth.is_admin(key) => next.run(request).await,
-            _ => unauthorized(
-                "the management API needs the admin API key (Authorization: Bearer, from the api_key file in the data directory)",
-            ),
-        };
-    }
-    let caller = match credential {
-        Some(key) if guard.auth.is_admin(key) => Caller::local(),
-        Some(token) => match guard.auth.agent(token) {
-            Some(caller) => caller,
-            None => match access_token(&guard, request.headers(), token).await {
-                Ok(caller) => caller,
-                Err(refusal) => return refusal,
+        let caller = match credential {
+            Some(key) if self.auth.is_admin(key) => Caller::local(),
+            Some(token) => match self.auth.agent(token) {
+                Some(caller) => caller,
+                None => access_token(self, request.headers(), token).await?,
             },
-        },
-        None if guard.require_auth => {
-            let message = "this gateway requires a token (Authorization: Bearer)";
-            return match &guard.oauth {
-                Some(oauth) => {
-                    oauth.refusal(request.headers(), StatusCode::UNAUTHORIZED, None, message)
-                }
-                None => unauthorized(message),
-            };
-        }
-        None => Caller::local(),
-    };
-    request.extensions_mut().insert(caller);
-    next.run(request).await
+            None if self.require_auth => {
+                let message = "this gateway requires a token (Authorization: Bearer)";
+                return Err(match &self.oauth {
+                    Some(oauth) => {
+                        oauth.refusal(request.headers(), StatusCode::UNAUTHORIZED, None, message)
+                    }
+                    None => unauthorized(message),
+                });
+            }
+            None => Caller::local(),
+        };
+        request.extensions_mut().insert(caller);
+        Ok(())
+    }
 }
 
 /// A bearer token that is neither the API key nor an agent token: an OAuth access token when
@@ -236,8 +253,16 @@ pub(crate) struct ReadyDetail(pub bool);
 impl Guard {
     /// Whether a `Host` value or an origin's authority names this gateway.
     fn authority_allowed(&self, authority: &str) -> bool {
-        let authority = authority.trim().to_ascii_lowercase();
-        let Some(host) = host_of(&authority) else {
+        let authority = authority.trim();
+        // Lowered only when it has capitals: every request is checked.
+        let lowered;
+        let authority = if authority.bytes().any(|b| b.is_ascii_uppercase()) {
+            lowered = authority.to_ascii_lowercase();
+            lowered.as_str()
+        } else {
+            authority
+        };
+        let Some(host) = host_of(authority) else {
             return false;
         };
         is_loopback_name(host)

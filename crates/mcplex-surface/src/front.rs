@@ -98,7 +98,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         }))
     }
 
-    async fn serve(self, mut request: Request<Body>) -> Response {
+    pub(crate) async fn serve(self, mut request: Request<Body>) -> Response {
         request
             .extensions_mut()
             .insert(PeerBook(self.0.sessions.clone()));

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use mcplex_config::{Profile, RoutingMode};
 
 use crate::access::ReadyDetail;
+use crate::door::Lanes;
 use crate::front::Front;
 use crate::sessions::{SessionBook, Sessions};
 use crate::{CodeSurface, DirectSurface, Reach, RetrieveSurface, SurfaceOptions};
@@ -47,9 +48,10 @@ pub struct Routes {
     pub store_reachable: Arc<AtomicBool>,
 }
 
-/// The gateway's MCP routes, `/healthz` and `/readyz`. The caller adds the management API and
-/// the [`crate::guard`] layer in front of everything.
-pub fn router(routes: Routes) -> Router {
+/// The gateway's MCP routes, `/healthz` and `/readyz`, and the MCP routes' POST lanes. The
+/// caller adds the management API and the dashboard and serves it all through a
+/// [`crate::Door`], which puts the guard in front of everything.
+pub fn router(routes: Routes) -> McpRoutes {
     let Routes {
         gateway,
         options,
@@ -81,29 +83,33 @@ pub fn router(routes: Routes) -> Router {
         &options,
         Reach::http(None),
     ));
-    let mut app = match routing_mode {
-        RoutingMode::Direct => Router::new().nest_service("/mcp", direct.clone()),
-        RoutingMode::RetrieveTools => Router::new().nest_service("/mcp", retrieve.clone()),
-        RoutingMode::CodeExecution => Router::new().nest_service("/mcp", code.clone()),
-    };
+    let mut mcp = McpRoutes::default();
+    match routing_mode {
+        RoutingMode::Direct => mcp.serve("/mcp", direct.clone()),
+        RoutingMode::RetrieveTools => mcp.serve("/mcp", retrieve.clone()),
+        RoutingMode::CodeExecution => mcp.serve("/mcp", code.clone()),
+    }
     for profile in profiles {
         let reach = Reach::http(Some(profile.servers));
         let path = format!("/mcp/p/{}", profile.name);
-        app = match routing_mode {
-            RoutingMode::Direct => app.nest_service(
+        match routing_mode {
+            RoutingMode::Direct => mcp.serve(
                 &path,
                 limits.service(DirectSurface::new(gateway.clone(), options.clone(), reach)),
             ),
-            RoutingMode::RetrieveTools => app.nest_service(
+            RoutingMode::RetrieveTools => mcp.serve(
                 &path,
                 limits.service(RetrieveSurface::new(gateway.clone(), &options, reach)),
             ),
-            RoutingMode::CodeExecution => app.nest_service(
+            RoutingMode::CodeExecution => mcp.serve(
                 &path,
                 limits.service(CodeSurface::new(gateway.clone(), &options, reach)),
             ),
-        };
+        }
     }
+    mcp.serve("/mcp/all", direct);
+    mcp.serve("/mcp/call", retrieve);
+    mcp.serve("/mcp/code", code);
     // A profile name that is not configured must not fall through to `/mcp` and serve more
     // than the caller asked for.
     let unknown_profile = || async {
@@ -112,11 +118,10 @@ pub fn router(routes: Routes) -> Router {
             Json(json!({"error": "no such profile"})),
         )
     };
-    app.route("/mcp/p/{*rest}", any(unknown_profile))
+    mcp.router = mcp
+        .router
+        .route("/mcp/p/{*rest}", any(unknown_profile))
         .route("/mcp/p", any(unknown_profile))
-        .nest_service("/mcp/all", direct)
-        .nest_service("/mcp/call", retrieve)
-        .nest_service("/mcp/code", code)
         .route("/healthz", get(|| async { "ok" }))
         .route("/metrics", get(metrics))
         .route(
@@ -125,7 +130,27 @@ pub fn router(routes: Routes) -> Router {
                 gateway,
                 store_reachable,
             }),
-        )
+        );
+    mcp
+}
+
+/// The MCP routes: a router, and the lanes their POSTs take past it.
+#[derive(Default)]
+pub struct McpRoutes {
+    pub router: Router,
+    pub lanes: Lanes,
+}
+
+impl McpRoutes {
+    /// Serves `front` at `path`: every method through the router, POST also by its lane.
+    fn serve<S: rmcp::ServerHandler + Clone + Send + Sync + 'static>(
+        &mut self,
+        path: &str,
+        front: Front<S>,
+    ) {
+        self.lanes.add(path, front.clone());
+        self.router = std::mem::take(&mut self.router).nest_service(path, front);
+    }
 }
 
 struct Limits {

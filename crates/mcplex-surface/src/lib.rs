@@ -19,6 +19,7 @@ mod cookie_session;
 mod describe;
 mod detached;
 mod direct;
+mod door;
 mod errors;
 mod fast;
 mod front;
@@ -36,12 +37,13 @@ mod stdio;
 mod subscriptions;
 mod typed;
 
-pub use access::{Authenticator, Guard, guard};
+pub use access::{Authenticator, Guard};
 pub use caller::{Caller, Reach};
 pub use code::CodeSurface;
 pub use code_sandbox::{CodeSandbox, set_code_worker};
 pub use cookie_session::{CSRF_HEADER, SESSION_COOKIE, same_secret, session_id};
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
+pub use door::{Door, Lanes};
 pub use oauth::{AccessTokens, METADATA_PATH, ResourceServer, TokenRefusal, Verification};
 pub use results::invalid_arguments as invalid_arguments_result;
 pub use retrieve::RetrieveSurface;
@@ -111,6 +113,6 @@ impl SurfaceOptions {
         }
     }
 }
-pub use http::{Routes, router};
+pub use http::{McpRoutes, Routes, router};
 pub use listener::{ListenerLimits, serve_http};
 pub use stdio::serve_stdio;

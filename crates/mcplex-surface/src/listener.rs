@@ -15,7 +15,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -25,6 +24,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::{Expiry, Finishing, InFlight, TimedBody, Timeouts, Watch, Watched};
+use crate::door::Door;
 
 /// The listener's timeouts and connection cap (`http_header_read_timeout`,
 /// `http_body_read_timeout`, `http_idle_timeout`, `max_connections`).
@@ -115,7 +115,7 @@ impl Connections {
 /// would hold each answer back ~40 ms.
 pub async fn serve_http(
     listener: TcpListener,
-    app: Router,
+    app: Door,
     limits: ListenerLimits,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
@@ -206,7 +206,7 @@ async fn refuse_busy(mut tcp: TcpStream) {
 
 async fn serve_connection(
     tcp: TcpStream,
-    app: Router,
+    app: Door,
     watch: Arc<Watch>,
     timeouts: Timeouts,
     evict: CancellationToken,
@@ -266,7 +266,7 @@ async fn serve_connection(
 /// and puts the body-read deadline on its body.
 #[derive(Clone)]
 struct ConnectionService {
-    app: Router,
+    app: Door,
     watch: Arc<Watch>,
     body_read: Duration,
 }
@@ -280,13 +280,9 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnectionService {
         let in_flight: InFlight = self.watch.request_started();
         let body_read = self.body_read;
         let request = request.map(|body| Body::new(TimedBody::new(body, body_read)));
-        let mut app = self.app.clone();
+        let app = self.app.clone();
         Box::pin(async move {
-            std::future::poll_fn(|cx| {
-                tower_service::Service::<http::Request<Body>>::poll_ready(&mut app, cx)
-            })
-            .await?;
-            let response = tower_service::Service::call(&mut app, request).await?;
+            let response = app.serve(request).await;
             Ok(response.map(|inner| Body::new(Finishing::new(inner, in_flight))))
         })
     }

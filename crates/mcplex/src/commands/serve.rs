@@ -13,7 +13,7 @@ use mcplex_runtime::Trust;
 use mcplex_runtime::reload::Reloader;
 use mcplex_state::Store;
 use mcplex_surface::{
-    CodeSurface, DirectSurface, Guard, ListenerLimits, Reach, RetrieveSurface, Routes,
+    CodeSurface, DirectSurface, Door, Guard, ListenerLimits, Reach, RetrieveSurface, Routes,
     SurfaceOptions, router, serve_http, serve_stdio,
 };
 use mcplex_upstream::BuiltinConnector;
@@ -231,8 +231,13 @@ async fn serve_on_http(
         oauth: resource_server(config)?,
     };
     let login_link = dashboard_link(address, &access);
-    let app = app(config, &core, access, store_reachable, shutdown.clone()).layer(
-        axum::middleware::from_fn_with_state(guard, mcplex_surface::guard),
+    let app = app(
+        config,
+        &core,
+        access,
+        store_reachable,
+        shutdown.clone(),
+        guard,
     );
     announce(config, address, &api_key_place, login_link.as_deref());
     if std::io::stderr().is_terminal() {
@@ -277,14 +282,15 @@ fn require_auth(config: &Config, address: SocketAddr) -> bool {
     require_auth
 }
 
-/// The MCP routes, the management API and the dashboard.
+/// The MCP routes, the management API and the dashboard, behind `guard`.
 fn app(
     config: &Config,
     core: &Core,
     access: Arc<Access>,
     store_reachable: Arc<AtomicBool>,
     shutdown: CancellationToken,
-) -> axum::Router {
+    guard: Guard,
+) -> Door {
     let dashboard = crate::ui::router(access.clone());
     let api = crate::api::router(
         ApiState {
@@ -295,7 +301,7 @@ fn app(
         },
         config.http.max_body_bytes,
     );
-    router(Routes {
+    let mcp = router(Routes {
         gateway: core.gateway.clone(),
         options: SurfaceOptions::from_config(config),
         routing_mode: config.routing_mode,
@@ -305,9 +311,8 @@ fn app(
         session_idle_timeout: config.listener.session_idle_timeout,
         shutdown,
         store_reachable,
-    })
-    .merge(api)
-    .merge(dashboard)
+    });
+    Door::new(mcp.router.merge(api).merge(dashboard), mcp.lanes, guard)
 }
 
 /// The URL goes to stdout so scripts can read it; everything else is logged on stderr.
