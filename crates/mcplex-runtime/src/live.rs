@@ -249,7 +249,7 @@ impl LiveCatalog {
 /// is lost (the supervisor then reconnects it).
 fn count(event: &UpstreamEvent, previous: Option<&UpstreamTools>) {
     let metrics = mcplex_telemetry::metrics();
-    let label = mcplex_telemetry::server(&event.server);
+    let label = mcplex_telemetry::server(event.server.as_str());
     let ready = matches!(event.state, UpstreamState::Ready { .. });
     let was_ready = previous.is_some_and(|u| u.status == ServerStatus::Ready);
     if was_ready && !ready {

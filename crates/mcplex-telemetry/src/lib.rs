@@ -7,19 +7,42 @@
 //! for every call.
 //! Must not: know where numbers come from; callers record, this crate only holds and renders.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+/// A configured name (a server's, a tool's) as a label value. It shares the catalog's text, so
+/// counting a call copies none.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub struct Name(pub Arc<str>);
+
+impl From<&str> for Name {
+    fn from(name: &str) -> Name {
+        Name(name.into())
+    }
+}
+
+impl From<&Arc<str>> for Name {
+    fn from(name: &Arc<str>) -> Name {
+        Name(name.clone())
+    }
+}
+
+impl EncodeLabelValue for Name {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        EncodeLabelValue::encode(&&*self.0, encoder)
+    }
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CallLabels {
-    pub server: String,
-    pub tool: String,
+    pub server: Name,
+    pub tool: Name,
     /// `ok`, `tool_error`, `invalid_arguments`, `unknown_tool`, `unavailable`,
     /// `upstream_error`, `timeout` or `cancelled`.
     pub status: &'static str,
@@ -28,7 +51,7 @@ pub struct CallLabels {
 /// A request to an upstream other than a tool call (`prompts/get`, `resources/read`, ...).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
-    pub server: String,
+    pub server: Name,
     pub method: &'static str,
     /// As for [`CallLabels::status`].
     pub status: &'static str,
@@ -36,7 +59,7 @@ pub struct RequestLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ServerLabels {
-    pub server: String,
+    pub server: Name,
 }
 
 /// Every metric of the gateway.
@@ -172,8 +195,8 @@ pub fn upstream_restarts(server_name: &str) -> u64 {
 }
 
 /// Shorthand for a server label.
-pub fn server(name: &str) -> ServerLabels {
+pub fn server(name: impl Into<Name>) -> ServerLabels {
     ServerLabels {
-        server: name.to_owned(),
+        server: name.into(),
     }
 }
