@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mcplex_upstream::UpstreamError;
+use mcplex_upstream::{RawResult, UpstreamError, json_len};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -61,12 +61,27 @@ impl CallStatus {
                 CallStatus::ToolError
             }
             Ok(_) => CallStatus::Ok,
-            Err(DispatchError::InvalidArguments { .. }) => CallStatus::InvalidArguments,
-            Err(DispatchError::UnknownTool { .. }) => CallStatus::UnknownTool,
-            Err(DispatchError::Unavailable { .. }) => CallStatus::Unavailable,
-            Err(DispatchError::Upstream(UpstreamError::Timeout { .. })) => CallStatus::Timeout,
-            Err(DispatchError::Upstream(UpstreamError::Cancelled { .. })) => CallStatus::Cancelled,
-            Err(DispatchError::Upstream(_)) => CallStatus::UpstreamError,
+            Err(error) => CallStatus::of_error(error),
+        }
+    }
+
+    /// The status of a tool call's outcome, its result as the upstream wrote it.
+    pub fn of_raw(outcome: &Result<RawResult, DispatchError>) -> CallStatus {
+        match outcome {
+            Ok(result) if result.is_error() => CallStatus::ToolError,
+            Ok(_) => CallStatus::Ok,
+            Err(error) => CallStatus::of_error(error),
+        }
+    }
+
+    fn of_error(error: &DispatchError) -> CallStatus {
+        match error {
+            DispatchError::InvalidArguments { .. } => CallStatus::InvalidArguments,
+            DispatchError::UnknownTool { .. } => CallStatus::UnknownTool,
+            DispatchError::Unavailable { .. } => CallStatus::Unavailable,
+            DispatchError::Upstream(UpstreamError::Timeout { .. }) => CallStatus::Timeout,
+            DispatchError::Upstream(UpstreamError::Cancelled { .. }) => CallStatus::Cancelled,
+            DispatchError::Upstream(_) => CallStatus::UpstreamError,
         }
     }
 }
@@ -115,9 +130,9 @@ pub(crate) struct Ledger {
 pub(crate) struct Finished<'a> {
     pub(crate) method: UpstreamMethod,
     /// The configured server, when the request resolved to one.
-    pub(crate) server: Option<&'a str>,
+    pub(crate) server: Option<&'a Arc<str>>,
     /// The tool's own name (tool calls that resolved).
-    pub(crate) tool: Option<&'a str>,
+    pub(crate) tool: Option<&'a Arc<str>>,
     pub(crate) target: Target<'a>,
     pub(crate) token: Option<Arc<str>>,
     pub(crate) request_bytes: usize,
@@ -170,37 +185,36 @@ impl Ledger {
 
     /// Counts the request in the metrics, logs it at debug level and hands its record to the
     /// audit log (dropped, never waited for, when the writer is behind).
-    pub(crate) fn close(
-        self,
-        finished: Finished<'_>,
-        outcome: &Result<Value, DispatchError>,
-        audit: Option<&Audit>,
-    ) {
-        let status = CallStatus::of(outcome);
+    pub(crate) fn close(self, finished: Finished<'_>, outcome: Outcome, audit: Option<&Audit>) {
+        let Outcome {
+            status,
+            response_bytes,
+        } = outcome;
         let duration = self.started.elapsed();
         let metrics = mcplex_telemetry::metrics();
         // Labels only ever hold configured names, never what a caller typed.
-        let server = finished.server.unwrap_or("-");
+        let unresolved = || mcplex_telemetry::Name::from("-");
+        let server = finished
+            .server
+            .map_or_else(unresolved, mcplex_telemetry::Name::from);
         match finished.method {
             UpstreamMethod::ToolsCall => {
-                metrics
-                    .calls
-                    .get_or_create(&mcplex_telemetry::CallLabels {
-                        server: server.to_owned(),
-                        tool: finished.tool.unwrap_or("-").to_owned(),
-                        status: status.as_str(),
-                    })
-                    .inc();
+                let labels = mcplex_telemetry::CallLabels {
+                    server: server.clone(),
+                    tool: finished
+                        .tool
+                        .map_or_else(unresolved, mcplex_telemetry::Name::from),
+                    status: status.as_str(),
+                };
+                metrics.calls.get_or_create(&labels).inc();
+                let server = mcplex_telemetry::ServerLabels { server };
                 if status == CallStatus::InvalidArguments {
-                    metrics
-                        .validation_failures
-                        .get_or_create(&mcplex_telemetry::server(server))
-                        .inc();
+                    metrics.validation_failures.get_or_create(&server).inc();
                 }
                 if finished.server.is_some() {
                     metrics
                         .call_seconds
-                        .get_or_create(&mcplex_telemetry::server(server))
+                        .get_or_create(&server)
                         .observe(duration.as_secs_f64());
                 }
             }
@@ -208,7 +222,7 @@ impl Ledger {
                 metrics
                     .requests
                     .get_or_create(&mcplex_telemetry::RequestLabels {
-                        server: server.to_owned(),
+                        server,
                         method: method.as_str(),
                         status: status.as_str(),
                     })
@@ -235,7 +249,7 @@ impl Ledger {
             status,
             duration,
             request_bytes: finished.request_bytes,
-            response_bytes: outcome.as_ref().map(json_size).unwrap_or(0),
+            response_bytes,
             arguments: finished.arguments,
         };
         if audit.records.try_send(record).is_err() {
@@ -265,21 +279,29 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// The serialized size of `value`, without building the text.
-pub(crate) fn json_size(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
+/// How a request ended, as the ledger records it.
+pub(crate) struct Outcome {
+    pub(crate) status: CallStatus,
+    /// The result's size in JSON (0 without a result).
+    pub(crate) response_bytes: usize,
+}
+
+impl Outcome {
+    /// Of a request whose result was parsed.
+    pub(crate) fn of(outcome: &Result<Value, DispatchError>) -> Outcome {
+        Outcome {
+            status: CallStatus::of(outcome),
+            response_bytes: outcome.as_ref().map(json_len).unwrap_or(0),
         }
     }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
+
+    /// Of a tool call, its result as the upstream wrote it.
+    pub(crate) fn of_raw(outcome: &Result<RawResult, DispatchError>) -> Outcome {
+        Outcome {
+            status: CallStatus::of_raw(outcome),
+            response_bytes: outcome.as_ref().map(RawResult::json_len).unwrap_or(0),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use mcplex_catalog::{Scope, UnavailableReason};
 use mcplex_names::ToolId;
 use mcplex_protocol::REQUEST_ID_META;
-use mcplex_upstream::{CallOptions, ClientRelay};
+use mcplex_upstream::{CallOptions, ClientRelay, RawResult, json_len};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::accounting::{Finished, Ledger, Target, json_size};
+use crate::accounting::{Finished, Ledger, Outcome, Target};
 use crate::{DispatchError, Gateway, UpstreamMethod};
 
 /// A tool call as a surface received it.
@@ -46,6 +46,16 @@ impl Gateway {
     /// (sent upstream in `_meta`, in the logs and the audit record) and is counted in the
     /// metrics.
     pub async fn call(&self, call: ToolCall, cx: CallContext) -> Result<Value, DispatchError> {
+        self.call_raw(call, cx).await.map(RawResult::into_value)
+    }
+
+    /// [`Gateway::call`], the result as the upstream wrote it where its wire kept it (a
+    /// stdio server's answer), for a surface that passes it on untouched.
+    pub async fn call_raw(
+        &self,
+        call: ToolCall,
+        cx: CallContext,
+    ) -> Result<RawResult, DispatchError> {
         let ledger = Ledger::open();
         let audit = self.audit.get();
         let arguments = audit
@@ -53,7 +63,7 @@ impl Gateway {
             .and_then(|_| call.arguments.clone().map(Value::Object));
         // Measured only for the audit log, and without copying the arguments.
         let request_bytes = match (audit, &call.arguments) {
-            (Some(_), Some(arguments)) => json_size(arguments),
+            (Some(_), Some(arguments)) => json_len(arguments),
             _ => 0,
         };
         let requested = call.name.clone();
@@ -61,8 +71,8 @@ impl Gateway {
         let (resolved, outcome) = self.dispatch(call, cx, &ledger.request_id).await;
         let finished = Finished {
             method: UpstreamMethod::ToolsCall,
-            server: resolved.as_ref().map(|id| id.server.as_ref()),
-            tool: resolved.as_ref().map(|id| id.tool.as_ref()),
+            server: resolved.as_ref().map(|id| &id.server),
+            tool: resolved.as_ref().map(|id| &id.tool),
             target: Target::Tool {
                 resolved: resolved.as_ref(),
                 requested: &requested,
@@ -71,7 +81,7 @@ impl Gateway {
             request_bytes,
             arguments,
         };
-        ledger.close(finished, &outcome, audit);
+        ledger.close(finished, Outcome::of_raw(&outcome), audit);
         outcome
     }
 
@@ -80,7 +90,7 @@ impl Gateway {
         call: ToolCall,
         cx: CallContext,
         request_id: &str,
-    ) -> (Option<ToolId>, Result<Value, DispatchError>) {
+    ) -> (Option<ToolId>, Result<RawResult, DispatchError>) {
         let mut snapshot = self.snapshot();
         if snapshot.resolve(&call.name).is_none() {
             // Right after start the tool's server may still be connecting.
@@ -146,7 +156,7 @@ impl Gateway {
         drop(snapshot);
         let outcome = self
             .upstreams
-            .call_tool(&id.server, Value::Object(params), options)
+            .call_tool_raw(&id.server, Value::Object(params), options)
             .await
             .map_err(DispatchError::from);
         (Some(id), outcome)

@@ -9,7 +9,9 @@ use mcplex_upstream::CallOptions;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::accounting::{Finished, Ledger, Target, json_size};
+use mcplex_upstream::json_len;
+
+use crate::accounting::{Finished, Ledger, Outcome, Target};
 use crate::{DispatchError, Gateway, UpstreamRequest};
 
 /// Per-request facts that are not part of the request itself.
@@ -33,7 +35,7 @@ impl Gateway {
         let audit = self.audit.get();
         let (method, mut params, subject) = request.into_parts();
         let request_bytes = if audit.is_some() {
-            json_size(&params)
+            json_len(&params)
         } else {
             0
         };
@@ -70,7 +72,7 @@ impl Gateway {
             request_bytes,
             arguments: None,
         };
-        ledger.close(finished, &outcome, audit);
+        ledger.close(finished, Outcome::of(&outcome), audit);
         outcome
     }
 }

@@ -5,16 +5,19 @@
 use crate::Caller;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
 use mcplex_protocol::ProtocolEra;
+use mcplex_upstream::RawResult;
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResponse, JsonObject, ProgressNotificationParam};
+use rmcp::model::{CallToolResponse, CallToolResult, JsonObject, ProgressNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::errors::to_wire;
+use crate::fast::Untouched;
 use crate::relay::PeerRelay;
 use crate::typed::call_response;
 
@@ -38,7 +41,7 @@ pub(crate) async fn call(
         progress,
         relay: Some(relay.clone()),
     };
-    let outcome = gateway.call(ToolCall { name, arguments }, cx).await;
+    let outcome = gateway.call_raw(ToolCall { name, arguments }, cx).await;
     // Progress and log messages the upstream sent before its answer reach the caller before the
     // answer does: once the call is over every sender is gone, so the forwarders drain and end.
     if let Some(forwarded) = forwarded {
@@ -46,7 +49,10 @@ pub(crate) async fn call(
     }
     relay.flush().await;
     let raw = match outcome {
-        Ok(raw) => raw,
+        Ok(RawResult::Text(text)) if !stateless_caller(context) => {
+            return as_written(text, context);
+        }
+        Ok(result) => result.into_value(),
         Err(DispatchError::UnknownTool { name }) => match on_unknown(&name) {
             Some(answer) => answer,
             None => to_wire(DispatchError::UnknownTool { name })?,
@@ -64,6 +70,37 @@ pub(crate) fn finish(
 ) -> Result<CallToolResponse, ErrorData> {
     mark_complete(&mut raw, context);
     call_response(raw)
+}
+
+/// A session-era caller's result as the upstream wrote it: rmcp's response, and the text itself
+/// for the fast path (through [`Untouched`]) when the response says the same: a complete tool
+/// result whose structured content, if any, is an object (rmcp strips anything else for such a
+/// caller). A text that is not a complete tool result is answered as a parsed one is.
+fn as_written(
+    text: Box<RawValue>,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    match serde_json::from_str::<CallToolResult>(text.get()) {
+        Ok(result) => {
+            if rmcp_writes_it_as_is(&result)
+                && let Some(untouched) = context.extensions.get::<Untouched>()
+            {
+                untouched.offer(text);
+            }
+            Ok(result.into())
+        }
+        Err(_) => finish(RawResult::Text(text).into_value(), context),
+    }
+}
+
+/// Whether rmcp answers a session-era caller with `result` as it is: it strips `resultType` and
+/// structured content that is not an object for such a caller.
+fn rmcp_writes_it_as_is(result: &CallToolResult) -> bool {
+    result.result_type.is_none()
+        && result
+            .structured_content
+            .as_ref()
+            .is_none_or(Value::is_object)
 }
 
 /// Whether the request in `context` came from a 2026-07-28 (stateless) client.
@@ -112,4 +149,25 @@ fn progress_forwarder(
         }
     });
     Some((sender, task))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_result_rmcp_would_write_unchanged_goes_out_as_written() {
+        let verdict = |json: &str| {
+            rmcp_writes_it_as_is(&serde_json::from_str::<CallToolResult>(json).expect("result"))
+        };
+        assert!(verdict(
+            r#"{"content":[{"type":"text","text":"x"}],"isError":false}"#
+        ));
+        assert!(verdict(
+            r#"{"content":[],"structuredContent":{"a":1},"x-vendor":2}"#
+        ));
+        assert!(!verdict(r#"{"resultType":"complete","content":[]}"#));
+        assert!(!verdict(r#"{"content":[],"structuredContent":[1,2]}"#));
+        assert!(!verdict(r#"{"content":[],"structuredContent":null}"#));
+    }
 }

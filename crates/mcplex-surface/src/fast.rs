@@ -39,11 +39,12 @@ use bytes::Bytes;
 use futures::Stream;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, ProtocolVersion, RequestId,
-    ServerJsonRpcMessage,
+    ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 
@@ -181,12 +182,17 @@ where
     let mut context = RequestContext::new(call.id, peer);
     context.ct = cancel.clone();
     context.extensions.insert(parts);
+    let untouched = Untouched::default();
+    context.extensions.insert(untouched.clone());
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(call.params));
     // Awaited here, but like the worker's task: a client that goes away does not stop the call.
     let mut task = Detached::new(async move {
         match rmcp::Service::<RoleServer>::handle_request(&surface, request, context).await {
-            Ok(result) => ServerJsonRpcMessage::response(result, id),
-            Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+            Ok(ServerResult::CallToolResult(_)) if let Some(result) = untouched.take() => {
+                Reply::AsWritten { id, result }
+            }
+            Ok(result) => Reply::Message(ServerJsonRpcMessage::response(result, id)),
+            Err(error) => Reply::Message(ServerJsonRpcMessage::error(error, Some(id))),
         }
     });
     let events = Events { stream, retry };
@@ -217,14 +223,66 @@ where
     sse_response(body)
 }
 
+/// Where the surface leaves a call's result as the upstream wrote it (`calls::as_written`), when
+/// that text and rmcp's serialization of the result it also returns say the same: the answer
+/// then carries the upstream's bytes, untouched and without a second serialization.
+#[derive(Clone, Default)]
+pub(crate) struct Untouched(Arc<std::sync::Mutex<Option<Box<RawValue>>>>);
+
+impl Untouched {
+    pub(crate) fn offer(&self, result: Box<RawValue>) {
+        *self.lock() = Some(result);
+    }
+
+    fn take(&self) -> Option<Box<RawValue>> {
+        self.lock().take()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Box<RawValue>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The JSON-RPC message that answers a fast call.
+enum Reply {
+    Message(ServerJsonRpcMessage),
+    /// A result as the upstream wrote it (see [`Untouched`]).
+    AsWritten {
+        id: RequestId,
+        result: Box<RawValue>,
+    },
+}
+
+impl Reply {
+    fn to_json(&self) -> serde_json::Result<Vec<u8>> {
+        /// A response as rmcp writes one, its result verbatim.
+        #[derive(serde::Serialize)]
+        struct Response<'a> {
+            jsonrpc: &'static str,
+            id: &'a RequestId,
+            result: &'a RawValue,
+        }
+        match self {
+            Reply::Message(message) => serde_json::to_vec(message),
+            Reply::AsWritten { id, result } => serde_json::to_vec(&Response {
+                jsonrpc: "2.0",
+                id,
+                result,
+            }),
+        }
+    }
+}
+
 /// The answer to send once the call is over: none when the session ended meanwhile (the stream
 /// ends), and none ever when the client cancelled the call (the stream stays open until the
 /// session ends, as rmcp's does: it drops the answer of a cancelled request).
 async fn settle(
-    done: Option<ServerJsonRpcMessage>,
+    done: Option<Reply>,
     cancel: &CancellationToken,
     ended: &CancellationToken,
-) -> Option<ServerJsonRpcMessage> {
+) -> Option<Reply> {
     if ended.is_cancelled() {
         return None;
     }
@@ -263,9 +321,9 @@ impl Events {
     }
 
     /// The answer's event: numbered after the priming event.
-    fn write_message(&self, out: &mut Vec<u8>, message: &ServerJsonRpcMessage) {
+    fn write_message(&self, out: &mut Vec<u8>, message: &Reply) {
         let index = usize::from(self.retry.is_some());
-        match serde_json::to_vec(message) {
+        match message.to_json() {
             Ok(json) => {
                 out.extend_from_slice(b"data: ");
                 out.extend_from_slice(&json);
@@ -275,7 +333,7 @@ impl Events {
         }
     }
 
-    fn message(&self, message: &ServerJsonRpcMessage) -> Bytes {
+    fn message(&self, message: &Reply) -> Bytes {
         let mut out = Vec::new();
         self.write_message(&mut out, message);
         out.into()
@@ -283,8 +341,8 @@ impl Events {
 }
 
 /// A whole answer as one JSON body, as rmcp writes a JSON answer (`json_response`).
-fn json_response(message: &ServerJsonRpcMessage) -> Response {
-    match serde_json::to_vec(message) {
+fn json_response(message: &Reply) -> Response {
+    match message.to_json() {
         Ok(json) => {
             let mut response = Response::new(Body::from(json));
             response.headers_mut().insert(
@@ -315,7 +373,7 @@ fn sse_response(body: Answer) -> Response {
     response
 }
 
-type Pending = Pin<Box<dyn Future<Output = Option<ServerJsonRpcMessage>> + Send>>;
+type Pending = Pin<Box<dyn Future<Output = Option<Reply>> + Send>>;
 
 /// The body of a fast answer: all at once, or the priming event first and the answer later
 /// (keep-alive comments meanwhile). It holds the session's stream open until it ends or is
@@ -422,15 +480,40 @@ mod tests {
     }
 
     #[test]
+    fn a_result_as_written_goes_out_verbatim_in_rmcps_envelope() {
+        let result = r#"{"content":[{"text":"a","type":"text"}], "extra" : 1.50}"#;
+        let reply = |id| Reply::AsWritten {
+            id,
+            result: RawValue::from_string(result.to_owned()).expect("json"),
+        };
+        let json = |reply: Reply| String::from_utf8(reply.to_json().expect("json")).expect("utf-8");
+        assert_eq!(
+            json(reply(RequestId::Number(4))),
+            format!(r#"{{"jsonrpc":"2.0","id":4,"result":{result}}}"#)
+        );
+        assert_eq!(
+            json(reply(RequestId::String("a\"b".into()))),
+            format!(r#"{{"jsonrpc":"2.0","id":"a\"b","result":{result}}}"#)
+        );
+        // rmcp's envelope is the same.
+        let typed = ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(4));
+        let typed = String::from_utf8(serde_json::to_vec(&typed).expect("json")).expect("utf-8");
+        assert!(
+            typed.starts_with(r#"{"jsonrpc":"2.0","id":4,"result":"#),
+            "{typed}"
+        );
+    }
+
+    #[test]
     fn events_are_framed_and_numbered_like_rmcps() {
         let events = Events {
             stream: 7,
             retry: Some(Duration::from_secs(3)),
         };
-        let message = ServerJsonRpcMessage::error(
+        let message = Reply::Message(ServerJsonRpcMessage::error(
             rmcp::ErrorData::invalid_params("x", None),
             Some(RequestId::Number(4)),
-        );
+        ));
         let both = [events.priming(), events.message(&message)].concat();
         let text = std::str::from_utf8(&both).expect("utf-8");
         assert_eq!(

@@ -6,7 +6,8 @@
 //! snapshot, mapping [`mcplex_dispatch::DispatchError`] to wire errors in one place, and
 //! forwarding progress, cancellation and `list_changed`. The catalog keeps raw upstream JSON;
 //! this crate converts it to rmcp's model once per snapshot (listings) or once per call
-//! (results), which keeps every field the MCP schema defines (see `typed.rs` for the limit).
+//! (results), which keeps every field the MCP schema defines (see `typed.rs` for the limit); a
+//! fast call's result goes out in the upstream's own bytes where that model agrees with them.
 //! Must not: resolve names, validate, or talk to upstreams except through `Gateway::call`.
 
 mod access;

@@ -4,8 +4,9 @@
 //! own process group, streamable HTTP, legacy HTTP+SSE, plus in-process byte streams for built-in
 //! servers), both lifecycles (2025 `initialize`, 2026-07-28 `server/discover`), paginated
 //! `tools/list`, reacting to `notifications/tools/list_changed`, reconnecting with backoff, and
-//! terminating whole process groups on shutdown. Upstream messages stay raw `serde_json::Value`:
-//! nothing here re-models a tool or a result, so nothing an upstream sends is dropped.
+//! terminating whole process groups on shutdown. Upstream messages stay raw `serde_json::Value`,
+//! and a stdio answer's result stays the text the server wrote ([`RawResult`]): nothing here
+//! re-models a tool or a result, so nothing an upstream sends is dropped.
 //! Must not: know about the catalog, names or surfaces; it reports [`UpstreamEvent`]s and answers
 //! calls by canonical server and tool name.
 
@@ -13,6 +14,7 @@ mod connect;
 mod error;
 mod lifecycle;
 mod login;
+mod raw_result;
 mod relay;
 mod rpc;
 mod stderr_tail;
@@ -23,6 +25,7 @@ pub use error::UpstreamError;
 pub use lifecycle::Offer;
 /// OAuth servers' logins, which [`Upstreams::start`] takes.
 pub use mcplex_oauth::Logins;
+pub use raw_result::{RawResult, json_len};
 pub use relay::{ClientRelay, RelayError, RelayFuture};
 pub use rpc::{CallOptions, RpcConnection};
 pub use stderr_tail::{TAIL_LINES, stderr_tail};

@@ -15,9 +15,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::UpstreamError;
 use crate::relay::{ClientRelay, RelayError};
-use crate::wire::{RELATED_KEY, SendError, Wire, WireSend};
+use crate::wire::{Incoming, RELATED_KEY, SendError, Wire, WireSend};
+use crate::{RawResult, UpstreamError};
 
 /// What a caller attaches to one request.
 #[derive(Default)]
@@ -34,7 +34,7 @@ pub struct CallOptions {
 }
 
 struct Pending {
-    reply: oneshot::Sender<Result<Value, UpstreamError>>,
+    reply: oneshot::Sender<Result<RawResult, UpstreamError>>,
     progress: Option<mpsc::UnboundedSender<Value>>,
     relay: Option<Arc<dyn ClientRelay>>,
 }
@@ -141,13 +141,25 @@ impl RpcConnection {
             .map_err(|reason| self.transport(reason).redacted(&self.redactor))
     }
 
-    /// Sends a request and waits for its raw `result`.
+    /// Sends a request and waits for its `result`.
     pub async fn request(
         &self,
         method: &str,
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<Value, UpstreamError> {
+        self.request_raw(method, params, options)
+            .await
+            .map(RawResult::into_value)
+    }
+
+    /// Sends a request and waits for its `result`, as the server wrote it where the wire kept it.
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<RawResult, UpstreamError> {
         self.exchange(method, params, options)
             .await
             .map_err(|e| e.redacted(&self.redactor))
@@ -158,7 +170,7 @@ impl RpcConnection {
         method: &str,
         params: Option<Value>,
         options: CallOptions,
-    ) -> Result<Value, UpstreamError> {
+    ) -> Result<RawResult, UpstreamError> {
         if self.is_closed() {
             return Err(UpstreamError::Closed {
                 server: self.server.to_string(),
@@ -319,8 +331,20 @@ fn route(
     sender: &Arc<dyn WireSend>,
     pending: &Mutex<HashMap<i64, Pending>>,
     notifications: &mpsc::UnboundedSender<Value>,
-    message: Value,
+    message: Incoming,
 ) {
+    let message = match message {
+        Incoming::Answer { id, result } => {
+            match lock(pending).remove(&id) {
+                Some(waiter) => {
+                    let _ = waiter.reply.send(Ok(RawResult::Text(result)));
+                }
+                None => tracing::debug!(server, "ignored a late answer to request {id}"),
+            }
+            return;
+        }
+        Incoming::Message(message) => message,
+    };
     let method = message.get("method").and_then(Value::as_str);
     let id = message.get("id").filter(|id| !id.is_null());
     match (method, id) {
@@ -348,10 +372,12 @@ fn route(
             } else {
                 // Moved out, not copied: the answer is not needed any more.
                 let mut message = message;
-                Ok(message
-                    .as_object_mut()
-                    .and_then(|answer| answer.remove("result"))
-                    .unwrap_or(Value::Null))
+                Ok(RawResult::Value(
+                    message
+                        .as_object_mut()
+                        .and_then(|answer| answer.remove("result"))
+                        .unwrap_or(Value::Null),
+                ))
             };
             let _ = waiter.reply.send(outcome);
         }

@@ -18,11 +18,11 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::UpstreamError;
 use crate::connect::connect;
 use crate::lifecycle::{self, Offer, OfferParts};
 use crate::login::{LoginCheck, check_login, login_change, logins_change};
 use crate::rpc::{CallOptions, RpcConnection};
+use crate::{RawResult, UpstreamError};
 
 /// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
 pub type BuiltinConnector = Arc<
@@ -195,6 +195,19 @@ impl Upstreams {
         options: CallOptions,
     ) -> Result<Value, UpstreamError> {
         self.request(server, "tools/call", params, options).await
+    }
+
+    /// [`Upstreams::call_tool`], the result as the server wrote it where its wire kept it.
+    pub async fn call_tool_raw(
+        &self,
+        server: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<RawResult, UpstreamError> {
+        let connection = self.connection(server)?;
+        connection
+            .request_raw("tools/call", Some(params), options)
+            .await
     }
 
     /// Sends any request to `server` (`prompts/get`, `resources/read`, `completion/complete`,

@@ -20,7 +20,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, error_body, push_messages, snippet,
+    BoxFuture, INCOMING_BUFFER, Incoming, SendError, Wire, WireSend, error_body, push_messages,
+    snippet,
 };
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -56,7 +57,7 @@ struct HttpSender {
     headers: HeaderMap,
     session: Mutex<Option<HeaderValue>>,
     protocol_version: Mutex<Option<HeaderValue>>,
-    incoming: mpsc::Sender<Value>,
+    incoming: mpsc::Sender<Incoming>,
     closed: CancellationToken,
     /// Whether the GET stream for server-initiated messages was tried already.
     listening: Mutex<bool>,
@@ -328,7 +329,7 @@ pub(crate) struct EventStream {
 pub(crate) async fn read_event_stream(
     stream: EventStream,
     response: reqwest::Response,
-    incoming: mpsc::Sender<Value>,
+    incoming: mpsc::Sender<Incoming>,
     closed: CancellationToken,
     related: Option<Value>,
 ) {

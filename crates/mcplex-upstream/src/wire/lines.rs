@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::{BoxFuture, INCOMING_BUFFER, SendError, WireSend, snippet};
+use super::{BoxFuture, INCOMING_BUFFER, Incoming, SendError, WireSend, snippet};
 
 /// The writing half: one message per line. Lines queued while another sender is writing go out
 /// with the next write, so concurrent calls share a system call (and the server's read) instead
@@ -134,7 +134,7 @@ pub(crate) fn lines_wire(
     reader: impl AsyncRead + Send + Unpin + 'static,
     writer: impl AsyncWrite + Send + Unpin + 'static,
     closed: CancellationToken,
-) -> (Arc<LinesSender>, mpsc::Receiver<Value>) {
+) -> (Arc<LinesSender>, mpsc::Receiver<Incoming>) {
     let (incoming_tx, incoming_rx) = mpsc::channel(INCOMING_BUFFER);
     let sender = Arc::new(LinesSender::new(Box::new(writer), closed.clone()));
     tokio::spawn(async move {
@@ -153,7 +153,7 @@ pub(crate) fn lines_wire(
                     if trimmed.is_empty() {
                         continue;
                     }
-                    match serde_json::from_str::<Value>(trimmed) {
+                    match parse_line(trimmed) {
                         Ok(message) => {
                             if incoming_tx.send(message).await.is_err() {
                                 break;
@@ -175,6 +175,24 @@ pub(crate) fn lines_wire(
         closed.cancel();
     });
     (sender, incoming_rx)
+}
+
+/// One line of output: an answer with a result keeps its result as the server wrote it (the
+/// answer's other members are `jsonrpc` and an integer `id`, nothing else); anything else is
+/// parsed whole.
+fn parse_line(line: &str) -> Result<Incoming, serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Answer {
+        #[serde(rename = "jsonrpc")]
+        _version: Option<serde::de::IgnoredAny>,
+        id: i64,
+        result: Box<serde_json::value::RawValue>,
+    }
+    match serde_json::from_str::<Answer>(line) {
+        Ok(Answer { id, result, .. }) => Ok(Incoming::Answer { id, result }),
+        Err(_) => serde_json::from_str::<Value>(line).map(Incoming::Message),
+    }
 }
 
 /// Reports output that is not JSON-RPC without letting a chatty server flood the log: the first
@@ -211,6 +229,36 @@ mod tests {
     use serde_json::json;
     use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, BufReader};
+
+    #[test]
+    fn an_answer_keeps_its_result_as_written_and_everything_else_is_parsed() {
+        let answer = r#"{"jsonrpc":"2.0","id":7,"result":{ "content" : [], "isError":true }}"#;
+        match parse_line(answer) {
+            Ok(Incoming::Answer { id, result }) => {
+                assert_eq!(id, 7);
+                assert_eq!(result.get(), r#"{ "content" : [], "isError":true }"#);
+            }
+            other => panic!("not kept raw: {other:?}"),
+        }
+        let parsed = [
+            // An error, a notification, a request, an id we never send, a result and an error.
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":-1,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"result":{"content":[]}}"#,
+            r#"[{"jsonrpc":"2.0","id":7,"result":{}}]"#,
+        ];
+        for line in parsed {
+            let expected: Value = serde_json::from_str(line).expect("json");
+            match parse_line(line) {
+                Ok(Incoming::Message(message)) => assert_eq!(message, expected, "{line}"),
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+        assert!(parse_line(r#"{"id":7,"result":"#).is_err());
+    }
 
     fn sender(capacity: usize) -> (Arc<LinesSender>, tokio::io::DuplexStream) {
         let (ours, theirs) = tokio::io::duplex(capacity);

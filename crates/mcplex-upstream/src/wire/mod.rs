@@ -13,6 +13,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -60,10 +61,20 @@ pub(crate) trait WireSend: Send + Sync {
     fn shutdown(&self) -> BoxFuture<'_, ()>;
 }
 
+/// One message from an upstream, as a wire read it.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// A request, a notification, an error, or an answer that came with others.
+    Message(Value),
+    /// An answer with a result, read on its own (one line of a stdio server): the result as
+    /// the server wrote it.
+    Answer { id: i64, result: Box<RawValue> },
+}
+
 /// A live wire to one upstream.
 pub(crate) struct Wire {
     pub sender: Arc<dyn WireSend>,
-    pub incoming: mpsc::Receiver<Value>,
+    pub incoming: mpsc::Receiver<Incoming>,
     /// Cancelled by the wire itself when it can carry no more messages.
     pub closed: CancellationToken,
 }
@@ -76,7 +87,7 @@ pub(crate) const RELATED_KEY: &str = "io.mcplex/related";
 /// Pushes one parsed HTTP body or SSE data field (a message or a batch) into `incoming`. Messages
 /// the server sent on the answer stream of request `related` are marked with its id.
 pub(crate) async fn push_messages(
-    incoming: &mpsc::Sender<Value>,
+    incoming: &mpsc::Sender<Incoming>,
     value: Value,
     related: Option<&Value>,
 ) {
@@ -91,11 +102,11 @@ pub(crate) async fn push_messages(
     match value {
         Value::Array(batch) => {
             for message in batch {
-                let _ = incoming.send(mark(message)).await;
+                let _ = incoming.send(Incoming::Message(mark(message))).await;
             }
         }
         message => {
-            let _ = incoming.send(mark(message)).await;
+            let _ = incoming.send(Incoming::Message(mark(message))).await;
         }
     }
 }

@@ -1,0 +1,122 @@
+//! A request's result as the upstream sent it. An answer read from one line of a stdio server
+//! keeps its result as the server wrote it, unparsed: a tool result the gateway passes on
+//! untouched is then never taken apart and put together again. Anything that needs the value
+//! parses it ([`RawResult::into_value`]).
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The `result` of an upstream's answer.
+#[derive(Debug)]
+pub enum RawResult {
+    /// The result's JSON text as the server wrote it (checked to be JSON, nothing more).
+    Text(Box<RawValue>),
+    /// The result, parsed (HTTP upstreams, and answers that arrived in a batch).
+    Value(Value),
+}
+
+impl RawResult {
+    /// The result as a JSON value.
+    pub fn into_value(self) -> Value {
+        match self {
+            RawResult::Value(value) => value,
+            // The text parsed as JSON once already, under the same nesting limit.
+            RawResult::Text(text) => serde_json::from_str(text.get()).unwrap_or(Value::Null),
+        }
+    }
+
+    /// The text as the server wrote it, when the result was kept unparsed.
+    pub fn text(&self) -> Option<&RawValue> {
+        match self {
+            RawResult::Text(text) => Some(text),
+            RawResult::Value(_) => None,
+        }
+    }
+
+    /// Whether the result is a tool result marked `"isError": true`.
+    pub fn is_error(&self) -> bool {
+        match self {
+            RawResult::Value(value) => value.get("isError") == Some(&Value::Bool(true)),
+            RawResult::Text(text) => {
+                /// The one field read; every other is skipped without being built.
+                #[derive(Deserialize)]
+                struct Flag {
+                    #[serde(rename = "isError")]
+                    is_error: Option<Value>,
+                }
+                serde_json::from_str::<Flag>(text.get())
+                    .is_ok_and(|flag| flag.is_error == Some(Value::Bool(true)))
+            }
+        }
+    }
+
+    /// The length of the result's JSON text.
+    pub fn json_len(&self) -> usize {
+        match self {
+            RawResult::Text(text) => text.get().len(),
+            RawResult::Value(value) => json_len(value),
+        }
+    }
+}
+
+/// The serialized size of `value`, without building the text.
+pub fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+impl From<Value> for RawResult {
+    fn from(value: Value) -> RawResult {
+        RawResult::Value(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn text(json: &str) -> RawResult {
+        RawResult::Text(RawValue::from_string(json.to_owned()).expect("json"))
+    }
+
+    #[test]
+    fn text_and_value_agree_on_everything_read_from_them() {
+        let cases = [
+            r#"{"content":[{"type":"text","text":"x"}],"isError":true}"#,
+            r#"{"isError":false,"content":[]}"#,
+            r#"{"isError":"true","content":[]}"#,
+            r#"{"content":[{"type":"text","text":"é \" \\ ü"}],"structuredContent":{"a":[1,2.5,null]}}"#,
+            r#"[1,2]"#,
+            r#""just text""#,
+        ];
+        for case in cases {
+            let value: Value = serde_json::from_str(case).expect("json");
+            let (raw, parsed) = (text(case), RawResult::from(value.clone()));
+            assert_eq!(raw.is_error(), parsed.is_error(), "{case}");
+            assert_eq!(raw.json_len(), parsed.json_len(), "{case}");
+            assert_eq!(raw.text().map(RawValue::get), Some(case));
+            assert!(parsed.text().is_none());
+            assert_eq!(raw.into_value(), value, "{case}");
+        }
+        assert!(text(r#"{"isError":true}"#).is_error());
+        assert!(!text(r#"{"isError":1}"#).is_error());
+        assert_eq!(
+            RawResult::from(json!({"a": 1})).into_value(),
+            json!({"a": 1})
+        );
+    }
+}
