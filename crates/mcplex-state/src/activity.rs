@@ -69,8 +69,17 @@ const COLUMNS: [&str; 11] = [
     "method",
 ];
 
-/// `INSERT INTO activity (…) VALUES (?1, …, ?11), (?12, …), …` for `rows` rows.
-fn insert_sql(rows: usize) -> String {
+/// `INSERT INTO activity (…) VALUES (?1, …, ?11), (?12, …), …` for `rows` rows (1 to
+/// [`ROWS_PER_INSERT`]), written once: the audit writer inserts a batch after every busy moment.
+fn insert_sql(rows: usize) -> &'static str {
+    static STATEMENTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let statements =
+        STATEMENTS.get_or_init(|| (1..=ROWS_PER_INSERT).map(insert_statement).collect());
+    let index = rows.clamp(1, ROWS_PER_INSERT) - 1;
+    statements.get(index).map_or("", String::as_str)
+}
+
+fn insert_statement(rows: usize) -> String {
     let mut sql = format!("INSERT INTO activity ({}) VALUES ", COLUMNS.join(", "));
     for row in 0..rows {
         if row > 0 {
@@ -112,7 +121,7 @@ impl Store {
         self.db.transaction(Mode::Write, |tx| {
             for chunk in rows.chunks(ROWS_PER_INSERT) {
                 let params: Vec<Param<'_>> = chunk.iter().flat_map(row_params).collect();
-                tx.execute(&insert_sql(chunk.len()), &params)?;
+                tx.execute(insert_sql(chunk.len()), &params)?;
             }
             tx.execute(
                 "DELETE FROM activity WHERE at_ms < ?1",
@@ -181,5 +190,29 @@ impl Store {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod statement_tests {
+    use super::*;
+
+    #[test]
+    fn each_batch_size_has_its_statement_numbered_in_row_order() {
+        let columns = COLUMNS.join(", ");
+        assert_eq!(
+            insert_sql(1),
+            format!(
+                "INSERT INTO activity ({columns}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+            )
+        );
+        assert!(
+            insert_sql(2)
+                .ends_with("?11), (?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)")
+        );
+        let full = insert_sql(ROWS_PER_INSERT);
+        assert_eq!(full.matches('(').count(), ROWS_PER_INSERT + 1);
+        assert!(full.ends_with(&format!("?{})", ROWS_PER_INSERT * COLUMNS.len())));
+        assert!(std::ptr::eq(insert_sql(3), insert_sql(3)), "written once");
     }
 }
