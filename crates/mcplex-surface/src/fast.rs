@@ -147,6 +147,28 @@ pub(crate) struct PlainCall {
 }
 
 impl PlainCall {
+    /// Reads a request body that is a plain `tools/call` (the shape `front::plain_tool_call`
+    /// accepts) straight into its parts, without building the message as a JSON value first.
+    /// `None` for anything else, including a plain call written in a way this reading does not
+    /// take (duplicate members, a float id): the general path then parses it.
+    pub(crate) fn read(body: &[u8]) -> Option<PlainCall> {
+        let PlainWire { id, params, .. } = serde_json::from_slice(body).ok()?;
+        let mut params_out = CallToolRequestParams::new(params.name);
+        params_out.arguments = params.arguments;
+        Some(PlainCall {
+            id: id.0,
+            params: params_out,
+        })
+    }
+
+    /// The id as the JSON value the client sent.
+    pub(crate) fn id_value(&self) -> Value {
+        match &self.id {
+            RequestId::Number(n) => Value::from(*n),
+            RequestId::String(s) => Value::from(s.as_ref()),
+        }
+    }
+
     /// `None` when rmcp's model does not take the message's id or params (then rmcp answers).
     /// Takes the message apart, so the arguments are moved, not copied.
     pub(crate) fn of(message: Value) -> Option<PlainCall> {
@@ -156,6 +178,89 @@ impl PlainCall {
         let id = RequestId::deserialize(message.remove("id")?).ok()?;
         let params = CallToolRequestParams::deserialize(message.remove("params")?).ok()?;
         Some(PlainCall { id, params })
+    }
+}
+
+/// A plain `tools/call` on the wire: exactly these four members.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainWire {
+    #[serde(rename = "jsonrpc")]
+    _version: Exactly<Version2>,
+    id: PlainId,
+    #[serde(rename = "method")]
+    _method: Exactly<ToolsCall>,
+    params: PlainParams,
+}
+
+/// `name` and, if present, `arguments` (an object: `null` is not plain).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainParams {
+    name: String,
+    #[serde(default, deserialize_with = "some_object")]
+    arguments: Option<rmcp::model::JsonObject>,
+}
+
+fn some_object<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<rmcp::model::JsonObject>, D::Error> {
+    rmcp::model::JsonObject::deserialize(deserializer).map(Some)
+}
+
+/// A string or an integer that fits `i64`, as `front::plain_tool_call` takes ids.
+struct PlainId(RequestId);
+
+impl<'de> Deserialize<'de> for PlainId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<PlainId, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = PlainId;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or an integer id")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<PlainId, E> {
+                Ok(PlainId(RequestId::Number(n)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<PlainId, E> {
+                i64::try_from(n)
+                    .map(|n| PlainId(RequestId::Number(n)))
+                    .map_err(|_| E::custom("id out of range"))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<PlainId, E> {
+                Ok(PlainId(RequestId::String(s.into())))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// A string member that must hold exactly `T::TEXT`.
+struct Exactly<T>(std::marker::PhantomData<T>);
+
+trait Text {
+    const TEXT: &'static str;
+}
+
+struct Version2;
+impl Text for Version2 {
+    const TEXT: &'static str = "2.0";
+}
+
+struct ToolsCall;
+impl Text for ToolsCall {
+    const TEXT: &'static str = "tools/call";
+}
+
+impl<'de, T: Text> Deserialize<'de> for Exactly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Exactly<T>, D::Error> {
+        // Borrowed: a text with escapes is refused, and the general path reads it.
+        let text = <&'de str>::deserialize(deserializer)?;
+        if text == T::TEXT {
+            Ok(Exactly(std::marker::PhantomData))
+        } else {
+            Err(serde::de::Error::custom(format!("not {:?}", T::TEXT)))
+        }
     }
 }
 
@@ -477,6 +582,84 @@ mod tests {
         let mut twice = PLAIN.to_vec();
         twice.push(("mcp-protocol-version", "2025-06-18"));
         assert!(!plain_headers(&headers(&twice)));
+    }
+
+    #[test]
+    fn a_plain_call_is_read_into_the_parts_the_general_path_finds_and_nothing_else_is() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__b","arguments":{"x":[1,{"y":null}]}}}"#,
+                true,
+            ),
+            (
+                r#"{"params":{"arguments":{},"name":"t"},"method":"tools/call","id":"s\"1","jsonrpc":"2.0"}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"tools/call","params":{"name":"t"}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/call","params":{"name":"t"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"t"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"t"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":null}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{}}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"x":1}"#,
+                false,
+            ),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#, false),
+            // Plain, but left to the general path: a duplicate member, an escaped method.
+            (
+                r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"t"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t"}}"#,
+                false,
+            ),
+        ];
+        for (body, read) in cases {
+            let parsed = PlainCall::read(body.as_bytes());
+            assert_eq!(parsed.is_some(), read, "{body}");
+            let Some(parsed) = parsed else { continue };
+            let message: Value = serde_json::from_str(body).expect("json");
+            assert!(crate::front::plain_tool_call(&message), "{body}");
+            assert_eq!(Some(&parsed.id_value()), message.get("id"), "{body}");
+            let general = PlainCall::of(message).expect("general path");
+            assert_eq!(
+                (parsed.id, parsed.params),
+                (general.id, general.params),
+                "{body}"
+            );
+        }
     }
 
     #[test]

@@ -125,6 +125,22 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             Ok(bytes) => bytes,
             Err(refusal) => return refusal,
         };
+        // The common case, read straight into its parts; the checks below in the same order.
+        if let Some(session) = parts.headers.get(SESSION_HEADER)
+            && fast::plain_headers(&parts.headers)
+            && let Ok(session) = session.to_str()
+            && let Some(call) = PlainCall::read(&bytes)
+            && let Some(fast_session) = self.0.sessions.fast_session(session)
+        {
+            let cancel = fast_session.ended.child_token();
+            let id = call.id_value();
+            let Some(hold) = self.0.in_flight.hold(session, &id, Some(cancel.clone())) else {
+                return already_in_flight(id);
+            };
+            let response =
+                fast::answer(self.0.surface.clone(), parts, call, fast_session, cancel).await;
+            return holding(response, Some(hold));
+        }
         let message: Value = match serde_json::from_slice(&bytes) {
             Ok(message) => message,
             Err(e) => {
@@ -161,17 +177,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                         .hold(session, &request.id, fast_cancel.clone())
                     {
                         Some(hold) => held = Some(hold),
-                        None => {
-                            return rpc_error(
-                                StatusCode::BAD_REQUEST,
-                                request.id.clone(),
-                                -32600,
-                                &format!(
-                                    "Invalid request: id {} is already in flight in this session; use a new id for each request",
-                                    request.id
-                                ),
-                            );
-                        }
+                        None => return already_in_flight(request.id),
                     }
                 }
                 None if request.method == "initialize" && self.0.book.full() => {
@@ -209,6 +215,13 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             .into_response();
         holding(response, held)
     }
+}
+
+fn already_in_flight(id: Value) -> Response {
+    let message = format!(
+        "Invalid request: id {id} is already in flight in this session; use a new id for each request"
+    );
+    rpc_error(StatusCode::BAD_REQUEST, id, -32600, &message)
 }
 
 /// `response`, holding its request id until its body ends.
