@@ -114,6 +114,17 @@ fn similar_requests_land_near_the_tool_that_does_them() {
 }
 
 #[test]
+fn a_text_cut_to_a_short_models_positions_keeps_its_separator() {
+    let tokenizer = crate::tokenizer(crate::builtin::TOKENIZER, 16).expect("tokenizer");
+    let long = "search the web and summarise every page it finds ".repeat(10);
+    let encoding = tokenizer.encode(long.as_str(), true).expect("encodes");
+    let ids = encoding.get_ids();
+    assert_eq!(ids.len(), 16, "cut to the model's 16 positions");
+    assert_eq!(ids.first().copied(), tokenizer.token_to_id("[CLS]"));
+    assert_eq!(ids.last().copied(), tokenizer.token_to_id("[SEP]"));
+}
+
+#[test]
 fn a_directory_that_is_not_a_model_is_refused_by_name() {
     let empty = tempfile::tempdir().expect("temp dir");
     match SentenceEncoder::load(empty.path()) {
