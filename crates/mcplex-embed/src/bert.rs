@@ -180,6 +180,22 @@ impl Bert {
         self.words.len() / self.config.hidden
     }
 
+    /// Whether the word embeddings and every dense layer are kept int8.
+    #[cfg(test)]
+    pub fn stays_int8(&self) -> bool {
+        matches!(self.words, Values::Int8 { .. })
+            && self.layers.iter().all(|layer| {
+                [
+                    &layer.qkv,
+                    &layer.attention_out,
+                    &layer.intermediate,
+                    &layer.output,
+                ]
+                .iter()
+                .all(|dense| dense.is_int8())
+            })
+    }
+
     /// How many tokens a text may have (its position embeddings).
     pub fn max_tokens(&self) -> usize {
         self.config.positions

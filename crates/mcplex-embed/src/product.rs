@@ -109,6 +109,12 @@ impl Dense {
         })
     }
 
+    /// Whether the weights are kept int8.
+    #[cfg(test)]
+    pub fn is_int8(&self) -> bool {
+        matches!(self.weights, Panels::Int8(_))
+    }
+
     /// `out` (tokens × outputs) = `x` (tokens × inputs) · Wᵀ + b. Splits the panels over two
     /// threads of the current rayon pool when it has them and the product is large.
     pub fn apply(&self, x: &[f32], out: &mut [f32]) {

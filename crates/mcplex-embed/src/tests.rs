@@ -55,6 +55,12 @@ fn vectors_are_unit_length_and_do_not_depend_on_the_batch() {
 }
 
 #[test]
+fn the_built_in_model_stays_int8_in_memory_and_the_f32_one_f32() {
+    assert!(encoder().model.stays_int8(), "no f32 copy of the matrices");
+    assert!(!f32_reference().model.stays_int8());
+}
+
+#[test]
 fn the_int8_model_stays_within_one_percent_of_the_f32_one() {
     let (compact, reference) = (encoder(), f32_reference());
     let texts = [
