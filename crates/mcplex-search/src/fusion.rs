@@ -5,6 +5,12 @@ use crate::index::{Hit, Index, Lexical};
 use crate::semantic::Semantic;
 use crate::tuning::{Fusion, Tuning};
 
+/// The semantic half of one ranking: the query's vector and its similarity with each document.
+pub(crate) struct Similar<'a> {
+    pub semantic: Semantic<'a>,
+    pub similarities: Vec<f32>,
+}
+
 /// A document that shares no word with the query joins a hybrid ranking only when its cosine
 /// similarity reaches this; sentence models place unrelated text below it. Without a floor every
 /// query would match every tool, and `total` would say nothing.
@@ -18,11 +24,14 @@ impl Index {
     pub(crate) fn fuse(
         &self,
         lexical: &Lexical,
-        semantic: Semantic<'_>,
+        similar: Similar<'_>,
         visible: &dyn Fn(usize) -> bool,
         tuning: &Tuning,
     ) -> Vec<Hit> {
-        let mut similarities = semantic.documents.similarities(semantic.query, self.len());
+        let Similar {
+            semantic,
+            mut similarities,
+        } = similar;
         if tuning.feedback > 0.0
             && let Some(moved) =
                 semantic
@@ -70,11 +79,7 @@ impl Index {
         limit: usize,
         whole_first: usize,
     ) -> Vec<Hit> {
-        let order = |a: &Hit, b: &Hit| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| self.ids[a.doc].cmp(&self.ids[b.doc]))
-        };
+        let order = |a: &Hit, b: &Hit| self.order(a, b);
         let mut lists: Vec<Vec<Hit>> = std::iter::once(whole).chain(parts).collect();
         for list in &mut lists {
             if limit < list.len() {

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use crate::fusion::Similar;
 use crate::query::{clean_query, query_parts};
 use crate::semantic::Semantic;
 use crate::tokenize::tokenize;
@@ -53,16 +54,20 @@ pub struct SearchResult {
     pub total: usize,
 }
 
-/// An immutable BM25F index.
+/// An immutable BM25F index. What a query would compute the same way every time (a field's
+/// length normalisation, the documents' order by id) is computed here, once.
 #[derive(Debug, Default)]
 pub struct Index {
     /// term → (document, per-field term frequency)
     postings: HashMap<String, Vec<(u32, [u16; FIELDS])>>,
-    lengths: Vec<[u16; FIELDS]>,
-    average: [f32; FIELDS],
+    /// Each document's BM25 length normalisation per field: `1 - b + b · length / average`.
+    norms: Vec<[f32; FIELDS]>,
     exact: HashMap<String, Vec<u32>>,
-    /// Document ids, for deterministic tie-breaking and id-ordered empty queries.
-    pub(crate) ids: Vec<String>,
+    /// Each document's place in the order of the ids (equal ids, equal places): ties break by
+    /// it, as by the ids, without comparing strings.
+    id_rank: Vec<u32>,
+    /// The documents in id order (the empty query's answer).
+    by_id: Vec<u32>,
 }
 
 impl Index {
@@ -115,6 +120,14 @@ impl Index {
         }
         let count = documents.len().max(1) as f64;
         let average = totals.map(|total| ((total / count) as f32).max(1.0));
+        let norms = lengths
+            .iter()
+            .map(|length: &[u16; FIELDS]| {
+                std::array::from_fn(|f| {
+                    1.0 - LENGTH_NORM[f] + LENGTH_NORM[f] * f32::from(length[f]) / average[f]
+                })
+            })
+            .collect();
         let postings = postings
             .into_iter()
             .map(|(term, docs)| {
@@ -123,22 +136,29 @@ impl Index {
                 (term, docs)
             })
             .collect();
-        let ids = documents.iter().map(|d| d.id.clone()).collect();
+        let (id_rank, by_id) = id_order(documents);
         Index {
             postings,
-            lengths,
-            average,
+            norms,
             exact,
-            ids,
+            id_rank,
+            by_id,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.lengths.len()
+        self.norms.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lengths.is_empty()
+        self.norms.is_empty()
+    }
+
+    /// Better score first, then lower id.
+    pub(crate) fn order(&self, a: &Hit, b: &Hit) -> std::cmp::Ordering {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| self.id_rank[a.doc].cmp(&self.id_rank[b.doc]))
     }
 
     /// Ranks the documents `visible` accepts against `query` the way the gateway does
@@ -191,58 +211,79 @@ impl Index {
         if query.trim().is_empty() || (terms.is_empty() && exact.is_none() && semantic.is_none()) {
             return self.everything(visible, limit);
         }
-        let (whole, part_vectors) = semantic.map_or((None, Vec::new()), |s| s.split());
-        let mut hits = self.rank(&terms, whole, visible, tuning);
         let parts = if tuning.split_parts {
             query_parts(query)
         } else {
             Vec::new()
         };
+        let (whole, part_semantics) = self.similar(semantic, parts.len());
+        let mut hits = self.rank(&terms, whole, visible, tuning);
         if !parts.is_empty() {
             let lists: Vec<Vec<Hit>> = parts
                 .iter()
-                .enumerate()
-                .map(|(i, part)| {
-                    let vector = whole.and_then(|w| {
-                        part_vectors.get(i).map(|query| Semantic {
-                            query,
-                            documents: w.documents,
-                        })
-                    });
-                    self.rank(&tokenize(part), vector, visible, tuning)
-                })
+                .zip(part_semantics)
+                .map(|(part, similar)| self.rank(&tokenize(part), similar, visible, tuning))
                 .collect();
             hits = self.interleave(hits, lists, limit, tuning.whole_first);
         }
         self.add_exact(&mut hits, exact, visible);
         let total = hits.len();
-        let order = |a: &Hit, b: &Hit| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| self.ids[a.doc].cmp(&self.ids[b.doc]))
-        };
         // Only the best `limit` are ordered: on a large fleet most matches are cut anyway.
         if limit < hits.len() {
-            hits.select_nth_unstable_by(limit, order);
+            hits.select_nth_unstable_by(limit, |a, b| self.order(a, b));
             hits.truncate(limit);
         }
-        hits.sort_by(order);
+        hits.sort_by(|a, b| self.order(a, b));
         SearchResult { hits, total }
+    }
+
+    /// The semantic half of the whole request and of each of its `parts` (`None` where there
+    /// is no vector), their similarities computed in one pass over the vectors.
+    fn similar<'a>(
+        &self,
+        semantic: Option<Semantic<'a>>,
+        parts: usize,
+    ) -> (Option<Similar<'a>>, Vec<Option<Similar<'a>>>) {
+        let mut part_semantics = Vec::with_capacity(parts);
+        let Some((Some(whole), part_vectors)) = semantic.map(Semantic::split) else {
+            part_semantics.resize_with(parts, || None);
+            return (None, part_semantics);
+        };
+        let semantics: Vec<Semantic<'a>> = std::iter::once(whole)
+            .chain(part_vectors.into_iter().take(parts).map(|query| Semantic {
+                query,
+                documents: whole.documents,
+            }))
+            .collect();
+        let queries: Vec<&[f32]> = semantics.iter().map(|s| s.query).collect();
+        let similarities = whole.documents.similarities_of(&queries, self.len());
+        let mut similar =
+            semantics
+                .into_iter()
+                .zip(similarities)
+                .map(|(semantic, similarities)| Similar {
+                    semantic,
+                    similarities,
+                });
+        let whole = similar.next();
+        part_semantics.extend(similar.map(Some));
+        part_semantics.resize_with(parts, || None);
+        (whole, part_semantics)
     }
 
     /// Every visible document in id order (the empty query).
     fn everything(&self, visible: &dyn Fn(usize) -> bool, limit: usize) -> SearchResult {
-        let mut all: Vec<usize> = (0..self.len()).filter(|&doc| visible(doc)).collect();
-        all.sort_by(|a, b| self.ids[*a].cmp(&self.ids[*b]));
-        let hits = all
-            .iter()
-            .take(limit)
-            .map(|&doc| Hit { doc, score: 0.0 })
-            .collect();
-        SearchResult {
-            hits,
-            total: all.len(),
+        let mut hits = Vec::with_capacity(limit.min(self.len()));
+        let mut total = 0;
+        for doc in self.by_id.iter().map(|doc| *doc as usize) {
+            if visible(doc) {
+                total += 1;
+                if hits.len() < limit {
+                    hits.push(Hit { doc, score: 0.0 });
+                }
+            }
         }
+        SearchResult { hits, total }
     }
 
     fn add_exact(
@@ -270,13 +311,13 @@ impl Index {
     fn rank(
         &self,
         terms: &[String],
-        semantic: Option<Semantic<'_>>,
+        similar: Option<Similar<'_>>,
         visible: &dyn Fn(usize) -> bool,
         tuning: &Tuning,
     ) -> Vec<Hit> {
         let lexical = self.bm25(terms, &tuning.field_weights);
-        match semantic {
-            Some(semantic) => self.fuse(&lexical, semantic, visible, tuning),
+        match similar {
+            Some(similar) => self.fuse(&lexical, similar, visible, tuning),
             None => lexical
                 .matched
                 .iter()
@@ -311,13 +352,9 @@ impl Index {
                 continue;
             };
             for (doc, tf) in docs {
-                let length = self.lengths[*doc as usize];
+                let norms = &self.norms[*doc as usize];
                 let weighted: f32 = (0..FIELDS)
-                    .map(|f| {
-                        let norm = 1.0 - LENGTH_NORM[f]
-                            + LENGTH_NORM[f] * f32::from(length[f]) / self.average[f];
-                        weights[f] * f32::from(tf[f]) / norm
-                    })
+                    .map(|f| weights[f] * f32::from(tf[f]) / norms[f])
                     .sum();
                 let score = &mut scores[*doc as usize];
                 if *score == 0.0 {
@@ -341,4 +378,22 @@ pub(crate) struct Lexical {
     /// The most a document could score: the sum of the IDF of the query's distinct terms (a
     /// term no document holds counts with the IDF it would have in one).
     pub(crate) ideal: f32,
+}
+
+/// Each document's place in the order of the ids (equal ids sharing one), and the documents in
+/// that order.
+fn id_order(documents: &[Document]) -> (Vec<u32>, Vec<u32>) {
+    let as_u32 = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    let mut by_id: Vec<u32> = (0..documents.len()).map(as_u32).collect();
+    by_id.sort_by(|a, b| documents[*a as usize].id.cmp(&documents[*b as usize].id));
+    let mut id_rank = vec![0u32; documents.len()];
+    let mut place = 0;
+    for (position, doc) in by_id.iter().enumerate() {
+        let previous = position.checked_sub(1).map(|p| by_id[p] as usize);
+        if previous.is_some_and(|p| documents[p].id != documents[*doc as usize].id) {
+            place = as_u32(position);
+        }
+        id_rank[*doc as usize] = place;
+    }
+    (id_rank, by_id)
 }

@@ -212,6 +212,19 @@ impl Vectors {
         (0..count).map(|doc| self.similarity(doc, query)).collect()
     }
 
+    /// [`Vectors::similarities`] of each of `queries` (a request and its parts), in one pass
+    /// over the matrix: a document's rows are read from memory once for all of them, the
+    /// pass that costs most on a large fleet.
+    pub(crate) fn similarities_of(&self, queries: &[&[f32]], count: usize) -> Vec<Vec<f32>> {
+        let mut all = vec![Vec::with_capacity(count); queries.len()];
+        for doc in 0..count {
+            for (query, similarities) in queries.iter().zip(all.iter_mut()) {
+                similarities.push(self.similarity(doc, query));
+            }
+        }
+        all
+    }
+
     /// The rows of document `doc` (none when it has no vector).
     fn rows(&self, doc: usize) -> impl Iterator<Item = &[f32]> {
         let (first, end) = match self.starts.len() {
@@ -253,14 +266,10 @@ impl Vectors {
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     const LANES: usize = 8;
     let mut lanes = [0f32; LANES];
-    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: f32 = a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a_chunks.zip(b_chunks) {
+    let (a_chunks, a_tail) = a.as_chunks::<LANES>();
+    let (b_chunks, b_tail) = b.as_chunks::<LANES>();
+    let tail: f32 = a_tail.iter().zip(b_tail).map(|(x, y)| x * y).sum();
+    for (x, y) in a_chunks.iter().zip(b_chunks) {
         for lane in 0..LANES {
             lanes[lane] += x[lane] * y[lane];
         }

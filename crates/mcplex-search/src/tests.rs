@@ -113,6 +113,13 @@ fn empty_query_matches_everything_in_order() {
         result.hits.iter().map(|h| h.doc).collect::<Vec<_>>(),
         [2, 0, 1]
     );
+    let visible = index.search("", None, |doc| doc != 0, 3);
+    assert_eq!(visible.total, 4, "every visible document counts");
+    assert_eq!(
+        visible.hits.iter().map(|h| h.doc).collect::<Vec<_>>(),
+        [2, 1, 3],
+        "fs:list_directory, fs:write_file, git:git_log"
+    );
 }
 
 #[test]
@@ -283,6 +290,36 @@ fn similarity_is_the_dot_product_at_any_dimension() {
             "dimension mismatch"
         );
         assert_eq!(vectors.similarity(1, &query), 0.0, "no such document");
+    }
+}
+
+#[test]
+fn several_queries_score_in_one_pass_as_each_would_alone() {
+    let row = |seed: usize| -> Vec<f32> {
+        (0..20)
+            .map(|i| ((i * seed % 13) as f32 - 6.0) / 9.0)
+            .collect()
+    };
+    let rows: Vec<Vec<f32>> = (1..=5).map(row).collect();
+    let one_each = Vectors::new(rows.iter().map(Vec::as_slice)).expect("one dimension");
+    let grouped = Vectors::grouped([
+        vec![&rows[0][..], &rows[1][..]],
+        vec![&rows[2][..]],
+        vec![&rows[3][..], &rows[4][..], &rows[0][..]],
+    ])
+    .expect("one dimension");
+    let (first, second, wrong) = (row(7), row(11), vec![1.0; 19]);
+    let queries = [&first[..], &second[..], &wrong[..]];
+    for vectors in [&one_each, &grouped] {
+        // One document more than there are vectors: it has none, so similarity 0.
+        let count = vectors.len() + 1;
+        let together = vectors.similarities_of(&queries, count);
+        assert_eq!(together.len(), 3);
+        for (query, similarities) in queries.iter().zip(&together) {
+            assert_eq!(similarities, &vectors.similarities(query, count));
+        }
+        assert!(together[2].iter().all(|s| *s == 0.0), "dimension mismatch");
+        assert_eq!(together[0][count - 1], 0.0, "a document without a vector");
     }
 }
 

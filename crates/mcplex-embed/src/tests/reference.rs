@@ -22,14 +22,16 @@ impl Candle {
         let tensors = compact::read_tensors(builtin::WEIGHTS)
             .expect("weights")
             .into_iter()
-            .map(|(name, (shape, values))| {
+            .map(|(name, compact::Tensor { shape, values })| {
+                let values = values.into_f32();
                 let tensor = Tensor::from_vec(values, shape, &Device::Cpu).expect("tensor");
                 (name, tensor)
             })
             .collect();
         let weights = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
         let model = BertModel::load(weights, &config).expect("candle loads the model");
-        let mut tokenizer = crate::tokenizer(builtin::TOKENIZER).expect("tokenizer");
+        let mut tokenizer =
+            crate::tokenizer(builtin::TOKENIZER, crate::MAX_TOKENS).expect("tokenizer");
         tokenizer.with_padding(Some(PaddingParams::default()));
         Candle { model, tokenizer }
     }
