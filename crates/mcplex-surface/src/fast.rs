@@ -586,66 +586,28 @@ mod tests {
 
     #[test]
     fn a_plain_call_is_read_into_the_parts_the_general_path_finds_and_nothing_else_is() {
-        let cases = [
-            (
-                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__b","arguments":{"x":[1,{"y":null}]}}}"#,
-                true,
-            ),
-            (
-                r#"{"params":{"arguments":{},"name":"t"},"method":"tools/call","id":"s\"1","jsonrpc":"2.0"}"#,
-                true,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"tools/call","params":{"name":"t"}}"#,
-                true,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/call","params":{"name":"t"}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"t"}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t"}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"t"}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":null}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{}}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"x":1}"#,
-                false,
-            ),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#, false),
-            // Plain, but left to the general path: a duplicate member, an escaped method.
-            (
-                r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"t"}}"#,
-                false,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t"}}"#,
-                false,
-            ),
+        let read = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__b","arguments":{"x":[1,{"y":null}]}}}"#,
+            r#"{"params":{"arguments":{},"name":"t"},"method":"tools/call","id":"s\"1","jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"tools/call","params":{"name":"t"}}"#,
         ];
+        // Not plain, or plain but left to the general path (a duplicate member, an escape).
+        let not_read = [
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"x":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t"}}"#,
+        ];
+        let cases = read.iter().map(|body| (*body, true));
+        let cases = cases.chain(not_read.iter().map(|body| (*body, false)));
         for (body, read) in cases {
             let parsed = PlainCall::read(body.as_bytes());
             assert_eq!(parsed.is_some(), read, "{body}");
