@@ -35,7 +35,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::is_body_timeout;
-use crate::fast::{self, PeerBook, PlainCall};
+use crate::fast::{self, PeerBook};
+use crate::plain::{PlainCall, plain_headers};
 use crate::sessions::{SessionBook, Sessions};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -127,7 +128,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         };
         // The common case, read straight into its parts; the checks below in the same order.
         if let Some(session) = parts.headers.get(SESSION_HEADER)
-            && fast::plain_headers(&parts.headers)
+            && plain_headers(&parts.headers)
             && let Ok(session) = session.to_str()
             && let Some(call) = PlainCall::read(&bytes)
             && let Some(fast_session) = self.0.sessions.fast_session(session)
@@ -161,7 +162,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             return refusal;
         }
         let fast_session = match &session {
-            Some(session) if plain_tool_call(&message) && fast::plain_headers(&parts.headers) => {
+            Some(session) if plain_tool_call(&message) && plain_headers(&parts.headers) => {
                 self.0.sessions.fast_session(session)
             }
             _ => None,

@@ -29,6 +29,7 @@ mod listen;
 mod listener;
 mod oauth;
 mod offers;
+mod plain;
 mod relay;
 mod results;
 mod retrieve;
