@@ -109,8 +109,8 @@ where
             Ok(ServerResult::CallToolResult(_)) if let Some(result) = untouched.take() => {
                 Reply::AsWritten { id, result }
             }
-            Ok(result) => Reply::Message(ServerJsonRpcMessage::response(result, id)),
-            Err(error) => Reply::Message(ServerJsonRpcMessage::error(error, Some(id))),
+            Ok(result) => Reply::Message(Box::new(ServerJsonRpcMessage::response(result, id))),
+            Err(error) => Reply::Message(Box::new(ServerJsonRpcMessage::error(error, Some(id)))),
         }
     });
     let events = Events { stream, retry };
@@ -165,7 +165,8 @@ impl Untouched {
 
 /// The JSON-RPC message that answers a fast call.
 enum Reply {
-    Message(ServerJsonRpcMessage),
+    /// Boxed: rmcp's message is some 500 bytes, moved through the answer's futures.
+    Message(Box<ServerJsonRpcMessage>),
     /// A result as the upstream wrote it (see [`Untouched`]).
     AsWritten {
         id: RequestId,
@@ -385,10 +386,10 @@ mod tests {
             stream: 7,
             retry: Some(Duration::from_secs(3)),
         };
-        let message = Reply::Message(ServerJsonRpcMessage::error(
+        let message = Reply::Message(Box::new(ServerJsonRpcMessage::error(
             rmcp::ErrorData::invalid_params("x", None),
             Some(RequestId::Number(4)),
-        ));
+        )));
         let both = [events.priming(), events.message(&message)].concat();
         let text = std::str::from_utf8(&both).expect("utf-8");
         assert_eq!(
