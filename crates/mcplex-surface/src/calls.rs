@@ -83,6 +83,8 @@ fn as_written(
     match serde_json::from_str::<CallToolResult>(text.get()) {
         Ok(result) => {
             if rmcp_writes_it_as_is(&result)
+                && written_as_rmcp_writes(text.get())
+                && fits_one_event_line(text.get())
                 && let Some(untouched) = context.extensions.get::<Untouched>()
             {
                 untouched.offer(text);
@@ -101,6 +103,25 @@ fn rmcp_writes_it_as_is(result: &CallToolResult) -> bool {
             .structured_content
             .as_ref()
             .is_none_or(Value::is_object)
+}
+
+/// Whether rmcp would write the members `text` has as they are: `content` is there (rmcp writes
+/// `[]` where it is missing) and nothing is `null` (rmcp leaves out a `null` it reads as
+/// absent, here or in a content block). A `null` inside a string also counts: such a result just
+/// takes rmcp's serialization.
+fn written_as_rmcp_writes(text: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Members {
+        content: Option<serde::de::IgnoredAny>,
+    }
+    !text.contains("null")
+        && serde_json::from_str::<Members>(text).is_ok_and(|members| members.content.is_some())
+}
+
+/// Whether `text` can be the `data:` line of an SSE event as it is (a slow answer is one): JSON
+/// may put carriage returns and line feeds between tokens, and either would end the line.
+fn fits_one_event_line(text: &str) -> bool {
+    !text.contains(['\r', '\n'])
 }
 
 /// Whether the request in `context` came from a 2026-07-28 (stateless) client.
@@ -169,5 +190,32 @@ mod tests {
         assert!(!verdict(r#"{"resultType":"complete","content":[]}"#));
         assert!(!verdict(r#"{"content":[],"structuredContent":[1,2]}"#));
         assert!(!verdict(r#"{"content":[],"structuredContent":null}"#));
+    }
+
+    #[test]
+    fn a_text_rmcp_would_write_otherwise_is_not_sent_as_written() {
+        assert!(written_as_rmcp_writes(
+            r#"{"content":[],"isError":true,"x-vendor":1}"#
+        ));
+        let normalised = [
+            r#"{"isError":true}"#,
+            r#"{"structuredContent":{"a":1}}"#,
+            r#"{"content":null,"isError":true}"#,
+            r#"{"content":[],"isError":null}"#,
+            r#"{"content":[],"_meta":null}"#,
+            r#"{"content":[{"type":"text","text":"x","annotations":null}]}"#,
+        ];
+        for text in normalised {
+            assert!(!written_as_rmcp_writes(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_text_with_a_line_break_between_its_tokens_is_not_sent_as_written() {
+        assert!(fits_one_event_line(
+            r#"{"content":[{"type":"text","text":"a\r\nb"}]}"#
+        ));
+        assert!(!fits_one_event_line("{\"content\":[],\r\"isError\":false}"));
+        assert!(!fits_one_event_line("{\"content\":\n[]}"));
     }
 }

@@ -45,8 +45,14 @@ impl RawResult {
                     #[serde(rename = "isError")]
                     is_error: Option<Value>,
                 }
-                serde_json::from_str::<Flag>(text.get())
-                    .is_ok_and(|flag| flag.is_error == Some(Value::Bool(true)))
+                let text = text.get();
+                match serde_json::from_str::<Flag>(text) {
+                    // A struct also reads from an array: only an object is a tool result.
+                    Ok(flag) => text.starts_with('{') && flag.is_error == Some(Value::Bool(true)),
+                    // A member twice: read as the parsed value reads it (the last one counts).
+                    Err(_) => serde_json::from_str::<Value>(text)
+                        .is_ok_and(|value| value.get("isError") == Some(&Value::Bool(true))),
+                }
             }
         }
     }
@@ -101,13 +107,21 @@ mod tests {
             r#"{"isError":"true","content":[]}"#,
             r#"{"content":[{"type":"text","text":"é \" \\ ü"}],"structuredContent":{"a":[1,2.5,null]}}"#,
             r#"[1,2]"#,
+            r#"[true]"#,
+            r#"{"isError":false,"isError":true}"#,
+            r#"{"isError":true,"isError":false}"#,
             r#""just text""#,
         ];
         for case in cases {
             let value: Value = serde_json::from_str(case).expect("json");
             let (raw, parsed) = (text(case), RawResult::from(value.clone()));
             assert_eq!(raw.is_error(), parsed.is_error(), "{case}");
-            assert_eq!(raw.json_len(), parsed.json_len(), "{case}");
+            // The size is the text's as written: the same where the text is what serde writes.
+            if serde_json::to_string(&value).ok().as_deref() == Some(case) {
+                assert_eq!(raw.json_len(), parsed.json_len(), "{case}");
+            } else {
+                assert_eq!(raw.json_len(), case.len(), "{case}");
+            }
             assert_eq!(raw.text().map(RawValue::get), Some(case));
             assert!(parsed.text().is_none());
             assert_eq!(raw.into_value(), value, "{case}");
