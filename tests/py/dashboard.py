@@ -164,6 +164,8 @@ def scenario_review(opts, browser, shots):
 
     # Try a tool from the form built from its schema.
     goto(page, base, "try/fixture%3Aadd")
+    # The form is built once the tool's schema arrives: count its marks after that.
+    expect(page.locator("#arg-b")).to_be_visible()
     facts["required_marks"] = page.locator("#try-form .req[title='required']").count()
     page.click("#try-call")
     expect(page.locator("#try-result .error")).to_be_visible()
