@@ -8,10 +8,12 @@
 # them alike; compare ratios within a round. For each run it prints calls/s, p50, p99, wrong
 # answers and errors, and the proxy process's CPU per call (utime+stime from /proc over the run).
 #
-# Every connection is its own wrk thread (answers are matched to requests in order). All
+# wrk runs a thread per core (at most one per connection); answers are matched to requests by id
+# within a thread, so connections share them (32 threads on two cores spent CPU that the proxy
+# under test could use). All
 # connections share one MCP session opened beforehand, so each proxy runs one upstream (a proxy
 # that starts an upstream per session would run one per connection otherwise); set
-# BENCH_SESSION_PER_CONNECTION=1 to give each connection its own session.
+# BENCH_SESSION_PER_CONNECTION=1 to give each connection its own session (and wrk thread).
 #
 # Needs: wrk, curl, node (for the peer), a release build of mcplex and mcplex-fixture.
 # Environment:
@@ -25,6 +27,9 @@
 #   BENCH_ROUNDS      rounds (default 2)
 #   BENCH_CONNECTIONS connection counts (default "1 32")
 #   BENCH_TARGETS     which targets (default "upstream mcplex peer")
+#   BENCH_THREADS     wrk threads (default: the number of cores)
+#   BENCH_UPSTREAM_ARGS more arguments for the stdio upstream behind each proxy, e.g.
+#                     "--rmcp-like-stdio" for an upstream whose stdio costs as much as rmcp's does
 #   BENCH_PERF        set to record each mcplex run with `perf record --call-graph dwarf` into
 #                     OUT_DIR/perf-<target>-<connections>-<round>.data (CPU per call then includes
 #                     perf's own cost: measure with it unset)
@@ -81,13 +86,16 @@ upstream_port=$(free_port)
 pids+=($!)
 upstream_pid=$!
 
+upstream_json_args=""
+for word in ${BENCH_UPSTREAM_ARGS:-}; do upstream_json_args="$upstream_json_args, \"$word\""; done
+
 # Starts `mcplex serve` ($1) in front of the fixture on stdio; sets port and pid.
 start_mcplex() {
   local bin=$1 name=$2
   port=$(free_port)
   cat >"$out/$name.json" <<EOF
 {"listen": "127.0.0.1:$port", "data_dir": "$out/$name-data", "audit_retention_days": 1,
- "max_sessions": 1000, "mcpServers": {"fixture": {"command": "$fixture", "args": ["--name", "fixture"]}}}
+ "max_sessions": 1000, "mcpServers": {"fixture": {"command": "$fixture", "args": ["--name", "fixture"$upstream_json_args]}}}
 EOF
   MCPLEX_LOG=warn "$bin" serve --config "$out/$name.json" >"$out/$name.log" 2>&1 &
   pid=$!
@@ -104,7 +112,9 @@ fi
 
 if [[ " $targets " == *" peer "* ]]; then
   peer_port=$(free_port)
+  # shellcheck disable=SC2086 # the upstream's extra arguments are words
   node "$PEER_PROXY" --host 127.0.0.1 --port "$peer_port" --server stream -- "$fixture" --name fixture \
+    ${BENCH_UPSTREAM_ARGS:-} \
     >"$out/peer.log" 2>&1 &
   pids+=($!)
   peer_pid=$!
@@ -149,6 +159,15 @@ open_session() {
 
 # utime+stime of a process in clock ticks.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# Busy clock ticks of the whole machine (every process, the kernel's included).
+machine_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+# wrk threads for a connection count (a session per connection needs a thread per connection:
+# a wrk thread sends one set of headers).
+threads_for() {
+  local conns=$1 threads=${BENCH_THREADS:-$(nproc)}
+  [ "${BENCH_SESSION_PER_CONNECTION:-0}" = 1 ] && threads=$conns
+  echo $((threads < conns ? threads : conns))
+}
 ticks_per_s=$(getconf CLK_TCK)
 
 run() {
@@ -159,7 +178,7 @@ run() {
   for _ in $(seq 1 "$count"); do sessions="$sessions $(open_session "$port" "$path")"; done
   # Warm up (connections, lazy statics, the JIT of the peer).
   MCP_PATH=$path MCP_TOOL=$tool MCP_SESSIONS=$sessions \
-    wrk -t "$conns" -c "$conns" -d 2 -s "$lua" "http://127.0.0.1:$port" >/dev/null 2>&1 || true
+    wrk -t "$(threads_for "$conns")" -c "$conns" -d 2 -s "$lua" "http://127.0.0.1:$port" >/dev/null 2>&1 || true
   local before after result perf_pid=""
   if [ -n "${BENCH_PERF:-}" ] && [[ "$target" == mcplex || "$target" == baseline ]]; then
     perf record -q --call-graph dwarf,16384 -F 499 -p "$pid" \
@@ -167,18 +186,22 @@ run() {
     perf_pid=$!
   fi
   before=$(cpu_ticks "$pid")
+  local machine_before machine_after
+  machine_before=$(machine_ticks)
   result=$(MCP_PATH=$path MCP_TOOL=$tool MCP_SESSIONS=$sessions \
-    wrk -t "$conns" -c "$conns" -d "$duration" --timeout 10s -s "$lua" "http://127.0.0.1:$port" |
-    tee "$out/wrk-$target-$conns-$round.txt" | grep '^RESULT')
+    wrk -t "$(threads_for "$conns")" -c "$conns" -d "$duration" --timeout 10s -s "$lua" \
+      "http://127.0.0.1:$port" | tee "$out/wrk-$target-$conns-$round.txt" | grep '^RESULT')
   after=$(cpu_ticks "$pid")
+  machine_after=$(machine_ticks)
   [ -n "$perf_pid" ] && wait "$perf_pid"
   local calls cpu_us
   calls=$(sed -E 's/.* calls=([0-9]+).*/\1/' <<<"$result")
-  cpu_us=$(awk -v t=$((after - before)) -v hz="$ticks_per_s" -v n="$calls" -v d="$duration" \
-    'BEGIN { printf "%.0f %.2f", (n > 0 ? t / hz * 1e6 / n : 0), t / hz / d }')
-  read -r per_call cores <<<"$cpu_us"
-  printf '%-5s %-9s %5s  %s cpu_us_per_call=%s cores=%s\n' "$round" "$target" "$conns" \
-    "${result#RESULT }" "$per_call" "$cores" | tee -a "$out/results.txt"
+  cpu_us=$(awk -v t=$((after - before)) -v m=$((machine_after - machine_before)) \
+    -v hz="$ticks_per_s" -v n="$calls" -v d="$duration" \
+    'BEGIN { printf "%.0f %.2f %.2f", (n > 0 ? t / hz * 1e6 / n : 0), t / hz / d, m / hz / d }')
+  read -r per_call cores machine_cores <<<"$cpu_us"
+  printf '%-5s %-9s %5s  %s cpu_us_per_call=%s cores=%s machine_cores=%s\n' "$round" "$target" \
+    "$conns" "${result#RESULT }" "$per_call" "$cores" "$machine_cores" | tee -a "$out/results.txt"
 }
 
 say "mcplex pid $mcplex_pid${baseline_pid:+, baseline pid $baseline_pid}, upstream pid $upstream_pid${peer_pid:+, peer pid $peer_pid}; ${duration}s runs, $rounds rounds"

@@ -8,23 +8,61 @@ use tokio::sync::mpsc;
 
 use crate::Fixture;
 
+/// Queued answers written together stop being gathered at this size.
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
+
+/// Appends `message` as one line. A bare JSON string is never a JSON-RPC message: it is
+/// sabotage, written raw.
+fn push_line(batch: &mut Vec<u8>, message: Value) {
+    match message {
+        Value::String(raw) => batch.extend_from_slice(raw.as_bytes()),
+        other => {
+            // Writing a JSON value to a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *batch, &other);
+        }
+    }
+    batch.push(b'\n');
+}
+
+/// How answers reach the byte stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// Answers that are ready together go out in one write, as a busy server's would.
+    Batched,
+    /// Every answer is written and flushed on its own, as rmcp's stdio transport does.
+    EachAlone,
+}
+
 /// Serves until the input ends or the `crash` tool is called. Requests run concurrently.
 pub async fn serve_lines(
     fixture: Arc<Fixture>,
     reader: impl AsyncRead + Unpin,
     writer: impl AsyncWrite + Send + Unpin + 'static,
 ) {
+    serve_lines_writing(fixture, reader, writer, Writes::Batched).await;
+}
+
+/// [`serve_lines`], writing answers as `writes` says.
+pub async fn serve_lines_writing(
+    fixture: Arc<Fixture>,
+    reader: impl AsyncRead + Unpin,
+    writer: impl AsyncWrite + Send + Unpin + 'static,
+    writes: Writes,
+) {
     let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
     let writer_task = tokio::spawn(async move {
         let mut writer = writer;
+        let mut batch = Vec::new();
         while let Some(message) = outgoing.recv().await {
-            // A bare JSON string is never a JSON-RPC message: it is sabotage, written raw.
-            let mut line = match message {
-                Value::String(raw) => raw,
-                other => other.to_string(),
-            };
-            line.push('\n');
-            if writer.write_all(line.as_bytes()).await.is_err() || writer.flush().await.is_err() {
+            batch.clear();
+            push_line(&mut batch, message);
+            while writes == Writes::Batched && batch.len() < WRITE_BATCH_BYTES {
+                let Ok(message) = outgoing.try_recv() else {
+                    break;
+                };
+                push_line(&mut batch, message);
+            }
+            if writer.write_all(&batch).await.is_err() || writer.flush().await.is_err() {
                 break;
             }
         }

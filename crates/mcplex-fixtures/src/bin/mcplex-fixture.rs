@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mcplex_fixtures::{
-    Fixture, FixtureOptions, load_corpus, serve_denying, serve_endless_error, serve_http,
-    serve_lines,
+    Fixture, FixtureOptions, Writes, load_corpus, serve_denying, serve_endless_error, serve_http,
+    serve_lines, serve_lines_writing,
 };
 
 #[derive(Parser)]
@@ -50,6 +50,12 @@ struct Args {
     /// Serve stateless streamable HTTP on this address instead of stdio.
     #[arg(long)]
     http: Option<String>,
+    /// Serve stdio as rmcp's stdio transport does: through tokio's stdin and stdout (each read
+    /// and write a hand-off to a thread of the blocking pool), every answer written and flushed
+    /// on its own. A costlier upstream for benchmarks (the default reads and writes pipes through
+    /// the reactor and writes answers that are ready together at once).
+    #[arg(long)]
+    rmcp_like_stdio: bool,
     /// With --http: refuse every request with 401, echoing its target and headers in the body.
     #[arg(long)]
     deny_echo: bool,
@@ -137,9 +143,54 @@ async fn main() -> ExitCode {
             }
         };
     }
-    serve_lines(fixture.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
+    if args.rmcp_like_stdio {
+        let (input, output) = blocking_stdio();
+        serve_lines_writing(fixture.clone(), input, output, Writes::EachAlone).await;
+    } else {
+        let (input, output) = stdio();
+        serve_lines(fixture.clone(), input, output).await;
+    }
     if fixture.crash.is_cancelled() {
         std::process::exit(3);
     }
     ExitCode::SUCCESS
+}
+
+/// Standard input and output. When they are pipes (as under a gateway) they are read and written
+/// through the runtime's reactor; tokio's own stdio hands every read and write to a thread of its
+/// blocking pool, which costs a benchmark's upstream more than the call it serves.
+fn stdio() -> (
+    Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+) {
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::net::unix::pipe;
+    fn fifo(fd: std::os::fd::BorrowedFd<'_>) -> Option<OwnedFd> {
+        let owned = fd.try_clone_to_owned().ok()?;
+        let file = std::fs::File::from(owned);
+        let is_fifo = file.metadata().ok()?.file_type().is_fifo();
+        is_fifo.then(|| OwnedFd::from(file))
+    }
+    // Both or neither: making one non-blocking and falling back would leave it unreadable.
+    if let (Some(input), Some(output)) = (
+        fifo(std::io::stdin().as_fd()),
+        fifo(std::io::stdout().as_fd()),
+    ) {
+        if let (Ok(input), Ok(output)) = (
+            pipe::Receiver::from_owned_fd(input),
+            pipe::Sender::from_owned_fd(output),
+        ) {
+            return (Box::new(input), Box::new(output));
+        }
+    }
+    blocking_stdio()
+}
+
+/// Standard input and output through tokio's blocking pool.
+fn blocking_stdio() -> (
+    Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+) {
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
 }
