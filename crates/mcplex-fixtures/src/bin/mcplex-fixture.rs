@@ -176,13 +176,11 @@ fn stdio() -> (
     if let (Some(input), Some(output)) = (
         fifo(std::io::stdin().as_fd()),
         fifo(std::io::stdout().as_fd()),
+    ) && let (Ok(input), Ok(output)) = (
+        pipe::Receiver::from_owned_fd(input),
+        pipe::Sender::from_owned_fd(output),
     ) {
-        if let (Ok(input), Ok(output)) = (
-            pipe::Receiver::from_owned_fd(input),
-            pipe::Sender::from_owned_fd(output),
-        ) {
-            return (Box::new(input), Box::new(output));
-        }
+        return (Box::new(input), Box::new(output));
     }
     blocking_stdio()
 }
