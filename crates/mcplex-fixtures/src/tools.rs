@@ -11,6 +11,10 @@ use crate::server::{Fixture, Outbox, lock};
 
 type Outcome = Result<Value, (i64, String)>;
 
+/// A raw tool definition with this member is answered with its value, exactly as written (a
+/// result in a shape or member order no SDK writes); other raw tools echo their arguments.
+const CANNED_RESULT: &str = "x-fixture-result";
+
 pub(crate) fn kit_definitions() -> Vec<Value> {
     let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required});
     vec![
@@ -92,8 +96,11 @@ pub(crate) async fn call(
             &json!({"city": arguments["city"], "sky": "clear"}),
         ));
     }
-    let raw = fixture.options.raw_tools.iter().any(|t| t["name"] == name);
-    if raw || lock(&fixture.added).iter().any(|t| t["name"] == name) {
+    let raw = fixture.options.raw_tools.iter().find(|t| t["name"] == name);
+    if let Some(result) = raw.and_then(|t| t.get(CANNED_RESULT)) {
+        return Ok(result.clone());
+    }
+    if raw.is_some() || lock(&fixture.added).iter().any(|t| t["name"] == name) {
         return Ok(text_result(&json!({"tool": name, "arguments": arguments})));
     }
     if !fixture.options.kit {

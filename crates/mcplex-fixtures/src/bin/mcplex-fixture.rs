@@ -35,7 +35,8 @@ struct Args {
     /// Log each call with the gateway's request id to stderr.
     #[arg(long)]
     log_calls: bool,
-    /// Serve the tool definitions of this file (a JSON array) exactly as they are.
+    /// Serve the tool definitions of this file (a JSON array) exactly as they are. A call answers
+    /// with a definition's `x-fixture-result` when it has one, else echoes its arguments.
     #[arg(long)]
     raw_tools: Option<std::path::PathBuf>,
     /// After initialize, send this many list_changed notifications per second.

@@ -430,3 +430,51 @@ fn a_cancelled_call_is_cancelled_upstream_and_never_answered_on_both_paths() {
     assert!(stream_number(&replies[0]) >= FAST_STREAMS_FROM);
     assert!(stream_number(&replies[1]) < FAST_STREAMS_FROM);
 }
+
+/// A result in a member order and with a member that no SDK writes: the fast path sends the
+/// upstream's bytes as they are (results pass untouched); rmcp's path writes its own typed
+/// reading of them, which leaves the member out and puts `content` first.
+#[test]
+fn the_fast_path_sends_a_result_as_the_upstream_wrote_it() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let result = r#"{"isError":false,"x-upstream":{"kept":[1,"two"]},"content":[{"type":"text","text":"as written"}]}"#;
+    let tools = json!([{"name": "written", "description": "Answers with a result as written.",
+                        "inputSchema": {"type": "object"},
+                        "x-fixture-result": serde_json::from_str::<Value>(result).expect("json")}]);
+    let tools_path = scratch.path().join("tools.json");
+    std::fs::write(&tools_path, tools.to_string()).expect("write");
+    let gateway = Gateway::start(json!({"mcpServers": {"fixture": fixture_server(
+        "fixture",
+        &["--no-kit", "--raw-tools", &tools_path.display().to_string()]
+    )}}));
+    gateway.wait_ready();
+    let session = open_session(&gateway, "/mcp/all");
+    let fast = call(
+        &gateway,
+        &session,
+        json!(21),
+        "fixture__written",
+        json!({}),
+        false,
+    );
+    assert!(is_json(&fast), "{fast:?}");
+    assert_eq!(
+        fast.body,
+        format!(r#"{{"jsonrpc":"2.0","id":21,"result":{result}}}"#)
+    );
+    let slow = call(
+        &gateway,
+        &session,
+        json!(22),
+        "fixture__written",
+        json!({}),
+        true,
+    );
+    assert_sse_answer(&slow);
+    let (status, _, message) = comparable(&slow);
+    assert_eq!(status, 200);
+    assert_eq!(
+        message,
+        r#"{"jsonrpc":"2.0","id":22,"result":{"content":[{"type":"text","text":"as written"}],"isError":false}}"#
+    );
+}
