@@ -262,13 +262,13 @@ impl Tx for SqliteTx<'_> {
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StateError> {
         let changed = self
             .0
-            .prepare(sql)?
+            .prepare_cached(sql)?
             .execute(rusqlite::params_from_iter(params.iter()))?;
         Ok(changed as u64)
     }
 
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, StateError> {
-        let mut statement = self.0.prepare(sql)?;
+        let mut statement = self.0.prepare_cached(sql)?;
         let columns = statement.column_count();
         let mut rows = statement.query(rusqlite::params_from_iter(params.iter()))?;
         let mut out = Vec::new();

@@ -17,6 +17,11 @@ use crate::tokens::now_unix;
 /// The schema version this build writes; older databases are migrated forward.
 const SCHEMA_VERSION: i64 = 7;
 
+/// Prepared SQLite statements kept for reuse: the audit writer's INSERT for each batch size (up to
+/// 64 rows a statement) and every other statement the store runs. Preparing the INSERT again for
+/// each batch was 2.6 % of the gateway's CPU under load.
+const STATEMENT_CACHE: usize = 128;
+
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE servers (
@@ -252,6 +257,7 @@ impl Store {
         crate::dir::private_file(&path)?;
         let conn = Connection::open(&path)?;
         conn.busy_timeout(Duration::from_secs(5))?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         for suffix in ["-wal", "-shm"] {
