@@ -83,7 +83,7 @@ fn as_written(
     match serde_json::from_str::<CallToolResult>(text.get()) {
         Ok(result) => {
             if rmcp_writes_it_as_is(&result)
-                && written_as_rmcp_writes(text.get())
+                && written_as_rmcp_writes(&result, text.get())
                 && fits_one_event_line(text.get())
                 && let Some(untouched) = context.extensions.get::<Untouched>()
             {
@@ -105,17 +105,19 @@ fn rmcp_writes_it_as_is(result: &CallToolResult) -> bool {
             .is_none_or(Value::is_object)
 }
 
-/// Whether rmcp would write the members `text` has as they are: `content` is there (rmcp writes
-/// `[]` where it is missing) and nothing is `null` (rmcp leaves out a `null` it reads as
-/// absent, here or in a content block). A `null` inside a string also counts: such a result just
-/// takes rmcp's serialization.
-fn written_as_rmcp_writes(text: &str) -> bool {
+/// Whether rmcp would write the members `text` (read as `result`) has as they are: `content` is
+/// there (rmcp writes `[]` where it is missing) and nothing is `null` (rmcp leaves out a `null`
+/// it reads as absent, here or in a content block). A `null` inside a string also counts: such a
+/// result just takes rmcp's serialization.
+fn written_as_rmcp_writes(result: &CallToolResult, text: &str) -> bool {
     #[derive(serde::Deserialize)]
     struct Members {
         content: Option<serde::de::IgnoredAny>,
     }
-    !text.contains("null")
-        && serde_json::from_str::<Members>(text).is_ok_and(|members| members.content.is_some())
+    // A block read means `content` was there; only an empty one needs the text read again.
+    let has_content = !result.content.is_empty()
+        || serde_json::from_str::<Members>(text).is_ok_and(|members| members.content.is_some());
+    !text.contains("null") && has_content
 }
 
 /// Whether `text` can be the `data:` line of an SSE event as it is (a slow answer is one): JSON
@@ -194,8 +196,16 @@ mod tests {
 
     #[test]
     fn a_text_rmcp_would_write_otherwise_is_not_sent_as_written() {
+        // As `as_written` asks: a text rmcp cannot read is never sent as written.
+        let written_as_rmcp_writes = |text: &str| {
+            serde_json::from_str::<CallToolResult>(text)
+                .is_ok_and(|result| super::written_as_rmcp_writes(&result, text))
+        };
         assert!(written_as_rmcp_writes(
             r#"{"content":[],"isError":true,"x-vendor":1}"#
+        ));
+        assert!(written_as_rmcp_writes(
+            r#"{"x-vendor":1,"content":[{"type":"text","text":"x"}]}"#
         ));
         let normalised = [
             r#"{"isError":true}"#,
