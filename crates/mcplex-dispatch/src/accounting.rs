@@ -295,6 +295,14 @@ impl Outcome {
         }
     }
 
+    /// Of a request that failed.
+    pub(crate) fn failed(error: &DispatchError) -> Outcome {
+        Outcome {
+            status: CallStatus::of_error(error),
+            response_bytes: 0,
+        }
+    }
+
     /// Of a tool call, its result as the upstream wrote it.
     pub(crate) fn of_raw(outcome: &Result<RawResult, DispatchError>) -> Outcome {
         Outcome {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mcplex_catalog::{Scope, UnavailableReason};
 use mcplex_names::ToolId;
 use mcplex_protocol::REQUEST_ID_META;
-use mcplex_upstream::{CallOptions, ClientRelay, RawResult, json_len};
+use mcplex_upstream::{CallOptions, ClientRelay, RawResult, UpstreamError, json_len};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -46,7 +46,7 @@ impl Gateway {
     /// (sent upstream in `_meta`, in the logs and the audit record) and is counted in the
     /// metrics.
     pub async fn call(&self, call: ToolCall, cx: CallContext) -> Result<Value, DispatchError> {
-        self.call_raw(call, cx).await.map(RawResult::into_value)
+        self.call_reading(call, cx, RawResult::into_value).await
     }
 
     /// [`Gateway::call`], the result as the upstream wrote it where its wire kept it (a
@@ -56,6 +56,17 @@ impl Gateway {
         call: ToolCall,
         cx: CallContext,
     ) -> Result<RawResult, DispatchError> {
+        self.call_reading(call, cx, Ok).await
+    }
+
+    /// A call whose result `read` takes as the caller needs it; a result it cannot take fails
+    /// the call, and is counted and audited as failed.
+    async fn call_reading<T>(
+        &self,
+        call: ToolCall,
+        cx: CallContext,
+        read: impl FnOnce(RawResult) -> Result<T, UpstreamError>,
+    ) -> Result<T, DispatchError> {
         let ledger = Ledger::open();
         let audit = self.audit.get();
         let arguments = audit
@@ -81,7 +92,16 @@ impl Gateway {
             request_bytes,
             arguments,
         };
-        ledger.close(finished, Outcome::of_raw(&outcome), audit);
+        let answered = Outcome::of_raw(&outcome);
+        let outcome = match outcome {
+            Ok(result) => read(result).map_err(DispatchError::from),
+            Err(error) => Err(error),
+        };
+        let accounted = match &outcome {
+            Ok(_) => answered,
+            Err(error) => Outcome::failed(error),
+        };
+        ledger.close(finished, accounted, audit);
         outcome
     }
 

@@ -11,6 +11,7 @@ use rmcp::model::{CallToolResponse, CallToolResult, JsonObject, ProgressNotifica
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -49,10 +50,13 @@ pub(crate) async fn call(
     }
     relay.flush().await;
     let raw = match outcome {
-        Ok(RawResult::Text(text)) if !stateless_caller(context) => {
-            return as_written(text, context);
+        Ok(RawResult::Text { text, server }) if !stateless_caller(context) => {
+            return as_written(text, server, context);
         }
-        Ok(result) => result.into_value(),
+        Ok(result) => match result.into_value() {
+            Ok(value) => value,
+            Err(error) => to_wire(error.into())?,
+        },
         Err(DispatchError::UnknownTool { name }) => match on_unknown(&name) {
             Some(answer) => answer,
             None => to_wire(DispatchError::UnknownTool { name })?,
@@ -78,6 +82,7 @@ pub(crate) fn finish(
 /// caller). A text that is not a complete tool result is answered as a parsed one is.
 fn as_written(
     text: Box<RawValue>,
+    server: Arc<str>,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
     match serde_json::from_str::<CallToolResult>(text.get()) {
@@ -91,7 +96,10 @@ fn as_written(
             }
             Ok(result.into())
         }
-        Err(_) => finish(RawResult::Text(text).into_value(), context),
+        Err(_) => match (RawResult::Text { text, server }).into_value() {
+            Ok(value) => finish(value, context),
+            Err(error) => finish(to_wire(error.into())?, context),
+        },
     }
 }
 

@@ -3,33 +3,47 @@
 //! untouched is then never taken apart and put together again. Anything that needs the value
 //! parses it ([`RawResult::into_value`]).
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::UpstreamError;
+
 /// The `result` of an upstream's answer.
 #[derive(Debug)]
 pub enum RawResult {
-    /// The result's JSON text as the server wrote it (checked to be JSON, nothing more).
-    Text(Box<RawValue>),
+    /// The result's JSON text as `server` wrote it (checked to be JSON, nothing more).
+    Text {
+        text: Box<RawValue>,
+        server: Arc<str>,
+    },
     /// The result, parsed (HTTP upstreams, and answers that arrived in a batch).
     Value(Value),
 }
 
 impl RawResult {
-    /// The result as a JSON value.
-    pub fn into_value(self) -> Value {
+    /// The result as a JSON value. A kept text can be JSON that a value cannot hold: a number
+    /// beyond the range of `f64` (`1e400`) or a string with a lone surrogate escape (`"\ud800"`,
+    /// as JavaScript writes half an emoji) pass the reading that keeps the text, not this one.
+    /// Such a result is the server's transport fault, said as such, never a silent `null`.
+    pub fn into_value(self) -> Result<Value, UpstreamError> {
         match self {
-            RawResult::Value(value) => value,
-            // The text parsed as JSON once already, under the same nesting limit.
-            RawResult::Text(text) => serde_json::from_str(text.get()).unwrap_or(Value::Null),
+            RawResult::Value(value) => Ok(value),
+            RawResult::Text { text, server } => {
+                serde_json::from_str(text.get()).map_err(|e| UpstreamError::Transport {
+                    server: server.to_string(),
+                    reason: format!("its result is JSON the gateway cannot read as a value: {e}"),
+                })
+            }
         }
     }
 
     /// The text as the server wrote it, when the result was kept unparsed.
     pub fn text(&self) -> Option<&RawValue> {
         match self {
-            RawResult::Text(text) => Some(text),
+            RawResult::Text { text, .. } => Some(text),
             RawResult::Value(_) => None,
         }
     }
@@ -38,7 +52,7 @@ impl RawResult {
     pub fn is_error(&self) -> bool {
         match self {
             RawResult::Value(value) => value.get("isError") == Some(&Value::Bool(true)),
-            RawResult::Text(text) => {
+            RawResult::Text { text, .. } => {
                 /// The one field read; every other is skipped without being built.
                 #[derive(Deserialize)]
                 struct Flag {
@@ -60,7 +74,7 @@ impl RawResult {
     /// The length of the result's JSON text.
     pub fn json_len(&self) -> usize {
         match self {
-            RawResult::Text(text) => text.get().len(),
+            RawResult::Text { text, .. } => text.get().len(),
             RawResult::Value(value) => json_len(value),
         }
     }
@@ -96,7 +110,10 @@ mod tests {
     use super::*;
 
     fn text(json: &str) -> RawResult {
-        RawResult::Text(RawValue::from_string(json.to_owned()).expect("json"))
+        RawResult::Text {
+            text: RawValue::from_string(json.to_owned()).expect("json"),
+            server: Arc::from("kept"),
+        }
     }
 
     #[test]
@@ -124,13 +141,36 @@ mod tests {
             }
             assert_eq!(raw.text().map(RawValue::get), Some(case));
             assert!(parsed.text().is_none());
-            assert_eq!(raw.into_value(), value, "{case}");
+            assert_eq!(raw.into_value().expect("a value"), value, "{case}");
         }
         assert!(text(r#"{"isError":true}"#).is_error());
         assert!(!text(r#"{"isError":1}"#).is_error());
         assert_eq!(
-            RawResult::from(json!({"a": 1})).into_value(),
+            RawResult::from(json!({"a": 1}))
+                .into_value()
+                .expect("a value"),
             json!({"a": 1})
         );
+    }
+
+    #[test]
+    fn json_a_value_cannot_hold_is_the_servers_fault_not_a_null() {
+        for case in [
+            r#"{"content":[],"n":1e400}"#,
+            r#"{"content":[],"n":-1e309}"#,
+            r#"{"content":[{"type":"text","text":"half an emoji \ud83d"}]}"#,
+            r#"{"content":[{"type":"text","text":"\udc00 alone"}]}"#,
+        ] {
+            match text(case).into_value() {
+                Err(UpstreamError::Transport { server, reason }) => {
+                    assert_eq!(server, "kept", "{case}");
+                    assert!(
+                        reason.contains("cannot read as a value"),
+                        "{case}: {reason}"
+                    );
+                }
+                other => panic!("{case}: {other:?}"),
+            }
+        }
     }
 }

@@ -150,7 +150,7 @@ impl RpcConnection {
     ) -> Result<Value, UpstreamError> {
         self.request_raw(method, params, options)
             .await
-            .map(RawResult::into_value)
+            .and_then(|result| result.into_value().map_err(|e| e.redacted(&self.redactor)))
     }
 
     /// Sends a request and waits for its `result`, as the server wrote it where the wire kept it.
@@ -326,18 +326,22 @@ impl Drop for PendingGuard<'_> {
 }
 
 fn route(
-    server: &str,
+    server: &Arc<str>,
     redactor: &Arc<Redactor>,
     sender: &Arc<dyn WireSend>,
     pending: &Mutex<HashMap<i64, Pending>>,
     notifications: &mpsc::UnboundedSender<Value>,
     message: Incoming,
 ) {
+    let (shared_server, server) = (server, &**server);
     let message = match message {
         Incoming::Answer { id, result } => {
             match lock(pending).remove(&id) {
                 Some(waiter) => {
-                    let _ = waiter.reply.send(Ok(RawResult::Text(result)));
+                    let _ = waiter.reply.send(Ok(RawResult::Text {
+                        text: result,
+                        server: shared_server.clone(),
+                    }));
                 }
                 None => tracing::debug!(server, "ignored a late answer to request {id}"),
             }
@@ -512,6 +516,61 @@ mod tests {
         assert!(
             lock(&connection.pending).is_empty(),
             "the request is forgotten"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_result_a_value_cannot_hold_fails_the_request_and_stays_whole_as_written() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let (ours, theirs) = tokio::io::duplex(4096);
+        let (reader, writer) = tokio::io::split(ours);
+        let closed = CancellationToken::new();
+        let (sender, incoming) =
+            lines_wire("odd".into(), Arc::default(), reader, writer, closed.clone());
+        let wire = Wire {
+            sender,
+            incoming,
+            closed,
+        };
+        let (notifications, _) = mpsc::unbounded_channel();
+        let connection = RpcConnection::start("odd".into(), Arc::default(), wire, notifications);
+        // The server: every request is answered with a result holding a number beyond f64.
+        let result = r#"{"content":[{"type":"text","text":"far"}],"n":1e400}"#;
+        tokio::spawn(async move {
+            let (their_reader, mut their_writer) = tokio::io::split(theirs);
+            let mut lines = BufReader::new(their_reader).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let request: Value = serde_json::from_str(&line).expect("a request");
+                let answer = format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
+                    request["id"]
+                );
+                if their_writer
+                    .write_all(format!("{answer}\n").as_bytes())
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        let parsed = connection
+            .request("tools/call", Some(json!({})), CallOptions::default())
+            .await;
+        match parsed {
+            Err(UpstreamError::Transport { server, reason }) => {
+                assert_eq!(server, "odd");
+                assert!(reason.contains("number out of range"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let kept = connection
+            .request_raw("tools/call", Some(json!({})), CallOptions::default())
+            .await
+            .expect("an answer");
+        assert_eq!(
+            kept.text().map(serde_json::value::RawValue::get),
+            Some(result)
         );
     }
 }
