@@ -476,26 +476,26 @@ mod tests {
     use super::*;
     use crate::wire::lines::lines_wire;
 
-    #[tokio::test]
-    async fn a_server_that_stops_reading_cannot_hold_a_call_past_its_timeout() {
-        // Nobody reads the server's side: the 64-byte pipe fills and every write waits.
-        let (ours, _theirs) = tokio::io::duplex(64);
-        let (reader, writer) = tokio::io::split(ours);
+    /// A connection to server `name` speaking lines over `stream`.
+    fn over_lines(name: &str, stream: tokio::io::DuplexStream) -> Arc<RpcConnection> {
+        let (reader, writer) = tokio::io::split(stream);
         let closed = CancellationToken::new();
-        let (sender, incoming) = lines_wire(
-            "stuck".into(),
-            Arc::default(),
-            reader,
-            writer,
-            closed.clone(),
-        );
+        let (sender, incoming) =
+            lines_wire(name.into(), Arc::default(), reader, writer, closed.clone());
         let wire = Wire {
             sender,
             incoming,
             closed,
         };
         let (notifications, _) = mpsc::unbounded_channel();
-        let connection = RpcConnection::start("stuck".into(), Arc::default(), wire, notifications);
+        RpcConnection::start(name.into(), Arc::default(), wire, notifications)
+    }
+
+    #[tokio::test]
+    async fn a_server_that_stops_reading_cannot_hold_a_call_past_its_timeout() {
+        // Nobody reads the server's side: the 64-byte pipe fills and every write waits.
+        let (ours, _theirs) = tokio::io::duplex(64);
+        let connection = over_lines("stuck", ours);
         let big = json!({"text": "x".repeat(4096)});
         let started = tokio::time::Instant::now();
         let options = CallOptions {
@@ -523,17 +523,7 @@ mod tests {
     async fn a_result_a_value_cannot_hold_fails_the_request_and_stays_whole_as_written() {
         use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
         let (ours, theirs) = tokio::io::duplex(4096);
-        let (reader, writer) = tokio::io::split(ours);
-        let closed = CancellationToken::new();
-        let (sender, incoming) =
-            lines_wire("odd".into(), Arc::default(), reader, writer, closed.clone());
-        let wire = Wire {
-            sender,
-            incoming,
-            closed,
-        };
-        let (notifications, _) = mpsc::unbounded_channel();
-        let connection = RpcConnection::start("odd".into(), Arc::default(), wire, notifications);
+        let connection = over_lines("odd", ours);
         // The server: every request is answered with a result holding a number beyond f64.
         let result = r#"{"content":[{"type":"text","text":"far"}],"n":1e400}"#;
         tokio::spawn(async move {
