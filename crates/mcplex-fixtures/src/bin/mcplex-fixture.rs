@@ -157,33 +157,45 @@ async fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Standard input and output. When they are pipes (as under a gateway) they are read and written
-/// through the runtime's reactor; tokio's own stdio hands every read and write to a thread of its
-/// blocking pool, which costs a benchmark's upstream more than the call it serves.
+/// Standard input and output through the runtime's reactor where they allow it; tokio's own
+/// stdio hands every read and write to a thread of its blocking pool, which costs a benchmark's
+/// upstream more than the call it serves. Pipes (as a gateway spawns us) are opened again through
+/// `/proc/self/fd`, so the non-blocking mode is set on descriptions of our own, never on the ones
+/// we were given (a parent or a sibling may share those); sockets (as node spawns us) cannot be
+/// opened again and are made non-blocking as they are. Anything else keeps tokio's stdio.
 fn stdio() -> (
     Box<dyn tokio::io::AsyncRead + Unpin + Send>,
     Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
 ) {
-    use std::os::fd::{AsFd, OwnedFd};
-    use std::os::unix::fs::FileTypeExt;
     use tokio::net::unix::pipe;
-    fn fifo(fd: std::os::fd::BorrowedFd<'_>) -> Option<OwnedFd> {
-        let owned = fd.try_clone_to_owned().ok()?;
-        let file = std::fs::File::from(owned);
-        let is_fifo = file.metadata().ok()?.file_type().is_fifo();
-        is_fifo.then(|| OwnedFd::from(file))
+    let reopened = (
+        pipe::OpenOptions::new().open_receiver("/proc/self/fd/0"),
+        pipe::OpenOptions::new().open_sender("/proc/self/fd/1"),
+    );
+    if let (Ok(input), Ok(output)) = reopened {
+        return (Box::new(input), Box::new(output));
     }
-    // Both or neither: making one non-blocking and falling back would leave it unreadable.
-    if let (Some(input), Some(output)) = (
-        fifo(std::io::stdin().as_fd()),
-        fifo(std::io::stdout().as_fd()),
-    ) && let (Ok(input), Ok(output)) = (
-        pipe::Receiver::from_owned_fd(input),
-        pipe::Sender::from_owned_fd(output),
-    ) {
+    // Both or neither: a stream made non-blocking and then read through tokio's stdio would fail.
+    if let (Some(input), Some(output)) = (socket(std::io::stdin()), socket(std::io::stdout()))
+        && let (Ok(input), Ok(output)) = (reactor(input), reactor(output))
+    {
         return (Box::new(input), Box::new(output));
     }
     blocking_stdio()
+}
+
+/// A copy of `stream`'s descriptor, if it is a Unix socket.
+fn socket(stream: impl std::os::fd::AsFd) -> Option<std::os::unix::net::UnixStream> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = std::fs::File::from(stream.as_fd().try_clone_to_owned().ok()?);
+    let is_socket = file.metadata().ok()?.file_type().is_socket();
+    is_socket.then(|| std::os::fd::OwnedFd::from(file).into())
+}
+
+/// `socket` as a stream of the runtime's reactor.
+fn reactor(socket: std::os::unix::net::UnixStream) -> std::io::Result<tokio::net::UnixStream> {
+    socket.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(socket)
 }
 
 /// Standard input and output through tokio's blocking pool.
