@@ -49,19 +49,10 @@ impl Gateway {
         self.call_reading(call, cx, RawResult::into_value).await
     }
 
-    /// [`Gateway::call`], the result as the upstream wrote it where its wire kept it (a
-    /// stdio server's answer), for a surface that passes it on untouched.
-    pub async fn call_raw(
-        &self,
-        call: ToolCall,
-        cx: CallContext,
-    ) -> Result<RawResult, DispatchError> {
-        self.call_reading(call, cx, Ok).await
-    }
-
-    /// A call whose result `read` takes as the caller needs it; a result it cannot take fails
-    /// the call, and is counted and audited as failed.
-    async fn call_reading<T>(
+    /// [`Gateway::call`], the result given to `read` as the upstream wrote it where its wire
+    /// kept it (a stdio server's answer: [`RawResult`]), for a surface that passes it on
+    /// untouched. A result `read` cannot take fails the call, counted and audited as failed.
+    pub async fn call_reading<T>(
         &self,
         call: ToolCall,
         cx: CallContext,

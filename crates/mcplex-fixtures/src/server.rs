@@ -148,7 +148,16 @@ impl Fixture {
             other => Err((-32601, format!("method not found: {other}"))),
         };
         match outcome {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Ok(result) => match result
+                .get(tools::CANNED_RESULT_TEXT)
+                .and_then(Value::as_str)
+            {
+                // A bare string is written as it is (see `lines.rs`): the answer's line.
+                Some(text) => {
+                    Value::String(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{text}}}"#))
+                }
+                None => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            },
             Err((code, message)) => {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
             }

@@ -5,13 +5,12 @@
 use crate::Caller;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
 use mcplex_protocol::ProtocolEra;
-use mcplex_upstream::RawResult;
+use mcplex_upstream::{RawResult, UpstreamError};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, JsonObject, ProgressNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -42,7 +41,11 @@ pub(crate) async fn call(
         progress,
         relay: Some(relay.clone()),
     };
-    let outcome = gateway.call_raw(ToolCall { name, arguments }, cx).await;
+    let session_era = !stateless_caller(context);
+    let read = move |result: RawResult| read_result(result, session_era);
+    let outcome = gateway
+        .call_reading(ToolCall { name, arguments }, cx, read)
+        .await;
     // Progress and log messages the upstream sent before its answer reach the caller before the
     // answer does: once the call is over every sender is gone, so the forwarders drain and end.
     if let Some(forwarded) = forwarded {
@@ -50,13 +53,8 @@ pub(crate) async fn call(
     }
     relay.flush().await;
     let raw = match outcome {
-        Ok(RawResult::Text { text, server }) if !stateless_caller(context) => {
-            return as_written(text, server, context);
-        }
-        Ok(result) => match result.into_value() {
-            Ok(value) => value,
-            Err(error) => to_wire(error.into())?,
-        },
+        Ok(Reading::Typed { result, text }) => return Ok(as_written(result, text, context)),
+        Ok(Reading::Value(value)) => value,
         Err(DispatchError::UnknownTool { name }) => match on_unknown(&name) {
             Some(answer) => answer,
             None => to_wire(DispatchError::UnknownTool { name })?,
@@ -76,31 +74,50 @@ pub(crate) fn finish(
     call_response(raw)
 }
 
-/// A session-era caller's result as the upstream wrote it: rmcp's response, and the text itself
+/// A tool result as the surface answers it, read inside the gateway's call: a result the
+/// gateway cannot read fails the call there, and is counted and audited as the failure the
+/// caller sees.
+enum Reading {
+    /// A session-era caller's stdio result: rmcp's typed reading of it, and its text as written.
+    Typed {
+        result: CallToolResult,
+        text: Box<RawValue>,
+    },
+    /// Any other result (a text rmcp's types do not read included), as a JSON value.
+    Value(Value),
+}
+
+fn read_result(result: RawResult, session_era: bool) -> Result<Reading, UpstreamError> {
+    match result {
+        RawResult::Text { text, server } if session_era => {
+            match serde_json::from_str::<CallToolResult>(text.get()) {
+                Ok(result) => Ok(Reading::Typed { result, text }),
+                Err(_) => RawResult::Text { text, server }
+                    .into_value()
+                    .map(Reading::Value),
+            }
+        }
+        other => other.into_value().map(Reading::Value),
+    }
+}
+
+/// A session-era caller's result, read by rmcp's types: rmcp's response, and the text itself
 /// for the fast path (through [`Untouched`]) when the response says the same: a complete tool
 /// result whose structured content, if any, is an object (rmcp strips anything else for such a
-/// caller). A text that is not a complete tool result is answered as a parsed one is.
+/// caller).
 fn as_written(
+    result: CallToolResult,
     text: Box<RawValue>,
-    server: Arc<str>,
     context: &RequestContext<RoleServer>,
-) -> Result<CallToolResponse, ErrorData> {
-    match serde_json::from_str::<CallToolResult>(text.get()) {
-        Ok(result) => {
-            if rmcp_writes_it_as_is(&result)
-                && written_as_rmcp_writes(&result, text.get())
-                && fits_one_event_line(text.get())
-                && let Some(untouched) = context.extensions.get::<Untouched>()
-            {
-                untouched.offer(text);
-            }
-            Ok(result.into())
-        }
-        Err(_) => match (RawResult::Text { text, server }).into_value() {
-            Ok(value) => finish(value, context),
-            Err(error) => finish(to_wire(error.into())?, context),
-        },
+) -> CallToolResponse {
+    if rmcp_writes_it_as_is(&result)
+        && written_as_rmcp_writes(&result, text.get())
+        && fits_one_event_line(text.get())
+        && let Some(untouched) = context.extensions.get::<Untouched>()
+    {
+        untouched.offer(text);
     }
+    result.into()
 }
 
 /// Whether rmcp answers a session-era caller with `result` as it is: it strips `resultType` and
@@ -123,9 +140,9 @@ fn written_as_rmcp_writes(result: &CallToolResult, text: &str) -> bool {
         content: Option<serde::de::IgnoredAny>,
     }
     // A block read means `content` was there; only an empty one needs the text read again.
-    let has_content = !result.content.is_empty()
-        || serde_json::from_str::<Members>(text).is_ok_and(|members| members.content.is_some());
-    !text.contains("null") && has_content
+    !text.contains("null")
+        && (!result.content.is_empty()
+            || serde_json::from_str::<Members>(text).is_ok_and(|members| members.content.is_some()))
 }
 
 /// Whether `text` can be the `data:` line of an SSE event as it is (a slow answer is one): JSON

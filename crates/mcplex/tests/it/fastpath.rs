@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, eventually, fixture_server, mcplex};
+use crate::harness::{Gateway, eventually, fixture_server, mcplex, rpc};
 use crate::http::{Reply, Version, exchange, exchange_within};
 
 const FAST_STREAMS_FROM: u64 = 1_000_000_000_000_000;
@@ -477,4 +477,51 @@ fn the_fast_path_sends_a_result_as_the_upstream_wrote_it() {
         message,
         r#"{"jsonrpc":"2.0","id":22,"result":{"content":[{"type":"text","text":"as written"}],"isError":false}}"#
     );
+}
+
+/// JSON that a JSON value cannot hold (a number beyond f64's range): a session-era client on the
+/// fast path gets the server's bytes as they are; a stateless client, whose answer the gateway
+/// builds from a value, gets the server's fault, and the metrics count that call as failed.
+#[test]
+fn a_result_a_value_cannot_hold_passes_as_written_or_fails_and_is_counted_so() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let result = r#"{"content":[{"type":"text","text":"far"}],"n":1e400}"#;
+    let tools = json!([{"name": "far", "description": "Answers with a number beyond f64.",
+                        "inputSchema": {"type": "object"}, "x-fixture-result-text": result}]);
+    let tools_path = scratch.path().join("tools.json");
+    std::fs::write(&tools_path, tools.to_string()).expect("write");
+    let gateway = Gateway::start(json!({"mcpServers": {"fixture": fixture_server(
+        "fixture",
+        &["--no-kit", "--raw-tools", &tools_path.display().to_string()]
+    )}}));
+    gateway.wait_ready();
+    let session = open_session(&gateway, "/mcp/all");
+    let fast = call(
+        &gateway,
+        &session,
+        json!(31),
+        "fixture__far",
+        json!({}),
+        false,
+    );
+    assert_eq!(
+        fast.body,
+        format!(r#"{{"jsonrpc":"2.0","id":31,"result":{result}}}"#)
+    );
+    let (status, answer) = rpc(
+        &gateway,
+        "/mcp/all",
+        None,
+        "tools/call",
+        json!({"name": "fixture__far", "arguments": {}}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("cannot read as a value"), "{answer}");
+    let counted = |status: &str| {
+        let line =
+            format!(r#"mcplex_tool_calls_total{{server="fixture",tool="far",status="{status}"}} "#);
+        metric(&gateway, &line)
+    };
+    assert_eq!(counted("ok"), 1.0, "the fast call");
+    assert_eq!(counted("upstream_error"), 1.0, "the stateless call");
 }
