@@ -86,8 +86,10 @@ upstream_port=$(free_port)
 pids+=($!)
 upstream_pid=$!
 
-upstream_json_args=""
-for word in ${BENCH_UPSTREAM_ARGS:-}; do upstream_json_args="$upstream_json_args, \"$word\""; done
+# The upstream's extra arguments: words split at spaces, never globbed; JSON-quoted for mcplex.
+read -ra upstream_args <<<"${BENCH_UPSTREAM_ARGS:-}"
+upstream_json_args=$(python3 -c 'import json, sys; print("".join(", " + json.dumps(w) for w in sys.argv[1:]))' \
+  "${upstream_args[@]}")
 
 # Starts `mcplex serve` ($1) in front of the fixture on stdio; sets port and pid.
 start_mcplex() {
@@ -112,9 +114,8 @@ fi
 
 if [[ " $targets " == *" peer "* ]]; then
   peer_port=$(free_port)
-  # shellcheck disable=SC2086 # the upstream's extra arguments are words
   node "$PEER_PROXY" --host 127.0.0.1 --port "$peer_port" --server stream -- "$fixture" --name fixture \
-    ${BENCH_UPSTREAM_ARGS:-} \
+    "${upstream_args[@]}" \
     >"$out/peer.log" 2>&1 &
   pids+=($!)
   peer_pid=$!
@@ -165,6 +166,7 @@ machine_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 # a wrk thread sends one set of headers).
 threads_for() {
   local conns=$1 threads=${BENCH_THREADS:-$(nproc)}
+  [ "$threads" -ge 1 ] || threads=1
   [ "${BENCH_SESSION_PER_CONNECTION:-0}" = 1 ] && threads=$conns
   echo $((threads < conns ? threads : conns))
 }
