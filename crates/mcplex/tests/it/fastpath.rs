@@ -431,16 +431,10 @@ fn a_cancelled_call_is_cancelled_upstream_and_never_answered_on_both_paths() {
     assert!(stream_number(&replies[1]) < FAST_STREAMS_FROM);
 }
 
-/// A result in a member order and with a member that no SDK writes: the fast path sends the
-/// upstream's bytes as they are (results pass untouched); rmcp's path writes its own typed
-/// reading of them, which leaves the member out and puts `content` first.
-#[test]
-fn the_fast_path_sends_a_result_as_the_upstream_wrote_it() {
+/// A ready gateway whose one server, `fixture`, serves only `tools` (raw definitions), and the
+/// directory holding their file (kept while the gateway runs: a restarted fixture reads it again).
+fn serving_raw_tools(tools: Value) -> (Gateway, tempfile::TempDir) {
     let scratch = tempfile::tempdir().expect("tempdir");
-    let result = r#"{"isError":false,"x-upstream":{"kept":[1,"two"]},"content":[{"type":"text","text":"as written"}]}"#;
-    let tools = json!([{"name": "written", "description": "Answers with a result as written.",
-                        "inputSchema": {"type": "object"},
-                        "x-fixture-result": serde_json::from_str::<Value>(result).expect("json")}]);
     let tools_path = scratch.path().join("tools.json");
     std::fs::write(&tools_path, tools.to_string()).expect("write");
     let gateway = Gateway::start(json!({"mcpServers": {"fixture": fixture_server(
@@ -448,6 +442,19 @@ fn the_fast_path_sends_a_result_as_the_upstream_wrote_it() {
         &["--no-kit", "--raw-tools", &tools_path.display().to_string()]
     )}}));
     gateway.wait_ready();
+    (gateway, scratch)
+}
+
+/// A result in a member order and with a member that no SDK writes: the fast path sends the
+/// upstream's bytes as they are (results pass untouched); rmcp's path writes its own typed
+/// reading of them, which leaves the member out and puts `content` first.
+#[test]
+fn the_fast_path_sends_a_result_as_the_upstream_wrote_it() {
+    let result = r#"{"isError":false,"x-upstream":{"kept":[1,"two"]},"content":[{"type":"text","text":"as written"}]}"#;
+    let (gateway, _tools) = serving_raw_tools(json!([{
+        "name": "written", "description": "Answers with a result as written.",
+        "inputSchema": {"type": "object"},
+        "x-fixture-result": serde_json::from_str::<Value>(result).expect("json")}]));
     let session = open_session(&gateway, "/mcp/all");
     let fast = call(
         &gateway,
@@ -484,17 +491,10 @@ fn the_fast_path_sends_a_result_as_the_upstream_wrote_it() {
 /// builds from a value, gets the server's fault, and the metrics count that call as failed.
 #[test]
 fn a_result_a_value_cannot_hold_passes_as_written_or_fails_and_is_counted_so() {
-    let scratch = tempfile::tempdir().expect("tempdir");
     let result = r#"{"content":[{"type":"text","text":"far"}],"n":1e400}"#;
-    let tools = json!([{"name": "far", "description": "Answers with a number beyond f64.",
-                        "inputSchema": {"type": "object"}, "x-fixture-result-text": result}]);
-    let tools_path = scratch.path().join("tools.json");
-    std::fs::write(&tools_path, tools.to_string()).expect("write");
-    let gateway = Gateway::start(json!({"mcpServers": {"fixture": fixture_server(
-        "fixture",
-        &["--no-kit", "--raw-tools", &tools_path.display().to_string()]
-    )}}));
-    gateway.wait_ready();
+    let (gateway, _tools) = serving_raw_tools(json!([{
+        "name": "far", "description": "Answers with a number beyond f64.",
+        "inputSchema": {"type": "object"}, "x-fixture-result-text": result}]));
     let session = open_session(&gateway, "/mcp/all");
     let fast = call(
         &gateway,
