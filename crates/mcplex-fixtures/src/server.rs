@@ -138,6 +138,12 @@ impl Fixture {
             "ping" => Ok(json!({})),
             "tools/list" => Ok(self.list(&params)),
             "tools/call" => {
+                if let Some(text) = tools::canned_result_text(self, &params) {
+                    // A bare string is written as it is (see `lines.rs`): the answer's line.
+                    return Value::String(format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"result":{text}}}"#
+                    ));
+                }
                 let cancel = CancellationToken::new();
                 let key = id.to_string();
                 lock(&self.running).insert(key.clone(), cancel.clone());
@@ -148,16 +154,7 @@ impl Fixture {
             other => Err((-32601, format!("method not found: {other}"))),
         };
         match outcome {
-            Ok(result) => match result
-                .get(tools::CANNED_RESULT_TEXT)
-                .and_then(Value::as_str)
-            {
-                // A bare string is written as it is (see `lines.rs`): the answer's line.
-                Some(text) => {
-                    Value::String(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{text}}}"#))
-                }
-                None => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            },
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err((code, message)) => {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
             }

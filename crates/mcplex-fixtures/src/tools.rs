@@ -17,7 +17,18 @@ const CANNED_RESULT: &str = "x-fixture-result";
 
 /// A raw tool definition with this member (a string) is answered on stdio with that text as the
 /// result, byte for byte: JSON that a JSON value cannot hold (`1e400`, a lone surrogate escape).
-pub(crate) const CANNED_RESULT_TEXT: &str = "x-fixture-result-text";
+const CANNED_RESULT_TEXT: &str = "x-fixture-result-text";
+
+/// The result text a call of a raw tool with [`CANNED_RESULT_TEXT`] is answered with.
+pub(crate) fn canned_result_text<'a>(fixture: &'a Fixture, params: &Value) -> Option<&'a str> {
+    let name = params.get("name")?;
+    let tool = fixture
+        .options
+        .raw_tools
+        .iter()
+        .find(|t| t.get("name") == Some(name))?;
+    tool.get(CANNED_RESULT_TEXT)?.as_str()
+}
 
 pub(crate) fn kit_definitions() -> Vec<Value> {
     let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required});
@@ -103,9 +114,6 @@ pub(crate) async fn call(
     let raw = fixture.options.raw_tools.iter().find(|t| t["name"] == name);
     if let Some(result) = raw.and_then(|t| t.get(CANNED_RESULT)) {
         return Ok(result.clone());
-    }
-    if let Some(text) = raw.and_then(|t| t.get(CANNED_RESULT_TEXT)) {
-        return Ok(json!({CANNED_RESULT_TEXT: text}));
     }
     if raw.is_some() || lock(&fixture.added).iter().any(|t| t["name"] == name) {
         return Ok(text_result(&json!({"tool": name, "arguments": arguments})));

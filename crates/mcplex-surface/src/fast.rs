@@ -6,10 +6,10 @@
 //!
 //! The wire is chosen per request before the first byte, as the spec lets a server choose for a
 //! client that accepts both: an answer ready within [`FIRST_WAIT`] goes out as one
-//! `application/json` body (the JSON-RPC message rmcp would put in its SSE event, same bytes, but
-//! for a result rmcp would write unchanged, which goes out as the upstream wrote it: [`Untouched`]); a
-//! slower one is written as the SSE answer rmcp writes: its headers and priming event at once,
-//! keep-alive comments like rmcp's, then the answer's event. JSON loses nothing: this stream
+//! `application/json` body (the JSON-RPC message rmcp would put in its SSE event, same bytes,
+//! but for a result rmcp would write unchanged, which goes out as the upstream wrote it:
+//! [`Untouched`]); a slower one is written as the SSE answer rmcp writes: its headers and priming
+//! event at once, keep-alive comments like rmcp's, then the answer's event. JSON loses nothing: this stream
 //! never carries anything but the answer, since rmcp's session worker does not know the request
 //! and routes whatever the handler sends the client meanwhile (log messages, sampling,
 //! elicitation) to the session's standalone GET stream, and a plain call has no progress token.
