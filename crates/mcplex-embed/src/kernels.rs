@@ -87,9 +87,10 @@ const ERF_FAR: [f32; 5] = [
     0.254_829_6,
 ];
 
-/// The polynomial with `coefficients` (highest power first) at `x`, by Horner's rule: the same
-/// operations in the same order as the nested form written out, which `rustfmt` takes minutes
-/// to lay out. Unrolled by the compiler (the arrays are constants).
+/// The polynomial with `coefficients` (highest power first) at `x`, by Horner's rule: the
+/// operations of the nested form written out (which `rustfmt` takes minutes to lay out), in the
+/// same order, after one `0 · x` that changes no finite result. Unrolled by the compiler (the
+/// arrays are constants).
 #[inline(always)]
 fn horner(x: f32, coefficients: &[f32]) -> f32 {
     coefficients.iter().fold(0.0, |sum, &c| sum * x + c)
