@@ -82,19 +82,40 @@ port_in_use() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# A port nothing listens on, not handed out earlier in this run.
+# The ports a free one is drawn from: below the kernel's ephemeral range, where no outgoing
+# connection's local port and no listener bound to port 0 (as the test harness binds) can be
+# when the server binds it; the connect check below sees only listeners.
+port_floor=10000 port_ceiling=60000
+if read -r ephemeral_low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null &&
+  [ "$ephemeral_low" -gt $((port_floor + 1000)) ]; then
+  port_ceiling="$ephemeral_low"
+fi
+
+# Sets the variable named $1 to a port nothing listens on, not handed out earlier in this run
+# (assigned, not printed: a command substitution's subshell would forget what it handed out).
 taken=" "
 free_port() {
-  local port
+  local candidate
   for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 40000))
-    if [[ "$taken" != *" $port "* ]] && ! port_in_use "$port"; then
-      taken="$taken$port "
-      echo "$port"
+    candidate=$((port_floor + RANDOM % (port_ceiling - port_floor)))
+    if [[ "$taken" != *" $candidate "* ]] && ! port_in_use "$candidate"; then
+      taken="$taken$candidate "
+      printf -v "$1" '%s' "$candidate"
       return
     fi
   done
   die "no free port found"
+}
+
+# Whether process $1 lives (exists and is not a zombie waiting to be reaped). Right after a
+# fork its command line is still this script's: a check by command line would call it gone.
+alive() {
+  [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# Whether the log file $1 says its server could not bind its port.
+bind_refused() {
+  grep -q -e 'Address already in use' -e 'could not bind' "$1" 2>/dev/null
 }
 
 # Whether the pid in file $1 runs a program whose command line contains $2.
@@ -254,11 +275,12 @@ start() {
     done
   fi
   bind="${MCPLEX_CLUSTER_BIND:-127.0.0.1}"
-  [ -n "$pg_port" ] || pg_port="$(free_port)"
+  [ -n "$pg_port" ] || free_port pg_port
   if [ -n "${MCPLEX_CLUSTER_PORT:-}" ]; then lb_port="$MCPLEX_CLUSTER_PORT"; fi
-  [ -n "$lb_port" ] || lb_port="$(free_port)"
-  [ -n "$r1" ] || r1="127.0.0.1:$(free_port)"
-  [ -n "$r2" ] || r2="127.0.0.1:$(free_port)"
+  [ -n "$lb_port" ] || free_port lb_port
+  local port
+  [ -n "$r1" ] || { free_port port && r1="127.0.0.1:$port"; }
+  [ -n "$r2" ] || { free_port port && r2="127.0.0.1:$port"; }
 
   # PostgreSQL: a throwaway cluster owned by the user it runs as; password auth on TCP.
   if [ "$(id -u)" = 0 ]; then
@@ -281,13 +303,26 @@ start() {
   as_pg mkdir -p "$pgsock"
   # pg_ctl's log is written by the server (the postgres user when run as root).
   as_pg touch "$dir/pg/postgres.log"
-  as_pg "$pg_bin/pg_ctl" -D "$pgdata" -l "$dir/pg/postgres.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$pgsock" \
-    start >>"$logs/pg_ctl.log" 2>&1 || {
+  # A port free when drawn can be taken before the server binds it (by another program
+  # starting at once): then the server starts again on another.
+  local attempt logged
+  for attempt in 1 2 3 4 5; do
+    logged="$(wc -l <"$dir/pg/postgres.log")"
+    if as_pg "$pg_bin/pg_ctl" -D "$pgdata" -l "$dir/pg/postgres.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$pgsock" \
+      start >>"$logs/pg_ctl.log" 2>&1; then
+      break
+    fi
     # The server's own log says why; it is gone with the directory once the caller cleans up.
-    tail -n 20 "$dir/pg/postgres.log" >>"$logs/pg_ctl.log" 2>/dev/null || true
+    tail -n "+$((logged + 1))" "$dir/pg/postgres.log" >"$logs/pg-attempt.log" 2>/dev/null || true
+    tail -n 20 "$logs/pg-attempt.log" >>"$logs/pg_ctl.log"
+    if [ "$attempt" -lt 5 ] && bind_refused "$logs/pg-attempt.log"; then
+      say "PostgreSQL's port $pg_port was taken; trying another"
+      free_port pg_port
+      continue
+    fi
     die "PostgreSQL did not start: see $dir/pg/postgres.log"
-  }
+  done
   if [ "$(as_pg "$pg_bin/psql" -h "$pgsock" -p "$pg_port" -U mcplex -d postgres -tAc \
     "SELECT 1 FROM pg_database WHERE datname = 'mcplex'")" != 1 ]; then
     as_pg "$pg_bin/createdb" -h "$pgsock" -p "$pg_port" -U mcplex mcplex ||
@@ -315,7 +350,7 @@ start() {
   fi
   config="$dir/mcp_config.json"
 
-  {
+  write_env() {
     echo "# scripts/cluster.sh: source with 'set -a; . $envfile; set +a' to use the mcplex CLI on this cluster"
     echo "MCPLEX_CONFIG='$config'"
     echo "MCPLEX_DATA_DIR='$dir/data'"
@@ -327,26 +362,45 @@ start() {
     echo "CLUSTER_PG_URL='$store_url'"
     echo "CLUSTER_STORE_KIND='$store_kind'"
     echo "CLUSTER_MCPLEX='$mcplex'"
-  } >"$envfile"
+  }
+  write_env >"$envfile"
 
   # The replicas, one after the other: the first creates the store's schema (and approves the
   # configured servers) before the second opens it. Each runs its own upstream connections; both
   # read and write one store.
-  local i authority deadline=$((SECONDS + ${MCPLEX_CLUSTER_TIMEOUT:-90}))
+  # A replica whose port was taken before it bound starts again on another (as PostgreSQL).
+  local i pid authority logged tries deadline=$((SECONDS + ${MCPLEX_CLUSTER_TIMEOUT:-90}))
   for i in 1 2; do
-    if [ "$i" = 1 ]; then authority="$r1"; else authority="$r2"; fi
-    local store_args=(--data-dir "$dir/data")
-    if [ "$store_kind" = postgres ]; then
-      # Everything shared is in the store; a replica's data directory holds only its own.
-      store_args=(--data-dir "$dir/data-r$i" --store "$store_url")
-    fi
-    MCPLEX_LOG="${MCPLEX_LOG:-info}" setsid "$mcplex" serve --config "$config" --listen "$authority" \
-      "${store_args[@]}" </dev/null >>"$logs/replica-$i.log" 2>&1 &
-    echo $! >"$run/replica-$i.pid"
-    until [ "$(http_status "$authority" "/readyz?all")" = 200 ]; do
-      running "$run/replica-$i.pid" "$authority" || die "replica r$i exited: see $logs/replica-$i.log"
-      [ "$SECONDS" -lt "$deadline" ] || die "replica r$i not ready in time: see $logs/replica-$i.log"
-      sleep 0.2
+    tries=0
+    while :; do
+      if [ "$i" = 1 ]; then authority="$r1"; else authority="$r2"; fi
+      local store_args=(--data-dir "$dir/data")
+      if [ "$store_kind" = postgres ]; then
+        # Everything shared is in the store; a replica's data directory holds only its own.
+        store_args=(--data-dir "$dir/data-r$i" --store "$store_url")
+      fi
+      touch "$logs/replica-$i.log"
+      logged="$(wc -l <"$logs/replica-$i.log")"
+      MCPLEX_LOG="${MCPLEX_LOG:-info}" setsid "$mcplex" serve --config "$config" --listen "$authority" \
+        "${store_args[@]}" </dev/null >>"$logs/replica-$i.log" 2>&1 &
+      pid=$!
+      echo "$pid" >"$run/replica-$i.pid"
+      until [ "$(http_status "$authority" "/readyz?all")" = 200 ]; do
+        alive "$pid" || break
+        [ "$SECONDS" -lt "$deadline" ] || die "replica r$i not ready in time: see $logs/replica-$i.log"
+        sleep 0.2
+      done
+      if alive "$pid"; then break; fi
+      tries=$((tries + 1))
+      if [ "$tries" -lt 5 ] && tail -n "+$((logged + 1))" "$logs/replica-$i.log" |
+        grep -q "cannot listen on $authority: .*in use"; then
+        say "replica r$i's port ${authority##*:} was taken; trying another"
+        free_port port
+        if [ "$i" = 1 ]; then r1="127.0.0.1:$port"; else r2="127.0.0.1:$port"; fi
+        write_env >"$envfile"
+        continue
+      fi
+      die "replica r$i exited: see $logs/replica-$i.log"
     done
   done
 
@@ -354,17 +408,34 @@ start() {
   # the replicas are ready so that its first health checks find them up.
   cp "$repo/deploy/haproxy.cfg" "$run/haproxy.cfg"
   haproxy -c -q -f "$run/haproxy.cfg" || die "deploy/haproxy.cfg does not parse"
-  MCPLEX_LB_BIND="$bind:$lb_port" MCPLEX_REPLICA_1="$r1" MCPLEX_REPLICA_2="$r2" \
-    setsid haproxy -db -f "$run/haproxy.cfg" </dev/null >>"$logs/haproxy.log" 2>&1 &
-  echo $! >"$run/haproxy.pid"
-
-  # Serving: HAProxy answers /readyz through each of the two replicas.
+  # Serving: HAProxy answers /readyz through each of the two replicas. A port of our choosing
+  # taken before HAProxy bound it is chosen again (one the caller named is kept).
   local lb_host="$bind"
   [ "$lb_host" != 0.0.0.0 ] || lb_host=127.0.0.1
-  until lb_sees_both "$lb_host:$lb_port"; do
-    running "$run/haproxy.pid" "$run/haproxy.cfg" || die "HAProxy exited: see $logs/haproxy.log"
-    [ "$SECONDS" -lt "$deadline" ] || die "HAProxy does not reach both replicas: see $logs/haproxy.log"
-    sleep 0.2
+  tries=0
+  while :; do
+    touch "$logs/haproxy.log"
+    logged="$(wc -l <"$logs/haproxy.log")"
+    MCPLEX_LB_BIND="$bind:$lb_port" MCPLEX_REPLICA_1="$r1" MCPLEX_REPLICA_2="$r2" \
+      setsid haproxy -db -f "$run/haproxy.cfg" </dev/null >>"$logs/haproxy.log" 2>&1 &
+    pid=$!
+    echo "$pid" >"$run/haproxy.pid"
+    until lb_sees_both "$lb_host:$lb_port"; do
+      alive "$pid" || break
+      [ "$SECONDS" -lt "$deadline" ] || die "HAProxy does not reach both replicas: see $logs/haproxy.log"
+      sleep 0.2
+    done
+    if alive "$pid"; then break; fi
+    tries=$((tries + 1))
+    tail -n "+$((logged + 1))" "$logs/haproxy.log" >"$logs/haproxy-attempt.log"
+    if [ "$tries" -lt 5 ] && [ -z "${MCPLEX_CLUSTER_PORT:-}" ] &&
+      bind_refused "$logs/haproxy-attempt.log"; then
+      say "HAProxy's port $lb_port was taken; trying another"
+      free_port lb_port
+      write_env >"$envfile"
+      continue
+    fi
+    die "HAProxy exited: see $logs/haproxy.log"
   done
   print_urls
 }
