@@ -26,11 +26,12 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// The in-memory copy of the store's tokens that a serving gateway checks requests against;
-/// the follower refreshes it whenever the store moves.
-pub trait TokenTable: Send + Sync + 'static {
-    /// Re-reads the tokens from the store.
-    fn reload_tokens(&self) -> Result<(), StateError>;
+/// The in-memory copy of the store's credentials that a serving gateway checks requests
+/// against (agent tokens, ended dashboard sessions); the follower refreshes it whenever the
+/// store moves.
+pub trait Credentials: Send + Sync + 'static {
+    /// Re-reads the credentials from the store.
+    fn reload_credentials(&self) -> Result<(), StateError>;
 }
 
 /// How often the generation is read: a write is in force on every gateway within this (plus a
@@ -64,7 +65,7 @@ pub struct Follower {
 /// refreshed and `generation` set when the store moves; `reachable` says whether it answers.
 pub fn start(
     store: Arc<Store>,
-    tokens: Arc<dyn TokenTable>,
+    tokens: Arc<dyn Credentials>,
     generation: watch::Sender<i64>,
     address: String,
     reachable: Arc<AtomicBool>,
@@ -110,7 +111,7 @@ struct Registration {
 
 async fn follow(
     store: Arc<Store>,
-    tokens: Arc<dyn TokenTable>,
+    tokens: Arc<dyn Credentials>,
     generation: watch::Sender<i64>,
     registration: Registration,
     reachable: Arc<AtomicBool>,
@@ -151,7 +152,7 @@ async fn follow(
 /// The follower's state between two reads of the store.
 struct Following {
     store: Arc<Store>,
-    tokens: Arc<dyn TokenTable>,
+    tokens: Arc<dyn Credentials>,
     generation: watch::Sender<i64>,
     registration: Arc<Registration>,
     reachable: Arc<AtomicBool>,
@@ -199,12 +200,12 @@ impl Following {
             return;
         }
         let tokens = self.tokens.clone();
-        match tokio::task::spawn_blocking(move || tokens.reload_tokens()).await {
+        match tokio::task::spawn_blocking(move || tokens.reload_credentials()).await {
             Ok(Ok(())) => {
                 self.seen = Some(current);
                 self.generation.send_replace(current);
             }
-            Ok(Err(e)) => tracing::error!("tokens could not be reloaded from the store: {e}"),
+            Ok(Err(e)) => tracing::error!("credentials could not be reloaded from the store: {e}"),
             Err(_) => {}
         }
     }

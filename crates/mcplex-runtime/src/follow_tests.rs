@@ -10,14 +10,14 @@ use mcplex_state::{Location, StateError, Store};
 use mcplex_trust::{Change, ServerRecord, ServerState};
 use tokio::sync::watch;
 
-use crate::follow::{self, TokenTable};
+use crate::follow::{self, Credentials};
 
 /// Counts the reloads the follower asks for.
 #[derive(Default)]
 struct CountedTokens(AtomicUsize);
 
-impl TokenTable for CountedTokens {
-    fn reload_tokens(&self) -> Result<(), StateError> {
+impl Credentials for CountedTokens {
+    fn reload_credentials(&self) -> Result<(), StateError> {
         self.0.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }

@@ -16,6 +16,7 @@
 
 mod activity;
 mod control;
+mod dashboard;
 mod dir;
 mod embeddings;
 mod error;

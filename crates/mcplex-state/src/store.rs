@@ -15,7 +15,7 @@ use crate::sql::{Db, Dialect, Mode, Param, Postgres, Tx};
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-const SCHEMA_VERSION: i64 = 7;
+const SCHEMA_VERSION: i64 = 8;
 
 /// Prepared SQLite statements kept for reuse: the audit writer's INSERT for each batch size (up to
 /// 64 rows a statement) and every other statement the store runs. Preparing the INSERT again for
@@ -122,6 +122,15 @@ CREATE TABLE IF NOT EXISTS oauth_logins (
     server TEXT PRIMARY KEY,
     sealed BYTEA NOT NULL,
     updated_at BIGINT NOT NULL
+);
+";
+
+/// Version 8: dashboard sessions ended by a logout, by keyed hash (see `dashboard.rs`); the
+/// same text in both dialects.
+const SCHEMA_V8: &str = "
+CREATE TABLE IF NOT EXISTS dashboard_logouts (
+    session TEXT PRIMARY KEY,
+    ends_at BIGINT NOT NULL
 );
 ";
 
@@ -339,6 +348,7 @@ impl Store {
                         (5, SCHEMA_V5),
                         (6, SCHEMA_V6),
                         (7, SCHEMA_V7),
+                        (8, SCHEMA_V8),
                     ] {
                         if version < from {
                             tx.batch(schema)?;
@@ -350,7 +360,11 @@ impl Store {
                     if version == 0 {
                         tx.batch(POSTGRES_SCHEMA)?;
                         tx.batch(POSTGRES_V7)?;
+                        tx.batch(SCHEMA_V8)?;
                     } else {
+                        if version < 8 {
+                            tx.batch(SCHEMA_V8)?;
+                        }
                         if version < 7 {
                             tx.batch(POSTGRES_V7)?;
                         }

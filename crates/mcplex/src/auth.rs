@@ -37,6 +37,7 @@ impl Access {
             sessions,
         };
         access.reload_tokens()?;
+        access.sessions.reload_logouts(now_unix())?;
         Ok(access)
     }
 
@@ -57,9 +58,11 @@ impl Access {
     }
 }
 
-impl mcplex_runtime::follow::TokenTable for Access {
-    fn reload_tokens(&self) -> Result<(), mcplex_state::StateError> {
-        Access::reload_tokens(self)
+impl mcplex_runtime::follow::Credentials for Access {
+    /// The tokens, and the dashboard sessions any gateway of the store logged out.
+    fn reload_credentials(&self) -> Result<(), mcplex_state::StateError> {
+        self.reload_tokens()?;
+        self.sessions.reload_logouts(now_unix())
     }
 }
 

@@ -171,11 +171,26 @@ const LINK_REFUSED: &str = "<!doctype html><html lang=\"en\"><head><meta charset
 within five minutes of the gateway's start. <a href=\"/ui/\">Log in with the API key</a> \
 instead (it is in the api_key file of the data directory).</p></main></body></html>";
 
+/// Ends the session (on every gateway of the store) and drops its cookie. When the store does
+/// not take the logout, the cookie is dropped all the same and the answer says so (503): the
+/// session is ended on this gateway only.
 async fn logout(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
-    if let Some(id) = session_id(&headers) {
-        access.sessions.close(id, now_unix());
-    }
     let mut response = StatusCode::NO_CONTENT.into_response();
+    if let Some(id) = session_id(&headers).map(str::to_owned) {
+        let closing = access.clone();
+        let closed = tokio::task::spawn_blocking(move || closing.sessions.close(&id, now_unix()))
+            .await
+            .unwrap_or_else(|e| Err(format!("the logout stopped: {e}")));
+        if let Err(why) = closed {
+            tracing::error!("dashboard logout: {why}");
+            response = error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "{why}; this gateway no longer accepts the session, other gateways of the store may until it ends"
+                ),
+            );
+        }
+    }
     let expired = format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
     if let Ok(value) = HeaderValue::from_str(&expired) {
         response.headers_mut().insert(header::SET_COOKIE, value);

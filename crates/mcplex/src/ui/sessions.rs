@@ -4,8 +4,10 @@
 //! secret, so a session opened on one replica works on every other and survives a restart, with
 //! nothing shared to write or wait for; a new API key ends every session. The CSRF token is the
 //! session's own keyed hash, so nothing needs to be stored for it either. A session ends eight
-//! hours after login, or at logout: the logged-out values are remembered by the gateway that
-//! saw the logout until they would have ended (the browser drops the cookie at once either way).
+//! hours after login, or at logout: a logout is written to the store (the session's keyed hash
+//! and its end, with a generation bump), and every gateway of the store re-reads the ended
+//! sessions when the generation moves, so a logged-out value stops working on every replica
+//! within the control plane's second (the browser drops the cookie at once either way).
 //! A login link is a random token that opens one session, once, within five minutes, on the
 //! gateway that printed it.
 
@@ -29,6 +31,7 @@ const MAX_CLOSED: usize = 4096;
 /// never stand for anything else signed with the same secret.
 const SESSION_PURPOSE: &str = "mcplex-ui-session";
 const CSRF_PURPOSE: &str = "mcplex-ui-csrf";
+const LOGOUT_PURPOSE: &str = "mcplex-ui-logout";
 
 /// A session just opened: what goes into the cookie and to the page.
 #[derive(Clone)]
@@ -49,7 +52,8 @@ impl std::fmt::Debug for Opened {
 
 #[derive(Default)]
 struct Table {
-    /// Logged-out session values → their end (unix seconds).
+    /// The keyed hashes of logged-out sessions → their end (unix seconds): this gateway's
+    /// logouts and every gateway's, as last read from the store.
     closed: HashMap<String, i64>,
     /// Login link token → when it stops working.
     links: Vec<(String, Instant)>,
@@ -88,6 +92,12 @@ impl Sessions {
         self.store.token_mac(&format!("{CSRF_PURPOSE}\n{id}"))
     }
 
+    /// What a logout records of session `id`: its keyed hash (the value itself opens the
+    /// dashboard; it never leaves the process).
+    fn logout_tag(&self, id: &str) -> String {
+        self.store.token_mac(&format!("{LOGOUT_PURPOSE}\n{id}"))
+    }
+
     /// Opens a session (the caller has checked the API key).
     pub fn open(&self, now_unix: i64) -> Result<Opened, String> {
         let nonce = random_token()?;
@@ -112,29 +122,35 @@ impl Sessions {
         if expires_at <= now_unix || !same_secret(mac, &self.signature(expires_at, nonce)) {
             return None;
         }
-        if self.table().closed.contains_key(id) {
+        if self.table().closed.contains_key(&self.logout_tag(id)) {
             return None;
         }
         Some((self.csrf(id), expires_at))
     }
 
-    /// Ends session `id` (logout) on this gateway; the browser drops its cookie.
-    pub fn close(&self, id: &str, now_unix: i64) {
+    /// Ends session `id` (logout): at once on this gateway, and on every gateway of the store
+    /// once the store has it. Blocking (a store write). An error says the store did not take
+    /// it: the session is ended here, and other gateways may still accept it.
+    pub fn close(&self, id: &str, now_unix: i64) -> Result<(), String> {
         let Some((_, expires_at)) = self.lookup(id, now_unix) else {
-            return;
+            return Ok(());
         };
+        let tag = self.logout_tag(id);
+        remember(&mut self.table(), tag.clone(), expires_at, now_unix);
+        self.store
+            .end_dashboard_session(&tag, expires_at, now_unix)
+            .map_err(|e| format!("the logout could not be saved in the store: {e}"))
+    }
+
+    /// Reads the sessions every gateway of the store has ended (when its generation moves).
+    /// Blocking (a store read).
+    pub fn reload_logouts(&self, now_unix: i64) -> Result<(), mcplex_state::StateError> {
+        let ended = self.store.ended_dashboard_sessions(now_unix)?;
         let mut table = self.table();
-        table.closed.retain(|_, ends| *ends > now_unix);
-        if table.closed.len() >= MAX_CLOSED
-            && let Some(soonest) = table
-                .closed
-                .iter()
-                .min_by_key(|(_, ends)| **ends)
-                .map(|(id, _)| id.clone())
-        {
-            table.closed.remove(&soonest);
+        for (tag, ends) in ended {
+            remember(&mut table, tag, ends, now_unix);
         }
-        table.closed.insert(id.to_owned(), expires_at);
+        Ok(())
     }
 
     /// A new login link's token, valid once within [`LINK_LIFETIME`].
@@ -166,6 +182,23 @@ impl Sessions {
         }
         Some(self.open(now_unix))
     }
+}
+
+/// Adds a logged-out session to `table`, forgetting those past their end and, beyond
+/// [`MAX_CLOSED`], the one closest to it.
+fn remember(table: &mut Table, tag: String, ends: i64, now_unix: i64) {
+    table.closed.retain(|_, end| *end > now_unix);
+    if table.closed.len() >= MAX_CLOSED
+        && !table.closed.contains_key(&tag)
+        && let Some(soonest) = table
+            .closed
+            .iter()
+            .min_by_key(|(_, end)| **end)
+            .map(|(tag, _)| tag.clone())
+    {
+        table.closed.remove(&soonest);
+    }
+    table.closed.insert(tag, ends);
 }
 
 /// 32 random bytes from the operating system, as hex.
@@ -204,7 +237,7 @@ mod tests {
         for forged in ["made-up", "1.2.3", "", &later, &a.id[..a.id.len() - 1]] {
             assert_eq!(sessions.lookup(forged, 1001), None, "{forged}");
         }
-        sessions.close(&a.id, 1001);
+        sessions.close(&a.id, 1001).expect("saved");
         assert_eq!(sessions.lookup(&a.id, 1001), None);
         assert!(sessions.lookup(&b.id, 1001).is_some());
         assert!(!format!("{a:?}").contains(&a.id) && !format!("{a:?}").contains(&a.csrf));
@@ -227,6 +260,42 @@ mod tests {
         let other_dir = tempfile::tempdir().expect("tempdir");
         let other_store = Sessions::new(store(other_dir.path()), "key");
         assert_eq!(other_store.lookup(&opened.id, 1001), None);
+    }
+
+    #[test]
+    fn a_logout_on_one_gateway_ends_the_session_on_every_other_once_it_reads_the_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let here = Sessions::new(store(dir.path()), "key");
+        let replica = Sessions::new(store(dir.path()), "key");
+        let (a, b) = (
+            here.open(1000).expect("open"),
+            here.open(1000).expect("open"),
+        );
+        let generation = replica.store.generation().expect("generation");
+        here.close(&a.id, 1001).expect("saved");
+        assert!(
+            replica.store.generation().expect("generation") > generation,
+            "a logout moves the generation the replicas follow"
+        );
+        assert!(replica.lookup(&a.id, 1001).is_some(), "not read yet");
+        replica.reload_logouts(1001).expect("reload");
+        assert_eq!(replica.lookup(&a.id, 1001), None);
+        assert!(replica.lookup(&b.id, 1001).is_some(), "only that session");
+        // A gateway started later reads it too; the store keeps the session's hash, never it.
+        let later = Sessions::new(store(dir.path()), "key");
+        later.reload_logouts(1002).expect("reload");
+        assert_eq!(later.lookup(&a.id, 1002), None);
+        let kept = later.store.ended_dashboard_sessions(1002).expect("read");
+        assert_eq!(kept.len(), 1);
+        assert!(
+            kept.iter()
+                .all(|(tag, _)| !tag.contains(&a.id) && *tag != a.csrf)
+        );
+        // Past the session's own end the record is gone at the next logout.
+        let c = later.open(a.expires_at).expect("open");
+        later.close(&c.id, a.expires_at).expect("saved");
+        let rows = later.store.ended_dashboard_sessions(0).expect("read");
+        assert_eq!(rows.len(), 1, "only c's record is left: {rows:?}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! store and HAProxy (`deploy/haproxy.cfg`) in front; these tests drive that topology through
 //! HAProxy with raw HTTP from many threads. 2026-07-28 requests are spread round-robin and none is
 //! lost; session-era clients stay on the replica that created their session; a write on one
-//! replica is enforced by the other within a second; a replica killed mid-load costs only the
+//! replica (a token, an approval, a dashboard logout) is enforced by the other within a second; a replica killed mid-load costs only the
 //! calls in flight on it.
 //!
 //! Without `haproxy` or PostgreSQL's binaries installed, each test says so and passes (CI installs
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::cluster_rig::{
     Answer, CLIENTS, Cluster, FOLLOW_LIMIT, REPLICAS, concurrently, echo_stateless, in_session,
-    initialize, listed, per_replica, session_client, stateless,
+    initialize, listed, per_replica, send, session_client, stateless,
 };
 use crate::harness::{alive, eventually, signal};
 
@@ -206,6 +206,60 @@ fn a_write_through_one_replica_is_enforced_by_the_other_within_a_second() {
     for _ in 0..4 {
         assert_eq!(listed(&cluster.lb, Some(&token)), Err(401));
     }
+
+    // A dashboard logout on r1: r2 refuses the session too.
+    let cookie = dashboard_session(&cluster);
+    let servers = |replica: &str| {
+        send(
+            replica,
+            "GET",
+            "/api/v1/servers",
+            &[("Cookie", &cookie)],
+            "",
+        )
+        .status
+    };
+    assert_eq!(
+        servers(&cluster.replicas[1]),
+        200,
+        "a session works on every replica"
+    );
+    let origin = format!("http://{}", cluster.replicas[0]);
+    let logout = send(
+        &cluster.replicas[0],
+        "POST",
+        "/ui/logout",
+        &[("Cookie", &cookie), ("Origin", &origin)],
+        "",
+    );
+    assert_eq!(logout.status, 204, "{}", logout.body);
+    both_follow(&cluster, "the dashboard logout", |r| servers(r) == 401);
+}
+
+/// The cookie of a dashboard session opened on r1 with the one-time login link it printed.
+fn dashboard_session(cluster: &Cluster) -> String {
+    let log =
+        std::fs::read_to_string(cluster.dir.path().join("logs/replica-1.log")).unwrap_or_default();
+    let link = log
+        .lines()
+        .find_map(|line| {
+            Some(&line[line.rfind("http://")?..]).filter(|url| url.contains("/ui/login/"))
+        })
+        .unwrap_or_else(|| panic!("r1 printed no login link:\n{log}"));
+    let path = &link[link.find("/ui/login/").unwrap_or(0)..];
+    let opened = send(&cluster.replicas[0], "GET", path.trim(), &[], "");
+    let cookie = opened
+        .header("set-cookie")
+        .and_then(|value| value.split(';').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        cookie.starts_with("mcplex_ui="),
+        "status {}: {:?}",
+        opened.status,
+        opened.header("set-cookie")
+    );
+    cookie
 }
 
 /// Whether a TCP connect to `address` is refused (nothing listens there any more).

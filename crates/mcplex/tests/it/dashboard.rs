@@ -7,10 +7,11 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, call_raw, fixture_server, http_send, tools};
+use crate::harness::{Gateway, call_raw, eventually, fixture_server, http_send, tools};
 
 /// The browser, or `None` (with the reason printed) when this machine has none.
 fn chromium() -> Option<PathBuf> {
@@ -287,11 +288,11 @@ fn the_dashboard_answers_with_a_strict_policy_and_its_api_needs_a_login() {
 /// A dashboard session opened on one gateway holds on every gateway of the same store (behind a
 /// load balancer the page's requests reach any replica) and after a restart; logging out ends it.
 #[test]
-fn a_session_holds_on_every_replica_of_the_store_until_logout() {
+fn a_session_holds_on_every_replica_of_the_store_until_a_logout_on_any() {
     let config = json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}});
     let mut first = Gateway::start(config.clone());
     let data_dir = first.data_dir().display().to_string();
-    let replica = Gateway::start_with(config, &["--data-dir", &data_dir]);
+    let mut replica = Gateway::start_with(config, &["--data-dir", &data_dir]);
     let origin = format!("http://{}", first.authority());
     let login = crate::http::exchange(
         first.authority(),
@@ -331,6 +332,18 @@ fn a_session_holds_on_every_replica_of_the_store_until_logout() {
     );
     assert_eq!(status, 204);
     assert_eq!(servers(&first), 401, "logged out");
+    // The control plane's promise: a write is in force on every replica within a second.
+    eventually(
+        "the replica to refuse the logged-out session",
+        Duration::from_secs(1),
+        || (servers(&replica) == 401).then_some(()),
+    );
+    replica.restart();
+    assert_eq!(
+        servers(&replica),
+        401,
+        "a restart reads the logout from the store"
+    );
 }
 
 #[test]
