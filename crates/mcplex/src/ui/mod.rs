@@ -145,15 +145,19 @@ async fn login(
                 csrf: opened.csrf.clone(),
                 expires_at: opened.expires_at,
             };
-            with_cookie(Json(answer).into_response(), &opened.id)
+            with_cookie(Json(answer).into_response(), &opened.id, &headers)
         }
         Err(why) => error(StatusCode::INTERNAL_SERVER_ERROR, why),
     }
 }
 
-async fn login_link(State(access): State<Arc<Access>>, Path(token): Path<String>) -> Response {
+async fn login_link(
+    State(access): State<Arc<Access>>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+) -> Response {
     match access.sessions.redeem(&token, Instant::now(), now_unix()) {
-        Some(Ok(opened)) => with_cookie(Redirect::to("/ui/").into_response(), &opened.id),
+        Some(Ok(opened)) => with_cookie(Redirect::to("/ui/").into_response(), &opened.id, &headers),
         Some(Err(why)) => error(StatusCode::INTERNAL_SERVER_ERROR, why),
         None => (
             StatusCode::FORBIDDEN,
@@ -191,18 +195,62 @@ async fn logout(State(access): State<Arc<Access>>, headers: HeaderMap) -> Respon
             );
         }
     }
-    let expired = format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+    let expired = format!(
+        "{SESSION_COOKIE}=; {}; Max-Age=0",
+        cookie_attributes(&headers)
+    );
     if let Ok(value) = HeaderValue::from_str(&expired) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
     response
 }
 
-/// `response` with the session cookie: HttpOnly (no script reads it), SameSite=Strict (no other
-/// site's page sends it), for the whole listener (the API is under `/api`).
-fn with_cookie(mut response: Response, id: &str) -> Response {
+/// The session cookie's attributes: HttpOnly (no script reads it), SameSite=Strict (no other
+/// site's page sends it), for the whole listener (the API is under `/api`), and Secure when the
+/// browser reached the gateway over HTTPS (through a proxy that ends TLS), so that the browser
+/// never sends it over plain HTTP. A header claiming HTTPS can only make a caller's own cookie
+/// stricter.
+fn cookie_attributes(request: &HeaderMap) -> &'static str {
+    if reached_over_https(request) {
+        "HttpOnly; SameSite=Strict; Path=/; Secure"
+    } else {
+        "HttpOnly; SameSite=Strict; Path=/"
+    }
+}
+
+/// Whether the browser's request came over HTTPS: its page's `Origin`, or what the proxy in
+/// front says (`X-Forwarded-Proto`, RFC 7239's `Forwarded: proto=`; the first hop's value).
+fn reached_over_https(request: &HeaderMap) -> bool {
+    let text = |name: &str| request.get(name).and_then(|v| v.to_str().ok());
+    let first = |value: &str| {
+        value
+            .split(',')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    if text("origin").is_some_and(|origin| origin.to_ascii_lowercase().starts_with("https://")) {
+        return true;
+    }
+    if text("x-forwarded-proto").is_some_and(|proto| first(proto).eq_ignore_ascii_case("https")) {
+        return true;
+    }
+    text("forwarded").is_some_and(|forwarded| {
+        first(forwarded).split(';').any(|pair| {
+            pair.split_once('=').is_some_and(|(key, value)| {
+                key.trim().eq_ignore_ascii_case("proto")
+                    && value.trim().trim_matches('"').eq_ignore_ascii_case("https")
+            })
+        })
+    })
+}
+
+/// `response` with the session cookie (see [`cookie_attributes`]).
+fn with_cookie(mut response: Response, id: &str, request: &HeaderMap) -> Response {
     let cookie = format!(
-        "{SESSION_COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}",
+        "{SESSION_COOKIE}={id}; {}; Max-Age={}",
+        cookie_attributes(request),
         sessions::SESSION_LIFETIME.as_secs()
     );
     match HeaderValue::from_str(&cookie) {
@@ -214,5 +262,41 @@ fn with_cookie(mut response: Response, id: &str) -> Response {
             StatusCode::INTERNAL_SERVER_ERROR,
             "cannot set the session cookie",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn the_cookie_is_secure_exactly_when_the_browser_came_over_https() {
+        for (request, secure) in [
+            (vec![], false),
+            (vec![("origin", "http://127.0.0.1:8080")], false),
+            (vec![("origin", "HTTPS://gateway.example")], true),
+            (vec![("x-forwarded-proto", "https")], true),
+            (vec![("x-forwarded-proto", "http, https")], false),
+            (vec![("x-forwarded-proto", "https, http")], true),
+            (
+                vec![("forwarded", "for=1.2.3.4;proto=https;by=5.6.7.8")],
+                true,
+            ),
+            (vec![("forwarded", "proto=\"HTTPS\"")], true),
+            (vec![("forwarded", "proto=http, proto=https")], false),
+            (vec![("forwarded", "for=proto=https")], false),
+        ] {
+            let attributes = cookie_attributes(&headers(&request));
+            assert_eq!(attributes.ends_with("; Secure"), secure, "{request:?}");
+            assert!(attributes.starts_with("HttpOnly; SameSite=Strict; Path=/"));
+        }
     }
 }

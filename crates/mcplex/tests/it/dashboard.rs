@@ -306,6 +306,24 @@ fn a_session_holds_on_every_replica_of_the_store_until_a_logout_on_any() {
     let cookie = set_cookie.split(';').next().unwrap_or_default().to_owned();
     assert!(cookie.starts_with("mcplex_ui="), "{set_cookie}");
     assert!(set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"));
+    assert!(!set_cookie.contains("Secure"), "plain HTTP: {set_cookie}");
+    let behind_tls = crate::http::exchange(
+        first.authority(),
+        crate::http::Version::Http11,
+        "POST",
+        "/ui/login",
+        &[
+            ("Content-Type", "application/json"),
+            ("Origin", &origin),
+            ("X-Forwarded-Proto", "https"),
+        ],
+        &json!({"key": first.api_key()}).to_string(),
+    );
+    let secure = behind_tls.header("set-cookie").unwrap_or_default();
+    assert!(
+        secure.ends_with("; Secure; Max-Age=28800"),
+        "behind a proxy that ends TLS: {secure}"
+    );
     let servers = |gateway: &Gateway| {
         http_send(
             gateway.authority(),
