@@ -113,6 +113,24 @@ alive() {
   [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
 }
 
+# Whether the replica at $1 answers /readyz?all with 200.
+replica_ready() {
+  [ "$(http_status "$1" "/readyz?all")" = 200 ]
+}
+
+# Waits, while process $1 lives, until the command after $2 succeeds: 0 once it does, 1 when the
+# process exited first. At the start's deadline it dies, naming $2 (where to look).
+wait_ready() {
+  local pid="$1" log="$2"
+  shift 2
+  until "$@"; do
+    alive "$pid" || return 1
+    [ "$SECONDS" -lt "$deadline" ] || die "not ready in time ($*): see $log"
+    sleep 0.2
+  done
+  alive "$pid"
+}
+
 # Whether the log file $1 says its server could not bind its port.
 bind_refused() {
   grep -q -e 'Address already in use' -e 'could not bind' "$1" 2>/dev/null
@@ -385,12 +403,7 @@ start() {
         "${store_args[@]}" </dev/null >>"$logs/replica-$i.log" 2>&1 &
       pid=$!
       echo "$pid" >"$run/replica-$i.pid"
-      until [ "$(http_status "$authority" "/readyz?all")" = 200 ]; do
-        alive "$pid" || break
-        [ "$SECONDS" -lt "$deadline" ] || die "replica r$i not ready in time: see $logs/replica-$i.log"
-        sleep 0.2
-      done
-      if alive "$pid"; then break; fi
+      if wait_ready "$pid" "$logs/replica-$i.log" replica_ready "$authority"; then break; fi
       tries=$((tries + 1))
       if [ "$tries" -lt 5 ] && tail -n "+$((logged + 1))" "$logs/replica-$i.log" |
         grep -q "cannot listen on $authority: .*in use"; then
@@ -420,12 +433,7 @@ start() {
       setsid haproxy -db -f "$run/haproxy.cfg" </dev/null >>"$logs/haproxy.log" 2>&1 &
     pid=$!
     echo "$pid" >"$run/haproxy.pid"
-    until lb_sees_both "$lb_host:$lb_port"; do
-      alive "$pid" || break
-      [ "$SECONDS" -lt "$deadline" ] || die "HAProxy does not reach both replicas: see $logs/haproxy.log"
-      sleep 0.2
-    done
-    if alive "$pid"; then break; fi
+    if wait_ready "$pid" "$logs/haproxy.log" lb_sees_both "$lb_host:$lb_port"; then break; fi
     tries=$((tries + 1))
     tail -n "+$((logged + 1))" "$logs/haproxy.log" >"$logs/haproxy-attempt.log"
     if [ "$tries" -lt 5 ] && [ -z "${MCPLEX_CLUSTER_PORT:-}" ] &&
