@@ -16,7 +16,9 @@ pub enum QueryVector {
     Raw,
     /// The request phrasing stripped (`clean_query`).
     Cleaned,
-    /// What the gateway embeds: the cleaned request, then each part (`embed_query`).
+    /// The request, then each of its parts (`embed_query` for a ranking that splits).
+    Parts,
+    /// What the gateway embeds (`embed_query` for `Tuning::default()`).
     Gateway,
 }
 
@@ -69,30 +71,30 @@ pub fn variants(with_model: bool) -> Vec<Variant> {
             "+parts",
             Tuning {
                 split_parts: true,
-                ..clean.clone()
+                ..before()
             },
             summary,
-            QueryVector::Gateway,
+            QueryVector::Parts,
         ),
         variant(
             "+parts2",
             Tuning {
                 split_parts: true,
                 whole_first: 2,
-                ..clean.clone()
+                ..before()
             },
             summary,
-            QueryVector::Gateway,
+            QueryVector::Parts,
         ),
         variant(
             "+parts3",
             Tuning {
                 split_parts: true,
                 whole_first: 3,
-                ..clean.clone()
+                ..before()
             },
             summary,
-            QueryVector::Gateway,
+            QueryVector::Parts,
         ),
         variant(
             "rrf60",
@@ -292,8 +294,11 @@ pub fn embed_all(embedder: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f3
 #[derive(Default)]
 pub struct QueryVectors {
     pub raw: HashMap<String, Vec<f32>>,
+    /// By the query as written: the vector of its cleaned text.
+    pub cleaned: HashMap<String, Vec<f32>>,
+    /// By the query as written: its vector and its parts'.
+    pub parts: HashMap<String, Vec<f32>>,
     pub gateway: HashMap<String, Vec<f32>>,
-    pub dimension: usize,
 }
 
 impl QueryVectors {
@@ -303,11 +308,8 @@ impl QueryVectors {
             QueryVector::None => None,
             QueryVector::Raw => self.raw.get(query).map(Vec::as_slice),
             QueryVector::Gateway => self.gateway.get(query).map(Vec::as_slice),
-            // The cleaned request is the first of the gateway's texts.
-            QueryVector::Cleaned => self
-                .gateway
-                .get(query)
-                .and_then(|v| v.get(..self.dimension)),
+            QueryVector::Cleaned => self.cleaned.get(query).map(Vec::as_slice),
+            QueryVector::Parts => self.parts.get(query).map(Vec::as_slice),
         }
     }
 }

@@ -101,12 +101,24 @@ pub fn run(host: &Host, args: &RetrievalArgs<'_>) -> Result<ExitCode> {
             samples.push(started.elapsed().as_secs_f64() * 1e3);
             query_vectors.gateway.insert(text.clone(), vector.to_vec());
         }
-        query_vectors.dimension = embedder
-            .embed(&["x"])
-            .map_or(0, |v| v.first().map_or(0, Vec::len));
         if columns.iter().any(|v| v.vector == QueryVector::Raw) {
             let raw = embed_all(embedder.as_ref(), &texts)?;
             query_vectors.raw = texts.iter().cloned().zip(raw).collect();
+        }
+        if columns.iter().any(|v| v.vector == QueryVector::Parts) {
+            for text in &texts {
+                let vector = mcplex_search::embed_query(embedder.as_ref(), text, true)
+                    .map_err(anyhow::Error::msg)?;
+                query_vectors.parts.insert(text.clone(), vector);
+            }
+        }
+        if columns.iter().any(|v| v.vector == QueryVector::Cleaned) {
+            let cleaned: Vec<String> = texts
+                .iter()
+                .map(|text| mcplex_search::embeddable(&mcplex_search::clean_query(text)).to_owned())
+                .collect();
+            let vectors = embed_all(embedder.as_ref(), &cleaned)?;
+            query_vectors.cleaned = texts.iter().cloned().zip(vectors).collect();
         }
         let (p50, p99) = percentiles(samples);
         embedding = json!({

@@ -26,7 +26,7 @@ pub use build::{
 };
 pub use cache::CatalogCache;
 pub use describe::UnavailableReason;
-pub use mcplex_search::{EmbedError, Embedder, Vectors, embed_query, embeddable};
+pub use mcplex_search::{EmbedError, Embedder, Tuning, Vectors, embed_query, embeddable};
 pub use mcplex_trust::{ContentHash, content_hash};
 pub use mcplex_trust::{Permission, Scope};
 pub use offers::{

@@ -98,7 +98,7 @@ impl Config {
 /// `search_model`: the model hybrid search embeds with.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SearchModel {
-    /// Not set: the model built into the binary (all-MiniLM-L6-v2).
+    /// Not set: the model built into the binary (all-MiniLM-L6-v2 fine-tuned on requests for tools).
     #[default]
     BuiltIn,
     /// A path: a sentence-transformers model directory (`config.json`, `tokenizer.json`,

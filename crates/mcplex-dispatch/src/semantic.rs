@@ -161,7 +161,9 @@ impl SemanticSearch {
 /// The query's vectors as search wants them: the cleaned request's, then each part's of a
 /// request for several things (`mcplex_catalog::embed_query`), in one model call.
 fn embed_one(shared: &Shared, text: &str) -> Result<Arc<[f32]>, String> {
-    mcplex_catalog::embed_query(shared.embedder.as_ref(), text)
+    // The gateway ranks with the default tuning: the vectors it needs are that tuning's.
+    let split_parts = mcplex_catalog::Tuning::default().split_parts;
+    mcplex_catalog::embed_query(shared.embedder.as_ref(), text, split_parts)
         .map(Arc::from)
         .map_err(|error| error.to_string())
 }

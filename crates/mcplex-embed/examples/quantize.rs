@@ -1,5 +1,5 @@
 //! Writes the compact (int8) copy of a BERT model's f32 `model.safetensors`: how
-//! `crates/mcplex-embed/model/all-MiniLM-L6-v2.int8.safetensors` was made (see the README there).
+//! `crates/mcplex-embed/model/all-MiniLM-L6-v2-tools.int8.safetensors` was made (see the README there).
 //!
 //! `cargo run --release -p mcplex-embed --example quantize -- <f32 model.safetensors> <out>`
 

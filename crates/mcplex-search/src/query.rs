@@ -280,9 +280,15 @@ fn split_ignoring_case(text: &str, separator: &str) -> Vec<String> {
     pieces
 }
 
-/// The texts embedded for `query`: the cleaned request, then each of its [`query_parts`].
-pub fn query_texts(query: &str) -> Vec<String> {
-    let mut texts = vec![embeddable(&clean_query(query)).to_owned()];
+/// The texts embedded for `query`: the request as written, then, when requests are split
+/// (`split_parts`), each of its [`query_parts`] (cleaned: a part's own opening, such as "then"
+/// or "can you", is not what it asks for). The whole request is not cleaned: cleaning it cost
+/// recall on every set where it changed anything (`docs/search.md`).
+pub fn query_texts(query: &str, split_parts: bool) -> Vec<String> {
+    let mut texts = vec![embeddable(query.trim()).to_owned()];
+    if !split_parts {
+        return texts;
+    }
     texts.extend(
         query_parts(query)
             .into_iter()
@@ -292,9 +298,14 @@ pub fn query_texts(query: &str) -> Vec<String> {
 }
 
 /// The vectors of [`query_texts`], embedded in one model call and packed one after the other:
-/// what [`crate::Semantic::query`] expects.
-pub fn embed_query(embedder: &dyn Embedder, query: &str) -> Result<Vec<f32>, EmbedError> {
-    let texts = query_texts(query);
+/// what [`crate::Semantic::query`] expects for a ranking that splits requests as `split_parts`
+/// says.
+pub fn embed_query(
+    embedder: &dyn Embedder,
+    query: &str,
+    split_parts: bool,
+) -> Result<Vec<f32>, EmbedError> {
+    let texts = query_texts(query, split_parts);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = embedder.embed(&refs)?;
     if vectors.len() != texts.len() {

@@ -370,9 +370,9 @@ fn a_request_for_several_things_splits_into_its_parts() {
     );
     assert!(crate::query_parts("read a file").is_empty());
     assert_eq!(
-        crate::query_texts("Can you list the files, then read the README file?"),
+        crate::query_texts("Can you list the files, then read the README file?", true),
         [
-            "list the files, then read the README file",
+            "Can you list the files, then read the README file?",
             "list the files",
             "read the README file"
         ]
@@ -429,7 +429,7 @@ fn a_query_whose_lowercase_moves_byte_offsets_is_split_without_panicking() {
         "Kelvin K, then read files and write notes",
     ] {
         let _ = crate::query_parts(query);
-        let _ = crate::query_texts(query);
+        let _ = crate::query_texts(query, true);
         let index = Index::build(&fleet());
         let _ = index.search(query, None, |_| true, 5);
     }
