@@ -337,7 +337,7 @@ fn print_latency(latency: &[Value], queries: usize, rounds: usize, embedding: &V
     }
     if !embedding.is_null() {
         println!(
-            "\nmodel {}: {} tools embedded in {} ms; a query (the gateway's texts: cleaned, and parts) embeds in {:.1} ms p50, {:.1} ms p99",
+            "\nmodel {}: {} tools embedded in {} ms; a query (the gateway's texts: the request and its parts) embeds in {:.1} ms p50, {:.1} ms p99",
             embedding["model"].as_str().unwrap_or_default(),
             embedding["tools"],
             embedding["tools_ms"],

@@ -158,7 +158,7 @@ impl SemanticSearch {
     }
 }
 
-/// The query's vectors as search wants them: the cleaned request's, then each part's of a
+/// The query's vectors as search wants them: the request's as written, then each part's of a
 /// request for several things (`mcplex_catalog::embed_query`), in one model call.
 fn embed_one(shared: &Shared, text: &str) -> Result<Arc<[f32]>, String> {
     // The gateway ranks with the default tuning: the vectors it needs are that tuning's.
