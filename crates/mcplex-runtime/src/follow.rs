@@ -1,7 +1,8 @@
 //! A serving gateway follows its store. The store is the one source of truth for approvals and
-//! tokens; what the gateway holds in memory is a cache of it. Any process may write the store
+//! credentials (agent tokens, dashboard logouts); what the gateway holds in memory is a cache
+//! of it. Any process may write the store
 //! (the CLI, another gateway on the same data directory, this gateway's own API); each such
-//! write moves the store's generation, and this task polls it: when it moves, the tokens are
+//! write moves the store's generation, and this task polls it: when it moves, the credentials are
 //! reloaded at once (a revoked token's next request is refused, in open sessions too) and the
 //! catalog task reloads the approvals and republishes (clients whose tools changed get
 //! `list_changed`).
@@ -61,11 +62,11 @@ pub struct Follower {
     instance: String,
 }
 
-/// Registers the gateway listening on `address` and starts following `store`: `tokens` is
-/// refreshed and `generation` set when the store moves; `reachable` says whether it answers.
+/// Registers the gateway listening on `address` and starts following `store`: `credentials`
+/// are refreshed and `generation` set when the store moves; `reachable` says whether it answers.
 pub fn start(
     store: Arc<Store>,
-    tokens: Arc<dyn Credentials>,
+    credentials: Arc<dyn Credentials>,
     generation: watch::Sender<i64>,
     address: String,
     reachable: Arc<AtomicBool>,
@@ -74,7 +75,7 @@ pub fn start(
     let stop = CancellationToken::new();
     let task = tokio::spawn(follow(
         store.clone(),
-        tokens,
+        credentials,
         generation,
         Registration {
             id: instance.clone(),
@@ -111,7 +112,7 @@ struct Registration {
 
 async fn follow(
     store: Arc<Store>,
-    tokens: Arc<dyn Credentials>,
+    credentials: Arc<dyn Credentials>,
     generation: watch::Sender<i64>,
     registration: Registration,
     reachable: Arc<AtomicBool>,
@@ -126,7 +127,7 @@ async fn follow(
     };
     let mut follower = Following {
         store,
-        tokens,
+        credentials,
         generation,
         registration: Arc::new(registration),
         reachable,
@@ -152,7 +153,7 @@ async fn follow(
 /// The follower's state between two reads of the store.
 struct Following {
     store: Arc<Store>,
-    tokens: Arc<dyn Credentials>,
+    credentials: Arc<dyn Credentials>,
     generation: watch::Sender<i64>,
     registration: Arc<Registration>,
     reachable: Arc<AtomicBool>,
@@ -185,22 +186,22 @@ impl Following {
         };
         self.reachable.store(true, Ordering::Relaxed);
         if self.store_lost {
-            tracing::info!("the store answers again: reloading tokens and approvals");
+            tracing::info!("the store answers again: reloading credentials and approvals");
             self.store_lost = false;
             self.seen = None;
         }
         Some(current)
     }
 
-    /// When the store moved past what is in force: reloads the tokens, then hands the
+    /// When the store moved past what is in force: reloads the credentials, then hands the
     /// generation to the catalog task (which reloads the approvals). A failed reload is tried
     /// again at the next read.
     async fn catch_up(&mut self, current: i64) {
         if self.seen == Some(current) {
             return;
         }
-        let tokens = self.tokens.clone();
-        match tokio::task::spawn_blocking(move || tokens.reload_credentials()).await {
+        let credentials = self.credentials.clone();
+        match tokio::task::spawn_blocking(move || credentials.reload_credentials()).await {
             Ok(Ok(())) => {
                 self.seen = Some(current);
                 self.generation.send_replace(current);

@@ -121,9 +121,15 @@ async function post(path, body) {
 }
 
 logoutButton.addEventListener("click", async () => {
-  await fetch("/ui/logout", { method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": csrf || "" } }).catch(() => null);
+  const response = await fetch("/ui/logout", { method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": csrf || "" } }).catch(() => null);
+  const data = response && !response.ok ? await response.json().catch(() => null) : null;
   csrf = null;
-  showLogin("Logged out.");
+  if (response && response.ok) {
+    showLogin("Logged out.");
+  } else {
+    // The cookie is gone either way; the session may still be accepted elsewhere: say so.
+    showLogin(`Logged out here, but: ${(data && data.error) || (response ? `HTTP ${response.status}` : "the gateway did not answer")}`);
+  }
 });
 
 // --- pages and polling ---------------------------------------------------------------------

@@ -2,12 +2,14 @@
 //! key): `<end>.<nonce>.<mac>`, the mac a keyed hash under the store's installation secret of the
 //! end, the nonce and the API key's own keyed hash. Every gateway on the same store holds that
 //! secret, so a session opened on one replica works on every other and survives a restart, with
-//! nothing shared to write or wait for; a new API key ends every session. The CSRF token is the
+//! nothing written at login; a new API key ends every session. The CSRF token is the
 //! session's own keyed hash, so nothing needs to be stored for it either. A session ends eight
 //! hours after login, or at logout: a logout is written to the store (the session's keyed hash
 //! and its end, with a generation bump), and every gateway of the store re-reads the ended
 //! sessions when the generation moves, so a logged-out value stops working on every replica
-//! within the control plane's second (the browser drops the cookie at once either way).
+//! within the control plane's second (the browser drops the cookie at once either way). A
+//! logout the store does not take ends the session here at once and is written at the next
+//! reload (the follower reloads when the store answers again).
 //! A login link is a random token that opens one session, once, within five minutes, on the
 //! gateway that printed it.
 
@@ -24,8 +26,6 @@ pub const SESSION_LIFETIME: Duration = Duration::from_secs(8 * 3600);
 pub const LINK_LIFETIME: Duration = Duration::from_secs(300);
 /// Login links waiting at once.
 const MAX_LINKS: usize = 16;
-/// Logged-out sessions remembered at once (the ones closest to their end go first).
-const MAX_CLOSED: usize = 4096;
 
 /// What the signature covers besides the session's own fields, so that a session's value can
 /// never stand for anything else signed with the same secret.
@@ -52,9 +52,12 @@ impl std::fmt::Debug for Opened {
 
 #[derive(Default)]
 struct Table {
-    /// The keyed hashes of logged-out sessions → their end (unix seconds): this gateway's
-    /// logouts and every gateway's, as last read from the store.
+    /// The keyed hashes of logged-out sessions → their end (unix seconds): every gateway's, as
+    /// last read from the store, and this gateway's since. As many as the store holds: a
+    /// logout needs a live session, which needs the API key.
     closed: HashMap<String, i64>,
+    /// This gateway's logouts the store has not taken yet (saved at the next reload).
+    unsaved: HashMap<String, i64>,
     /// Login link token → when it stops working.
     links: Vec<(String, Instant)>,
 }
@@ -116,40 +119,63 @@ impl Sessions {
     /// The CSRF token and end (unix seconds) of the live session `id`: signed for this store
     /// and API key, not ended, not logged out here.
     pub fn lookup(&self, id: &str, now_unix: i64) -> Option<(String, i64)> {
-        let mut parts = id.splitn(3, '.');
-        let (expires_at, nonce, mac) = (parts.next()?, parts.next()?, parts.next()?);
-        let expires_at: i64 = expires_at.parse().ok()?;
-        if expires_at <= now_unix || !same_secret(mac, &self.signature(expires_at, nonce)) {
-            return None;
-        }
-        if self.table().closed.contains_key(&self.logout_tag(id)) {
+        let expires_at = self.signed_end(id, now_unix)?;
+        let tag = self.logout_tag(id);
+        if self.table().closed.contains_key(&tag) {
             return None;
         }
         Some((self.csrf(id), expires_at))
     }
 
+    /// The end of session value `id` when it is signed for this store and API key and has not
+    /// ended yet, logged out or not.
+    fn signed_end(&self, id: &str, now_unix: i64) -> Option<i64> {
+        let mut parts = id.splitn(3, '.');
+        let (expires_at, nonce, mac) = (parts.next()?, parts.next()?, parts.next()?);
+        let expires_at: i64 = expires_at.parse().ok()?;
+        (expires_at > now_unix && same_secret(mac, &self.signature(expires_at, nonce)))
+            .then_some(expires_at)
+    }
+
     /// Ends session `id` (logout): at once on this gateway, and on every gateway of the store
     /// once the store has it. Blocking (a store write). An error says the store did not take
-    /// it: the session is ended here, and other gateways may still accept it.
+    /// it: the session is ended here, other gateways may still accept it, and the write is
+    /// tried again at the next reload (when the store answers again); a second logout with the
+    /// same value tries at once.
     pub fn close(&self, id: &str, now_unix: i64) -> Result<(), String> {
-        let Some((_, expires_at)) = self.lookup(id, now_unix) else {
+        let Some(expires_at) = self.signed_end(id, now_unix) else {
             return Ok(());
         };
         let tag = self.logout_tag(id);
-        remember(&mut self.table(), tag.clone(), expires_at, now_unix);
+        {
+            let mut table = self.table();
+            table.closed.insert(tag.clone(), expires_at);
+            table.unsaved.insert(tag.clone(), expires_at);
+        }
         self.store
             .end_dashboard_session(&tag, expires_at, now_unix)
-            .map_err(|e| format!("the logout could not be saved in the store: {e}"))
+            .map_err(|e| format!("the logout could not be saved in the store: {e}"))?;
+        self.table().unsaved.remove(&tag);
+        Ok(())
     }
 
-    /// Reads the sessions every gateway of the store has ended (when its generation moves).
-    /// Blocking (a store read).
+    /// Saves the logouts the store did not take, then reads the sessions every gateway of the
+    /// store has ended (when its generation moves, or the store answers again). Blocking.
     pub fn reload_logouts(&self, now_unix: i64) -> Result<(), mcplex_state::StateError> {
+        let unsaved: Vec<(String, i64)> = {
+            let mut table = self.table();
+            table.unsaved.retain(|_, end| *end > now_unix);
+            table.unsaved.iter().map(|(t, e)| (t.clone(), *e)).collect()
+        };
+        for (tag, ends) in unsaved {
+            self.store.end_dashboard_session(&tag, ends, now_unix)?;
+            self.table().unsaved.remove(&tag);
+        }
         let ended = self.store.ended_dashboard_sessions(now_unix)?;
         let mut table = self.table();
-        for (tag, ends) in ended {
-            remember(&mut table, tag, ends, now_unix);
-        }
+        let mut closed: HashMap<String, i64> = ended.into_iter().collect();
+        closed.extend(table.unsaved.iter().map(|(t, e)| (t.clone(), *e)));
+        table.closed = closed;
         Ok(())
     }
 
@@ -182,23 +208,6 @@ impl Sessions {
         }
         Some(self.open(now_unix))
     }
-}
-
-/// Adds a logged-out session to `table`, forgetting those past their end and, beyond
-/// [`MAX_CLOSED`], the one closest to it.
-fn remember(table: &mut Table, tag: String, ends: i64, now_unix: i64) {
-    table.closed.retain(|_, end| *end > now_unix);
-    if table.closed.len() >= MAX_CLOSED
-        && !table.closed.contains_key(&tag)
-        && let Some(soonest) = table
-            .closed
-            .iter()
-            .min_by_key(|(_, end)| **end)
-            .map(|(tag, _)| tag.clone())
-    {
-        table.closed.remove(&soonest);
-    }
-    table.closed.insert(tag, ends);
 }
 
 /// 32 random bytes from the operating system, as hex.
@@ -296,6 +305,36 @@ mod tests {
         later.close(&c.id, a.expires_at).expect("saved");
         let rows = later.store.ended_dashboard_sessions(0).expect("read");
         assert_eq!(rows.len(), 1, "only c's record is left: {rows:?}");
+    }
+
+    #[test]
+    fn a_logout_the_store_did_not_take_ends_the_session_here_and_is_saved_at_the_next_reload() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let here = Sessions::new(store(dir.path()), "key");
+        let replica = Sessions::new(store(dir.path()), "key");
+        let a = here.open(1000).expect("open");
+        // The store refuses the write: its table is gone (another process's doing).
+        let database = dir.path().join(mcplex_state::DATABASE_FILE);
+        let sql = |statement: &str| {
+            rusqlite::Connection::open(&database)
+                .and_then(|c| c.execute_batch(statement))
+                .expect("sqlite");
+        };
+        sql("DROP TABLE dashboard_logouts");
+        let refused = here.close(&a.id, 1001).expect_err("not saved");
+        assert!(refused.contains("could not be saved"), "{refused}");
+        assert!(
+            !refused.contains(&a.id),
+            "the session value is never in an error"
+        );
+        assert_eq!(here.lookup(&a.id, 1001), None, "ended here at once");
+        sql("CREATE TABLE dashboard_logouts (session TEXT PRIMARY KEY, ends_at BIGINT NOT NULL)");
+        replica.reload_logouts(1001).expect("reload");
+        assert!(replica.lookup(&a.id, 1001).is_some(), "not saved yet");
+        here.reload_logouts(1002).expect("the reload saves it");
+        assert_eq!(here.lookup(&a.id, 1002), None);
+        replica.reload_logouts(1002).expect("reload");
+        assert_eq!(replica.lookup(&a.id, 1002), None, "saved: ended everywhere");
     }
 
     #[test]
