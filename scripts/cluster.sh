@@ -82,13 +82,17 @@ port_in_use() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# The ports a free one is drawn from: below the kernel's ephemeral range, where no outgoing
-# connection's local port and no listener bound to port 0 (as the test harness binds) can be
-# when the server binds it; the connect check below sees only listeners.
+# The ports a free one is drawn from: outside the kernel's ephemeral range (below it, else
+# above it), where no outgoing connection's local port and no listener bound to port 0 (as the
+# test harness binds) can be when the server binds it; the connect check below sees only
+# listeners. When the range leaves no room on either side, anywhere from 10000 to 60000.
 port_floor=10000 port_ceiling=60000
-if read -r ephemeral_low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null &&
-  [ "$ephemeral_low" -gt $((port_floor + 1000)) ]; then
-  port_ceiling="$ephemeral_low"
+if { read -r ephemeral_low ephemeral_high </proc/sys/net/ipv4/ip_local_port_range; } 2>/dev/null; then
+  if [ "$ephemeral_low" -gt 11000 ]; then
+    port_ceiling="$ephemeral_low"
+  elif [ "$ephemeral_high" -lt 64000 ]; then
+    port_floor=$((ephemeral_high + 1)) port_ceiling=65000
+  fi
 fi
 
 # Sets the variable named $1 to a port nothing listens on, not handed out earlier in this run
@@ -292,6 +296,8 @@ start() {
       if port_in_use "$p"; then pg_port="" lb_port="" r1="" r2="" && break; fi
     done
   fi
+  # Ports already chosen (reused, or the caller's) are never drawn again, retries included.
+  taken="$taken$pg_port ${lb_port} ${r1##*:} ${r2##*:} ${MCPLEX_CLUSTER_PORT:-} "
   bind="${MCPLEX_CLUSTER_BIND:-127.0.0.1}"
   [ -n "$pg_port" ] || free_port pg_port
   if [ -n "${MCPLEX_CLUSTER_PORT:-}" ]; then lb_port="$MCPLEX_CLUSTER_PORT"; fi
@@ -405,8 +411,8 @@ start() {
       echo "$pid" >"$run/replica-$i.pid"
       if wait_ready "$pid" "$logs/replica-$i.log" replica_ready "$authority"; then break; fi
       tries=$((tries + 1))
-      if [ "$tries" -lt 5 ] && tail -n "+$((logged + 1))" "$logs/replica-$i.log" |
-        grep -q "cannot listen on $authority: .*in use"; then
+      tail -n "+$((logged + 1))" "$logs/replica-$i.log" >"$logs/replica-attempt.log"
+      if [ "$tries" -lt 5 ] && grep -q "cannot listen on $authority: .*in use" "$logs/replica-attempt.log"; then
         say "replica r$i's port ${authority##*:} was taken; trying another"
         free_port port
         if [ "$i" = 1 ]; then r1="127.0.0.1:$port"; else r2="127.0.0.1:$port"; fi
