@@ -4,17 +4,19 @@
 What it learns from: MetaTool's one-line user requests of the dev half
 (`crates/mcplex-bench/data/metatool199.dev.json`, MIT), each paired with the text the gateway
 embeds for its tool (the name in words and the first paragraph of the description, as
-`mcplex-search`'s `passage` builds it). A fifth of the dev half, chosen by the second byte of
+`mcplex-search`'s `passage` builds it; the same text for MetaTool's names and descriptions, which
+are ASCII: for other scripts Python's and Rust's ideas of a digit, a letter and a space differ). A fifth of the dev half, chosen by the second byte of
 the query's SHA-256 (the dev/held-out split uses the first), is never trained on: it is
 `metatool199.dev-validation.json`, where recall is measured. Nothing of ref45 or the livemcp527
 sets is trained on: they measure whether the model still ranks other catalogs well.
 
 How: the multiple-negatives ranking loss (each request against its tool and the other tools of
 its batch, scaled cosine, cross-entropy), batches of 32 distinct tools, AdamW at 2e-5 with a
-linear warm-up over a tenth of the steps and decay to zero, one epoch, requests cut at 64 tokens
-and passages at 96. The BERT forward pass is written here in JAX (the same arithmetic as
+linear warm-up over a tenth of the steps and decay to zero, as many steps as one epoch has
+batches (256; batches of distinct tools take some pairs of the most requested tools in a second
+shuffle and leave others out), requests cut at 64 tokens and passages at 96. The BERT forward pass is written here in JAX (the same arithmetic as
 `mcplex-embed`'s: post-norm layers, exact GELU, mean pooling over the mask, unit vectors); the
-position ids buffer is kept as it is. CPU only; about 15 minutes on two cores.
+position ids buffer is kept as it is. CPU only; about 13 minutes on two cores.
 
     python3 -m venv /tmp/train && /tmp/train/bin/pip install -r tests/py/requirements-train.txt
     /tmp/train/bin/python scripts/train_search_model.py \\

@@ -56,6 +56,15 @@ pub fn variants(with_model: bool) -> Vec<Variant> {
     let mut columns = vec![
         variant("bm25", before(), summary, QueryVector::None),
         variant("bm25*", Tuning::default(), summary, QueryVector::None),
+        variant(
+            "bm25*+cl",
+            Tuning {
+                clean_query: true,
+                ..Tuning::default()
+            },
+            summary,
+            QueryVector::None,
+        ),
     ];
     if !with_model {
         return columns;

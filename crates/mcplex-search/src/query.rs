@@ -1,7 +1,8 @@
-//! What a search query becomes before it is ranked: the request phrasing around it stripped
-//! ("I need a tool that…", "can you…"), and a request for several things split into its parts
-//! ("find the paper, summarise it and email the summary"), each part ranked on its own. Also the
-//! texts a model embeds for one query, and their vectors packed into one slice.
+//! What a search query becomes before it is ranked: a request for several things split into its
+//! parts ("find the paper, summarise it and email the summary"), each cleaned of the request
+//! phrasing around it ("then", "I need a tool that…", "can you…") and ranked on its own (the
+//! whole request is ranked as written; stripping its phrasing is a lever the benchmark keeps).
+//! Also the texts a model embeds for one query, and their vectors packed into one slice.
 
 use crate::semantic::{EmbedError, Embedder, embeddable};
 use crate::tokenize::tokenize;
