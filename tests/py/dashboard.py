@@ -261,6 +261,9 @@ def scenario_tokens(opts, browser, shots):
     # Log in by pasting the key; a wrong key is said in words.
     page.goto(f"{base}/ui/")
     page.wait_for_selector("#api-key")
+    # Logged out, the page offers nothing but the login: no navigation, no "Log out".
+    expect(page.locator("#nav")).to_be_hidden()
+    expect(page.get_by_role("button", name="Log out")).to_be_hidden()
     shots.take(page, "login")
     page.fill("#api-key", "not-the-key")
     page.press("#api-key", "Enter")
