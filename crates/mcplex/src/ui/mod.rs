@@ -222,14 +222,9 @@ fn cookie_attributes(request: &HeaderMap) -> &'static str {
 /// front says (`X-Forwarded-Proto`, RFC 7239's `Forwarded: proto=`; the first hop's value).
 fn reached_over_https(request: &HeaderMap) -> bool {
     let text = |name: &str| request.get(name).and_then(|v| v.to_str().ok());
-    let first = |value: &str| {
-        value
-            .split(',')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_owned()
-    };
+    fn first(value: &str) -> &str {
+        value.split(',').next().unwrap_or_default().trim()
+    }
     if text("origin").is_some_and(|origin| origin.to_ascii_lowercase().starts_with("https://")) {
         return true;
     }

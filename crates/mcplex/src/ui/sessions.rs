@@ -52,8 +52,8 @@ impl std::fmt::Debug for Opened {
 
 #[derive(Default)]
 struct Table {
-    /// The keyed hashes of logged-out sessions → their end (unix seconds): every gateway's, as
-    /// last read from the store, and this gateway's since. As many as the store holds: a
+    /// The keyed hashes of logged-out sessions → their end (unix seconds): this gateway's and
+    /// every gateway's read from the store, each until its end. As many as the store holds: a
     /// logout needs a live session, which needs the API key.
     closed: HashMap<String, i64>,
     /// This gateway's logouts the store has not taken yet (saved at the next reload).
@@ -159,8 +159,10 @@ impl Sessions {
         Ok(())
     }
 
-    /// Saves the logouts the store did not take, then reads the sessions every gateway of the
-    /// store has ended (when its generation moves, or the store answers again). Blocking.
+    /// Tries again to save the logouts the store did not take, then reads the sessions every
+    /// gateway of the store has ended (when its generation moves, or the store answers again).
+    /// Blocking. A save that fails again is logged and kept for the next reload: it must not
+    /// hold up the reload (the follower hands on the generation only after it).
     pub fn reload_logouts(&self, now_unix: i64) -> Result<(), mcplex_state::StateError> {
         let unsaved: Vec<(String, i64)> = {
             let mut table = self.table();
@@ -168,14 +170,21 @@ impl Sessions {
             table.unsaved.iter().map(|(t, e)| (t.clone(), *e)).collect()
         };
         for (tag, ends) in unsaved {
-            self.store.end_dashboard_session(&tag, ends, now_unix)?;
-            self.table().unsaved.remove(&tag);
+            match self.store.end_dashboard_session(&tag, ends, now_unix) {
+                Ok(()) => {
+                    self.table().unsaved.remove(&tag);
+                }
+                Err(e) => {
+                    tracing::warn!("a dashboard logout still cannot be saved in the store: {e}");
+                    break;
+                }
+            }
         }
         let ended = self.store.ended_dashboard_sessions(now_unix)?;
+        // Added to, not replaced: a logout made here while the store was read stays in force.
         let mut table = self.table();
-        let mut closed: HashMap<String, i64> = ended.into_iter().collect();
-        closed.extend(table.unsaved.iter().map(|(t, e)| (t.clone(), *e)));
-        table.closed = closed;
+        table.closed.retain(|_, end| *end > now_unix);
+        table.closed.extend(ended);
         Ok(())
     }
 
@@ -328,9 +337,19 @@ mod tests {
             "the session value is never in an error"
         );
         assert_eq!(here.lookup(&a.id, 1001), None, "ended here at once");
-        sql("CREATE TABLE dashboard_logouts (session TEXT PRIMARY KEY, ends_at BIGINT NOT NULL)");
+        // A store that reads but still refuses the write: the reload goes on (the follower
+        // hands on the generation after it) and keeps the logout for the next one.
+        sql(
+            "CREATE TABLE dashboard_logouts (session TEXT PRIMARY KEY, ends_at BIGINT NOT NULL CHECK (ends_at < 0))",
+        );
+        here.reload_logouts(1001)
+            .expect("a save that fails again does not fail the reload");
+        assert_eq!(here.lookup(&a.id, 1001), None, "still ended here");
         replica.reload_logouts(1001).expect("reload");
         assert!(replica.lookup(&a.id, 1001).is_some(), "not saved yet");
+        sql(
+            "DROP TABLE dashboard_logouts; CREATE TABLE dashboard_logouts (session TEXT PRIMARY KEY, ends_at BIGINT NOT NULL)",
+        );
         here.reload_logouts(1002).expect("the reload saves it");
         assert_eq!(here.lookup(&a.id, 1002), None);
         replica.reload_logouts(1002).expect("reload");
