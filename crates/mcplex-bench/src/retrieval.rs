@@ -105,7 +105,10 @@ pub fn run(host: &Host, args: &RetrievalArgs<'_>) -> Result<ExitCode> {
             let raw = embed_all(embedder.as_ref(), &texts)?;
             query_vectors.raw = texts.iter().cloned().zip(raw).collect();
         }
-        if columns.iter().any(|v| v.vector == QueryVector::Parts) {
+        if mcplex_search::Tuning::default().split_parts {
+            // The gateway's vectors already are the request's and its parts'.
+            query_vectors.parts = query_vectors.gateway.clone();
+        } else if columns.iter().any(|v| v.vector == QueryVector::Parts) {
             for text in &texts {
                 let vector = mcplex_search::embed_query(embedder.as_ref(), text, true)
                     .map_err(anyhow::Error::msg)?;
