@@ -49,8 +49,8 @@ impl ListenerLimits {
 
 /// How long shutdown waits for connections still answering.
 const DRAIN: Duration = Duration::from_secs(5);
-/// How long the accept loop rests when the process is out of file descriptors and nothing idle
-/// could be closed.
+/// How long the accept loop rests when the process is out of file descriptors: until the idle
+/// connection it closed has released its descriptor, at most this; this when none was idle.
 const FD_BACKOFF: Duration = Duration::from_millis(50);
 
 /// The open connections, for the cap and for eviction.
@@ -63,6 +63,8 @@ struct Connections {
 struct Open {
     watch: Arc<Watch>,
     evict: CancellationToken,
+    /// Cancelled once the connection's task has ended and its socket is closed.
+    closed: CancellationToken,
 }
 
 impl Connections {
@@ -74,39 +76,38 @@ impl Connections {
         self.lock().len()
     }
 
-    fn add(&self, watch: Arc<Watch>) -> (u64, CancellationToken) {
+    /// Registers a connection: its id, the token that evicts it, and the one its task cancels
+    /// when it has ended.
+    fn add(&self, watch: Arc<Watch>) -> (u64, CancellationToken, CancellationToken) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let evict = CancellationToken::new();
+        let (evict, closed) = (CancellationToken::new(), CancellationToken::new());
         self.lock().insert(
             id,
             Open {
                 watch,
                 evict: evict.clone(),
+                closed: closed.clone(),
             },
         );
-        (id, evict)
+        (id, evict, closed)
     }
 
     fn remove(&self, id: u64) {
         self.lock().remove(&id);
     }
 
-    /// Closes the connection idle the longest; false when every connection has a request in
-    /// flight.
-    fn evict_oldest_idle(&self) -> bool {
+    /// Closes the connection idle the longest: the token cancelled once its socket is closed;
+    /// `None` when every connection has a request in flight.
+    fn evict_oldest_idle(&self) -> Option<CancellationToken> {
         let mut open = self.lock();
         let oldest = open
             .iter()
             .filter(|(_, c)| !c.evict.is_cancelled())
             .filter_map(|(id, c)| c.watch.idle_since().map(|since| (since, *id)))
             .min();
-        match oldest.and_then(|(_, id)| open.remove(&id)) {
-            Some(connection) => {
-                connection.evict.cancel();
-                true
-            }
-            None => false,
-        }
+        let connection = oldest.and_then(|(_, id)| open.remove(&id))?;
+        connection.evict.cancel();
+        Some(connection.closed)
     }
 }
 
@@ -141,14 +142,22 @@ pub async fn serve_http(
                     );
                     fd_warned = Some(Instant::now());
                 }
-                if !connections.evict_oldest_idle() {
-                    tokio::select! {
-                        () = shutdown.cancelled() => break,
-                        () = tokio::time::sleep(FD_BACKOFF) => {}
+                // After an eviction, the next accept waits for the evicted socket to be closed:
+                // retrying at once would still find no descriptor and evict the next idle
+                // connection, and the next, down to a client's between two requests.
+                let evicted = connections.evict_oldest_idle();
+                let room = async {
+                    match evicted {
+                        // Closed in time or not, the accept is tried again after this.
+                        Some(closed) => {
+                            let _ = tokio::time::timeout(FD_BACKOFF, closed.cancelled()).await;
+                        }
+                        None => tokio::time::sleep(FD_BACKOFF).await,
                     }
-                } else {
-                    // Give the evicted connection's task a moment to close its socket.
-                    tokio::task::yield_now().await;
+                };
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    () = room => {}
                 }
                 continue;
             }
@@ -161,18 +170,20 @@ pub async fn serve_http(
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!("cannot set TCP_NODELAY: {e}");
         }
-        if connections.len() >= limits.max_connections && !connections.evict_oldest_idle() {
+        if connections.len() >= limits.max_connections && connections.evict_oldest_idle().is_none()
+        {
             tasks.spawn(refuse_busy(tcp));
             continue;
         }
         let watch = Watch::accepted();
-        let (id, evict) = connections.add(watch.clone());
+        let (id, evict, closed) = connections.add(watch.clone());
         let connections = connections.clone();
         let app = app.clone();
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
             serve_connection(tcp, app, watch, timeouts, evict, shutdown).await;
             connections.remove(id);
+            closed.cancel();
         });
     }
     tasks.close();
