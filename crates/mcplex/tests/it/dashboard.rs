@@ -407,3 +407,84 @@ fn the_pages_search_ranks_and_scores_exactly_as_retrieve_tools() {
         assert_eq!(page["total"], agent["total"], "{query}");
     }
 }
+
+/// A logout the store refuses still ends the session on the gateway that took it, answers 503
+/// saying that other gateways may still take the session, and is written once the store takes
+/// writes again: then a gateway that starts afresh refuses the session too.
+#[test]
+fn a_logout_the_store_refuses_ends_the_session_here_and_is_saved_once_the_store_takes_it() {
+    let config = json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}});
+    let mut gateway = Gateway::start(config);
+    let origin = format!("http://{}", gateway.authority());
+    let login = crate::http::exchange(
+        gateway.authority(),
+        crate::http::Version::Http11,
+        "POST",
+        "/ui/login",
+        &[("Content-Type", "application/json"), ("Origin", &origin)],
+        &json!({"key": gateway.api_key()}).to_string(),
+    );
+    let set_cookie = login.header("set-cookie").unwrap_or_default().to_owned();
+    let cookie = set_cookie.split(';').next().unwrap_or_default().to_owned();
+    assert!(cookie.starts_with("mcplex_ui="), "{set_cookie}");
+    let servers = |gateway: &Gateway| {
+        http_send(
+            gateway.authority(),
+            "GET",
+            "/api/v1/servers",
+            &[("Cookie", &cookie)],
+            "",
+        )
+        .0
+    };
+    assert_eq!(servers(&gateway), 200);
+
+    // The store keeps reading but refuses every logout: no row passes the table's CHECK.
+    let store = rusqlite::Connection::open(gateway.data_dir().join("state.db")).expect("store");
+    let schema = |refusing: bool| {
+        let check = if refusing { " CHECK (ends_at < 0)" } else { "" };
+        store
+            .execute_batch(&format!(
+                "DROP TABLE dashboard_logouts; \
+                 CREATE TABLE dashboard_logouts (session TEXT PRIMARY KEY, ends_at BIGINT NOT NULL{check})"
+            ))
+            .expect("the logouts table rebuilt");
+    };
+    schema(true);
+    let (status, body) = http_send(
+        gateway.authority(),
+        "POST",
+        "/ui/logout",
+        &[("Cookie", &cookie), ("Origin", &origin)],
+        "",
+    );
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains("other gateways of the store may"),
+        "the answer says where the session still holds: {body}"
+    );
+    assert_eq!(servers(&gateway), 401, "this gateway refuses it at once");
+
+    // The store takes writes again; the next change it announces makes the gateway write the
+    // logout it kept.
+    schema(false);
+    gateway.create_token(json!({"name": "nudge", "permissions": "read"}));
+    eventually(
+        "the kept logout to reach the store",
+        Duration::from_secs(5),
+        || {
+            let saved: i64 = store
+                .query_row("SELECT count(*) FROM dashboard_logouts", [], |row| {
+                    row.get(0)
+                })
+                .ok()?;
+            (saved == 1).then_some(())
+        },
+    );
+    gateway.restart();
+    assert_eq!(
+        servers(&gateway),
+        401,
+        "a restart reads the logout from the store"
+    );
+}
