@@ -138,22 +138,37 @@ fn through_haproxy_stateless_requests_go_round_robin_and_sessions_stay_on_their_
     assert_eq!(answer.status, 404, "an ended session: {}", answer.body);
 }
 
-/// Waits until `check` holds on both replicas, within [`FOLLOW_LIMIT`]; how long it took.
-fn both_follow(cluster: &Cluster, what: &str, check: impl Fn(&str) -> bool) -> Duration {
+/// Waits until `check` holds on both replicas, within [`FOLLOW_LIMIT`]; how long it took. `check`
+/// answers what the replica showed when the write is not in force there yet, for the failure.
+fn both_follow(
+    cluster: &Cluster,
+    what: &str,
+    check: impl Fn(&str) -> Result<(), String>,
+) -> Duration {
     let started = Instant::now();
     loop {
-        if cluster.replicas.iter().all(|r| check(r)) {
+        let shown: Vec<Result<(), String>> = cluster.replicas.iter().map(|r| check(r)).collect();
+        if shown.iter().all(Result::is_ok) {
             let elapsed = started.elapsed();
             eprintln!("{what}: both replicas within {elapsed:?}");
             return elapsed;
         }
         assert!(
             started.elapsed() < FOLLOW_LIMIT,
-            "{what}: not on both replicas within {FOLLOW_LIMIT:?} (r1 {:?}, r2 {:?})",
-            listed(&cluster.replicas[0], None),
-            listed(&cluster.replicas[1], None)
+            "{what}: not on both replicas within {FOLLOW_LIMIT:?} (r1: {:?}, r2: {:?})",
+            shown[0],
+            shown[1]
         );
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `Ok` when `value` passes `in_force`, else what it was, for [`both_follow`].
+fn shows<T: std::fmt::Debug>(value: T, in_force: impl FnOnce(&T) -> bool) -> Result<(), String> {
+    if in_force(&value) {
+        Ok(())
+    } else {
+        Err(format!("{value:?}"))
     }
 }
 
@@ -182,7 +197,7 @@ fn a_write_through_one_replica_is_enforced_by_the_other_within_a_second() {
     .trim()
     .to_owned();
     both_follow(&cluster, "the new token", |r| {
-        listed(r, Some(&token)).is_ok()
+        shows(listed(r, Some(&token)), Result::is_ok)
     });
     for _ in 0..4 {
         assert!(listed(&cluster.lb, Some(&token)).is_ok_and(|names| names.contains(&echo)));
@@ -191,17 +206,21 @@ fn a_write_through_one_replica_is_enforced_by_the_other_within_a_second() {
     // A quarantine and an approval.
     run(&["servers", "quarantine", "demo"]);
     both_follow(&cluster, "the quarantine", |r| {
-        listed(r, Some(&token)).is_ok_and(|names| !names.contains(&echo))
+        shows(listed(r, Some(&token)), |listed| {
+            listed.as_ref().is_ok_and(|names| !names.contains(&echo))
+        })
     });
     run(&["servers", "approve", "demo"]);
     both_follow(&cluster, "the approval", |r| {
-        listed(r, Some(&token)).is_ok_and(|names| names.contains(&echo))
+        shows(listed(r, Some(&token)), |listed| {
+            listed.as_ref().is_ok_and(|names| names.contains(&echo))
+        })
     });
 
     // A revocation: refused everywhere, whichever replica HAProxy picks.
     run(&["token", "revoke", "agent"]);
     both_follow(&cluster, "the revocation", |r| {
-        listed(r, Some(&token)) == Err(401)
+        shows(listed(r, Some(&token)), |listed| *listed == Err(401))
     });
     for _ in 0..4 {
         assert_eq!(listed(&cluster.lb, Some(&token)), Err(401));
@@ -233,7 +252,9 @@ fn a_write_through_one_replica_is_enforced_by_the_other_within_a_second() {
         "",
     );
     assert_eq!(logout.status, 204, "{}", logout.body);
-    both_follow(&cluster, "the dashboard logout", |r| servers(r) == 401);
+    both_follow(&cluster, "the dashboard logout", |r| {
+        shows(servers(r), |status| *status == 401)
+    });
 }
 
 /// The cookie of a dashboard session opened on r1 with the one-time login link it printed.
