@@ -180,6 +180,7 @@ def scenario_review(opts, browser, shots):
     goto(page, base, "config")
     expect(page.locator("pre.json")).to_be_visible()
     facts["config_text"] = page.inner_text("pre.json")
+    facts["search_status"] = page.inner_text("#search-status")
     shots.take(page, "config")
 
     goto(page, base, "activity")

@@ -1,7 +1,7 @@
 //! The routes the dashboard (`/ui`) reads besides the ones the CLI uses, each also usable with
 //! the API key: the audit log filtered and paged, per-server counts of the last hour, search
-//! with scores, the effective config (redacted) with the current diagnostics, a server's stderr
-//! tail (redacted), and the dashboard's login answers.
+//! with scores, the effective config (redacted) with the current diagnostics and how searches
+//! rank, a server's stderr tail (redacted), and the dashboard's login answers.
 
 use serde::{Deserialize, Serialize};
 
@@ -75,7 +75,50 @@ pub struct SearchAnswer {
     /// How many tools matched before the cut.
     pub total: usize,
     /// `hybrid` when the query was embedded and the catalog is, else `bm25`.
-    pub ranking: String,
+    pub ranking: Ranking,
+}
+
+/// How a search ranks: by words alone, or by words and meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ranking {
+    /// BM25F over the tools' names, descriptions and parameters.
+    Bm25,
+    /// BM25F fused with the sentence model's similarity.
+    Hybrid,
+}
+
+/// Which ranking searches get and why: the model in use, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchStatus {
+    /// What a search gets now: `hybrid` once the model has embedded the served catalog.
+    pub ranking: Ranking,
+    /// The sentence model's name, when one is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Why searches are BM25F alone for the gateway's life, when no model loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without_model: Option<WithoutModel>,
+}
+
+/// Why a gateway searches without a sentence model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WithoutModel {
+    pub because: NoModel,
+    /// The same in words: for [`NoModel::Failed`], the load's error.
+    pub message: String,
+}
+
+/// The causes of [`WithoutModel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoModel {
+    /// `search_model: false`.
+    Config,
+    /// Built without the cargo feature `semantic`.
+    Build,
+    /// The configured model did not load.
+    Failed,
 }
 
 /// One match.
@@ -102,6 +145,8 @@ pub struct ConfigAnswer {
     pub warnings: Vec<String>,
     /// The last catalog build's diagnostics.
     pub diagnostics: Vec<DiagnosticEntry>,
+    /// How searches rank on this gateway.
+    pub search: SearchStatus,
 }
 
 /// One diagnostic of the catalog build.

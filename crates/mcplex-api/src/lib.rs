@@ -22,8 +22,9 @@ mod tools;
 pub use activity::ActivityEntry;
 pub use answers::{Done, ErrorAnswer};
 pub use dashboard::{
-    ActivityAnswer, ActivityFilter, ConfigAnswer, DiagnosticEntry, LoginRequest, SearchAnswer,
-    SearchHit, SearchRequest, ServerStats, SessionAnswer, StatsAnswer, StderrAnswer,
+    ActivityAnswer, ActivityFilter, ConfigAnswer, DiagnosticEntry, LoginRequest, NoModel, Ranking,
+    SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats, SessionAnswer, StatsAnswer,
+    StderrAnswer, WithoutModel,
 };
 pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch};
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};

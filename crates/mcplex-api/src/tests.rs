@@ -177,6 +177,36 @@ fn done_and_error_answers() {
 }
 
 #[test]
+fn search_status_names_its_ranking_and_only_the_reason_that_applies() {
+    check(
+        &SearchStatus {
+            ranking: Ranking::Hybrid,
+            model: Some("m".into()),
+            without_model: None,
+        },
+        r#"{"ranking":"hybrid","model":"m"}"#,
+    );
+    check(
+        &SearchStatus {
+            ranking: Ranking::Bm25,
+            model: None,
+            without_model: Some(WithoutModel {
+                because: NoModel::Failed,
+                message: "gone".into(),
+            }),
+        },
+        r#"{"ranking":"bm25","without_model":{"because":"failed","message":"gone"}}"#,
+    );
+    for (because, wire) in [
+        (NoModel::Config, r#""config""#),
+        (NoModel::Build, r#""build""#),
+        (NoModel::Failed, r#""failed""#),
+    ] {
+        check(&because, wire);
+    }
+}
+
+#[test]
 fn a_review_names_its_state_in_words() {
     let review = ToolReview {
         id: "a:t".into(),

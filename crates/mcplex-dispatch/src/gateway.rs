@@ -103,6 +103,11 @@ impl Gateway {
         }
     }
 
+    /// The name of the sentence model searches use, once one is set.
+    pub fn semantic_model(&self) -> Option<&str> {
+        self.semantic.get().map(crate::SemanticSearch::model)
+    }
+
     /// The embedding of a search `query` against `snapshot`: `None` (plain BM25F) without a
     /// model, before the snapshot's tools are embedded, or for a blank query.
     pub async fn query_vector(&self, snapshot: &Snapshot, query: &str) -> Option<Arc<[f32]>> {

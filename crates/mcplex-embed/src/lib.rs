@@ -45,10 +45,12 @@ const QUERY_TEXTS: usize = 8;
 /// Why a model directory could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
+    /// The I/O error is in the message and not also a `source`, so that a report that prints
+    /// the error's chain says it once.
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path} is not a BERT config: {message}")]
     Config { path: PathBuf, message: String },
@@ -101,7 +103,7 @@ impl SentenceEncoder {
     pub fn load(dir: &Path) -> Result<SentenceEncoder, LoadError> {
         let read = |file: &str| {
             let path = dir.join(file);
-            std::fs::read(&path).map_err(|source| LoadError::Read { path, source })
+            std::fs::read(&path).map_err(|error| LoadError::Read { path, error })
         };
         let model_error = |file: &str, message: String| LoadError::Model {
             path: dir.join(file),

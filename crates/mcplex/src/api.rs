@@ -24,7 +24,8 @@ use axum::{Json, Router};
 use mcplex_api::{
     ApprovalsAnswer, ApproveQuery, CreateToken, CreatedToken, Done, ErrorAnswer, ServedTool,
     Server, ServerAction, ServerState, ServerStatus, ServersAnswer, Token, TokenStatus,
-    TokensAnswer, Tool, ToolAction, ToolStatus, ToolsAnswer, WithheldReason, WithheldTool, paths,
+    TokensAnswer, Tool, ToolAction, ToolStatus, ToolsAnswer, WithheldReason, WithheldTool,
+    WithoutModel, paths,
 };
 use mcplex_catalog::{Snapshot, UnavailableReason};
 use mcplex_config::Config;
@@ -43,6 +44,9 @@ pub struct ApiState {
     pub access: Arc<Access>,
     pub trust: mpsc::Sender<TrustRequest>,
     pub config: watch::Receiver<Arc<Config>>,
+    /// Why searches are BM25F alone, when no sentence model loaded (`search_model` is a cold
+    /// setting: this holds for the process's life).
+    pub without_model: Option<WithoutModel>,
 }
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {

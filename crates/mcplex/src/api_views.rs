@@ -20,8 +20,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use mcplex_api::{
-    ActivityAnswer, ActivityEntry, ActivityFilter, ConfigAnswer, DiagnosticEntry, SearchAnswer,
-    SearchHit, SearchRequest, ServerStats, StatsAnswer, StderrAnswer, paths,
+    ActivityAnswer, ActivityEntry, ActivityFilter, ConfigAnswer, DiagnosticEntry, Ranking,
+    SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats, StatsAnswer, StderrAnswer,
+    paths,
 };
 use mcplex_names::ToolId;
 use mcplex_state::{Activity, ActivityQuery};
@@ -160,9 +161,9 @@ async fn search(State(state): State<ApiState>, Json(request): Json<SearchRequest
     let snapshot = state.gateway.snapshot();
     let vector = state.gateway.query_vector(&snapshot, &request.query).await;
     let ranking = if vector.is_some() && snapshot.has_vectors() {
-        "hybrid"
+        Ranking::Hybrid
     } else {
-        "bm25"
+        Ranking::Bm25
     };
     // The operator sees every served tool, as the API key does on `/mcp`.
     let matches = snapshot.search(
@@ -192,7 +193,7 @@ async fn search(State(state): State<ApiState>, Json(request): Json<SearchRequest
     Json(SearchAnswer {
         tools,
         total: matches.total,
-        ranking: ranking.to_owned(),
+        ranking,
     })
     .into_response()
 }
@@ -208,10 +209,21 @@ async fn config(State(state): State<ApiState>) -> Json<ConfigAnswer> {
             message: d.message.clone(),
         })
         .collect();
+    let model = state.gateway.semantic_model();
+    let search = SearchStatus {
+        ranking: if model.is_some() && state.gateway.snapshot().has_vectors() {
+            Ranking::Hybrid
+        } else {
+            Ranking::Bm25
+        },
+        model: model.map(str::to_owned),
+        without_model: state.without_model.clone(),
+    };
     Json(ConfigAnswer {
         config: crate::config_view::config_view(&config),
         warnings: config.warnings.clone(),
         diagnostics,
+        search,
     })
 }
 

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use mcplex_api::{NoModel, WithoutModel};
 use mcplex_config::{Config, SearchModel};
 use mcplex_dispatch::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch};
 use mcplex_state::Store;
@@ -15,21 +16,24 @@ use mcplex_state::Store;
 pub const BUILTIN_MODEL_ARGUMENT: &str = "builtin";
 
 /// The model `config` names, loaded and with its embedding worker started (keeping embeddings
-/// in `store`); `None` (BM25F, logged) when it names none, this build has none, or it does not
-/// load.
-pub fn load(config: &Config, store: Arc<Store>) -> Option<SemanticSearch> {
+/// in `store`); else why searches are BM25F (logged, and shown by the management API) because
+/// `config` names none, this build has none, or it does not load.
+pub fn load(config: &Config, store: Arc<Store>) -> Result<SemanticSearch, WithoutModel> {
     let store: Arc<dyn EmbeddingStore> = Arc::new(KeptEmbeddings(store));
     let started = std::time::Instant::now();
+    let without = |because, message: String| WithoutModel { because, message };
     let loaded = match &config.search_model {
         SearchModel::Off => {
             tracing::info!("semantic search: off (search_model: false); searching with BM25F");
-            return None;
+            return Err(without(
+                NoModel::Config,
+                "the config turns it off (search_model: false)".to_owned(),
+            ));
         }
         _ if !cfg!(feature = "semantic") => {
-            tracing::warn!(
-                "semantic search: this build has none (built without the cargo feature `semantic`); searching with BM25F"
-            );
-            return None;
+            let why = "this build has none (built without the cargo feature `semantic`)";
+            tracing::warn!("semantic search: {why}; searching with BM25F");
+            return Err(without(NoModel::Build, why.to_owned()));
         }
         SearchModel::BuiltIn => load_builtin(Some(store)),
         SearchModel::Dir(dir) => load_dir(dir, Some(store)),
@@ -41,11 +45,11 @@ pub fn load(config: &Config, store: Arc<Store>) -> Option<SemanticSearch> {
                 ms = started.elapsed().as_millis() as u64,
                 "semantic search: model loaded; searches turn hybrid once the tools are embedded"
             );
-            Some(semantic)
+            Ok(semantic)
         }
         Err(error) => {
             tracing::warn!("semantic search: {error:#}; searching with BM25F");
-            None
+            Err(without(NoModel::Failed, format!("{error:#}")))
         }
     }
 }

@@ -124,6 +124,19 @@ function stderrBlock(name, tail) {
       : h("p", { class: "muted" }, "Nothing written to stderr (or not a local process)."));
 }
 
+/** How searches rank: hybrid with the model, BM25F while it embeds, or BM25F alone and why. */
+function searchStatus(search) {
+  if (search.ranking === "hybrid") {
+    return h("p", { class: "ok", id: "search-status" }, `Hybrid: BM25F with the sentence model ${search.model}.`);
+  }
+  if (search.model) {
+    return h("p", { class: "muted", id: "search-status" }, `BM25F until ${search.model} has embedded the tools.`);
+  }
+  const { because, message } = search.without_model;
+  return h("p", { class: because === "failed" ? "error" : "muted", id: "search-status" },
+    `BM25F alone, without a sentence model: ${message}.`);
+}
+
 export async function config(root, cx) {
   root.append(h("h1", { id: "page-title" }, "Config"),
     h("p", { class: "muted" }, "The configuration this gateway runs with: env and header values, URL secrets and passwords are replaced by [redacted]."));
@@ -136,6 +149,8 @@ export async function config(root, cx) {
     if (key === last) return;
     last = key;
     fill(body,
+      h("h2", {}, "Search"),
+      searchStatus(answer.search),
       h("h2", {}, "Diagnostics"),
       answer.diagnostics.length || answer.warnings.length
         ? h("ul", { class: "diagnostics" },

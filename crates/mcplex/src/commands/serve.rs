@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
+use mcplex_api::WithoutModel;
 use mcplex_config::{Config, Overrides, RoutingMode};
 use mcplex_runtime::Trust;
 use mcplex_runtime::reload::Reloader;
@@ -112,6 +113,8 @@ fn demo_setup(args: &ServeArgs) -> Result<Setup> {
 struct Started {
     core: Core,
     store: Arc<Store>,
+    /// Why searches are BM25F alone, when no model loaded.
+    without_model: Option<WithoutModel>,
 }
 
 /// Opens the store (a store that cannot be opened stops the start before anything runs), loads
@@ -128,6 +131,7 @@ fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Star
         );
     }
     let semantic = crate::semantic::load(config, store.clone());
+    let without_model = semantic.as_ref().err().cloned();
     // Most clients list once, at once, and never re-list on list_changed: the first listings
     // wait up to startup_wait for servers still starting. Calls to ready servers never wait.
     let grace = config.startup_wait;
@@ -142,11 +146,15 @@ fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Star
     if let Some(logins) = logins {
         follow_logins(&core, logins);
     }
-    if let Some(semantic) = semantic {
+    if let Ok(semantic) = semantic {
         core.gateway.search_semantically(semantic);
     }
     report_startup_wait(Arc::clone(&core.gateway), grace);
-    Ok(Started { core, store })
+    Ok(Started {
+        core,
+        store,
+        without_model,
+    })
 }
 
 /// When the store's generation moves (a login or logout in the CLI, another replica's refresh),
@@ -175,7 +183,7 @@ fn watch_config(path: PathBuf, overrides: Overrides, core: &Core) -> Option<Relo
 
 /// Serves the one client on stdin/stdout until it leaves.
 async fn serve_on_stdio(config: &Config, started: Started) -> Result<ExitCode> {
-    let Started { core, store } = started;
+    let Started { core, store, .. } = started;
     let replica = format!("{}:stdio", mcplex_runtime::follow::host_name());
     crate::audit::start(store, &core.gateway, config.audit, replica);
     let (gateway, options) = (core.gateway.clone(), SurfaceOptions::from_config(config));
@@ -201,7 +209,11 @@ async fn serve_on_http(
     started: Started,
     listener: tokio::net::TcpListener,
 ) -> Result<ExitCode> {
-    let Started { core, store } = started;
+    let Started {
+        core,
+        store,
+        without_model,
+    } = started;
     let shutdown = CancellationToken::new();
     // Listening for signals before anything can see the gateway: a SIGTERM right after start
     // still shuts down cleanly (upstreams terminated, the registration removed).
@@ -238,6 +250,7 @@ async fn serve_on_http(
         store_reachable,
         shutdown.clone(),
         guard,
+        without_model,
     );
     announce(config, address, &api_key_place, login_link.as_deref());
     if std::io::stderr().is_terminal() {
@@ -290,6 +303,7 @@ fn app(
     store_reachable: Arc<AtomicBool>,
     shutdown: CancellationToken,
     guard: Guard,
+    without_model: Option<WithoutModel>,
 ) -> Door {
     let dashboard = crate::ui::router(access.clone());
     let api = crate::api::router(
@@ -298,6 +312,7 @@ fn app(
             access,
             trust: core.trust.clone(),
             config: core.config.subscribe(),
+            without_model,
         },
         config.http.max_body_bytes,
     );

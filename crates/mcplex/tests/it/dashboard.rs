@@ -157,6 +157,12 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
         config.contains("SECRET_TOKEN") && !config.contains("sk-dash-secret"),
         "{config}"
     );
+    // It says how searches rank, and why without the model.
+    assert_eq!(
+        seen["search_status"],
+        "BM25F alone, without a sentence model: the config turns it off (search_model: false).",
+        "{seen}"
+    );
     // CSRF: the cookie is HttpOnly and Strict; without the token, from a foreign Origin or with
     // no Origin, a write is refused and changes nothing.
     let csrf = &seen["csrf"];

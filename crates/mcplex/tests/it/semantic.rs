@@ -86,6 +86,16 @@ fn out_of_the_box_tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_a
         (embeddings_logged(&gateway).iter().sum::<usize>() == 14).then_some(())
     });
     // No word of this request is in the time tools' definitions: BM25 alone finds nothing.
+    let (_, effective) = gateway.api("GET", "/api/v1/config", "");
+    let search = &effective["search"];
+    assert_eq!(search["ranking"], "hybrid", "{effective}");
+    assert!(
+        search["model"]
+            .as_str()
+            .is_some_and(|model| model.starts_with("all-MiniLM-L6-v2-tools int8 (built in)"))
+            && search.get("without_model").is_none(),
+        "the API names the model: {effective}"
+    );
     let request = r#"{"query": "what does the clock say right now"}"#;
     let search = gateway.client("legacy", "call", &["tool_search", request]);
     assert_eq!(first_match(&search), "time__get_current_time", "{search}");
@@ -170,6 +180,22 @@ fn a_model_that_does_not_load_leaves_search_to_bm25_with_one_warning() {
                 && warnings[0].ends_with("; searching with BM25F"),
             "{warnings:?}"
         );
+        // The management API (and the dashboard's config page) says why, for the process's life.
+        let (_, config) = gateway.api("GET", "/api/v1/config", "");
+        let search = &config["search"];
+        assert_eq!(search["ranking"], "bm25", "{config}");
+        assert!(
+            search.get("model").is_none()
+                && search["without_model"]["because"] == "failed"
+                && search["without_model"]["message"]
+                    .as_str()
+                    .is_some_and(|why| {
+                        why.starts_with("search_model: cannot load the model in")
+                            && why.contains(reason)
+                            && why.matches("(os error").count() <= 1
+                    }),
+            "{config}"
+        );
         // BM25F still answers: the request shares words with the tool.
         let search = gateway.client(
             "legacy",
@@ -198,6 +224,14 @@ fn search_model_false_is_bm25_only_and_says_so() {
     assert_eq!(
         said[0]["fields"]["message"],
         "semantic search: off (search_model: false); searching with BM25F"
+    );
+    let (_, config) = gateway.api("GET", "/api/v1/config", "");
+    assert_eq!(
+        config["search"],
+        json!({"ranking": "bm25", "without_model": {
+            "because": "config",
+            "message": "the config turns it off (search_model: false)"
+        }})
     );
 }
 
