@@ -130,7 +130,7 @@ function searchStatus(search) {
     return h("p", { class: "ok", id: "search-status" }, `Hybrid: BM25F with the sentence model ${search.model}.`);
   }
   if (search.model) {
-    return h("p", { class: "muted", id: "search-status" }, `BM25F until ${search.model} has embedded the tools.`);
+    return h("p", { class: "muted", id: "search-status" }, `BM25F while ${search.model} embeds the tools (the log says why if it does not finish).`);
   }
   const { because, message } = search.without_model;
   return h("p", { class: because === "failed" ? "error" : "muted", id: "search-status" },

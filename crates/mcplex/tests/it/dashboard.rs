@@ -451,8 +451,9 @@ fn a_logout_the_store_refuses_ends_the_session_here_and_is_saved_once_the_store_
         let check = if refusing { " CHECK (ends_at < 0)" } else { "" };
         store
             .execute_batch(&format!(
-                "DROP TABLE dashboard_logouts; \
-                 CREATE TABLE dashboard_logouts (session TEXT PRIMARY KEY, ends_at BIGINT NOT NULL{check})"
+                "BEGIN; DROP TABLE dashboard_logouts; \
+                 CREATE TABLE dashboard_logouts (session TEXT PRIMARY KEY, ends_at BIGINT NOT NULL{check}); \
+                 COMMIT;"
             ))
             .expect("the logouts table rebuilt");
     };
@@ -477,7 +478,7 @@ fn a_logout_the_store_refuses_ends_the_session_here_and_is_saved_once_the_store_
     gateway.create_token(json!({"name": "nudge", "permissions": "read"}));
     eventually(
         "the kept logout to reach the store",
-        Duration::from_secs(5),
+        Duration::from_secs(20),
         || {
             let saved: i64 = store
                 .query_row("SELECT count(*) FROM dashboard_logouts", [], |row| {
