@@ -291,6 +291,38 @@ fn the_dashboard_answers_with_a_strict_policy_and_its_api_needs_a_login() {
     assert!(!answer.contains(&gateway.api_key()));
 }
 
+/// Logs in to the dashboard with the API key, from the gateway's own page, with `headers` added:
+/// the session cookie's `Set-Cookie`.
+fn log_in(gateway: &Gateway, headers: &[(&str, &str)]) -> String {
+    let origin = format!("http://{}", gateway.authority());
+    let mut sent = vec![
+        ("Content-Type", "application/json"),
+        ("Origin", origin.as_str()),
+    ];
+    sent.extend_from_slice(headers);
+    let login = crate::http::exchange(
+        gateway.authority(),
+        crate::http::Version::Http11,
+        "POST",
+        "/ui/login",
+        &sent,
+        &json!({"key": gateway.api_key()}).to_string(),
+    );
+    login.header("set-cookie").unwrap_or_default().to_owned()
+}
+
+/// The status of `GET /api/v1/servers` with the session `cookie` (`name=value`).
+fn servers_status(gateway: &Gateway, cookie: &str) -> u16 {
+    http_send(
+        gateway.authority(),
+        "GET",
+        "/api/v1/servers",
+        &[("Cookie", cookie)],
+        "",
+    )
+    .0
+}
+
 /// A dashboard session opened on one gateway holds on every gateway of the same store (behind a
 /// load balancer the page's requests reach any replica) and after a restart; logging out ends it.
 #[test]
@@ -299,47 +331,17 @@ fn a_session_holds_on_every_replica_of_the_store_until_a_logout_on_any() {
     let mut first = Gateway::start(config.clone());
     let data_dir = first.data_dir().display().to_string();
     let mut replica = Gateway::start_with(config, &["--data-dir", &data_dir]);
-    let origin = format!("http://{}", first.authority());
-    let login = crate::http::exchange(
-        first.authority(),
-        crate::http::Version::Http11,
-        "POST",
-        "/ui/login",
-        &[("Content-Type", "application/json"), ("Origin", &origin)],
-        &json!({"key": first.api_key()}).to_string(),
-    );
-    let set_cookie = login.header("set-cookie").unwrap_or_default().to_owned();
+    let set_cookie = log_in(&first, &[]);
     let cookie = set_cookie.split(';').next().unwrap_or_default().to_owned();
     assert!(cookie.starts_with("mcplex_ui="), "{set_cookie}");
     assert!(set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"));
     assert!(!set_cookie.contains("Secure"), "plain HTTP: {set_cookie}");
-    let behind_tls = crate::http::exchange(
-        first.authority(),
-        crate::http::Version::Http11,
-        "POST",
-        "/ui/login",
-        &[
-            ("Content-Type", "application/json"),
-            ("Origin", &origin),
-            ("X-Forwarded-Proto", "https"),
-        ],
-        &json!({"key": first.api_key()}).to_string(),
-    );
-    let secure = behind_tls.header("set-cookie").unwrap_or_default();
+    let secure = log_in(&first, &[("X-Forwarded-Proto", "https")]);
     assert!(
         secure.ends_with("; Secure; Max-Age=28800"),
         "behind a proxy that ends TLS: {secure}"
     );
-    let servers = |gateway: &Gateway| {
-        http_send(
-            gateway.authority(),
-            "GET",
-            "/api/v1/servers",
-            &[("Cookie", &cookie)],
-            "",
-        )
-        .0
-    };
+    let servers = |gateway: &Gateway| servers_status(gateway, &cookie);
     assert_eq!(servers(&first), 200);
     assert_eq!(servers(&replica), 200, "the replica takes the session");
     first.restart();
@@ -422,27 +424,10 @@ fn a_logout_the_store_refuses_ends_the_session_here_and_is_saved_once_the_store_
     let config = json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}});
     let mut gateway = Gateway::start(config);
     let origin = format!("http://{}", gateway.authority());
-    let login = crate::http::exchange(
-        gateway.authority(),
-        crate::http::Version::Http11,
-        "POST",
-        "/ui/login",
-        &[("Content-Type", "application/json"), ("Origin", &origin)],
-        &json!({"key": gateway.api_key()}).to_string(),
-    );
-    let set_cookie = login.header("set-cookie").unwrap_or_default().to_owned();
+    let set_cookie = log_in(&gateway, &[]);
     let cookie = set_cookie.split(';').next().unwrap_or_default().to_owned();
     assert!(cookie.starts_with("mcplex_ui="), "{set_cookie}");
-    let servers = |gateway: &Gateway| {
-        http_send(
-            gateway.authority(),
-            "GET",
-            "/api/v1/servers",
-            &[("Cookie", &cookie)],
-            "",
-        )
-        .0
-    };
+    let servers = |gateway: &Gateway| servers_status(gateway, &cookie);
     assert_eq!(servers(&gateway), 200);
 
     // The store keeps reading but refuses every logout: no row passes the table's CHECK.
