@@ -3,9 +3,10 @@ for Python, for the Rust integration tests in crates/mcplex/tests/it/dashboard.r
 steps run the official SDK client (tests/py/mcp_client.py) as an agent would.
 
 Usage: dashboard.py --base http://127.0.0.1:PORT --key KEY --link URL --shots DIR
-                    [--chromium /usr/bin/chromium] SCENARIO
+                    --store STATE_DB [--chromium /usr/bin/chromium] SCENARIO
 Scenarios: review (login link, servers, a changed tool, search, try, config, CSRF, phone width)
-           tokens (login with the key, tokens, activity live, revoke).
+           tokens (login with the key, tokens, activity live, revoke, a logout the store
+           refuses: the scenario makes the gateway's SQLite store refuse it, then mends it).
 Prints one JSON object of what it saw on stdout; the Rust test asserts on it. Waits that have a
 deadline (a call in Activity within 2 s) fail here, with the reason on stderr.
 """
@@ -14,6 +15,7 @@ import argparse
 import http.server
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -318,6 +320,22 @@ def scenario_tokens(opts, browser, shots):
     code, out, err = agent(base, "call", "fixture__echo", "{}", token=secret)
     facts["after_revoke"] = {"agent_exit": code, "http": mcp_status(base, secret)}
     shots.take(page, "tokens-revoked")
+
+    # Log out while the store refuses the logout (no row passes the table's CHECK): the page
+    # says the session may still hold elsewhere. The table is mended afterwards.
+    def logouts_table(check):
+        with sqlite3.connect(opts.store, isolation_level=None) as store:
+            store.executescript(
+                "BEGIN; DROP TABLE dashboard_logouts; CREATE TABLE dashboard_logouts "
+                f"(session TEXT PRIMARY KEY, ends_at BIGINT NOT NULL{check}); COMMIT;")
+    logouts_table(" CHECK (ends_at < 0)")
+    try:
+        page.get_by_role("button", name="Log out").click()
+        expect(page.locator(".login .error")).to_be_visible()
+        facts["refused_logout"] = page.inner_text(".login .error")
+        shots.take(page, "logout-refused")
+    finally:
+        logouts_table("")
     context.close()
     return facts
 
@@ -339,6 +357,7 @@ def main():
     parser.add_argument("--key", required=True)
     parser.add_argument("--link", default="")
     parser.add_argument("--shots", required=True)
+    parser.add_argument("--store", required=True, help="the gateway's SQLite state.db")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("scenario", choices=["review", "tokens"])
     opts = parser.parse_args()

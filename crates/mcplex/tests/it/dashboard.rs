@@ -47,6 +47,8 @@ fn browse(gateway: &Gateway, browser: &PathBuf, scenario: &str, link: &str) -> V
         .args(["--link", link])
         .arg("--shots")
         .arg(screenshots())
+        .arg("--store")
+        .arg(gateway.data_dir().join("state.db"))
         .arg("--chromium")
         .arg(browser)
         .arg(scenario)
@@ -214,6 +216,13 @@ fn tokens_made_on_the_page_work_for_agents_until_revoked_and_calls_show_live() {
     );
     assert_ne!(seen["after_revoke"]["agent_exit"], 0, "{seen}");
     assert_eq!(seen["after_revoke"]["http"]["status"], 401, "{seen}");
+    // A logout the store refused: the page says where the session may still hold.
+    let refused = seen["refused_logout"].as_str().unwrap_or_default();
+    assert!(
+        refused.starts_with("Logged out here, but: ")
+            && refused.contains("other gateways of the store may until it ends"),
+        "{refused}"
+    );
 }
 
 #[test]
