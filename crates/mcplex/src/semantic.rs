@@ -95,6 +95,29 @@ fn load_dir(dir: &Path, _store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Resu
         dir.display()
     )
 }
+/// Whether the model in `dir` loads (`config check`); why not, as `serve` would say it before
+/// searching with BM25F alone. Nothing is embedded.
+pub fn check_dir(dir: &Path) -> Result<(), String> {
+    #[cfg(feature = "semantic")]
+    {
+        mcplex_embed::SentenceEncoder::load(dir)
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "search_model: cannot load the model in {}: {e}",
+                    dir.display()
+                )
+            })
+    }
+    #[cfg(not(feature = "semantic"))]
+    {
+        Err(format!(
+            "search_model: cannot load the model in {}: this build has no semantic search (built without the cargo feature `semantic`)",
+            dir.display()
+        ))
+    }
+}
+
 /// The state database as the place embeddings outlive the process.
 struct KeptEmbeddings(Arc<Store>);
 

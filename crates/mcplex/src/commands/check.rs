@@ -1,12 +1,13 @@
 //! `mcplex config check`: validate without starting anything, more strictly than `serve` runs:
-//! a config with no servers, an unknown key inside a server, or a `command` that cannot be found
-//! is a failure here (exit 1), so that a mistake is named before a client depends on it.
+//! a config with no servers, an unknown key inside a server, a `command` that cannot be found or
+//! a `search_model` directory that does not load is a failure here (exit 1), so that a mistake
+//! is named before a client depends on it.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use mcplex_config::{Config, Overrides, Transport};
+use mcplex_config::{Config, Overrides, SearchModel, Transport};
 
 use crate::cli::ConfigArgs;
 use crate::output::outln;
@@ -41,7 +42,8 @@ pub fn run(args: &ConfigArgs) -> Result<ExitCode> {
 }
 
 /// What `config check` refuses and `serve` tolerates: no servers, unknown keys inside a server
-/// (already among the warnings), and enabled stdio servers whose command cannot be found.
+/// (already among the warnings), enabled stdio servers whose command cannot be found, and a
+/// `search_model` directory that does not load (`serve` searches with BM25F alone then).
 fn failures(config: &Config, file: &str) -> Vec<String> {
     let mut failures = Vec::new();
     if config.servers.is_empty() {
@@ -74,6 +76,13 @@ fn failures(config: &Config, file: &str) -> Vec<String> {
                 ));
             }
         }
+    }
+    if let SearchModel::Dir(dir) = &config.search_model
+        && let Err(why) = crate::semantic::check_dir(dir)
+    {
+        failures.push(format!(
+            "{file}: {why} (a gateway would search with BM25F alone)"
+        ));
     }
     failures
 }

@@ -152,6 +152,39 @@ fn config_check_fails_on_no_servers_a_foreign_server_key_and_a_missing_command()
     );
 }
 
+/// A `search_model` directory that does not load fails the check (a gateway would run with BM25F
+/// alone); one that loads passes.
+#[cfg(feature = "semantic")]
+#[test]
+fn config_check_fails_on_a_search_model_that_does_not_load() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corrupt = tempfile::tempdir().expect("tempdir");
+    std::fs::write(corrupt.path().join("config.json"), "{\"hidden_size\": 384").expect("write");
+    for (model, reason) in [
+        (dir.path().join("no-model"), "no-model/config.json"),
+        (corrupt.path().to_path_buf(), "is not a BERT config"),
+    ] {
+        let (code, stdout, _) = check(
+            &dir,
+            &json!({"search_model": model, "mcpServers": {"a": {"command": "sh"}}}),
+        );
+        assert_eq!(code, 1, "{stdout}");
+        assert!(
+            stdout.contains("search_model: cannot load the model in")
+                && stdout.contains(reason)
+                && stdout.contains("(a gateway would search with BM25F alone)"),
+            "{stdout}"
+        );
+    }
+    let installed = mcplex_fixtures::installed_sentence_model()
+        .expect("no sentence model: run scripts/test.sh (it installs one into .venv)");
+    let (code, stdout, _) = check(
+        &dir,
+        &json!({"search_model": installed, "mcpServers": {"a": {"command": "sh"}}}),
+    );
+    assert_eq!(code, 0, "a model that loads passes: {stdout}");
+}
+
 #[test]
 fn config_check_reads_the_vs_code_form_and_refuses_its_inputs() {
     let dir = tempfile::tempdir().expect("tempdir");
