@@ -99,6 +99,10 @@ pub struct SearchStatus {
     /// Why searches are BM25F alone for the gateway's life, when no model loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub without_model: Option<WithoutModel>,
+    /// Why the model's last pass over the catalog failed (searches stay BM25F until one
+    /// succeeds, at the next change of the catalog).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_failed: Option<String>,
 }
 
 /// Why a gateway searches without a sentence model.

@@ -183,6 +183,7 @@ fn search_status_names_its_ranking_and_only_the_reason_that_applies() {
             ranking: Ranking::Hybrid,
             model: Some("m".into()),
             without_model: None,
+            embedding_failed: None,
         },
         r#"{"ranking":"hybrid","model":"m"}"#,
     );
@@ -194,8 +195,18 @@ fn search_status_names_its_ranking_and_only_the_reason_that_applies() {
                 because: NoModel::Failed,
                 message: "gone".into(),
             }),
+            embedding_failed: None,
         },
         r#"{"ranking":"bm25","without_model":{"because":"failed","message":"gone"}}"#,
+    );
+    check(
+        &SearchStatus {
+            ranking: Ranking::Bm25,
+            model: Some("m".into()),
+            without_model: None,
+            embedding_failed: Some("broken".into()),
+        },
+        r#"{"ranking":"bm25","model":"m","embedding_failed":"broken"}"#,
     );
     for (because, wire) in [
         (NoModel::Config, r#""config""#),

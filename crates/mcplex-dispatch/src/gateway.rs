@@ -108,6 +108,12 @@ impl Gateway {
         self.semantic.get().map(crate::SemanticSearch::model)
     }
 
+    /// Why the model's last pass over the catalog failed, when it did (see
+    /// [`crate::SemanticSearch::embedding_failure`]).
+    pub fn embedding_failure(&self) -> Option<String> {
+        self.semantic.get()?.embedding_failure()
+    }
+
     /// The embedding of a search `query` against `snapshot`: `None` (plain BM25F) without a
     /// model, before the snapshot's tools are embedded, or for a blank query.
     pub async fn query_vector(&self, snapshot: &Snapshot, query: &str) -> Option<Arc<[f32]>> {

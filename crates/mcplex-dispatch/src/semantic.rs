@@ -56,6 +56,8 @@ struct Shared {
     store: Option<Arc<dyn EmbeddingStore>>,
     passages: Mutex<HashMap<PassageKey, Vec<f32>>>,
     queries: Mutex<HashMap<String, Arc<[f32]>>>,
+    /// Why the worker's last pass could not embed its snapshot; `None` once a pass succeeds.
+    failure: Mutex<Option<String>>,
 }
 
 impl SemanticSearch {
@@ -70,6 +72,7 @@ impl SemanticSearch {
             store,
             passages: Mutex::new(HashMap::new()),
             queries: Mutex::new(HashMap::new()),
+            failure: Mutex::new(None),
         });
         let (snapshots, pending) = channel();
         let worker = Arc::clone(&shared);
@@ -85,6 +88,16 @@ impl SemanticSearch {
     /// The model's identity, for logs.
     pub fn model(&self) -> &str {
         self.shared.embedder.model()
+    }
+
+    /// Why the worker's last pass could not embed the catalog it was given (searches of that
+    /// catalog are BM25F); `None` before the first pass and once one succeeds.
+    pub fn embedding_failure(&self) -> Option<String> {
+        self.shared
+            .failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Queues `snapshot` for embedding (the worker takes the newest queued).
@@ -190,13 +203,18 @@ fn work(shared: &Shared, pending: &Receiver<Arc<Snapshot>>) {
         while let Ok(newer) = pending.try_recv() {
             snapshot = newer;
         }
-        if let Err(error) = embed_snapshot(shared, &snapshot) {
+        let outcome = embed_snapshot(shared, &snapshot);
+        if let Err(error) = &outcome {
             tracing::warn!(
                 %error,
                 generation = snapshot.generation(),
                 "semantic search: could not embed the tools; this catalog is searched with BM25 only"
             );
         }
+        *shared
+            .failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = outcome.err();
     }
 }
 

@@ -1,5 +1,6 @@
 //! The embedding worker with a toy model: each text once across snapshots, embeddings loaded
-//! from a store instead of recomputed, and plain BM25F whenever the model fails.
+//! from a store instead of recomputed, plain BM25F whenever the model fails, and the last
+//! failure kept until a pass succeeds.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -155,6 +156,40 @@ fn kept_embeddings_are_loaded_not_recomputed() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(model.embedded.load(Ordering::SeqCst), 0);
+}
+
+/// The worker's last failure is kept for the operator until a pass succeeds.
+#[test]
+fn the_last_failed_pass_is_said_until_one_succeeds() {
+    let model = Arc::new(ToyModel::default());
+    model.failing.store(true, Ordering::SeqCst);
+    let semantic = SemanticSearch::start(model.clone(), None).expect("worker");
+    assert_eq!(semantic.embedding_failure(), None, "no pass yet");
+    let until = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(Instant::now() < deadline, "never: {what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    semantic.embed_later(Arc::new(snapshot(&TWO)));
+    until("the failure said", &|| {
+        semantic.embedding_failure().is_some()
+    });
+    assert!(
+        semantic
+            .embedding_failure()
+            .is_some_and(|why| why.contains("the toy model is broken")),
+        "{:?}",
+        semantic.embedding_failure()
+    );
+    model.failing.store(false, Ordering::SeqCst);
+    let mended = Arc::new(snapshot(&TWO));
+    semantic.embed_later(mended.clone());
+    until("the mended pass", &|| mended.has_vectors());
+    until("the failure forgotten", &|| {
+        semantic.embedding_failure().is_none()
+    });
 }
 
 #[tokio::test]

@@ -218,6 +218,7 @@ async fn config(State(state): State<ApiState>) -> Json<ConfigAnswer> {
         },
         model: model.map(str::to_owned),
         without_model: state.without_model.clone(),
+        embedding_failed: state.gateway.embedding_failure(),
     };
     Json(ConfigAnswer {
         config: crate::config_view::config_view(&config),

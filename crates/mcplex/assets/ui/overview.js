@@ -129,8 +129,12 @@ function searchStatus(search) {
   if (search.ranking === "hybrid") {
     return h("p", { class: "ok", id: "search-status" }, `Hybrid: BM25F with the sentence model ${search.model}.`);
   }
+  if (search.model && search.embedding_failed) {
+    return h("p", { class: "error", id: "search-status" },
+      `BM25F: ${search.model} could not embed the tools: ${search.embedding_failed}.`);
+  }
   if (search.model) {
-    return h("p", { class: "muted", id: "search-status" }, `BM25F while ${search.model} embeds the tools (the log says why if it does not finish).`);
+    return h("p", { class: "muted", id: "search-status" }, `BM25F while ${search.model} embeds the tools.`);
   }
   const { because, message } = search.without_model;
   return h("p", { class: because === "failed" ? "error" : "muted", id: "search-status" },
