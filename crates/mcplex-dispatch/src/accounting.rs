@@ -167,7 +167,7 @@ impl std::fmt::Display for Target<'_> {
 }
 
 /// At most `max` characters of `text`, cut at a character boundary.
-fn truncated(text: &str, max: usize) -> &str {
+pub(crate) fn truncated(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
         Some((end, _)) => &text[..end],
         None => text,

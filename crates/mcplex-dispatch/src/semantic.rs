@@ -44,6 +44,9 @@ pub trait EmbeddingStore: Send + Sync {
     fn retain(&self, model: &str, keep: &[PassageKey]) -> Result<(), EmbeddingStoreError>;
 }
 
+/// The characters of an embedding pass's error kept for the management API.
+const FAILURE_CHARS: usize = 500;
+
 /// The model and its caches. Shared by the gateway (query embeddings) and the worker thread
 /// (passage embeddings).
 pub struct SemanticSearch {
@@ -211,10 +214,13 @@ fn work(shared: &Shared, pending: &Receiver<Arc<Snapshot>>) {
                 "semantic search: could not embed the tools; this catalog is searched with BM25 only"
             );
         }
+        // The model's own words, bounded: they reach the management API.
         *shared
             .failure
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) = outcome.err();
+            .unwrap_or_else(PoisonError::into_inner) = outcome
+            .err()
+            .map(|error| crate::accounting::truncated(&error, FAILURE_CHARS).to_owned());
     }
 }
 

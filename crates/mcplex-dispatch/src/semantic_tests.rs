@@ -16,11 +16,13 @@ use serde_json::{Value, json};
 
 use crate::{EmbeddingStore, PassageKey, SemanticSearch};
 
-/// Hashes words into 16 dimensions; counts the texts it embeds; fails on demand.
+/// Hashes words into 16 dimensions; counts the texts it embeds; fails on demand, at length
+/// when `loud`.
 #[derive(Default)]
 struct ToyModel {
     embedded: AtomicUsize,
     failing: AtomicBool,
+    loud: AtomicBool,
 }
 
 impl Embedder for ToyModel {
@@ -30,7 +32,12 @@ impl Embedder for ToyModel {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if self.failing.load(Ordering::SeqCst) {
-            return Err(EmbedError("the toy model is broken".to_owned()));
+            let times = if self.loud.load(Ordering::SeqCst) {
+                1000
+            } else {
+                1
+            };
+            return Err(EmbedError("the toy model is broken".repeat(times)));
         }
         self.embedded.fetch_add(texts.len(), Ordering::SeqCst);
         Ok(texts
@@ -182,6 +189,21 @@ fn the_last_failed_pass_is_said_until_one_succeeds() {
             .is_some_and(|why| why.contains("the toy model is broken")),
         "{:?}",
         semantic.embedding_failure()
+    );
+    // However long the model's words, the operator gets a bounded part of them.
+    model.loud.store(true, Ordering::SeqCst);
+    semantic.embed_later(Arc::new(snapshot(&TWO)));
+    until("the loud failure said", &|| {
+        semantic
+            .embedding_failure()
+            .is_some_and(|why| why.len() > "the toy model is broken".len() * 2)
+    });
+    assert!(
+        semantic
+            .embedding_failure()
+            .is_some_and(|why| why.chars().count() == 500),
+        "capped: {:?}",
+        semantic.embedding_failure().map(|why| why.len())
     );
     model.failing.store(false, Ordering::SeqCst);
     let mended = Arc::new(snapshot(&TWO));

@@ -78,8 +78,7 @@ fn load_builtin(store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Result<Semant
 #[cfg(feature = "semantic")]
 fn load_dir(dir: &Path, store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Result<SemanticSearch> {
     use anyhow::Context;
-    let encoder = mcplex_embed::SentenceEncoder::load(dir)
-        .with_context(|| format!("search_model: cannot load the model in {}", dir.display()))?;
+    let encoder = encoder_in(dir)?;
     SemanticSearch::start(Arc::new(encoder), store).context("cannot start the embedding worker")
 }
 
@@ -90,32 +89,29 @@ fn load_builtin(_store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Result<Seman
 
 #[cfg(not(feature = "semantic"))]
 fn load_dir(dir: &Path, _store: Option<Arc<dyn EmbeddingStore>>) -> anyhow::Result<SemanticSearch> {
+    match encoder_in(dir)? {}
+}
+
+/// The encoder of the model in `dir`; its error says which directory and why.
+#[cfg(feature = "semantic")]
+fn encoder_in(dir: &Path) -> anyhow::Result<mcplex_embed::SentenceEncoder> {
+    use anyhow::Context;
+    mcplex_embed::SentenceEncoder::load(dir)
+        .with_context(|| format!("search_model: cannot load the model in {}", dir.display()))
+}
+
+#[cfg(not(feature = "semantic"))]
+fn encoder_in(dir: &Path) -> anyhow::Result<std::convert::Infallible> {
     anyhow::bail!(
-        "cannot load the model in {}: this build has no semantic search (built without the cargo feature `semantic`)",
+        "search_model: cannot load the model in {}: this build has no semantic search (built without the cargo feature `semantic`)",
         dir.display()
     )
 }
+
 /// Whether the model in `dir` loads (`config check`); why not, as `serve` would say it before
 /// searching with BM25F alone. Nothing is embedded.
 pub fn check_dir(dir: &Path) -> Result<(), String> {
-    #[cfg(feature = "semantic")]
-    {
-        mcplex_embed::SentenceEncoder::load(dir)
-            .map(drop)
-            .map_err(|e| {
-                format!(
-                    "search_model: cannot load the model in {}: {e}",
-                    dir.display()
-                )
-            })
-    }
-    #[cfg(not(feature = "semantic"))]
-    {
-        Err(format!(
-            "search_model: cannot load the model in {}: this build has no semantic search (built without the cargo feature `semantic`)",
-            dir.display()
-        ))
-    }
+    encoder_in(dir).map(drop).map_err(|e| format!("{e:#}"))
 }
 
 /// The state database as the place embeddings outlive the process.

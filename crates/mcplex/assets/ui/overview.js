@@ -136,7 +136,7 @@ function searchStatus(search) {
   if (search.model) {
     return h("p", { class: "muted", id: "search-status" }, `BM25F while ${search.model} embeds the tools.`);
   }
-  const { because, message } = search.without_model;
+  const { because, message } = search.without_model || { because: "failed", message: "the gateway did not say why" };
   return h("p", { class: because === "failed" ? "error" : "muted", id: "search-status" },
     `BM25F alone, without a sentence model: ${message}.`);
 }
