@@ -87,6 +87,7 @@ async fn open_sessions(base: &str, sessions: usize) -> Result<Arc<Upstreams>> {
         None,
         None,
         events_tx,
+        mcplex_upstream::Isolation::unavailable(),
     ));
     let mut ready = 0;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(180);

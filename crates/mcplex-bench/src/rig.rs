@@ -62,6 +62,7 @@ impl Rig {
             None,
             None,
             events_tx,
+            mcplex_upstream::Isolation::unavailable(),
         ));
         wait_ready(&mut events, &names).await?;
         Ok(Rig { client, gateway })

@@ -18,6 +18,7 @@ mod oauth;
 mod parse;
 mod redact;
 mod redact_url;
+mod sandbox;
 mod server_entry;
 mod servers;
 mod settings;
@@ -38,6 +39,7 @@ pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant};
 pub use parse::parse_config;
 pub use redact::{REDACTED, Redactor};
 pub use redact_url::{redact_url, redact_urls};
+pub use sandbox::{Sandbox, SandboxLimits};
 pub use settings::{Reloaded, reload, reload_listing};
 
 #[cfg(test)]

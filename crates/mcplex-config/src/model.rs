@@ -295,6 +295,8 @@ pub enum Transport {
         working_dir: Option<PathBuf>,
         /// Which variables of the gateway's own environment the process gets besides `env`.
         inherit_env: InheritEnv,
+        /// How the process is isolated (on unless `"sandbox": false`).
+        sandbox: crate::Sandbox,
     },
     /// Streamable HTTP (`protocol: "http"`), or with `fallback_to_sse` the `auto` behaviour.
     Http {
@@ -476,6 +478,7 @@ impl fmt::Debug for Transport {
                 env,
                 working_dir,
                 inherit_env,
+                sandbox,
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
@@ -483,6 +486,7 @@ impl fmt::Debug for Transport {
                 .field("env", &redacted_map(env))
                 .field("working_dir", working_dir)
                 .field("inherit_env", inherit_env)
+                .field("sandbox", sandbox)
                 .finish(),
             Transport::Http {
                 url,

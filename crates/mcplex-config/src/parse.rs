@@ -47,6 +47,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "session_idle_timeout",
     "max_sessions",
     "auth",
+    "sandbox",
 ];
 
 /// Parses and validates `text` (the content of `file`, used in messages), then applies `overrides`.
@@ -58,10 +59,23 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
     cx.warn_inputs(&root, &mut warnings);
     let modes = cx.modes(&root, overrides)?;
     let max_matches = cx.max_matches(&root, &mut warnings)?;
+    let (sandbox, sandbox_env) = crate::sandbox::read_sandbox(
+        &cx,
+        root.get("sandbox"),
+        "sandbox",
+        &crate::Sandbox::default(),
+        &mut warnings,
+    )?;
+    if !sandbox_env.is_empty() {
+        return Err(cx.err(
+            "sandbox.env",
+            "names what one server inherits: set it on the server's own \"sandbox\"",
+        ));
+    }
     let before_servers = warnings.len();
     let servers = match cx.servers_key(&root)? {
         None => Vec::new(),
-        Some((servers_key, value)) => cx.servers(servers_key, value, &mut warnings)?,
+        Some((servers_key, value)) => cx.servers(servers_key, value, &sandbox, &mut warnings)?,
     };
     // Everything the server entries had to say: an unknown key inside a server fails `config check`.
     let server_warnings = warnings[before_servers..].to_vec();

@@ -16,6 +16,8 @@ pub(crate) struct Entry<'a> {
     /// Its key path, `mcpServers.github` or `mcpServers[2]`.
     pub(crate) key: &'a str,
     pub(crate) object: &'a Map<String, Value>,
+    /// The top-level `sandbox` (or the default one): what a stdio server's own overrides.
+    pub(crate) sandbox: &'a crate::Sandbox,
 }
 
 impl Entry<'_> {
@@ -104,7 +106,7 @@ impl Entry<'_> {
 
     /// A process (`command`) or a URL (`url`), as `protocol` (or `type`) says; `auto` decides by
     /// which of the two is there.
-    pub(crate) fn transport(&self) -> Result<Transport, ConfigError> {
+    pub(crate) fn transport(&self, warnings: &mut Vec<String>) -> Result<Transport, ConfigError> {
         let command = self.text("command")?;
         let url = self.text("url")?;
         let headers = self
@@ -124,7 +126,7 @@ impl Entry<'_> {
                 key,
                 "has both \"command\" and \"url\"; a server is either a process or a URL",
             )),
-            ("stdio" | "auto", Some(command), None) => self.stdio(command),
+            ("stdio" | "auto", Some(command), None) => self.stdio(command, warnings),
             ("http" | "streamable-http" | "streamableHttp" | "auto", None, Some(url)) => {
                 self.cx.url(url, &self.path("url"))?;
                 Ok(Transport::Http {
@@ -161,7 +163,7 @@ impl Entry<'_> {
 
     /// A child process: `command` and its `args`, `env`, `working_dir` (or `cwd`) and which of
     /// the gateway's environment it inherits.
-    fn stdio(&self, command: &str) -> Result<Transport, ConfigError> {
+    fn stdio(&self, command: &str, warnings: &mut Vec<String>) -> Result<Transport, ConfigError> {
         if command.trim().is_empty() {
             return Err(self.cx.err(self.path("command"), "must not be empty"));
         }
@@ -193,7 +195,7 @@ impl Entry<'_> {
             (None, Some(_)) => self.text("cwd")?.map(PathBuf::from),
             (None, None) => None,
         };
-        let inherit_env = match self.field("inherit_env") {
+        let mut inherit_env = match self.field("inherit_env") {
             None | Some(Value::Bool(false)) => InheritEnv::default(),
             Some(Value::Bool(true)) => InheritEnv::All,
             Some(list @ Value::Array(_)) => {
@@ -209,12 +211,24 @@ impl Entry<'_> {
                 ));
             }
         };
+        let (sandbox, passed) = crate::sandbox::read_sandbox(
+            self.cx,
+            self.field("sandbox"),
+            &self.path("sandbox"),
+            self.sandbox,
+            warnings,
+        )?;
+        // `sandbox.env` names what `inherit_env` names: one list of what the process inherits.
+        if let InheritEnv::AllowList(globs) = &mut inherit_env {
+            globs.extend(passed);
+        }
         Ok(Transport::Stdio {
             command: command.to_owned(),
             args,
             env,
             working_dir,
             inherit_env,
+            sandbox,
         })
     }
 }

@@ -36,6 +36,7 @@ const SERVER_KEYS: &[&str] = &[
     "prompts",
     "resources",
     "oauth",
+    "sandbox",
 ];
 
 impl Cx<'_> {
@@ -69,6 +70,7 @@ impl Cx<'_> {
         &self,
         root: &str,
         value: &Value,
+        sandbox: &crate::Sandbox,
         warnings: &mut Vec<String>,
     ) -> Result<Vec<ServerConfig>, ConfigError> {
         let entries: Vec<(String, String, &Map<String, Value>)> = match value {
@@ -132,7 +134,7 @@ impl Cx<'_> {
             object.iter().try_for_each(|(field, value)| {
                 self.refuse_input_references(&format!("{key}.{field}"), value)
             })?;
-            servers.push(self.server(&key, name, object, warnings)?);
+            servers.push(self.server(&key, name, object, sandbox, warnings)?);
         }
         Ok(servers)
     }
@@ -142,6 +144,7 @@ impl Cx<'_> {
         key: &str,
         name: String,
         object: &Map<String, Value>,
+        sandbox: &crate::Sandbox,
         warnings: &mut Vec<String>,
     ) -> Result<ServerConfig, ConfigError> {
         if name.trim().is_empty() {
@@ -157,8 +160,17 @@ impl Cx<'_> {
             cx: self,
             key,
             object,
+            sandbox,
         };
-        let transport = entry.transport()?;
+        let transport = entry.transport(warnings)?;
+        if !matches!(transport, crate::Transport::Stdio { .. })
+            && object.get("sandbox").is_some_and(|v| !v.is_null())
+        {
+            warnings.push(format!(
+                "{}: {key}.sandbox: only a process (\"command\") runs in a sandbox; ignored for a URL server",
+                self.file
+            ));
+        }
         let mut enabled = entry.flag("enabled")?.unwrap_or(true);
         if let Some(disabled) = entry.flag("disabled")? {
             enabled &= !disabled;

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use mcplex_catalog::{Diagnostic, ServerStatus, Snapshot};
 use mcplex_config::Config;
-use mcplex_upstream::{BuiltinConnector, Logins, UpstreamEvent, UpstreamNotice, Upstreams};
+use mcplex_upstream::{
+    BuiltinConnector, Isolation, Logins, ServerIsolation, UpstreamEvent, UpstreamNotice, Upstreams,
+};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::AuditRecord;
@@ -46,8 +48,9 @@ impl Gateway {
         logins: Option<Arc<Logins>>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
         startup_wait: Duration,
+        isolation: Isolation,
     ) -> Gateway {
-        let upstreams = Upstreams::start(config, builtin, logins, events);
+        let upstreams = Upstreams::start(config, builtin, logins, events, isolation);
         Gateway {
             snapshot: ArcSwap::from_pointee(Snapshot::empty()),
             upstreams,
@@ -181,6 +184,17 @@ impl Gateway {
     /// stopped, new ones started; untouched servers keep their connections.
     pub fn reconcile(&self, config: &Config) {
         self.upstreams.reconcile(config);
+    }
+
+    /// Which servers the operator approved (`None`: all): the others' processes run under the
+    /// quarantine sandbox, and a change restarts the processes it concerns.
+    pub fn set_approved_servers(&self, approved: Option<std::collections::HashSet<String>>) {
+        self.upstreams.set_approved(approved);
+    }
+
+    /// How `server`'s process is isolated (`None`: not a process, or not started yet).
+    pub fn isolation(&self, server: &str) -> Option<ServerIsolation> {
+        self.upstreams.isolation(server)
     }
 
     /// Reports every finished call to `records` (bounded: when the writer falls behind, records

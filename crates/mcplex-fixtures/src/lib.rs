@@ -9,6 +9,7 @@
 
 mod conformance;
 mod corpus;
+mod hostile;
 mod http;
 mod lines;
 mod model;

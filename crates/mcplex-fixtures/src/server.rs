@@ -25,6 +25,8 @@ pub struct FixtureOptions {
     /// Offer `weather`, whose description turns malicious after its first call (announced
     /// with `list_changed`): a rug pull.
     pub rug_pull: bool,
+    /// Offer `probe`, which tries what a malicious server would (`hostile.rs`).
+    pub hostile: bool,
     /// Log each call and the gateway's request id (`_meta`) to stderr.
     pub log_calls: bool,
     /// Tool definitions served exactly as given (broken or enormous ones included); calls echo.
@@ -43,6 +45,7 @@ impl FixtureOptions {
             page_size: None,
             stuck_cursor: false,
             rug_pull: false,
+            hostile: false,
             log_calls: false,
             raw_tools: Vec::new(),
             sabotage: Sabotage::default(),
@@ -100,6 +103,9 @@ impl Fixture {
         if self.options.rug_pull {
             let pulled = self.pulled.load(std::sync::atomic::Ordering::SeqCst);
             all.push(tools::weather_definition(pulled));
+        }
+        if self.options.hostile {
+            all.push(crate::hostile::definition());
         }
         all.extend(lock(&self.added).iter().cloned());
         all

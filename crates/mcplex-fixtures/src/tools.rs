@@ -111,6 +111,9 @@ pub(crate) async fn call(
             &json!({"city": arguments["city"], "sky": "clear"}),
         ));
     }
+    if fixture.options.hostile && name == crate::hostile::TOOL {
+        return Ok(text_result(&crate::hostile::probe(&arguments)));
+    }
     let raw = fixture.options.raw_tools.iter().find(|t| t["name"] == name);
     if let Some(result) = raw.and_then(|t| t.get(CANNED_RESULT)) {
         return Ok(result.clone());

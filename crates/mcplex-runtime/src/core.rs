@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
-use mcplex_upstream::{BuiltinConnector, Logins};
+use mcplex_upstream::{BuiltinConnector, Isolation, Logins};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -35,21 +35,31 @@ impl Core {
     /// connecting) published; servers join as they connect. With `trust`, only approved servers
     /// and tools are served; without, everything is (one-shot commands and benchmarks). For
     /// `startup_wait`, listings wait for servers still connecting (see [`Gateway::start`]).
+    /// Stdio servers start in `isolation`'s sandbox; with `trust`, the ones not approved under
+    /// its quarantine policy from their very first start.
     pub fn start(
         config: Config,
         builtin: Option<BuiltinConnector>,
         logins: Option<Arc<Logins>>,
         startup_wait: Duration,
-        trust: Option<Trust>,
+        mut trust: Option<Trust>,
+        isolation: Isolation,
     ) -> Core {
         let config = Arc::new(config);
         let (events_tx, events) = mpsc::unbounded_channel();
+        // Registered before anything starts, so that a new server's first process is already
+        // the quarantined one.
+        let approved = trust.as_mut().map(|trust| {
+            trust.register(&config);
+            trust.approved_servers()
+        });
         let gateway = Arc::new(Gateway::start(
             &config,
             builtin,
             logins,
             events_tx,
             startup_wait,
+            isolation.approving(approved),
         ));
         let configs = watch::Sender::new(config.clone());
         let (trust_tx, requests) = mpsc::channel(PENDING_REQUESTS);

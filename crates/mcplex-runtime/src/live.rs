@@ -224,6 +224,8 @@ impl LiveCatalog {
         mcplex_telemetry::metrics().snapshot_rebuilds.inc();
         if let Some(trust) = &mut self.trust {
             trust.record(&snapshot);
+            self.gateway
+                .set_approved_servers(Some(trust.approved_servers()));
         }
         self.gateway.publish(snapshot);
         new

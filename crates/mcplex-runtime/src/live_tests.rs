@@ -23,6 +23,7 @@ pub(crate) fn server(name: &str) -> ServerConfig {
         env: BTreeMap::new(),
         working_dir: None,
         inherit_env: InheritEnv::default(),
+        sandbox: Default::default(),
     };
     ServerConfig::new(name, transport)
 }
@@ -56,7 +57,14 @@ pub(crate) fn event(server: &str, state: UpstreamState) -> UpstreamEvent {
 pub(crate) fn live(config: Arc<Config>, trust: Option<Trust>) -> (LiveCatalog, Arc<Gateway>) {
     let (events, _) = tokio::sync::mpsc::unbounded_channel();
     let nothing = Config::with_servers(Vec::new());
-    let gateway = Arc::new(Gateway::start(&nothing, None, None, events, Duration::ZERO));
+    let gateway = Arc::new(Gateway::start(
+        &nothing,
+        None,
+        None,
+        events,
+        Duration::ZERO,
+        mcplex_upstream::Isolation::unavailable(),
+    ));
     (LiveCatalog::new(gateway.clone(), config, trust), gateway)
 }
 

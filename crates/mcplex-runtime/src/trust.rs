@@ -95,6 +95,15 @@ impl Trust {
         &mut self.approvals
     }
 
+    /// The servers the operator approved (every other one is quarantined or unknown).
+    pub fn approved_servers(&self) -> std::collections::HashSet<String> {
+        self.approvals
+            .servers()
+            .filter(|(name, _)| self.approvals.server_approved(name))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
     /// Records every configured server not seen before: approved if it is part of the founding
     /// config (and not marked `quarantined`), quarantined otherwise.
     pub fn register(&mut self, config: &Config) {

@@ -2,7 +2,7 @@
 //! HTTP with the legacy SSE fallback, legacy SSE, or a built-in server), up to its first
 //! listing: the handshake, the tools and what else it offers.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use mcplex_config::{Redactor, ServerConfig, Transport};
 use mcplex_oauth::Secret;
@@ -50,6 +50,7 @@ pub(crate) async fn connect(
             env,
             working_dir,
             inherit_env,
+            sandbox,
         } => {
             let spec = stdio::StdioSpec {
                 command,
@@ -57,8 +58,18 @@ pub(crate) async fn connect(
                 env,
                 working_dir: working_dir.as_ref(),
                 inherit_env,
+                sandbox,
             };
-            let wire = stdio::spawn(server.clone(), &spec, redactor.clone())?;
+            *slot.denied.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            let (wire, report) = stdio::spawn(
+                server.clone(),
+                &spec,
+                redactor.clone(),
+                &slot.isolation,
+                slot.denied.clone(),
+            )
+            .await?;
+            *slot.report.lock().unwrap_or_else(PoisonError::into_inner) = Some(report);
             open_on(server, redactor, wire, config, notifications).await
         }
         Transport::Http {

@@ -12,6 +12,7 @@
 
 mod connect;
 mod error;
+mod isolation;
 mod lifecycle;
 mod login;
 mod raw_result;
@@ -22,9 +23,11 @@ mod supervisor;
 mod wire;
 
 pub use error::UpstreamError;
+pub use isolation::{Isolation, ServerIsolation};
 pub use lifecycle::Offer;
 /// OAuth servers' logins, which [`Upstreams::start`] takes.
 pub use mcplex_oauth::Logins;
+pub use mcplex_sandbox::{Level as IsolationLevel, Protected, Report as IsolationReport};
 pub use raw_result::{RawResult, json_len};
 pub use relay::{ClientRelay, RelayError, RelayFuture};
 pub use rpc::{CallOptions, RpcConnection};

@@ -6,12 +6,13 @@
 //! server with no usable login is `NeedsLogin`: it waits, without retrying, until the logins
 //! change (`mcplex auth login`, another replica), and the other servers never notice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use mcplex_config::{Config, Redactor, ServerConfig};
+use mcplex_config::{Config, Redactor, ServerConfig, Transport};
 use mcplex_oauth::{Logins, ServerLogin};
+use mcplex_sandbox::Report;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -19,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::connect::connect;
+use crate::isolation::{Denied, Isolation, ServerIsolation};
 use crate::lifecycle::{self, Offer, OfferParts};
 use crate::login::{LoginCheck, check_login, login_change, logins_change};
 use crate::rpc::{CallOptions, RpcConnection};
@@ -86,6 +88,13 @@ pub(crate) struct ServerSlot {
     /// An OAuth server's login (`None` for the others, and for an OAuth server of a gateway
     /// with no token store).
     pub(crate) login: Option<Arc<ServerLogin>>,
+    /// How stdio servers are sandboxed (shared by every slot of the gateway).
+    pub(crate) isolation: Arc<Isolation>,
+    /// How this server's process was isolated at its last start (`None`: not a process, or
+    /// not started yet).
+    pub(crate) report: Mutex<Option<Report>>,
+    /// The last stderr line of its process that looked like the sandbox refusing something.
+    pub(crate) denied: Denied,
 }
 
 /// All upstream connections of a gateway. Servers can be added and removed while it runs
@@ -100,6 +109,7 @@ pub struct Upstreams {
     notices: broadcast::Sender<UpstreamNotice>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
+    isolation: Arc<Isolation>,
 }
 
 impl Upstreams {
@@ -110,8 +120,10 @@ impl Upstreams {
         builtin: Option<BuiltinConnector>,
         logins: Option<Arc<Logins>>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
+        isolation: Isolation,
     ) -> Upstreams {
         let upstreams = Upstreams {
+            isolation: Arc::new(isolation),
             servers: RwLock::new(HashMap::new()),
             call_timeout: config.call_timeout,
             builtin,
@@ -151,25 +163,75 @@ impl Upstreams {
             if servers.contains_key(name) {
                 continue;
             }
-            let slot = Arc::new(ServerSlot {
-                config: server.clone(),
-                redactor: Arc::new(redactor_of(server)),
-                connection: RwLock::new(None),
-                state: Mutex::new("connecting".to_owned()),
-                stop: self.shutdown.child_token(),
-                login: self.logins.as_ref().and_then(|l| l.for_server(server)),
-            });
-            servers.insert(name.to_owned(), slot.clone());
-            let stop = slot.stop.clone();
-            self.tasks.spawn(supervise(
-                slot,
-                self.builtin.clone(),
-                self.logins.as_ref().map(|l| l.subscribe()),
-                self.events.clone(),
-                self.notices.clone(),
-                stop,
-            ));
+            self.start_slot(&mut servers, server);
         }
+    }
+
+    /// Starts the supervisor of `server` in a new slot.
+    fn start_slot(&self, servers: &mut HashMap<String, Arc<ServerSlot>>, server: &ServerConfig) {
+        let slot = Arc::new(ServerSlot {
+            config: server.clone(),
+            redactor: Arc::new(redactor_of(server)),
+            connection: RwLock::new(None),
+            state: Mutex::new("connecting".to_owned()),
+            stop: self.shutdown.child_token(),
+            login: self.logins.as_ref().and_then(|l| l.for_server(server)),
+            isolation: self.isolation.clone(),
+            report: Mutex::new(None),
+            denied: Denied::default(),
+        });
+        servers.insert(server.name.clone(), slot.clone());
+        let stop = slot.stop.clone();
+        self.tasks.spawn(supervise(
+            slot,
+            self.builtin.clone(),
+            self.logins.as_ref().map(|l| l.subscribe()),
+            self.events.clone(),
+            self.notices.clone(),
+            stop,
+        ));
+    }
+
+    /// Records which servers the operator approved (`None`: all); a sandboxed process whose
+    /// quarantine changed is restarted under the policy that now applies to it (a server just
+    /// approved gets its network and its writes, one just quarantined loses them at once).
+    pub fn set_approved(&self, approved: Option<HashSet<String>>) {
+        let changed = self.isolation.set_approved(approved);
+        if changed.is_empty() || self.shutdown.is_cancelled() {
+            return;
+        }
+        let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+        for name in changed {
+            let Some(slot) = servers.get(&name).cloned() else {
+                continue;
+            };
+            let Transport::Stdio { sandbox, .. } = &slot.config.transport else {
+                continue;
+            };
+            if !sandbox.enabled {
+                continue;
+            }
+            tracing::info!(server = %name, "restarting upstream: its approval changed, and with it its sandbox");
+            slot.stop.cancel();
+            servers.remove(&name);
+            self.start_slot(&mut servers, &slot.config);
+        }
+    }
+
+    /// How `server`'s process is isolated (`None`: not a process, or not started yet).
+    pub fn isolation(&self, server: &str) -> Option<ServerIsolation> {
+        let slot = self.slot(server)?;
+        let report = slot
+            .report
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        let denied = slot
+            .denied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        Some(ServerIsolation { report, denied })
     }
 
     fn slot(&self, server: &str) -> Option<Arc<ServerSlot>> {

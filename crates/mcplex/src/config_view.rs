@@ -77,6 +77,7 @@ fn transport_view(transport: &Transport, redactor: &Redactor) -> Value {
             args,
             env,
             working_dir,
+            sandbox,
             ..
         } => json!({
             "type": "stdio",
@@ -84,6 +85,7 @@ fn transport_view(transport: &Transport, redactor: &Redactor) -> Value {
             "args": args.iter().map(|a| redactor.redact(a)).collect::<Vec<_>>(),
             "env": names_only(env),
             "working_dir": working_dir.as_ref().map(|p| p.display().to_string()),
+            "sandbox": sandbox_view(sandbox),
         }),
         Transport::Http {
             url,
@@ -101,6 +103,27 @@ fn transport_view(transport: &Transport, redactor: &Redactor) -> Value {
         }),
         Transport::Builtin { kind } => json!({"type": "builtin", "kind": kind}),
     }
+}
+
+fn sandbox_view(sandbox: &mcplex_config::Sandbox) -> Value {
+    if !sandbox.enabled {
+        return json!(false);
+    }
+    let shown = |paths: &[std::path::PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+    };
+    json!({
+        "read": sandbox.read.as_deref().map(shown),
+        "write": shown(&sandbox.write),
+        "network": sandbox.network,
+        "required": sandbox.required,
+        "memory_mb": sandbox.limits.memory_mb,
+        "processes": sandbox.limits.processes,
+        "open_files": sandbox.limits.open_files,
+    })
 }
 
 fn filter_view(filter: &ToolFilter) -> Value {

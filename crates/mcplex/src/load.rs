@@ -1,11 +1,32 @@
 //! Reading the config file: the one place that touches the disk and the environment for config.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::{Context, Result};
 use mcplex_config::{Config, Overrides, parse_config};
 
 use crate::cli::ConfigArgs;
+
+/// Every config file this process read (hot reloads included): the sandbox hides them from
+/// stdio servers, whose `env` secrets they hold.
+static FILES_READ: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The config files this process read so far.
+pub fn files_read() -> Vec<PathBuf> {
+    FILES_READ
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+fn note_read(path: &std::path::Path) {
+    let mut files = FILES_READ.lock().unwrap_or_else(PoisonError::into_inner);
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    if !files.contains(&path) {
+        files.push(path);
+    }
+}
 
 /// `~/.mcplex/mcp_config.json`.
 pub fn default_path() -> Option<PathBuf> {
@@ -49,7 +70,10 @@ pub fn read(args: &ConfigArgs, mut overrides: Overrides) -> Result<Loaded> {
         ),
     };
     let (text, exists) = match std::fs::read_to_string(&path) {
-        Ok(text) => (text, true),
+        Ok(text) => {
+            note_read(&path);
+            (text, true)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
             tracing::warn!(
                 "no config at {}; starting with no servers (see --config, --demo)",

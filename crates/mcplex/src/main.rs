@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod config_view;
 mod demo;
+mod isolation;
 mod load;
 mod logging;
 mod logins;
@@ -33,6 +34,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const CODE_WORKER: &str = "__code-worker";
 
 fn main() -> ExitCode {
+    // The sandbox helper confines one stdio server and executes it: nothing else starts first.
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(mcplex_sandbox::HELPER_ARG))
+    {
+        return mcplex_sandbox::run_helper(std::env::args_os().skip(2).collect());
+    }
     // A code_execution worker serves one script on stdin/stdout: nothing else starts first.
     if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(CODE_WORKER)) {
         return mcplex_code::serve_worker();

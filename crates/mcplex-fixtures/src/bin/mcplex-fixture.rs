@@ -32,6 +32,9 @@ struct Args {
     /// Offer `weather`, whose description turns malicious after its first call (a rug pull).
     #[arg(long)]
     rug_pull: bool,
+    /// Offer `probe`, which tries to read, write, signal and connect as a malicious server would.
+    #[arg(long)]
+    hostile: bool,
     /// Log each call with the gateway's request id to stderr.
     #[arg(long)]
     log_calls: bool,
@@ -111,6 +114,7 @@ async fn main() -> ExitCode {
         page_size: args.page_size,
         stuck_cursor: args.stuck_cursor,
         rug_pull: args.rug_pull,
+        hostile: args.hostile,
         log_calls: args.log_calls,
         raw_tools,
         sabotage: mcplex_fixtures::Sabotage {

@@ -3,7 +3,9 @@
 //! whole group, waits briefly, then SIGKILLs what is left. The child's stderr becomes log lines
 //! with configured secrets redacted, and the server's stderr tail (`stderr_tail.rs`). Stdout
 //! carries only JSON-RPC. The child gets the allow-listed part of the gateway's environment
-//! (`environment.rs`) and its own `env`, nothing else.
+//! (`environment.rs`) and its own `env`, nothing else. It starts inside the sandbox its
+//! [`Isolation`](crate::Isolation) decides (through the sandbox helper), in a private temp
+//! directory that is removed when it exits.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,7 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcplex_config::{InheritEnv, Redactor};
+use mcplex_config::{InheritEnv, Redactor, Sandbox};
+use mcplex_sandbox::Report;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -20,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::lines::{LinesSender, lines_wire};
 use super::sys::{SIGKILL, SIGTERM, kill_child_with_parent, signal_group};
 use super::{BoxFuture, SendError, Wire, WireSend};
+use crate::isolation::{Denied, Isolation, Start, denial_hint, looks_denied};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
@@ -31,23 +35,53 @@ pub(crate) struct StdioSpec<'a> {
     pub env: &'a BTreeMap<String, String>,
     pub working_dir: Option<&'a PathBuf>,
     pub inherit_env: &'a InheritEnv,
+    pub sandbox: &'a Sandbox,
 }
 
-/// Spawns the server and returns its wire.
-pub(crate) fn spawn(
+/// Spawns the server in its sandbox and returns its wire and its isolation. `denied` receives
+/// the last stderr line that looks like the sandbox refusing it something.
+pub(crate) async fn spawn(
     server: Arc<str>,
     spec: &StdioSpec<'_>,
     redactor: Arc<Redactor>,
-) -> Result<Wire, String> {
-    let mut command = tokio::process::Command::new(spec.command);
+    isolation: &Isolation,
+    denied: Denied,
+) -> Result<(Wire, Report), String> {
+    let mut environment = super::environment::inherited(std::env::vars_os(), spec.inherit_env);
+    environment.extend(spec.env.iter().map(|(k, v)| (k.into(), v.into())));
+    let variable = |name: &str| {
+        environment
+            .get(std::ffi::OsStr::new(name))
+            .and_then(|v| v.to_str())
+            .map(str::to_owned)
+    };
+    let (home, cache_home) = (variable("HOME"), variable("XDG_CACHE_HOME"));
+    let prepared = isolation
+        .prepare(&Start {
+            server: &server,
+            sandbox: spec.sandbox,
+            command: spec.command,
+            args: spec.args,
+            working_dir: spec.working_dir.map(PathBuf::as_path),
+            home: home.as_deref(),
+            cache_home: cache_home.as_deref(),
+        })
+        .await?;
+    if let Some(temp) = &prepared.temp {
+        for name in ["TMPDIR", "TMP", "TEMP"] {
+            environment.insert(name.into(), temp.path().into());
+        }
+    }
+    if prepared.report.level == mcplex_sandbox::Level::Off && !spec.sandbox.enabled {
+        tracing::warn!(server = %server, "\"sandbox\": false: this server runs with the gateway's authority (it can read the gateway's secrets)");
+    } else {
+        tracing::info!(server = %server, "isolation: {}", prepared.report.summary());
+    }
+    let mut command = tokio::process::Command::new(&prepared.program);
     command
-        .args(spec.args)
+        .args(&prepared.args)
         .env_clear()
-        .envs(super::environment::inherited(
-            std::env::vars_os(),
-            spec.inherit_env,
-        ))
-        .envs(spec.env)
+        .envs(environment)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -60,6 +94,7 @@ pub(crate) fn spawn(
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {:?}: {e}", spec.command))?;
+    let temp = prepared.temp;
     let pid = child.id().ok_or("the process exited at once")?;
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -73,10 +108,22 @@ pub(crate) fn spawn(
         let (server, redactor) = (server.clone(), redactor.clone());
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
+            let mut hinted = false;
             while let Ok(Some(line)) = lines.next_line().await {
                 let line = redactor.redact(&line);
                 crate::stderr_tail::push(&server, &line);
                 tracing::info!(target: "mcplex::upstream::stderr", server = %server, "{line}");
+                if looks_denied(&line) {
+                    *denied
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(line.clone());
+                    if !hinted {
+                        hinted = true;
+                        let hint = denial_hint(&server);
+                        crate::stderr_tail::push(&server, &hint);
+                        tracing::warn!(server = %server, "{hint}");
+                    }
+                }
             }
         });
     }
@@ -87,6 +134,8 @@ pub(crate) fn spawn(
                 Ok(status) => tracing::info!(server = %server, "process {pid} exited: {status}"),
                 Err(e) => tracing::warn!(server = %server, "cannot wait for process {pid}: {e}"),
             }
+            // The private temp directory goes with the process.
+            drop(temp);
             exited.cancel();
             closed.cancel();
         });
@@ -100,11 +149,14 @@ pub(crate) fn spawn(
         },
         exited,
     });
-    Ok(Wire {
-        sender,
-        incoming,
-        closed,
-    })
+    Ok((
+        Wire {
+            sender,
+            incoming,
+            closed,
+        },
+        prepared.report,
+    ))
 }
 
 /// The process group of one child. Dropping it without `terminate` still SIGKILLs the group.

@@ -16,6 +16,12 @@ pub(crate) fn signal_group(pgid: u32, signal: i32) {
     }
 }
 
+/// The gateway's effective user id.
+pub(crate) fn effective_uid() -> u32 {
+    // SAFETY: no arguments, no memory.
+    unsafe { libc::geteuid() }
+}
+
 pub(crate) const SIGTERM: i32 = libc::SIGTERM;
 pub(crate) const SIGKILL: i32 = libc::SIGKILL;
 

@@ -38,7 +38,15 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
     }
     let limit = settle_limit(&config);
     let logins = crate::logins::for_command(&config);
-    let core = Core::start(config, builtin, logins, std::time::Duration::ZERO, None);
+    let isolation = crate::isolation::for_config(&config);
+    let core = Core::start(
+        config,
+        builtin,
+        logins,
+        std::time::Duration::ZERO,
+        None,
+        isolation,
+    );
     settle(&core.gateway, limit).await;
     let outcome = core
         .gateway

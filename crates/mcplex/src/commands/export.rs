@@ -38,7 +38,14 @@ pub async fn run(args: ExportArgs) -> Result<ExitCode> {
             let (store, trust) = open_offline(&config)?;
             let limit = settle_limit(&config);
             let logins = crate::logins::logins(store);
-            let core = Core::start(config.clone(), None, logins, Duration::ZERO, Some(trust));
+            let core = Core::start(
+                config.clone(),
+                None,
+                logins,
+                Duration::ZERO,
+                Some(trust),
+                crate::isolation::for_config(&config),
+            );
             settle(&core.gateway, limit).await;
             let snapshot = core.gateway.snapshot();
             core.shutdown().await;

@@ -255,7 +255,14 @@ pub async fn act(args: &ConfigArgs, action: TrustAction) -> Result<ExitCode> {
 /// tool, none withheld: approvals are applied by the caller).
 pub(super) async fn observe(config: &Config) -> Arc<Snapshot> {
     let limit = settle_limit(config);
-    let core = Core::start(config.clone(), None, None, Duration::ZERO, None);
+    let core = Core::start(
+        config.clone(),
+        None,
+        None,
+        Duration::ZERO,
+        None,
+        crate::isolation::for_config(config),
+    );
     settle(&core.gateway, limit).await;
     let snapshot = core.gateway.snapshot();
     core.shutdown().await;

@@ -142,6 +142,7 @@ fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Star
         logins.clone(),
         grace,
         Some(trust),
+        crate::isolation::for_config(config),
     );
     if let Some(logins) = logins {
         follow_logins(&core, logins);

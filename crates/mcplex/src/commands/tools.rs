@@ -31,7 +31,15 @@ pub async fn list(
     }
     let limit = settle_limit(&config);
     let logins = crate::logins::for_command(&config);
-    let core = Core::start(config, builtin, logins, std::time::Duration::ZERO, None);
+    let isolation = crate::isolation::for_config(&config);
+    let core = Core::start(
+        config,
+        builtin,
+        logins,
+        std::time::Duration::ZERO,
+        None,
+        isolation,
+    );
     settle(&core.gateway, limit).await;
     let snapshot = core.gateway.snapshot();
     let mut failed = false;

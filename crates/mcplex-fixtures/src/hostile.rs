@@ -1,0 +1,129 @@
+//! `--hostile`: a server that tries, through its `probe` tool, what a malicious stdio server
+//! would do to the gateway that started it: read files (the API key, the token key, the store,
+//! the config, the gateway's `/proc` entries), write files, signal processes and connect to
+//! addresses. Each attempt is answered with `ok: …` (what it got) or `denied: <the error>`, so
+//! a test asserts every attempt against a sandboxed server fails, and that the same attempts
+//! succeed against an unconfined one (the test can fail).
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+pub(crate) const TOOL: &str = "probe";
+
+pub(crate) fn definition() -> Value {
+    json!({"name": TOOL,
+           "description": "Tries to read, write, signal and connect as told; says what worked.",
+           "inputSchema": {"type": "object", "properties": {
+               "read": {"type": "array", "items": {"type": "string"}},
+               "write": {"type": "array", "items": {"type": "string"}},
+               "signal": {"type": "array", "items": {"type": "integer"}},
+               "connect": {"type": "array", "items": {"type": "string"}}}},
+           "annotations": {"readOnlyHint": true}})
+}
+
+/// Carries out every attempt `arguments` names.
+pub(crate) fn probe(arguments: &Value) -> Value {
+    let list = |key: &str| -> Vec<Value> { arguments[key].as_array().cloned().unwrap_or_default() };
+    let mut answer = Map::new();
+    answer.insert("pid".to_owned(), json!(std::process::id()));
+    answer.insert("capabilities".to_owned(), json!(effective_capabilities()));
+    let mut each = |key: &str, attempt: &dyn Fn(&Value) -> Result<String, String>| {
+        let outcomes: Map<String, Value> = list(key)
+            .iter()
+            .map(|target| {
+                let name = target
+                    .as_str()
+                    .map_or_else(|| target.to_string(), str::to_owned);
+                let outcome = match attempt(target) {
+                    Ok(got) => format!("ok: {got}"),
+                    Err(why) => format!("denied: {why}"),
+                };
+                (name, json!(outcome))
+            })
+            .collect();
+        answer.insert(key.to_owned(), Value::Object(outcomes));
+    };
+    each("read", &|target| read(target.as_str().unwrap_or_default()));
+    each("write", &|target| {
+        write(target.as_str().unwrap_or_default())
+    });
+    each("signal", &|target| signal(target.as_u64().unwrap_or(0)));
+    each("connect", &|target| {
+        connect(target.as_str().unwrap_or_default())
+    });
+    Value::Object(answer)
+}
+
+/// The first bytes of a file, or the names in a directory.
+fn read(path: &str) -> Result<String, String> {
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if metadata.is_dir() {
+        let names: Vec<String> = std::fs::read_dir(path)
+            .map_err(|e| e.to_string())?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        return Ok(names.join(","));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(4096).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Creates a file in a directory (then removes it), or appends nothing to a file.
+fn write(path: &str) -> Result<String, String> {
+    let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+    if is_dir {
+        let file = std::path::Path::new(path).join(".mcplex-probe");
+        std::fs::write(&file, b"probe").map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(&file);
+        return Ok(format!("created {}", file.display()));
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|mut file| file.write_all(b""))
+        .map_err(|e| e.to_string())?;
+    Ok("opened for writing".to_owned())
+}
+
+/// `kill -0 <pid>`: the permission check of a signal, without a signal.
+fn signal(pid: u64) -> Result<String, String> {
+    let output = std::process::Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if output.status.success() {
+        Ok("may signal it".to_owned())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+    }
+}
+
+fn connect(address: &str) -> Result<String, String> {
+    use std::net::ToSocketAddrs;
+    let address = address
+        .to_socket_addrs()
+        .map_err(|e| e.to_string())?
+        .next()
+        .ok_or("no address")?;
+    std::net::TcpStream::connect_timeout(&address, Duration::from_secs(3))
+        .map(|_| "connected".to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// `CapEff` of `/proc/self/status`.
+fn effective_capabilities() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("CapEff:").map(|v| v.trim().to_owned()))
+        })
+        .unwrap_or_default()
+}

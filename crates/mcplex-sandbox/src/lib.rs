@@ -1,0 +1,26 @@
+//! Isolation of the processes the gateway starts for stdio servers.
+//!
+//! Owns: what the kernel here can do ([`Support`], probed once), the decision of how one server
+//! is confined ([`plan`]: a [`Policy`] and the gateway's [`Protected`] paths → a [`Plan`] and the
+//! [`Report`] the operator sees), and the helper that carries a plan out ([`run_helper`], run as
+//! the gateway's own executable with a hidden subcommand): a user, mount, PID and IPC namespace
+//! (and a network namespace when the server has no network), the gateway's secrets covered by
+//! empty mounts, a fresh `/proc`, a tiny init as PID 1, then in the server's own process resource
+//! limits, no capabilities, `no_new_privs` and a Landlock domain (reads everywhere but the
+//! secrets, writes only where the plan says, no signals or abstract sockets outside) before it
+//! executes the server. `docs/isolation.md` is the threat model.
+//!
+//! Must not: know MCP, the config file's format or how the server's pipes are read; the
+//! upstream crate spawns the helper and owns the child.
+
+mod grants;
+mod helper;
+mod plan;
+mod report;
+mod support;
+mod sys;
+
+pub use helper::{HELPER_ARG, run_helper};
+pub use plan::{Limits, Plan, Policy, Protected, Refused, plan};
+pub use report::{Level, Report};
+pub use support::Support;

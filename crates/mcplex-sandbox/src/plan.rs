@@ -1,0 +1,306 @@
+//! How one server is confined: its configured [`Sandbox`], whether it is quarantined and where
+//! it runs, the gateway's secrets and what the kernel supports → the helper's [`Plan`] and the
+//! operator's [`Report`]. Pure but for resolving paths (canonical paths are what Landlock and
+//! mounts act on).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use mcplex_config::Sandbox;
+use serde::{Deserialize, Serialize};
+
+use crate::report::{Level, Report};
+use crate::support::Support;
+
+/// Read by every program: the system's own directories, always readable when `read` narrows.
+const SYSTEM_READ: &[&str] = &[
+    "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc", "/sys", "/run",
+    "/opt",
+];
+
+/// Devices a process may open for writing (its output discarded, randomness, its terminal).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
+
+/// The package runners' caches under `$HOME`: npx and uvx fetch into them and fail without
+/// them. Created when missing, so that they exist when the rules are made.
+const HOME_CACHES: &[&str] = &[".npm", ".cache"];
+
+/// Cache directories written when present (uv's tools and interpreters).
+const HOME_CACHES_IF_PRESENT: &[&str] = &[".local/share/uv"];
+
+/// The gateway's own secrets: its data directory, store files, config files, key files. No
+/// sandboxed server can read or write beneath them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Protected {
+    paths: Vec<PathBuf>,
+}
+
+impl Protected {
+    /// The existing ones of `paths`, canonical (a symlink's target is what must be hidden).
+    pub fn new(paths: impl IntoIterator<Item = PathBuf>) -> Protected {
+        let mut paths: Vec<PathBuf> = paths
+            .into_iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Protected { paths }
+    }
+
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+
+    /// These and `more`.
+    pub fn with(&self, more: impl IntoIterator<Item = PathBuf>) -> Protected {
+        Protected::new(self.paths.iter().cloned().chain(more))
+    }
+}
+
+/// What is being started and under which configuration.
+pub struct Policy<'a> {
+    pub sandbox: &'a Sandbox,
+    /// The server is quarantined: the strictest policy applies until it is approved.
+    pub quarantined: bool,
+    /// The command as configured (its installation is readable when `read` narrows).
+    pub command: &'a str,
+    pub args: &'a [String],
+    /// The configured working directory, which it may write.
+    pub working_dir: Option<&'a Path>,
+    /// `HOME` as the server will see it: where the package runners' caches are.
+    pub home: Option<&'a Path>,
+    /// `XDG_CACHE_HOME` as the server will see it.
+    pub cache_home: Option<&'a Path>,
+    /// Its private temporary directory (the caller made it, `TMPDIR` names it).
+    pub temp_dir: &'a Path,
+}
+
+/// Resource limits, as the helper sets them (0: unlimited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    pub memory_bytes: u64,
+    pub processes: u64,
+    pub open_files: u64,
+}
+
+/// What the helper does, every path absolute. Travels to the helper as JSON on its command line
+/// (paths only: no secret is ever in it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Make user, mount, PID and IPC namespaces (and a network namespace when `!network`).
+    pub namespaces: bool,
+    pub network: bool,
+    /// Landlock ABI to build the domain for (0: no Landlock).
+    pub landlock_abi: i32,
+    /// Trees it may read (and execute from), but for `hidden`.
+    pub read: Vec<PathBuf>,
+    /// Trees it may write, but for `hidden`.
+    pub write: Vec<PathBuf>,
+    /// Its own directories (the temp directory), read and written even beneath `hidden`.
+    pub private: Vec<PathBuf>,
+    /// Device files it may read and write.
+    pub devices: Vec<PathBuf>,
+    /// Never readable nor writable: covered by empty mounts, left out of every Landlock rule.
+    pub hidden: Vec<PathBuf>,
+    /// Directories created (as the gateway's user) before the rules are made.
+    pub create: Vec<PathBuf>,
+    pub limits: Limits,
+}
+
+/// Why a server is not started: it requires isolation the kernel cannot give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The plan for one start (`None`: run it unconfined, as `"sandbox": false` says) and what the
+/// operator is told; refused when `required` and the kernel lacks a mechanism the policy needs.
+pub fn plan(
+    policy: &Policy<'_>,
+    protected: &Protected,
+    support: &Support,
+) -> Result<(Option<Plan>, Report), Refused> {
+    let sandbox = policy.sandbox;
+    if !sandbox.enabled {
+        let report = Report {
+            level: Level::Off,
+            quarantine: false,
+            network: true,
+            mechanisms: Vec::new(),
+            missing: vec![
+                "everything (\"sandbox\": false): it runs with the gateway's authority".to_owned(),
+            ],
+        };
+        return Ok((None, report));
+    }
+    let network = sandbox.network && !policy.quarantined;
+    let (mechanisms, missing) = mechanisms(support, network);
+    let level = if missing.is_empty() {
+        Level::Full
+    } else if support.landlock_abi >= 1 || support.namespaces.is_ok() {
+        Level::Partial
+    } else {
+        Level::Off
+    };
+    if sandbox.required && !missing.is_empty() {
+        return Err(Refused(format!(
+            "not started: \"sandbox\" is required and this kernel cannot give {}",
+            missing.join("; ")
+        )));
+    }
+    let report = Report {
+        level,
+        quarantine: policy.quarantined,
+        network,
+        mechanisms,
+        missing,
+    };
+    let plan = Plan {
+        namespaces: support.namespaces.is_ok(),
+        network,
+        landlock_abi: support.landlock_abi,
+        read: read_roots(policy),
+        write: write_roots(policy),
+        private: vec![policy.temp_dir.to_owned()],
+        devices: DEVICES.iter().map(PathBuf::from).collect(),
+        hidden: protected.paths().to_vec(),
+        create: if policy.quarantined {
+            Vec::new()
+        } else {
+            home_paths(policy.home, HOME_CACHES)
+        },
+        limits: Limits {
+            memory_bytes: sandbox.limits.memory_mb.saturating_mul(1 << 20),
+            processes: sandbox.limits.processes,
+            open_files: sandbox.limits.open_files,
+        },
+    };
+    Ok((Some(plan), report))
+}
+
+/// The mechanisms in force and, for what is missing, what it leaves open.
+fn mechanisms(support: &Support, network: bool) -> (Vec<String>, Vec<String>) {
+    let (mut on, mut missing) = (Vec::new(), Vec::new());
+    let abi = support.landlock_abi;
+    if abi >= 1 {
+        on.push(format!("landlock (ABI {abi})"));
+    } else {
+        missing.push(
+            "Landlock (not in this kernel): writes are not confined, and secrets are hidden only by mounts"
+                .to_owned(),
+        );
+    }
+    match &support.namespaces {
+        Ok(()) => {
+            on.push("user, mount, PID and IPC namespaces".to_owned());
+            if !network {
+                on.push("network namespace".to_owned());
+            }
+        }
+        Err(why) => {
+            missing.push(format!(
+                "namespaces ({why}): the gateway's processes stay visible in /proc (Landlock still refuses their environment and memory{})",
+                if abi >= 6 { " and signals" } else { "" }
+            ));
+            if !network {
+                if abi >= 4 {
+                    on.push("TCP refused by Landlock".to_owned());
+                    missing.push(
+                        "a network namespace: UDP and Unix sockets stay reachable".to_owned(),
+                    );
+                } else {
+                    missing.push("network isolation: the network stays reachable".to_owned());
+                }
+            }
+        }
+    }
+    if abi >= 1 && abi < 6 && support.namespaces.is_err() {
+        missing.push(
+            "Landlock scopes (ABI 6): it can signal processes of the gateway's user".to_owned(),
+        );
+    }
+    on.push("no capabilities".to_owned());
+    on.push("resource limits".to_owned());
+    (on, missing)
+}
+
+fn read_roots(policy: &Policy<'_>) -> Vec<PathBuf> {
+    let Some(read) = &policy.sandbox.read else {
+        return vec![PathBuf::from("/")];
+    };
+    let mut roots: Vec<PathBuf> = read.clone();
+    roots.extend(SYSTEM_READ.iter().map(PathBuf::from));
+    // The command's installation: `…/bin/node` → `…`, `.venv/bin/python` → `.venv`.
+    if let Some(installed) = installation(policy.command) {
+        roots.push(installed);
+    }
+    // The paths it was given (server-filesystem's directories, a repository).
+    roots.extend(
+        policy
+            .args
+            .iter()
+            .map(Path::new)
+            .filter(|p| p.is_absolute() && p.exists())
+            .map(Path::to_path_buf),
+    );
+    roots.extend(policy.working_dir.map(Path::to_path_buf));
+    roots.extend(home_paths(policy.home, HOME_CACHES));
+    roots.extend(policy.cache_home.map(Path::to_path_buf));
+    roots.extend(write_roots(policy));
+    existing(roots)
+}
+
+fn write_roots(policy: &Policy<'_>) -> Vec<PathBuf> {
+    if policy.quarantined {
+        return Vec::new();
+    }
+    let mut roots: Vec<PathBuf> = policy
+        .working_dir
+        .into_iter()
+        .map(Path::to_path_buf)
+        .collect();
+    roots.extend(home_paths(policy.home, HOME_CACHES));
+    roots.extend(home_paths(policy.home, HOME_CACHES_IF_PRESENT));
+    roots.extend(policy.cache_home.map(Path::to_path_buf));
+    roots.extend(policy.sandbox.write.iter().cloned());
+    // Made by the helper before the rules: listed even when missing now.
+    roots
+}
+
+fn home_paths(home: Option<&Path>, names: &[&str]) -> Vec<PathBuf> {
+    home.filter(|h| h.is_absolute())
+        .map(|home| names.iter().map(|name| home.join(name)).collect())
+        .unwrap_or_default()
+}
+
+/// The directory two levels above the command as found on the `PATH` (`/opt/node/bin/node` →
+/// `/opt/node`), when it can be found.
+fn installation(command: &str) -> Option<PathBuf> {
+    let found = if command.contains('/') {
+        PathBuf::from(command)
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join(command))
+            .find(|candidate| candidate.is_file())?
+    };
+    let real = found.canonicalize().ok()?;
+    Some(real.parent()?.parent()?.to_path_buf())
+}
+
+fn existing(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = paths.into_iter().filter(|p| p.exists()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}

@@ -1,0 +1,194 @@
+//! The system calls the helper needs that std does not offer. The only `unsafe` in the crate;
+//! each wrapper turns the kernel's answer into an `io::Result`. The helper is a single-threaded
+//! process of its own, so none of this runs between a fork and an exec of the gateway.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`: the ABI version, or 0.
+pub(crate) fn landlock_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute pointer and size 0 the kernel reads no memory; it answers
+    // with the ABI version or -1 (ENOSYS, EOPNOTSUPP).
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    i32::try_from(abi).unwrap_or(0).max(0)
+}
+
+fn check(result: libc::c_int) -> io::Result<()> {
+    if result == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::other("NUL in a path"))
+}
+
+pub(crate) fn unshare(flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: unshare takes flags only.
+    check(unsafe { libc::unshare(flags) })
+}
+
+/// `mount(2)`; `None` arguments are passed as null.
+pub(crate) fn mount(
+    source: Option<&Path>,
+    target: &Path,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> io::Result<()> {
+    let source = source.map(c_path).transpose()?;
+    let target = c_path(target)?;
+    let fstype = fstype
+        .map(|t| CString::new(t).map_err(|_| io::Error::other("NUL in a type")))
+        .transpose()?;
+    let data = data
+        .map(|d| CString::new(d).map_err(|_| io::Error::other("NUL in options")))
+        .transpose()?;
+    let ptr = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: every pointer is null or a NUL-terminated string that outlives the call.
+    check(unsafe {
+        libc::mount(
+            ptr(&source),
+            target.as_ptr(),
+            ptr(&fstype),
+            flags,
+            ptr(&data).cast(),
+        )
+    })
+}
+
+/// `fork(2)`: `Some(child)` in the parent, `None` in the child.
+pub(crate) fn fork() -> io::Result<Option<libc::pid_t>> {
+    // SAFETY: the helper is single-threaded, so the child is a complete copy of it.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(None),
+        child => Ok(Some(child)),
+    }
+}
+
+/// The exit code a shell would give for a wait status: the code, or 128 + the signal.
+fn exit_code(status: libc::c_int) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
+    }
+}
+
+/// Reaps every child until `child` has ended (as a PID 1 must), and returns its exit code.
+pub(crate) fn reap_until(child: libc::pid_t) -> i32 {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid writes only the status we own.
+        let reaped = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if reaped == child {
+            return exit_code(status);
+        }
+        if reaped == -1 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return 1;
+        }
+    }
+}
+
+/// The kernel sends `signal` to this process when its parent ends.
+pub(crate) fn die_with_parent(signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: prctl with integer arguments.
+    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) })
+}
+
+/// Sets the disposition of `signals` to `handler` (`SIG_IGN` or `SIG_DFL`).
+pub(crate) fn set_signals(signals: &[libc::c_int], handler: libc::sighandler_t) {
+    for &signal in signals {
+        // SAFETY: SIG_IGN and SIG_DFL are not functions; nothing runs in a handler.
+        unsafe {
+            libc::signal(signal, handler);
+        }
+    }
+}
+
+/// Closes every descriptor: a waiting process must not keep the server's pipes open.
+pub(crate) fn close_all_descriptors() {
+    // SAFETY: close_range takes integers; later use of a closed descriptor only fails.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+    }
+}
+
+/// Sets the soft and hard limit of `resource`.
+pub(crate) fn set_limit(resource: libc::__rlimit_resource_t, value: u64) -> io::Result<()> {
+    let limit = libc::rlimit {
+        rlim_cur: value,
+        rlim_max: value,
+    };
+    // SAFETY: setrlimit reads the struct we pass.
+    check(unsafe { libc::setrlimit(resource, &limit) })
+}
+
+/// Gives up every capability for good: empties the bounding and ambient sets (so that an exec
+/// as uid 0 grants none), locks the securebits that would restore them, and sets
+/// `no_new_privs` (no set-uid or file capabilities at exec).
+pub(crate) fn drop_capabilities() -> io::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    unsafe {
+        for capability in 0..=63 {
+            // EINVAL past the last capability this kernel knows: nothing left to drop.
+            if libc::prctl(libc::PR_CAPBSET_DROP, capability as libc::c_ulong) == -1 {
+                let error = io::Error::last_os_error();
+                if error.raw_os_error() == Some(libc::EINVAL) {
+                    break;
+                }
+                // EPERM: no CAP_SETPCAP (an unprivileged gateway outside a user namespace),
+                // which also means there is nothing in the bounding set to gain at exec.
+                if error.raw_os_error() != Some(libc::EPERM) {
+                    return Err(error);
+                }
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+    }
+}
+
+/// Enters the Landlock domain of the ruleset `fd`.
+pub(crate) fn landlock_restrict_self(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is a live ruleset; flags 0.
+    let result = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) };
+    if result == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn geteuid() -> u32 {
+    // SAFETY: no arguments.
+    unsafe { libc::geteuid() }
+}
+
+pub(crate) fn getegid() -> u32 {
+    // SAFETY: no arguments.
+    unsafe { libc::getegid() }
+}
