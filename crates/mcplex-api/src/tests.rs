@@ -27,11 +27,20 @@ fn a_server_row_from_a_gateway_carries_its_tool_counts() {
             },
             tools: Some(3),
             withheld: Some(1),
+            isolation: Some(Isolation {
+                level: IsolationLevel::Partial,
+                quarantine: true,
+                network: false,
+                mechanisms: vec!["landlock (ABI 7)".into()],
+                missing: vec!["namespaces (EPERM)".into()],
+                summary: "partial: landlock (ABI 7)".into(),
+                denied: Some("EACCES: permission denied, open '/srv/x'".into()),
+            }),
         }],
     };
     check(
         &answer,
-        r#"{"servers":[{"name":"github","state":"quarantined","status":"unhealthy: exited: 1","tools":3,"withheld":1}]}"#,
+        r#"{"servers":[{"name":"github","state":"quarantined","status":"unhealthy: exited: 1","tools":3,"withheld":1,"isolation":{"level":"partial","quarantine":true,"network":false,"mechanisms":["landlock (ABI 7)"],"missing":["namespaces (EPERM)"],"summary":"partial: landlock (ABI 7)","denied":"EACCES: permission denied, open '/srv/x'"}}]}"#,
     );
 }
 
@@ -43,6 +52,7 @@ fn a_server_row_from_the_store_has_no_tool_counts() {
         status: ServerStatus::NotReachable,
         tools: None,
         withheld: None,
+        isolation: None,
     };
     check(
         &row,

@@ -18,6 +18,7 @@ mod tools;
 
 pub use conformance::ConformanceServer;
 pub use corpus::{CorpusTool, load_corpus, ref45};
+pub use hostile::{ATTACK_LINE, attack_at_start};
 pub use http::{serve_denying, serve_endless_error, serve_http};
 pub use lines::{Writes, serve_lines, serve_lines_writing};
 pub use model::installed_sentence_model;

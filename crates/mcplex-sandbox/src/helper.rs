@@ -99,6 +99,18 @@ fn run(plan: &Plan, command: &[OsString]) -> Result<i32, Failed> {
     if plan.namespaces {
         enter_namespaces(!plan.network)?;
         hide(&plan.hidden)?;
+        if let Some(bytes) = plan.private_tmpfs_bytes {
+            for dir in &plan.private {
+                sys::mount(
+                    Some(Path::new("none")),
+                    dir,
+                    Some("tmpfs"),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    Some(&format!("size={bytes},mode=0700")),
+                )
+                .map_err(|e| failed(format!("a tmpfs on {}", dir.display()), e))?;
+            }
+        }
     }
     let ruleset = match plan.landlock_abi {
         0 => None,

@@ -24,3 +24,13 @@ pub use helper::{HELPER_ARG, run_helper};
 pub use plan::{Limits, Plan, Policy, Protected, Refused, plan};
 pub use report::{Level, Report};
 pub use support::Support;
+
+/// Keeps the gateway's own process out of reach of processes of its user that are not in a
+/// sandbox (a server with `"sandbox": false`, or any where the kernel offers no Landlock): its
+/// `/proc` entries need `CAP_SYS_PTRACE`, and no core dump is written. A defence in depth; the
+/// sandbox does not rely on it.
+pub fn protect_this_process() {
+    if let Err(e) = sys::make_undumpable() {
+        eprintln!("mcplex: cannot make the process undumpable: {e}");
+    }
+}

@@ -28,6 +28,9 @@ const DEVICES: &[&str] = &[
     "/dev/tty",
 ];
 
+/// The size of a private temp tmpfs when memory is unlimited.
+const DEFAULT_TMPFS_BYTES: u64 = 1 << 30;
+
 /// The package runners' caches under `$HOME`: npx and uvx fetch into them and fail without
 /// them. Created when missing, so that they exist when the rules are made.
 const HOME_CACHES: &[&str] = &[".npm", ".cache"];
@@ -57,11 +60,6 @@ impl Protected {
     pub fn paths(&self) -> &[PathBuf] {
         &self.paths
     }
-
-    /// These and `more`.
-    pub fn with(&self, more: impl IntoIterator<Item = PathBuf>) -> Protected {
-        Protected::new(self.paths.iter().cloned().chain(more))
-    }
 }
 
 /// What is being started and under which configuration.
@@ -78,7 +76,8 @@ pub struct Policy<'a> {
     pub home: Option<&'a Path>,
     /// `XDG_CACHE_HOME` as the server will see it.
     pub cache_home: Option<&'a Path>,
-    /// Its private temporary directory (the caller made it, `TMPDIR` names it).
+    /// Its private temporary directory (the caller made it, empty, `TMPDIR` names it), in a
+    /// directory that holds every server's.
     pub temp_dir: &'a Path,
 }
 
@@ -105,6 +104,9 @@ pub struct Plan {
     pub write: Vec<PathBuf>,
     /// Its own directories (the temp directory), read and written even beneath `hidden`.
     pub private: Vec<PathBuf>,
+    /// With namespaces, each private directory is a tmpfs of its own (of at most this many
+    /// bytes), which no other process sees and which ends with the namespace.
+    pub private_tmpfs_bytes: Option<u64>,
     /// Device files it may read and write.
     pub devices: Vec<PathBuf>,
     /// Never readable nor writable: covered by empty mounts, left out of every Landlock rule.
@@ -166,15 +168,27 @@ pub fn plan(
         mechanisms,
         missing,
     };
+    let namespaces = support.namespaces.is_ok();
+    // Without namespaces the temp directories are plain directories side by side: the others'
+    // are hidden. With them, each is a tmpfs in its own mount namespace, so nothing is there to
+    // hide (and /tmp stays readable in full).
+    let mut hidden = protected.paths().to_vec();
+    if !namespaces && let Some(base) = policy.temp_dir.parent() {
+        hidden.extend(base.canonicalize().ok());
+    }
     let plan = Plan {
-        namespaces: support.namespaces.is_ok(),
+        namespaces,
         network,
         landlock_abi: support.landlock_abi,
         read: read_roots(policy),
         write: write_roots(policy),
         private: vec![policy.temp_dir.to_owned()],
+        private_tmpfs_bytes: namespaces.then(|| match sandbox.limits.memory_mb {
+            0 => DEFAULT_TMPFS_BYTES,
+            mb => mb.saturating_mul(1 << 20),
+        }),
         devices: DEVICES.iter().map(PathBuf::from).collect(),
-        hidden: protected.paths().to_vec(),
+        hidden,
         create: if policy.quarantined {
             Vec::new()
         } else {
@@ -225,7 +239,7 @@ fn mechanisms(support: &Support, network: bool) -> (Vec<String>, Vec<String>) {
             }
         }
     }
-    if abi >= 1 && abi < 6 && support.namespaces.is_err() {
+    if (1..6).contains(&abi) && support.namespaces.is_err() {
         missing.push(
             "Landlock scopes (ABI 6): it can signal processes of the gateway's user".to_owned(),
         );

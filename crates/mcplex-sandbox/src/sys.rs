@@ -183,6 +183,13 @@ pub(crate) fn landlock_restrict_self(fd: std::os::fd::BorrowedFd<'_>) -> io::Res
     }
 }
 
+/// Makes this process undumpable: its `/proc` entries (environment, memory, descriptors) are
+/// then reachable only with `CAP_SYS_PTRACE`, and it writes no core dump holding its secrets.
+pub(crate) fn make_undumpable() -> io::Result<()> {
+    // SAFETY: prctl with integer arguments.
+    check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })
+}
+
 pub(crate) fn geteuid() -> u32 {
     // SAFETY: no arguments.
     unsafe { libc::geteuid() }

@@ -13,9 +13,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use mcplex_config::Sandbox;
+use mcplex_config::{Sandbox, Transport};
 use mcplex_sandbox::{Level, Plan, Policy, Protected, Report, Support};
 use tokio::sync::OnceCell;
+
+use crate::Upstreams;
 
 /// How the gateway isolates the stdio servers it starts.
 pub struct Isolation {
@@ -26,8 +28,8 @@ pub struct Isolation {
     support: OnceCell<Support>,
     /// `None`: every server counts as approved (a gateway without approvals).
     approved: RwLock<Option<HashSet<String>>>,
-    /// Where the servers' private temp directories are made; hidden from every server but for
-    /// its own directory.
+    /// Where the servers' private temp directories are made (each a tmpfs of its own inside its
+    /// namespaces; without them, the others' are hidden from each server).
     temp_base: PathBuf,
     /// Whether the missing mechanisms were said (once per gateway).
     warned: Mutex<bool>,
@@ -58,7 +60,7 @@ impl Isolation {
         let temp_base = temp_base();
         Isolation {
             helper,
-            protected: protected.with([temp_base.clone()]),
+            protected,
             support: OnceCell::new(),
             approved: RwLock::new(None),
             temp_base,
@@ -195,6 +197,50 @@ impl Isolation {
                 report.missing.join("; ")
             );
         }
+    }
+}
+
+impl Upstreams {
+    /// Records which servers the operator approved (`None`: all); a sandboxed process whose
+    /// quarantine changed is restarted under the policy that now applies to it (a server just
+    /// approved gets its network and its writes, one just quarantined loses them at once).
+    pub fn set_approved(&self, approved: Option<HashSet<String>>) {
+        let changed = self.isolation.set_approved(approved);
+        if changed.is_empty() || self.shutdown.is_cancelled() {
+            return;
+        }
+        let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+        for name in changed {
+            let Some(slot) = servers.get(&name).cloned() else {
+                continue;
+            };
+            let Transport::Stdio { sandbox, .. } = &slot.config.transport else {
+                continue;
+            };
+            if !sandbox.enabled {
+                continue;
+            }
+            tracing::info!(server = %name, "restarting upstream: its approval changed, and with it its sandbox");
+            slot.stop.cancel();
+            servers.remove(&name);
+            self.start_slot(&mut servers, &slot.config);
+        }
+    }
+
+    /// How `server`'s process is isolated (`None`: not a process, or not started yet).
+    pub fn isolation(&self, server: &str) -> Option<ServerIsolation> {
+        let slot = self.slot(server)?;
+        let report = slot
+            .report
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        let denied = slot
+            .denied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        Some(ServerIsolation { report, denied })
     }
 }
 

@@ -6,11 +6,11 @@
 //! server with no usable login is `NeedsLogin`: it waits, without retrying, until the logins
 //! change (`mcplex auth login`, another replica), and the other servers never notice.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use mcplex_config::{Config, Redactor, ServerConfig, Transport};
+use mcplex_config::{Config, Redactor, ServerConfig};
 use mcplex_oauth::{Logins, ServerLogin};
 use mcplex_sandbox::Report;
 use serde_json::Value;
@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::connect::connect;
-use crate::isolation::{Denied, Isolation, ServerIsolation};
+use crate::isolation::{Denied, Isolation};
 use crate::lifecycle::{self, Offer, OfferParts};
 use crate::login::{LoginCheck, check_login, login_change, logins_change};
 use crate::rpc::{CallOptions, RpcConnection};
@@ -84,7 +84,7 @@ pub(crate) struct ServerSlot {
     /// For "not connected" errors: what the supervisor last knew.
     state: Mutex<String>,
     /// Stops this server's supervisor (a child of the gateway-wide shutdown).
-    stop: CancellationToken,
+    pub(crate) stop: CancellationToken,
     /// An OAuth server's login (`None` for the others, and for an OAuth server of a gateway
     /// with no token store).
     pub(crate) login: Option<Arc<ServerLogin>>,
@@ -100,16 +100,16 @@ pub(crate) struct ServerSlot {
 /// All upstream connections of a gateway. Servers can be added and removed while it runs
 /// ([`Upstreams::reconcile`]).
 pub struct Upstreams {
-    servers: RwLock<HashMap<String, Arc<ServerSlot>>>,
+    pub(crate) servers: RwLock<HashMap<String, Arc<ServerSlot>>>,
     call_timeout: Duration,
     builtin: Option<BuiltinConnector>,
     /// Where OAuth servers' tokens come from.
     logins: Option<Arc<Logins>>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     notices: broadcast::Sender<UpstreamNotice>,
-    shutdown: CancellationToken,
+    pub(crate) shutdown: CancellationToken,
     tasks: TaskTracker,
-    isolation: Arc<Isolation>,
+    pub(crate) isolation: Arc<Isolation>,
 }
 
 impl Upstreams {
@@ -168,7 +168,11 @@ impl Upstreams {
     }
 
     /// Starts the supervisor of `server` in a new slot.
-    fn start_slot(&self, servers: &mut HashMap<String, Arc<ServerSlot>>, server: &ServerConfig) {
+    pub(crate) fn start_slot(
+        &self,
+        servers: &mut HashMap<String, Arc<ServerSlot>>,
+        server: &ServerConfig,
+    ) {
         let slot = Arc::new(ServerSlot {
             config: server.clone(),
             redactor: Arc::new(redactor_of(server)),
@@ -192,49 +196,7 @@ impl Upstreams {
         ));
     }
 
-    /// Records which servers the operator approved (`None`: all); a sandboxed process whose
-    /// quarantine changed is restarted under the policy that now applies to it (a server just
-    /// approved gets its network and its writes, one just quarantined loses them at once).
-    pub fn set_approved(&self, approved: Option<HashSet<String>>) {
-        let changed = self.isolation.set_approved(approved);
-        if changed.is_empty() || self.shutdown.is_cancelled() {
-            return;
-        }
-        let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
-        for name in changed {
-            let Some(slot) = servers.get(&name).cloned() else {
-                continue;
-            };
-            let Transport::Stdio { sandbox, .. } = &slot.config.transport else {
-                continue;
-            };
-            if !sandbox.enabled {
-                continue;
-            }
-            tracing::info!(server = %name, "restarting upstream: its approval changed, and with it its sandbox");
-            slot.stop.cancel();
-            servers.remove(&name);
-            self.start_slot(&mut servers, &slot.config);
-        }
-    }
-
-    /// How `server`'s process is isolated (`None`: not a process, or not started yet).
-    pub fn isolation(&self, server: &str) -> Option<ServerIsolation> {
-        let slot = self.slot(server)?;
-        let report = slot
-            .report
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()?;
-        let denied = slot
-            .denied
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        Some(ServerIsolation { report, denied })
-    }
-
-    fn slot(&self, server: &str) -> Option<Arc<ServerSlot>> {
+    pub(crate) fn slot(&self, server: &str) -> Option<Arc<ServerSlot>> {
         self.servers
             .read()
             .unwrap_or_else(PoisonError::into_inner)

@@ -98,12 +98,35 @@ pub(crate) async fn off_runtime<T: Send + 'static>(
 
 async fn servers(State(state): State<ApiState>) -> Json<ServersAnswer> {
     Json(ServersAnswer {
-        servers: servers_of(&state.gateway.snapshot()),
+        servers: servers_of(&state.gateway.snapshot(), |name| {
+            state.gateway.isolation(name).map(isolation_view)
+        }),
     })
 }
 
-/// Every configured server with its state, status and tool counts.
-pub fn servers_of(snapshot: &Snapshot) -> Vec<Server> {
+/// How a server's process is isolated, on the wire.
+pub fn isolation_view(isolation: mcplex_upstream::ServerIsolation) -> mcplex_api::Isolation {
+    let report = isolation.report;
+    mcplex_api::Isolation {
+        level: match report.level {
+            mcplex_upstream::IsolationLevel::Full => mcplex_api::IsolationLevel::Full,
+            mcplex_upstream::IsolationLevel::Partial => mcplex_api::IsolationLevel::Partial,
+            mcplex_upstream::IsolationLevel::Off => mcplex_api::IsolationLevel::Off,
+        },
+        summary: report.summary(),
+        quarantine: report.quarantine,
+        network: report.network,
+        mechanisms: report.mechanisms,
+        missing: report.missing,
+        denied: isolation.denied,
+    }
+}
+
+/// Every configured server with its state, status, tool counts and `isolation`.
+pub fn servers_of(
+    snapshot: &Snapshot,
+    isolation: impl Fn(&str) -> Option<mcplex_api::Isolation>,
+) -> Vec<Server> {
     snapshot
         .servers()
         .iter()
@@ -123,6 +146,7 @@ pub fn servers_of(snapshot: &Snapshot) -> Vec<Server> {
                 status: server_status(&view.status),
                 tools: Some(view.tool_count),
                 withheld: Some(withheld),
+                isolation: isolation(name),
             }
         })
         .collect()

@@ -44,6 +44,8 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(CODE_WORKER)) {
         return mcplex_code::serve_worker();
     }
+    // The gateway holds the API key, tokens and keys in memory and its environment.
+    mcplex_sandbox::protect_this_process();
     if let Ok(program) = std::env::current_exe() {
         mcplex_surface::set_code_worker(mcplex_code::WorkerCommand {
             program,

@@ -35,6 +35,10 @@ struct Args {
     /// Offer `probe`, which tries to read, write, signal and connect as a malicious server would.
     #[arg(long)]
     hostile: bool,
+    /// At start, before serving, make the `probe` attempts this JSON object names and write the
+    /// answer to stderr (`mcplex-fixture attack: {…}`).
+    #[arg(long)]
+    attack_at_start: Option<String>,
     /// Log each call with the gateway's request id to stderr.
     #[arg(long)]
     log_calls: bool,
@@ -107,6 +111,12 @@ async fn main() -> ExitCode {
             }
         },
     };
+    if let Some(attempts) = &args.attack_at_start {
+        match serde_json::from_str(attempts) {
+            Ok(attempts) => mcplex_fixtures::attack_at_start(&attempts),
+            Err(e) => eprintln!("mcplex-fixture: --attack-at-start: {e}"),
+        }
+    }
     let fixture = Fixture::new(FixtureOptions {
         name: args.name,
         kit: !args.no_kit,

@@ -56,6 +56,19 @@ pub(crate) async fn spawn(
             .map(str::to_owned)
     };
     let (home, cache_home) = (variable("HOME"), variable("XDG_CACHE_HOME"));
+    // The helper would start and then fail to execute it: say it here, as a spawn would.
+    if spec.sandbox.enabled
+        && !findable(
+            spec.command,
+            variable("PATH").as_deref(),
+            spec.working_dir.map(PathBuf::as_path),
+        )
+    {
+        return Err(format!(
+            "cannot start {:?}: not found (not a file, nor on the server's PATH)",
+            spec.command
+        ));
+    }
     let prepared = isolation
         .prepare(&Start {
             server: &server,
@@ -157,6 +170,19 @@ pub(crate) async fn spawn(
         },
         prepared.report,
     ))
+}
+
+/// Whether `command` names a file: a path (relative to `working_dir`), or a name on `path`.
+fn findable(command: &str, path: Option<&str>, working_dir: Option<&std::path::Path>) -> bool {
+    if command.contains('/') {
+        let command = std::path::Path::new(command);
+        return match working_dir {
+            Some(dir) if command.is_relative() => dir.join(command).is_file(),
+            _ => command.is_file(),
+        };
+    }
+    // With no PATH, execvp searches the system's default one.
+    std::env::split_paths(path.unwrap_or("/usr/bin:/bin")).any(|dir| dir.join(command).is_file())
 }
 
 /// The process group of one child. Dropping it without `terminate` still SIGKILLs the group.

@@ -10,6 +10,19 @@ function statusWord(server) {
   return server.state === "quarantined" ? "quarantined" : server.status;
 }
 
+/** How a server's process is isolated: a word, the one-line summary, and a refusal it may have met. */
+function isolationCell(server) {
+  const isolation = server.isolation;
+  if (!isolation) return h("span", { class: "muted" }, "—");
+  const word = { full: "sandboxed", partial: "partly_sandboxed", off: "unconfined" }[isolation.level] || isolation.level;
+  return h("div", { class: "isolation" },
+    h("span", { class: `badge b-iso-${isolation.level}`, title: isolation.summary }, word.replaceAll("_", " ")),
+    isolation.missing.length ? h("p", { class: "reason" }, `Missing: ${isolation.missing.join("; ")}`) : null,
+    isolation.denied
+      ? h("p", { class: "reason" }, `Refused? ${isolation.denied} — grant the path in the server's "sandbox": {"write": [...]}.`)
+      : null);
+}
+
 export async function overview(root, cx) {
   root.append(h("h1", { id: "page-title" }, "Overview"));
   const body = h("div", {});
@@ -94,11 +107,12 @@ export async function servers(root, cx) {
     last = key;
     const focused = document.activeElement && document.activeElement.id;
     const { slice, controls } = paged(answer.servers, paging, PAGE, () => { last = ""; refresh(); });
-    fill(body, table("Servers", ["Server", "State", "Tools served", "Withheld", "Actions"], slice.map((s) => [
+    fill(body, table("Servers", ["Server", "State", "Tools served", "Withheld", "Isolation", "Actions"], slice.map((s) => [
       h("strong", {}, s.name),
       badge(statusWord(s)),
       String(s.tools ?? "—"),
       String(s.withheld ?? "—"),
+      isolationCell(s),
       h("div", { class: "actions" },
         s.state === "quarantined"
           ? h("button", { type: "button", class: "primary", id: `approve-${s.name}`, onclick: () => act(s.name, "approve") }, `Approve ${s.name}`)

@@ -295,6 +295,7 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
                     status: status.clone(),
                     tools: None,
                     withheld: None,
+                    isolation: None,
                 })
                 .collect()
         }
@@ -315,6 +316,15 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
             server.state.as_str(),
             server.status.to_string(),
         )?;
+        if let Some(isolation) = &server.isolation {
+            outln!("{:24} isolation {}", "", isolation.summary)?;
+            if let Some(denied) = &isolation.denied {
+                outln!(
+                    "{:24} refused? {denied} (grant paths with \"sandbox\": {{\"write\": [...]}}; docs/isolation.md)",
+                    ""
+                )?;
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

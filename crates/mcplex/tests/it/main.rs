@@ -18,6 +18,8 @@ mod hardening_http;
 mod hardening_secrets;
 mod harness;
 mod http;
+mod isolation;
+mod isolation_servers;
 mod listing;
 mod oauth;
 mod oauth_resource;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{Gateway, alive, eventually, fixture_server};
+use crate::harness::{Gateway, alive, eventually, fixture_server, host_pid};
 
 #[test]
 fn sigterm_leaves_no_upstream_process_or_grandchild() {
@@ -16,6 +16,10 @@ fn sigterm_leaves_no_upstream_process_or_grandchild() {
     let grandchild = gateway.client("legacy", "call", &["fixture__spawn_grandchild", "{}"])["result"]["structuredContent"]["pid"]
         .as_u64()
         .expect("grandchild pid");
+    let (child, grandchild) = (
+        host_pid(gateway.pid(), "fixture", child),
+        host_pid(gateway.pid(), "fixture", grandchild),
+    );
     assert!(alive(child) && alive(grandchild));
     let status = gateway.terminate();
     assert!(
@@ -60,7 +64,10 @@ fn sigkill_of_the_gateway_takes_its_children_down() {
             .as_u64()
             .expect("pid")
     };
-    let children = [pid("a"), pid("b")];
+    let children = [
+        host_pid(gateway.pid(), "a", pid("a")),
+        host_pid(gateway.pid(), "b", pid("b")),
+    ];
     assert!(children.iter().all(|&p| alive(p)));
     gateway.kill_hard();
     eventually(
