@@ -50,6 +50,16 @@ pub enum BenchCommand {
         #[arg(long, default_value = "target/bench/code.json")]
         out: PathBuf,
     },
+    /// What the stdio sandbox adds to a server's start: a trivial program started directly and
+    /// through the sandbox helper (Landlock alone, the default, no network), side by side.
+    Sandbox {
+        /// Starts measured per variant.
+        #[arg(long, default_value_t = 200)]
+        starts: usize,
+        /// Where to write the JSON results.
+        #[arg(long, default_value = "target/bench/sandbox.json")]
+        out: PathBuf,
+    },
     /// How long a write to the store takes to be enforced by every running gateway
     /// (revocation and approval, p50/p99), with N replicas on one SQLite store.
     Control {

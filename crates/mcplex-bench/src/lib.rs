@@ -20,6 +20,7 @@ mod load;
 mod overhead;
 mod retrieval;
 mod rig;
+mod sandbox;
 mod stats;
 
 pub use cli::BenchCommand;
@@ -86,6 +87,7 @@ pub async fn run(command: BenchCommand, host: &Host) -> Result<ExitCode> {
             out,
         } => embed::run(host, &model, &corpus, &queries, rounds, &out),
         BenchCommand::Code { repeats, out } => code::run(host, repeats, &out).await,
+        BenchCommand::Sandbox { starts, out } => sandbox::run(host, starts, &out),
         BenchCommand::Control {
             replicas,
             rounds,

@@ -47,6 +47,8 @@ mod auth_tests;
 #[cfg(test)]
 mod oauth_tests;
 #[cfg(test)]
+mod sandbox_tests;
+#[cfg(test)]
 mod settings_tests;
 #[cfg(test)]
 mod tests;
