@@ -119,6 +119,9 @@ def scenario_review(opts, browser, shots):
     page.click("#stderr-q")
     expect(page.locator("pre.tail")).to_contain_text("starting", timeout=10000)
     facts["stderr_tail"] = page.inner_text("pre.tail")
+    # How each server's process is isolated: q, quarantined, under the quarantine policy.
+    facts["isolation_q_word"] = page.inner_text("#iso-q")
+    facts["isolation_q_summary"] = page.get_attribute("#iso-q", "title")
     shots.take(page, "servers")
     page.click("#approve-q")
     expect(page.locator("#quarantine-q")).to_be_visible()

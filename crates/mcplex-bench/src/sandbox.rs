@@ -95,7 +95,9 @@ pub fn run(host: &Host, starts: usize, out: &Path) -> Result<ExitCode> {
             stats.p99_us / 1000.0,
             (stats.p50_us - direct) / 1000.0
         );
-        rows.push(json!({"variant": name, "latency": stats, "added_p50_us": stats.p50_us - direct}));
+        rows.push(
+            json!({"variant": name, "latency": stats, "added_p50_us": stats.p50_us - direct}),
+        );
     }
     let report = json!({
         "benchmark": "sandbox",

@@ -35,7 +35,11 @@ fn a_server_overrides_the_top_level_key_by_key() {
     assert_eq!(plain.write, [PathBuf::from("/srv/shared")]);
     let files = sandbox_of(&config, 1);
     assert!(!files.network && files.required);
-    assert_eq!(files.write, [PathBuf::from("/srv/notes")], "a list replaces");
+    assert_eq!(
+        files.write,
+        [PathBuf::from("/srv/notes")],
+        "a list replaces"
+    );
     assert!(!sandbox_of(&config, 2).enabled);
 }
 
@@ -49,8 +53,10 @@ fn top_level_false_turns_it_off_unless_a_server_says_true() {
 
 #[test]
 fn sandbox_env_adds_to_what_the_server_inherits() {
-    let config = ok(r#"{"mcpServers": {"s": {"command": "x", "inherit_env": ["AWS_*"],
-        "sandbox": {"env": ["HTTPS_PROXY"]}}}}"#);
+    let config = ok(
+        r#"{"mcpServers": {"s": {"command": "x", "inherit_env": ["AWS_*"],
+        "sandbox": {"env": ["HTTPS_PROXY"]}}}}"#,
+    );
     let Transport::Stdio { inherit_env, .. } = &config.servers[0].transport else {
         panic!("a process");
     };
@@ -80,10 +86,7 @@ fn bad_values_are_refused_with_their_key() {
             r#"{"mcpServers": {"s": {"command": "x", "sandbox": {"open_files": 3}}}}"#,
             "mcpServers.s.sandbox.open_files",
         ),
-        (
-            r#"{"sandbox": {"memory_mb": -1}}"#,
-            "sandbox.memory_mb",
-        ),
+        (r#"{"sandbox": {"memory_mb": -1}}"#, "sandbox.memory_mb"),
         (r#"{"sandbox": {"env": ["X"]}}"#, "sandbox.env"),
         (
             r#"{"mcpServers": {"s": {"command": "x", "sandbox": {"netwrk": false}}}}"#,

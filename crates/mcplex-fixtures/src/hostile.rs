@@ -34,6 +34,7 @@ pub(crate) fn probe(arguments: &Value) -> Value {
     let mut answer = Map::new();
     answer.insert("pid".to_owned(), json!(std::process::id()));
     answer.insert("capabilities".to_owned(), json!(effective_capabilities()));
+    answer.insert("limits".to_owned(), json!(limits()));
     let mut each = |key: &str, attempt: &dyn Fn(&Value) -> Result<String, String>| {
         let outcomes: Map<String, Value> = list(key)
             .iter()
@@ -43,7 +44,11 @@ pub(crate) fn probe(arguments: &Value) -> Value {
                     .map_or_else(|| target.to_string(), str::to_owned);
                 let outcome = match attempt(target) {
                     Ok(got) => format!("ok: {got}"),
-                    Err(why) => format!("denied: {why}"),
+                    Err(why) => {
+                        // As a server logs what failed: the gateway shows it to the operator.
+                        eprintln!("probe: {key} {name}: {why}");
+                        format!("denied: {why}")
+                    }
                 };
                 (name, json!(outcome))
             })
@@ -178,6 +183,19 @@ fn connect(address: &str) -> Result<String, String> {
     std::net::TcpStream::connect_timeout(&address, Duration::from_secs(3))
         .map(|_| "connected".to_owned())
         .map_err(|e| e.to_string())
+}
+
+/// The soft limits of `/proc/self/limits` on open files, data size and processes.
+fn limits() -> Map<String, Value> {
+    let text = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    ["Max open files", "Max data size", "Max processes"]
+        .iter()
+        .filter_map(|name| {
+            let line = text.lines().find(|line| line.starts_with(name))?;
+            let soft = line[name.len()..].split_whitespace().next()?;
+            Some(((*name).to_owned(), json!(soft)))
+        })
+        .collect()
 }
 
 /// `CapEff` of `/proc/self/status`.

@@ -23,7 +23,7 @@ pub struct Discovered {
 }
 
 #[derive(Deserialize)]
-struct ResourceMetadata {
+pub(crate) struct ResourceMetadata {
     resource: Option<String>,
     #[serde(default)]
     authorization_servers: Vec<String>,
@@ -32,7 +32,7 @@ struct ResourceMetadata {
 }
 
 #[derive(Deserialize)]
-struct ServerMetadata {
+pub(crate) struct ServerMetadata {
     issuer: Option<String>,
     authorization_endpoint: Option<String>,
     token_endpoint: Option<String>,
@@ -162,6 +162,7 @@ pub async fn discover(http: &reqwest::Client, server_url: &str) -> Result<Discov
     let issuer_url = Url::parse(&issuer).map_err(|e| {
         OAuthError::Metadata(format!("authorization server {issuer:?} is not a URL: {e}"))
     })?;
+    refuse_cleartext("the authorization server", &issuer)?;
     let server: ServerMetadata = first_document(
         http,
         &server_metadata_urls(&issuer_url),
@@ -177,7 +178,7 @@ pub async fn discover(http: &reqwest::Client, server_url: &str) -> Result<Discov
     judge(server_url, resource, server, &issuer)
 }
 
-fn judge(
+pub(crate) fn judge(
     server_url: &str,
     resource: ResourceMetadata,
     server: ServerMetadata,
@@ -212,6 +213,22 @@ fn judge(
             mcplex_config::redact_url(issuer)
         )));
     }
+    refuse_cleartext("the issuer", server.issuer.as_deref().unwrap_or(issuer))?;
+    for (what, endpoint) in [
+        (
+            "authorization_endpoint",
+            server.authorization_endpoint.as_deref(),
+        ),
+        ("token_endpoint", Some(token_endpoint.as_str())),
+        (
+            "registration_endpoint",
+            server.registration_endpoint.as_deref(),
+        ),
+    ] {
+        if let Some(endpoint) = endpoint {
+            refuse_cleartext(what, endpoint)?;
+        }
+    }
     Ok(Discovered {
         resource: resource.resource.unwrap_or_else(|| server_url.to_owned()),
         issuer: server.issuer.unwrap_or_else(|| issuer.to_owned()),
@@ -220,6 +237,35 @@ fn judge(
         registration_endpoint: server.registration_endpoint,
         scopes_supported: resource.scopes_supported,
     })
+}
+
+/// Refuses an authorization server URL that is not `https` (plain `http` only on loopback):
+/// codes, verifiers, refresh tokens and client secrets would cross the network in clear.
+fn refuse_cleartext(what: &str, url: &str) -> Result<(), OAuthError> {
+    if protected_in_transit(url) {
+        return Ok(());
+    }
+    Err(OAuthError::Metadata(format!(
+        "{what} {} is not https (plain http is accepted on loopback only): codes, tokens and secrets would travel in clear",
+        mcplex_config::redact_url(url)
+    )))
+}
+
+/// `https`, or `http` to a loopback host.
+pub(crate) fn protected_in_transit(url: &str) -> bool {
+    let Ok(url) = Url::parse(url) else {
+        return false;
+    };
+    match url.scheme() {
+        "https" => true,
+        "http" => match url.host() {
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        },
+        _ => false,
+    }
 }
 
 /// Whether protected resource metadata for `resource` may speak for `server_url` (RFC 9728
@@ -233,7 +279,7 @@ pub fn resource_covers(resource: &str, server_url: &str) -> bool {
 }
 
 /// Sends the server an unauthenticated request; a 401's challenge may name its metadata.
-async fn challenge_metadata_url(http: &reqwest::Client, url: &Url) -> Option<Url> {
+pub(crate) async fn challenge_metadata_url(http: &reqwest::Client, url: &Url) -> Option<Url> {
     let ping = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"});
     let response = http
         .post(url.clone())
@@ -253,6 +299,9 @@ async fn challenge_metadata_url(http: &reqwest::Client, url: &Url) -> Option<Url
         .filter_map(|v| v.to_str().ok())
         .find_map(resource_metadata_of)
         .and_then(|named| url.join(&named).ok())
+        // Only the server's own origin speaks for it: a metadata URL elsewhere would make the
+        // gateway fetch whatever any server that can answer 401 names.
+        .filter(|named| named.origin() == url.origin())
 }
 
 /// The first of `urls` that answers 200 with a JSON document of type `T`; a 404 (or other

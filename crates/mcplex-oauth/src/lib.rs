@@ -19,6 +19,7 @@ mod error;
 mod login;
 mod pkce;
 mod protocol;
+mod redirects;
 mod secret;
 
 pub use answer::{MAX_ANSWER_BYTES, read_capped};
@@ -32,6 +33,7 @@ pub use pkce::{Pkce, challenge_of, random_text};
 pub use protocol::{
     AuthorizationRequest, Client, Grant, Granted, authorization_url, register, request_token,
 };
+pub use redirects::{redirect_refusal, same_origin_redirects};
 pub use secret::Secret;
 
 /// Seconds since the Unix epoch, now.

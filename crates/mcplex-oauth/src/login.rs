@@ -340,6 +340,7 @@ impl Logins {
 pub fn http_client() -> Result<reqwest::Client, OAuthError> {
     reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(30))
+        .redirect(crate::same_origin_redirects())
         .build()
         .map_err(|e| OAuthError::Unreachable(format!("cannot build the HTTP client: {e}")))
 }

@@ -273,3 +273,77 @@ fn an_error_description_is_logged_printable_and_short() {
     assert!(text.starts_with(": invalid_grant (badxxx"), "{text}");
     assert!(!text.contains('\n') && text.chars().count() < 240, "{text}");
 }
+
+#[test]
+fn authorization_servers_must_be_https_off_loopback() {
+    use crate::discovery::protected_in_transit;
+    for (url, fine) in [
+        ("https://auth.example/token", true),
+        ("http://127.0.0.1:9000/token", true),
+        ("http://localhost/token", true),
+        ("http://[::1]:80/token", true),
+        ("http://auth.example/token", false),
+        ("http://10.0.0.5/token", false),
+        ("ftp://auth.example/token", false),
+        ("not a url", false),
+    ] {
+        assert_eq!(protected_in_transit(url), fine, "{url}");
+    }
+    let resource = serde_json::from_value(serde_json::json!({
+        "resource": "https://mcp.example/mcp", "authorization_servers": ["https://auth.example"]}))
+    .expect("resource metadata");
+    let server = serde_json::from_value(serde_json::json!({
+        "issuer": "https://auth.example",
+        "authorization_endpoint": "https://auth.example/authorize",
+        "token_endpoint": "http://auth.example/token"}))
+    .expect("server metadata");
+    let refused = crate::discovery::judge(
+        "https://mcp.example/mcp",
+        resource,
+        server,
+        "https://auth.example",
+    )
+    .expect_err("a cleartext token endpoint");
+    assert!(refused.to_string().contains("token_endpoint"), "{refused}");
+}
+
+/// Answers every request with 401 and a challenge naming `metadata`; returns the port.
+async fn challenge_with(metadata: &'static str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = [0u8; 2048];
+            let _ = socket.read(&mut request).await;
+            let head = format!(
+                "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer resource_metadata=\"{metadata}\"\r\ncontent-length: 0\r\n\r\n"
+            );
+            let _ = socket.write_all(head.as_bytes()).await;
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn a_challenge_names_metadata_only_at_the_servers_own_origin() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let elsewhere = challenge_with("http://169.254.169.254/latest/meta-data").await;
+    let url = Url::parse(&format!("http://127.0.0.1:{elsewhere}/mcp")).expect("url");
+    assert_eq!(
+        crate::discovery::challenge_metadata_url(&client, &url).await,
+        None,
+        "a metadata URL at another origin is not followed"
+    );
+    let own = challenge_with("/.well-known/oauth-protected-resource/mcp").await;
+    let url = Url::parse(&format!("http://127.0.0.1:{own}/mcp")).expect("url");
+    assert_eq!(
+        crate::discovery::challenge_metadata_url(&client, &url)
+            .await
+            .map(|u| u.path().to_owned()),
+        Some("/.well-known/oauth-protected-resource/mcp".to_owned())
+    );
+}

@@ -355,8 +355,12 @@ mod tests {
         let protected = Protected::new([secret.clone(), scratch.path().join("missing")]);
         let sandbox = Sandbox::default();
         let temp = scratch.path().join("temp");
-        let (plan, report) =
-            plan(&policy(&sandbox, false, &temp), &protected, &support(true, 7)).expect("plan");
+        let (plan, report) = plan(
+            &policy(&sandbox, false, &temp),
+            &protected,
+            &support(true, 7),
+        )
+        .expect("plan");
         let plan = plan.expect("a plan");
         assert_eq!(report.level, Level::Full);
         assert!(report.network && !report.quarantine);
@@ -417,8 +421,18 @@ mod tests {
             plan.hidden,
             [scratch.path().canonicalize().expect("canonical")]
         );
-        assert!(report.missing.iter().any(|m| m.contains("Operation not permitted")));
-        assert!(report.mechanisms.iter().any(|m| m == "TCP refused by Landlock"));
+        assert!(
+            report
+                .missing
+                .iter()
+                .any(|m| m.contains("Operation not permitted"))
+        );
+        assert!(
+            report
+                .mechanisms
+                .iter()
+                .any(|m| m == "TCP refused by Landlock")
+        );
         let required = Sandbox {
             required: true,
             ..sandbox
@@ -468,6 +482,10 @@ mod tests {
 
     fn plan_of(sandbox: &Sandbox, support: &Support) -> Result<(Option<Plan>, Report), Refused> {
         let temp = PathBuf::from("/tmp/base/server.1");
-        plan(&policy(sandbox, false, &temp), &Protected::default(), support)
+        plan(
+            &policy(sandbox, false, &temp),
+            &Protected::default(),
+            support,
+        )
     }
 }

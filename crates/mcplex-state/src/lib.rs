@@ -36,7 +36,7 @@ pub use error::StateError;
 pub use logins::{LoginRow, TOKEN_KEY_ENV};
 pub use reviews::{ApproveRefusal, Observation, Review};
 pub use store::{Location, Opened, Store};
-pub use tokens::{NewToken, TokenRecord, TokenSpec, now_unix};
+pub use tokens::{NewToken, OAUTH_CALLER_PREFIX, TokenRecord, TokenSpec, now_unix};
 
 #[cfg(test)]
 mod logins_tests;

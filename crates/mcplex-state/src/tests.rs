@@ -104,6 +104,11 @@ fn tokens_are_stored_only_as_keyed_hashes() {
         store.create_token(spec("ci")),
         Err(StateError::TokenExists(_))
     ));
+    // An OAuth caller's name is reserved: audit rows and limits could not tell them apart.
+    assert!(matches!(
+        store.create_token(spec("oauth:alice")),
+        Err(StateError::Invalid(_))
+    ));
 }
 
 #[test]

@@ -40,6 +40,10 @@ pub struct TokenRecord {
     pub revoked_at: Option<i64>,
 }
 
+/// How an OAuth access token's caller is named (`oauth:<subject>`) in audit rows and limits;
+/// no agent token may be named so.
+pub const OAUTH_CALLER_PREFIX: &str = "oauth:";
+
 impl TokenRecord {
     /// Usable at `now`: not revoked, not expired.
     pub fn is_active(&self, now: i64) -> bool {
@@ -82,7 +86,7 @@ impl Store {
         self.token_mac(presented) == self.token_mac(expected)
     }
 
-    /// Creates a token. Names are unique among all tokens, revoked ones included, so the audit
+    /// Creates a token (never one named like an OAuth caller). Names are unique among all tokens, revoked ones included, so the audit
     /// log's names stay unambiguous.
     pub fn create_token(&self, spec: TokenSpec) -> Result<NewToken, StateError> {
         let name = spec.name.trim();
@@ -90,6 +94,11 @@ impl Store {
             return Err(StateError::Invalid(
                 "a token name must be 1 to 64 printable characters".into(),
             ));
+        }
+        if name.starts_with(OAUTH_CALLER_PREFIX) {
+            return Err(StateError::Invalid(format!(
+                "a token name must not begin with {OAUTH_CALLER_PREFIX:?}: audit rows and limits name OAuth callers so"
+            )));
         }
         let spec = TokenSpec {
             name: name.to_owned(),

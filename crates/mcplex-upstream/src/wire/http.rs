@@ -43,6 +43,7 @@ pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap
 
 pub(crate) fn client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
+        .redirect(mcplex_oauth::same_origin_redirects())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
@@ -210,6 +211,8 @@ impl HttpSender {
                 "the server wants an OAuth login: add \"oauth\": {{}} to {} in the config and run `mcplex auth login {}`; ",
                 self.server, self.server
             )
+        } else if let Some(refusal) = mcplex_oauth::redirect_refusal(response) {
+            format!("{refusal}; ")
         } else {
             String::new()
         }

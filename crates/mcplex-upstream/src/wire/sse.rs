@@ -59,9 +59,12 @@ pub(crate) async fn connect(
         .map_err(|e| format!("GET {shown}: {}", e.without_url()))?;
     if !response.status().is_success() {
         let status = response.status();
+        let refusal = mcplex_oauth::redirect_refusal(&response)
+            .map(|why| format!("{why}: "))
+            .unwrap_or_default();
         let body = redactor.redact(&error_body(response).await);
         return Err(format!(
-            "GET {shown}: HTTP {status}: {}",
+            "GET {shown}: HTTP {status}: {refusal}{}",
             snippet(&body, 300)
         ));
     }

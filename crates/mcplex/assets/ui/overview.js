@@ -16,7 +16,7 @@ function isolationCell(server) {
   if (!isolation) return h("span", { class: "muted" }, "—");
   const word = { full: "sandboxed", partial: "partly_sandboxed", off: "unconfined" }[isolation.level] || isolation.level;
   return h("div", { class: "isolation" },
-    h("span", { class: `badge b-iso-${isolation.level}`, title: isolation.summary }, word.replaceAll("_", " ")),
+    h("span", { class: `badge b-iso-${isolation.level}`, id: `iso-${server.name}`, title: isolation.summary }, word.replaceAll("_", " ")),
     isolation.missing.length ? h("p", { class: "reason" }, `Missing: ${isolation.missing.join("; ")}`) : null,
     isolation.denied
       ? h("p", { class: "reason" }, `Refused? ${isolation.denied} — grant the path in the server's "sandbox": {"write": [...]}.`)

@@ -99,7 +99,7 @@ impl OAuthTokens {
         let who = subject(&claims);
         match self.rules.grant(&claims) {
             Some(scope) => Ok(Caller {
-                token: Some(format!("oauth:{who}").into()),
+                token: Some(format!("{}{who}", mcplex_state::OAUTH_CALLER_PREFIX).into()),
                 scope,
             }),
             None => {

@@ -106,6 +106,13 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
     // A quarantine made outside the page (as the CLI makes it) shows there without a reload.
     assert_eq!(seen["elsewhere_quarantine"], 200, "{seen}");
     assert!(seen["elsewhere_seconds"].as_f64() < Some(5.0), "{seen}");
+    // How its process is isolated: sandboxed, under the quarantine policy until approved.
+    assert_eq!(seen["isolation_q_word"], "sandboxed", "{seen}");
+    let summary = seen["isolation_q_summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("quarantine policy") && summary.contains("no network"),
+        "{summary}"
+    );
     // Its stderr tail, with the secret redacted.
     let tail = seen["stderr_tail"].as_str().unwrap_or_default();
     assert!(

@@ -29,7 +29,7 @@ fn an_upstream_that_exits_mid_call_fails_the_call_within_a_second_and_comes_back
     let pid = call(&gateway, "fixture__pid", "{}")["result"]["structuredContent"]["pid"]
         .as_u64()
         .expect("pid");
-    let pid = crate::harness::host_pid(gateway.pid(), "fixture", pid);
+    let pid = crate::process_ids::host_pid(gateway.pid(), "fixture", pid);
     let (failed_after, other) = std::thread::scope(|scope| {
         // A raw request, so the moment its answer arrives is measured, not a client's teardown.
         let slow = scope.spawn(|| {

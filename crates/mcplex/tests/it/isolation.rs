@@ -334,3 +334,41 @@ fn a_gateway_run_by_an_unprivileged_user_confines_its_servers_too() {
         "{open:#}"
     );
 }
+
+#[test]
+fn limits_apply_and_a_refusal_reaches_the_operator_with_its_fix() {
+    let mut server = hostile(&[]);
+    server["sandbox"] = json!({"memory_mb": 1024, "processes": 64, "open_files": 256});
+    let gateway = start(json!({"hostile": server}));
+    let answer = probe(&gateway, &json!({"write": ["/etc"]}));
+    assert_all_denied(&answer, "write");
+    let limits = &answer["limits"];
+    assert_eq!(limits["Max open files"], "256", "{answer:#}");
+    assert_eq!(
+        limits["Max data size"],
+        (1024u64 << 20).to_string(),
+        "{answer:#}"
+    );
+    assert_eq!(limits["Max processes"], "64", "{answer:#}");
+    // The server logged the refusal: the operator sees it beside the server, with the fix.
+    let denied = eventually(
+        "the refusal in the server's isolation",
+        Duration::from_secs(10),
+        || {
+            let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
+            servers["servers"][0]["isolation"]["denied"]
+                .as_str()
+                .map(str::to_owned)
+        },
+    );
+    assert!(denied.contains("/etc"), "{denied}");
+    let (_, tail) = gateway.api("GET", "/api/v1/servers/hostile/stderr", "");
+    assert!(
+        tail["lines"]
+            .as_array()
+            .is_some_and(|lines| lines.iter().any(|l| l
+                .as_str()
+                .is_some_and(|l| l.contains("\"sandbox\": {\"write\"")))),
+        "{tail:#}"
+    );
+}

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{Gateway, alive, eventually, fixture_server, host_pid};
+use crate::harness::{Gateway, alive, eventually, fixture_server};
+use crate::process_ids::host_pid;
 
 #[test]
 fn sigterm_leaves_no_upstream_process_or_grandchild() {

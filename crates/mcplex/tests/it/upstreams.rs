@@ -80,7 +80,7 @@ fn a_crashed_upstream_is_restarted_and_serves_again() {
     let old_pid = before["result"]["structuredContent"]["pid"]
         .as_u64()
         .expect("pid");
-    let old_pid = crate::harness::host_pid(gateway.pid(), "fixture", old_pid);
+    let old_pid = crate::process_ids::host_pid(gateway.pid(), "fixture", old_pid);
     let crashed = gateway.client("legacy", "call", &["fixture__crash", "{}"]);
     let message = crashed["error"]["message"].as_str().unwrap_or_default();
     assert!(
@@ -93,7 +93,11 @@ fn a_crashed_upstream_is_restarted_and_serves_again() {
     let new_pid = eventually("the fixture to come back", Duration::from_secs(20), || {
         let after = gateway.client("legacy", "call", &["fixture__pid", "{}"]);
         let inner = after["result"]["structuredContent"]["pid"].as_u64()?;
-        Some(crate::harness::host_pid(gateway.pid(), "fixture", inner))
+        Some(crate::process_ids::host_pid(
+            gateway.pid(),
+            "fixture",
+            inner,
+        ))
     });
     assert_ne!(old_pid, new_pid);
 }
