@@ -182,6 +182,9 @@ pub struct ListenerLimits {
     pub session_idle_timeout: Duration,
     /// Open sessions over all MCP routes; past it `initialize` gets 503.
     pub max_sessions: usize,
+    /// Open sessions of one credential (an agent token, an OAuth subject); past it its
+    /// `initialize` gets 429. The operator (the local user, the API key) has no such quota.
+    pub max_sessions_per_caller: usize,
 }
 
 impl Default for ListenerLimits {
@@ -193,6 +196,7 @@ impl Default for ListenerLimits {
             max_connections: 512,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 1000,
+            max_sessions_per_caller: 100,
         }
     }
 }

@@ -46,6 +46,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "max_connections",
     "session_idle_timeout",
     "max_sessions",
+    "max_sessions_per_caller",
     "auth",
     "sandbox",
 ];
@@ -302,6 +303,10 @@ impl Cx<'_> {
         for (key, slot) in [
             ("max_connections", &mut limits.max_connections),
             ("max_sessions", &mut limits.max_sessions),
+            (
+                "max_sessions_per_caller",
+                &mut limits.max_sessions_per_caller,
+            ),
         ] {
             if let Some(value) = root.get(key).filter(|v| !v.is_null()) {
                 *slot = value

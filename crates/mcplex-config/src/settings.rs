@@ -136,6 +136,7 @@ fn declare_listener(running: &ListenerLimits, edited: &mut ListenerLimits, edit:
         max_connections,
         session_idle_timeout,
         max_sessions,
+        max_sessions_per_caller,
     } = edited;
     edit.cold(
         "http_header_read_timeout",
@@ -155,6 +156,11 @@ fn declare_listener(running: &ListenerLimits, edited: &mut ListenerLimits, edit:
         session_idle_timeout,
     );
     edit.cold("max_sessions", &running.max_sessions, max_sessions);
+    edit.cold(
+        "max_sessions_per_caller",
+        &running.max_sessions_per_caller,
+        max_sessions_per_caller,
+    );
 }
 
 fn declare_code(running: &CodeLimits, edited: &mut CodeLimits, edit: &mut Edit) {

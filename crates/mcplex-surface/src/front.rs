@@ -9,7 +9,9 @@
 //! - a request whose id is already in flight in the same session is refused (-32600, HTTP 400):
 //!   rmcp keys a session's answers by request id, so two alike would cross. The pair (session,
 //!   id) is in flight until the answer's body ends; `1` and `"1"` are different ids;
-//! - an `initialize` past `max_sessions` gets 503 with a JSON-RPC error naming the cap;
+//! - an `initialize` past `max_sessions` gets 503 with a JSON-RPC error naming the cap, one past
+//!   the caller's `max_sessions_per_caller` 429; a session named by a credential that did not
+//!   open it is answered as an unknown session (`session_owners.rs`);
 //! - `DELETE` of a session answers 200 (rmcp says 202, which clients report as a failure).
 //!
 //! A plain `tools/call` in an initialized session is answered by the fast path (`fast.rs`)
@@ -37,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use crate::connection::is_body_timeout;
 use crate::fast::{self, PeerBook};
 use crate::plain::{PlainCall, plain_headers};
+use crate::session_owners::{Owner, Owners};
 use crate::sessions::{SessionBook, Sessions};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -103,6 +106,17 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         request
             .extensions_mut()
             .insert(PeerBook(self.0.sessions.clone()));
+        let owner: Owner = request
+            .extensions()
+            .get::<crate::Caller>()
+            .and_then(|caller| caller.token.clone());
+        // Another credential's session is answered as an unknown one.
+        if let Some(session) = request.headers().get(SESSION_HEADER)
+            && let Ok(session) = session.to_str()
+            && !self.0.book.owners.usable_by(session, &owner)
+        {
+            return unknown_session();
+        }
         match *request.method() {
             Method::POST => self.post(request).await,
             Method::DELETE => {
@@ -121,6 +135,10 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
     }
 
     async fn post(self, request: Request<Body>) -> Response {
+        let owner: Owner = request
+            .extensions()
+            .get::<crate::Caller>()
+            .and_then(|caller| caller.token.clone());
         let (parts, body) = request.into_parts();
         let bytes = match read_body(body, self.0.max_body_bytes).await {
             Ok(bytes) => bytes,
@@ -196,6 +214,27 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                         .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
                     return refusal;
                 }
+                None if request.method == "initialize" => {
+                    if !self.0.book.owners.reserve(&owner) {
+                        return too_many_for_caller(request.id.clone(), &self.0.book.owners);
+                    }
+                    let response = Box::pin(
+                        self.0
+                            .service
+                            .handle(Request::from_parts(parts, Body::from(bytes))),
+                    )
+                    .await
+                    .into_response();
+                    match response
+                        .headers()
+                        .get(SESSION_HEADER)
+                        .and_then(|v| v.to_str().ok())
+                    {
+                        Some(opened) => self.0.book.owners.claim(opened, owner),
+                        None => self.0.book.owners.unreserve(&owner),
+                    }
+                    return response;
+                }
                 None => {}
             }
         } else if let Some(session) = &session {
@@ -216,6 +255,28 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             .into_response();
         holding(response, held)
     }
+}
+
+/// What a request naming a session this route does not know gets (the session manager's own
+/// answer), also given to a credential that did not open the session it names.
+fn unknown_session() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+}
+
+fn too_many_for_caller(id: Value, owners: &Owners) -> Response {
+    let mut refusal = rpc_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        id,
+        -32000,
+        &format!(
+            "too many open sessions for this credential (max_sessions_per_caller {}); end unused ones (DELETE with their Mcp-Session-Id) or retry later",
+            owners.max_per_caller()
+        ),
+    );
+    refusal
+        .headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+    refusal
 }
 
 fn already_in_flight(id: Value) -> Response {

@@ -40,6 +40,8 @@ pub struct Routes {
     pub max_body_bytes: usize,
     /// Open sessions over all routes; past it `initialize` gets 503.
     pub max_sessions: usize,
+    /// Open sessions of one credential; past it its `initialize` gets 429.
+    pub max_sessions_per_caller: usize,
     /// A session with no request or stream open for this long is ended.
     pub session_idle_timeout: Duration,
     /// Ends every session when cancelled.
@@ -59,6 +61,7 @@ pub fn router(routes: Routes) -> McpRoutes {
         profiles,
         max_body_bytes,
         max_sessions,
+        max_sessions_per_caller,
         session_idle_timeout,
         shutdown,
         store_reachable,
@@ -66,7 +69,7 @@ pub fn router(routes: Routes) -> McpRoutes {
     let limits = Limits {
         shutdown,
         max_body_bytes,
-        book: SessionBook::new(max_sessions, session_idle_timeout),
+        book: SessionBook::new(max_sessions, max_sessions_per_caller, session_idle_timeout),
     };
     let direct = limits.service(DirectSurface::new(
         gateway.clone(),

@@ -34,6 +34,7 @@ mod relay;
 mod results;
 mod retrieve;
 mod search_tools;
+mod session_owners;
 mod sessions;
 mod stdio;
 mod subscriptions;

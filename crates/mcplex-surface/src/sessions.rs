@@ -29,19 +29,23 @@ use rmcp::transport::streamable_http_server::session::{
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// The gateway-wide count of open sessions and its cap.
+use crate::session_owners::Owners;
+
+/// The gateway-wide count of open sessions and its cap, and who opened each.
 pub(crate) struct SessionBook {
     max: usize,
     idle: Duration,
     open: AtomicUsize,
+    pub(crate) owners: Owners,
 }
 
 impl SessionBook {
-    pub(crate) fn new(max: usize, idle: Duration) -> Arc<SessionBook> {
+    pub(crate) fn new(max: usize, max_per_caller: usize, idle: Duration) -> Arc<SessionBook> {
         Arc::new(SessionBook {
             max,
             idle,
             open: AtomicUsize::new(0),
+            owners: Owners::new(max_per_caller),
         })
     }
 
@@ -175,6 +179,7 @@ impl Ledger {
         if let Some(activity) = removed {
             activity.ended.cancel();
             self.book.release();
+            self.book.owners.ended(id);
         }
         known
     }
@@ -396,7 +401,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_cap_refuses_and_closing_frees_a_place() {
-        let book = SessionBook::new(2, Duration::from_secs(3600));
+        let book = SessionBook::new(2, 2, Duration::from_secs(3600));
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
         let (a, _ta) = sessions.create_session().await.expect("first");
         let (_b, _tb) = sessions.create_session().await.expect("second");
@@ -415,7 +420,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_sessions_without_open_streams_are_idle() {
-        let book = SessionBook::new(10, Duration::from_secs(3600));
+        let book = SessionBook::new(10, 10, Duration::from_secs(3600));
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
         let (busy, _t1) = sessions.create_session().await.expect("busy");
         let (quiet, _t2) = sessions.create_session().await.expect("quiet");

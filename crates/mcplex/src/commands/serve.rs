@@ -324,6 +324,7 @@ fn app(
         profiles: config.profiles.clone(),
         max_body_bytes: config.http.max_body_bytes,
         max_sessions: config.listener.max_sessions,
+        max_sessions_per_caller: config.listener.max_sessions_per_caller,
         session_idle_timeout: config.listener.session_idle_timeout,
         shutdown,
         store_reachable,

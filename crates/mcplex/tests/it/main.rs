@@ -17,6 +17,7 @@ mod hardening_code;
 mod hardening_http;
 mod hardening_redirects;
 mod hardening_secrets;
+mod hardening_sessions;
 mod harness;
 mod http;
 mod isolation;
