@@ -28,7 +28,17 @@ fn places(test: &str) -> Vec<Place> {
         location: Location::Directory(dir.path().to_owned()),
         _dir: Some(dir),
     }];
-    if let Ok(server) = std::env::var("MCPLEX_TEST_POSTGRES") {
+    let postgres = std::env::var("MCPLEX_TEST_POSTGRES");
+    // In CI the PostgreSQL case must run: a store test that drops it tests half the store.
+    let in_ci = std::env::var("CI").is_ok_and(|ci| ci == "true" || ci == "1");
+    assert!(
+        postgres.is_ok() || !in_ci,
+        "{test}: CI=true and MCPLEX_TEST_POSTGRES is not set (scripts/test.sh starts a server)"
+    );
+    if postgres.is_err() {
+        eprintln!("{test}: MCPLEX_TEST_POSTGRES is not set: the PostgreSQL store is not tested");
+    }
+    if let Ok(server) = postgres {
         let server = server.trim_end_matches('/');
         let database = format!("mcplex_{test}");
         let mut admin = postgres::Client::connect(&format!("{server}/postgres"), postgres::NoTls)

@@ -21,9 +21,12 @@ fn chromium() -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    eprintln!(
-        "skipping the dashboard's browser test: no Chromium at {} (scripts/test.sh installs Debian's chromium; MCPLEX_CHROMIUM names another)",
-        path.display()
+    crate::harness::unavailable(
+        "the dashboard's browser test",
+        &format!(
+            "no Chromium at {} (scripts/test.sh installs Debian's chromium; MCPLEX_CHROMIUM names another)",
+            path.display()
+        ),
     );
     None
 }

@@ -19,7 +19,10 @@ use crate::harness::{
 /// `scripts/test.sh` starts a throwaway server and sets it.
 pub fn postgres_database(name: &str) -> Option<String> {
     let Ok(server) = std::env::var("MCPLEX_TEST_POSTGRES") else {
-        eprintln!("MCPLEX_TEST_POSTGRES is not set: no PostgreSQL to test against");
+        crate::harness::unavailable(
+            name,
+            "MCPLEX_TEST_POSTGRES is not set: no PostgreSQL to test against",
+        );
         return None;
     };
     let server = server.trim_end_matches('/').to_owned();
