@@ -24,3 +24,16 @@ impl Done {
 pub struct ErrorAnswer {
     pub error: String,
 }
+
+/// `POST /api/v1/identity`: a nonce the CLI chose, before it sends the API key to the address
+/// a gateway registered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentityRequest {
+    pub nonce: String,
+}
+
+/// The gateway's proof that it holds the API key, for that nonce and its registered address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentityAnswer {
+    pub proof: String,
+}

@@ -54,6 +54,8 @@ pub mod paths {
 
     /// `GET`: [`crate::ServersAnswer`].
     pub const SERVERS: &str = "/api/v1/servers";
+    /// `POST`, open: a registered gateway proves it holds the API key (`IdentityRequest`).
+    pub const IDENTITY: &str = "/api/v1/identity";
     /// `POST`: [`crate::Done`].
     pub const SERVER_ACTION: &str = "/api/v1/servers/{name}/{action}";
     /// `GET`: [`crate::ToolsAnswer`].

@@ -47,6 +47,8 @@ pub struct ApiState {
     /// Why searches are BM25F alone, when no sentence model loaded (`search_model` is a cold
     /// setting: this holds for the process's life).
     pub without_model: Option<WithoutModel>,
+    /// The address this gateway registered in the store (its identity proofs name it).
+    pub address: String,
 }
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
@@ -59,10 +61,26 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .route(paths::APPROVALS, get(approvals))
         .route(paths::TOKENS, get(tokens).post(create_token))
         .route(paths::TOKEN, axum::routing::delete(revoke_token))
+        .route(paths::IDENTITY, post(identity))
         .with_state(state.clone())
         .merge(agent_routes)
         .merge(crate::api_views::router(state))
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
+}
+
+/// `POST /api/v1/identity` (open): proves to a CLI that this gateway holds the API key.
+async fn identity(
+    State(state): State<ApiState>,
+    Json(request): Json<mcplex_api::IdentityRequest>,
+) -> Response {
+    if !mcplex_state::well_formed_nonce(&request.nonce) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "nonce must be 32 to 128 hex digits".to_owned(),
+        );
+    }
+    let proof = state.access.identity_proof(&state.address, &request.nonce);
+    Json(mcplex_api::IdentityAnswer { proof }).into_response()
 }
 
 /// A write the store refused: the caller's mistake (400), or the store's (503: nothing was

@@ -53,6 +53,11 @@ impl Access {
         Ok(())
     }
 
+    /// This gateway's answer to a CLI's `nonce`, registered at `address`.
+    pub fn identity_proof(&self, address: &str, nonce: &str) -> String {
+        mcplex_state::identity_proof(&self.api_key, address, nonce)
+    }
+
     pub fn store(&self) -> &Arc<Store> {
         &self.store
     }

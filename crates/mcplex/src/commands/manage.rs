@@ -153,6 +153,15 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
         .build()?;
     for instance in &registered {
         let base = format!("http://{}", connect_address(&instance.address));
+        // The key goes only to a process that proves it holds it: whoever took the port of a
+        // gateway that died without deregistering would receive it otherwise.
+        if let Err(why) = proven(&http, &base, &instance.address, &key).await {
+            tracing::warn!(
+                "not sending the API key to {}: {why}; it may be another program on the port of a gateway that died",
+                instance.address
+            );
+            continue;
+        }
         let probe = http
             .get(format!("{base}{}", paths::SERVERS))
             .bearer_auth(&key)
@@ -179,6 +188,28 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
         bail!("no running gateway on the store {location} answered (MCPLEX_VIA=api)");
     }
     Ok((config, Target::Store { registered }))
+}
+
+/// Checks that the process at `base` is the gateway registered at `address`: it answers a
+/// fresh nonce with the proof only the holder of `key` can make.
+async fn proven(http: &reqwest::Client, base: &str, address: &str, key: &str) -> Result<()> {
+    let nonce = mcplex_state::identity_nonce()?;
+    let answer = http
+        .post(format!("{base}{}", paths::IDENTITY))
+        .json(&mcplex_api::IdentityRequest {
+            nonce: nonce.clone(),
+        })
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await?
+        .error_for_status()?
+        .json::<mcplex_api::IdentityAnswer>()
+        .await?;
+    let expected = mcplex_state::identity_proof(key, address, &nonce);
+    if answer.proof != expected {
+        bail!("its proof of the key is wrong");
+    }
+    Ok(())
 }
 
 /// Where to connect for a bound address: a wildcard bind is reached on loopback.

@@ -252,6 +252,7 @@ async fn serve_on_http(
         shutdown.clone(),
         guard,
         without_model,
+        address.to_string(),
     );
     announce(config, address, &api_key_place, login_link.as_deref());
     if std::io::stderr().is_terminal() {
@@ -305,6 +306,7 @@ fn app(
     shutdown: CancellationToken,
     guard: Guard,
     without_model: Option<WithoutModel>,
+    address: String,
 ) -> Door {
     let dashboard = crate::ui::router(access.clone());
     let api = crate::api::router(
@@ -314,6 +316,7 @@ fn app(
             trust: core.trust.clone(),
             config: core.config.subscribe(),
             without_model,
+            address,
         },
         config.http.max_body_bytes,
     );

@@ -13,6 +13,7 @@ mod dashboard;
 mod direct_modes;
 mod fastpath;
 mod faults;
+mod hardening_cli;
 mod hardening_code;
 mod hardening_http;
 mod hardening_redirects;

@@ -1,0 +1,41 @@
+//! How the CLI knows that the process answering on a registered gateway's address is that
+//! gateway before it sends the API key: a gateway registered in the store proves it holds the
+//! key by answering a fresh nonce with a keyed hash of it and of the address it registered
+//! (so that a proof cannot be relayed from another replica's address). A program that took a
+//! dead gateway's port cannot answer, and the CLI falls back to the store.
+
+use crate::StateError;
+
+/// What a gateway registered at `address` answers to `nonce`, holding `api_key`.
+pub fn identity_proof(api_key: &str, address: &str, nonce: &str) -> String {
+    let message = format!("mcplex gateway identity\0{address}\0{nonce}");
+    crate::secret::mac_hex(api_key.as_bytes(), message.as_bytes())
+}
+
+/// A fresh nonce for one proof (32 random bytes, hex).
+pub fn identity_nonce() -> Result<String, StateError> {
+    Ok(mcplex_trust::hex(&crate::secret::random_bytes(32)?))
+}
+
+/// Whether `nonce` is one a CLI sends: 32 to 128 hex digits.
+pub fn well_formed_nonce(nonce: &str) -> bool {
+    (32..=128).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_proof_depends_on_the_key_the_address_and_the_nonce() {
+        let nonce = identity_nonce().expect("nonce");
+        assert!(well_formed_nonce(&nonce));
+        let proof = identity_proof("key", "127.0.0.1:8080", &nonce);
+        assert_eq!(proof, identity_proof("key", "127.0.0.1:8080", &nonce));
+        assert_ne!(proof, identity_proof("other", "127.0.0.1:8080", &nonce));
+        assert_ne!(proof, identity_proof("key", "127.0.0.1:8081", &nonce));
+        assert_ne!(proof, identity_proof("key", "127.0.0.1:8080", "00"));
+        assert!(!well_formed_nonce("short"));
+        assert!(!well_formed_nonce(&"z".repeat(40)));
+    }
+}
