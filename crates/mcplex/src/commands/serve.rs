@@ -244,16 +244,15 @@ async fn serve_on_http(
         oauth: resource_server(config)?,
     };
     let login_link = dashboard_link(address, &access);
-    let app = app(
-        config,
-        &core,
+    let api = ApiState {
+        gateway: core.gateway.clone(),
         access,
-        store_reachable,
-        shutdown.clone(),
-        guard,
+        trust: core.trust.clone(),
+        config: core.config.subscribe(),
         without_model,
-        address.to_string(),
-    );
+        address: address.to_string(),
+    };
+    let app = app(config, &core, api, store_reachable, shutdown.clone(), guard);
     announce(config, address, &api_key_place, login_link.as_deref());
     if std::io::stderr().is_terminal() {
         let (gateway, limit) = (Arc::clone(&core.gateway), settle_limit(config));
@@ -297,29 +296,17 @@ fn require_auth(config: &Config, address: SocketAddr) -> bool {
     require_auth
 }
 
-/// The MCP routes, the management API and the dashboard, behind `guard`.
+/// The MCP routes, the management API (`api`) and the dashboard, behind `guard`.
 fn app(
     config: &Config,
     core: &Core,
-    access: Arc<Access>,
+    api: ApiState,
     store_reachable: Arc<AtomicBool>,
     shutdown: CancellationToken,
     guard: Guard,
-    without_model: Option<WithoutModel>,
-    address: String,
 ) -> Door {
-    let dashboard = crate::ui::router(access.clone());
-    let api = crate::api::router(
-        ApiState {
-            gateway: core.gateway.clone(),
-            access,
-            trust: core.trust.clone(),
-            config: core.config.subscribe(),
-            without_model,
-            address,
-        },
-        config.http.max_body_bytes,
-    );
+    let dashboard = crate::ui::router(api.access.clone());
+    let api = crate::api::router(api, config.http.max_body_bytes);
     let mcp = router(Routes {
         gateway: core.gateway.clone(),
         options: SurfaceOptions::from_config(config),
