@@ -119,6 +119,13 @@ impl Guard {
             ));
         }
         let path = request.uri().path();
+        // The login form is a key and a few fields: a large body there is nobody's login.
+        if path == "/ui/login" && declared.is_some_and(|n| n > LOGIN_BODY_LIMIT) {
+            return Err(refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("a login is at most {LOGIN_BODY_LIMIT} bytes"),
+            ));
+        }
         // The dashboard's pages and assets hold no data; its handlers ask for the login.
         // `/api/v1/identity` takes no credential: it is how a CLI checks who answers before it
         // sends one.
@@ -236,6 +243,9 @@ async fn access_token(guard: &Guard, headers: &HeaderMap, token: &str) -> Result
         )),
     }
 }
+
+/// The largest body `POST /ui/login` takes.
+const LOGIN_BODY_LIMIT: u64 = 8 * 1024;
 
 /// The `/api/v1` routes that take an agent token like an MCP route (their handlers read the
 /// [`Caller`] and answer within its scope): the provider projection and `POST /api/v1/call`.

@@ -30,6 +30,9 @@ pub(crate) struct Watch {
 struct State {
     /// Requests whose response body has not ended yet.
     in_flight: usize,
+    /// Of those, requests with no credential whose body is still arriving: a connection
+    /// holding only such requests may be closed to make room (a slow body cannot hold a place).
+    arriving_without_credential: usize,
     /// When the last request finished (or the connection was accepted).
     idle_since: Instant,
     /// When the first byte of the next request head arrived, while idle.
@@ -52,6 +55,7 @@ impl Watch {
         Arc::new(Watch {
             state: Mutex::new(State {
                 in_flight: 0,
+                arriving_without_credential: 0,
                 idle_since: now,
                 head_started: Some(now),
             }),
@@ -89,6 +93,21 @@ impl Watch {
         (state.in_flight == 0).then_some(state.idle_since)
     }
 
+    /// A request with no credential whose body is arriving: counted until the guard is
+    /// dropped (the body ended, failed or was dropped).
+    pub(crate) fn body_without_credential(self: &Arc<Watch>) -> ArrivingBody {
+        self.state().arriving_without_credential += 1;
+        ArrivingBody(self.clone())
+    }
+
+    /// Since when the connection has done nothing but wait for bodies that carry no
+    /// credential (`None` when it serves anything else, or nothing).
+    pub(crate) fn only_arriving_since(&self) -> Option<Instant> {
+        let state = self.state();
+        (state.in_flight > 0 && state.arriving_without_credential >= state.in_flight)
+            .then_some(state.idle_since)
+    }
+
     /// When the connection expires if nothing changes (`None`: not while a request is in
     /// flight), and why.
     pub(crate) fn deadline(&self, limits: &Timeouts) -> Option<(Instant, Expiry)> {
@@ -124,6 +143,17 @@ impl Drop for InFlight {
         }
         drop(state);
         self.0.changed.notify_one();
+    }
+}
+
+/// A request body without a credential that is still arriving (see
+/// [`Watch::body_without_credential`]).
+pub(crate) struct ArrivingBody(Arc<Watch>);
+
+impl Drop for ArrivingBody {
+    fn drop(&mut self) {
+        let mut state = self.0.state();
+        state.arriving_without_credential = state.arriving_without_credential.saturating_sub(1);
     }
 }
 
@@ -209,14 +239,17 @@ pub(crate) struct TimedBody<B> {
     inner: B,
     deadline: Pin<Box<Sleep>>,
     ended: bool,
+    /// Held while a body without a credential arrives; released when it ends.
+    arriving: Option<ArrivingBody>,
 }
 
 impl<B> TimedBody<B> {
-    pub(crate) fn new(inner: B, limit: Duration) -> TimedBody<B> {
+    pub(crate) fn new(inner: B, limit: Duration, arriving: Option<ArrivingBody>) -> TimedBody<B> {
         TimedBody {
             inner,
             deadline: Box::pin(tokio::time::sleep(limit)),
             ended: false,
+            arriving,
         }
     }
 }
@@ -239,12 +272,14 @@ where
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(None) => {
                 self.ended = true;
+                self.arriving = None;
                 Poll::Ready(None)
             }
             Poll::Ready(Some(frame)) => Poll::Ready(Some(frame.map_err(Into::into))),
             Poll::Pending => match self.deadline.as_mut().poll(cx) {
                 Poll::Ready(()) => {
                     self.ended = true;
+                    self.arriving = None;
                     Poll::Ready(Some(Err(Box::new(BodyTimedOut))))
                 }
                 Poll::Pending => Poll::Pending,

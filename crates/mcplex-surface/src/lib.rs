@@ -117,5 +117,5 @@ impl SurfaceOptions {
     }
 }
 pub use http::{McpRoutes, Routes, router};
-pub use listener::{ListenerLimits, serve_http};
+pub use listener::{ListenerLimits, Peer, serve_http};
 pub use stdio::serve_stdio;

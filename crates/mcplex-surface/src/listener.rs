@@ -3,8 +3,9 @@
 //! first byte, or from the accept for a connection's first request), its body within the body
 //! timeout; a connection with no request in flight is closed after the idle timeout. At most
 //! `max_connections` are open: past the cap, and when the process is out of file descriptors,
-//! the connection idle the longest is closed to make room; when none is idle the newcomer gets
-//! 503 at once. The accept loop never waits on a client and never spins.
+//! the connection idle the longest is closed to make room, else one that only waits for request
+//! bodies carrying no credential (a slow body cannot lock an operator out); when none is, the
+//! newcomer gets 503 at once. The accept loop never waits on a client and never spins.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -96,15 +97,21 @@ impl Connections {
         self.lock().remove(&id);
     }
 
-    /// Closes the connection idle the longest: the token cancelled once its socket is closed;
-    /// `None` when every connection has a request in flight.
+    /// Closes the connection idle the longest, else the one waiting the longest for nothing but
+    /// bodies that carry no credential (a slow body cannot hold a place an operator needs):
+    /// the token cancelled once its socket is closed; `None` when every connection is busy
+    /// otherwise.
     fn evict_oldest_idle(&self) -> Option<CancellationToken> {
         let mut open = self.lock();
-        let oldest = open
-            .iter()
-            .filter(|(_, c)| !c.evict.is_cancelled())
+        let live = || open.iter().filter(|(_, c)| !c.evict.is_cancelled());
+        let oldest = live()
             .filter_map(|(id, c)| c.watch.idle_since().map(|since| (since, *id)))
-            .min();
+            .min()
+            .or_else(|| {
+                live()
+                    .filter_map(|(id, c)| c.watch.only_arriving_since().map(|since| (since, *id)))
+                    .min()
+            });
         let connection = oldest.and_then(|(_, id)| open.remove(&id))?;
         connection.evict.cancel();
         Some(connection.closed)
@@ -223,6 +230,7 @@ async fn serve_connection(
     evict: CancellationToken,
     shutdown: CancellationToken,
 ) {
+    let peer = tcp.peer_addr().ok();
     let io = TokioIo::new(Watched {
         inner: tcp,
         watch: watch.clone(),
@@ -231,6 +239,7 @@ async fn serve_connection(
         app,
         watch: watch.clone(),
         body_read: timeouts.body_read,
+        peer,
     };
     let mut builder = hyper::server::conn::http1::Builder::new();
     // The header timeout is ours (counted from a head's first byte, not from the last answer).
@@ -273,13 +282,18 @@ async fn serve_connection(
     }
 }
 
-/// The router, seen from one connection: marks each request in flight until its answer ends
-/// and puts the body-read deadline on its body.
+/// The address a request came from (in its extensions), for limits per client.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::SocketAddr);
+
+/// The router, seen from one connection: marks each request in flight until its answer ends,
+/// puts the body-read deadline on its body and its client's address in its extensions.
 #[derive(Clone)]
 struct ConnectionService {
     app: Door,
     watch: Arc<Watch>,
     body_read: Duration,
+    peer: Option<std::net::SocketAddr>,
 }
 
 impl hyper::service::Service<http::Request<Incoming>> for ConnectionService {
@@ -290,7 +304,14 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnectionService {
     fn call(&self, request: http::Request<Incoming>) -> Self::Future {
         let in_flight: InFlight = self.watch.request_started();
         let body_read = self.body_read;
-        let request = request.map(|body| Body::new(TimedBody::new(body, body_read)));
+        let credential = request.headers().contains_key(http::header::AUTHORIZATION)
+            || request.headers().contains_key(http::header::COOKIE);
+        let arriving = (!credential && !hyper::body::Body::is_end_stream(request.body()))
+            .then(|| self.watch.body_without_credential());
+        let mut request = request.map(|body| Body::new(TimedBody::new(body, body_read, arriving)));
+        if let Some(peer) = self.peer {
+            request.extensions_mut().insert(Peer(peer));
+        }
         let app = self.app.clone();
         Box::pin(async move {
             let response = app.serve(request).await;

@@ -20,6 +20,8 @@ pub struct Access {
     profiles: HashMap<String, BTreeSet<String>>,
     /// The dashboard's logins (`/ui`).
     pub sessions: crate::ui::Sessions,
+    /// Wrong keys per address at the dashboard's login.
+    pub login_throttle: crate::ui::LoginThrottle,
 }
 
 impl Access {
@@ -35,6 +37,7 @@ impl Access {
                 .map(|p| (p.name.clone(), p.servers.clone()))
                 .collect(),
             sessions,
+            login_throttle: crate::ui::LoginThrottle::default(),
         };
         access.reload_tokens()?;
         access.sessions.reload_logouts(now_unix())?;

@@ -13,6 +13,7 @@
 //! `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, and is not cached.
 
 mod sessions;
+mod throttle;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,6 +29,7 @@ use mcplex_state::now_unix;
 use mcplex_surface::{Authenticator, SESSION_COOKIE, session_id};
 
 pub use sessions::{LINK_LIFETIME, Sessions};
+pub use throttle::LoginThrottle;
 
 use crate::api::error;
 use crate::auth::Access;
@@ -126,6 +128,7 @@ async fn session(State(access): State<Arc<Access>>, headers: HeaderMap) -> Respo
 
 async fn login(
     State(access): State<Arc<Access>>,
+    peer: Option<axum::Extension<mcplex_surface::Peer>>,
     headers: HeaderMap,
     Json(request): Json<LoginRequest>,
 ) -> Response {
@@ -133,7 +136,24 @@ async fn login(
     if !headers.contains_key(header::ORIGIN) {
         return error(StatusCode::FORBIDDEN, "a login needs an Origin header");
     }
+    let peer = peer.map(|axum::Extension(peer)| peer.0.ip());
+    if let Some(wait) = peer.and_then(|peer| access.login_throttle.wait(peer, Instant::now())) {
+        let mut refused = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "too many wrong keys from this address: try again in {} s",
+                wait.as_secs().max(1)
+            ),
+        );
+        if let Ok(value) = HeaderValue::from_str(&wait.as_secs().max(1).to_string()) {
+            refused.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return refused;
+    }
     if !access.is_admin(request.key.trim()) {
+        if let Some(peer) = peer {
+            access.login_throttle.failed(peer, Instant::now());
+        }
         return error(
             StatusCode::UNAUTHORIZED,
             "that is not this gateway's API key (it is in the api_key file of the data directory)",
