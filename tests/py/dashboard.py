@@ -209,7 +209,8 @@ def csrf_attempts(opts, browser, context):
     page = context.new_page()
     page.goto(f"{base}/ui/#/overview")
     page.wait_for_selector("#page-title")
-    csrf = page.evaluate("fetch('/ui/session').then(r => r.json()).then(j => j.csrf)")
+    # The token lives in the page's storage only; the cookie alone reads nothing, not even it.
+    csrf = page.evaluate("localStorage.getItem('mcplex_csrf')")
     out["same_page_without_token"] = page.evaluate(
         "fetch('/api/v1/servers/q/quarantine', {method: 'POST'}).then(r => r.status)")
 
@@ -235,7 +236,11 @@ def csrf_attempts(opts, browser, context):
     out["foreign_origin"] = raw(base, "POST", "/api/v1/servers/q/quarantine",
                                 {"Cookie": jar, "X-CSRF-Token": csrf, "Origin": "http://evil.example"})[0]
     out["no_origin"] = raw(base, "POST", "/api/v1/servers/q/quarantine", {"Cookie": jar, "X-CSRF-Token": csrf})[0]
-    out["with_token_and_origin"] = raw(base, "GET", "/api/v1/servers", {"Cookie": jar})[0]
+    # What a page on another port of the host gets with the cookie its browser sends there.
+    out["read_with_cookie_only"] = raw(base, "GET", "/api/v1/servers", {"Cookie": jar})[0]
+    out["session_with_cookie_only"] = raw(base, "GET", "/ui/session", {"Cookie": jar})[0]
+    out["logout_with_cookie_only"] = raw(base, "POST", "/ui/logout", {"Cookie": jar})[0]
+    out["read_with_cookie_and_token"] = raw(base, "GET", "/api/v1/servers", {"Cookie": jar, "X-CSRF-Token": csrf})[0]
     status, body = raw(base, "GET", "/api/v1/servers", {"Authorization": f"Bearer {opts.key}"})
     out["q_state_after"] = next(s["state"] for s in json.loads(body)["servers"] if s["name"] == "q")
     page.close()
@@ -244,8 +249,9 @@ def csrf_attempts(opts, browser, context):
 
 def phone(browser, desktop, base, shots):
     """The same session at phone width: each page renders without a horizontal scroll bar."""
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-    context.add_cookies(desktop.cookies())
+    # The session is the cookie and the token the page keeps in its origin's storage.
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True,
+                                  storage_state=desktop.storage_state())
     page = context.new_page()
     wide = []
     for name in ["overview", "servers", "tools", "tokens", "activity", "try/fixture%3Aadd", "config"]:

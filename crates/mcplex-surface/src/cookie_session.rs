@@ -1,11 +1,13 @@
 //! The dashboard's session cookie, as the guard reads it. A browser that logged in to `/ui`
 //! holds an HttpOnly `mcplex_ui` cookie with a random session id (never the API key); the
 //! binary keeps the sessions and answers [`crate::Authenticator::session_csrf`]. On `/api/…`,
-//! a request with no `Authorization` header and a live session stands for the admin key, with
-//! two conditions on every state-changing method (anything but GET, HEAD, OPTIONS): an
-//! `X-CSRF-Token` header equal to the session's token, and an `Origin` header (which the guard
-//! has already checked against the listener's Host/Origin rules). A page on another site can
-//! make the browser send the cookie, but can neither read the token nor forge the Origin.
+//! a request with no `Authorization` header and a live session stands for the admin key only
+//! with an `X-CSRF-Token` header equal to the session's token, on every method (reads too),
+//! and on every state-changing method (anything but GET, HEAD, OPTIONS) an `Origin` header
+//! (which the guard has already checked against the listener's Host/Origin rules). Browsers
+//! send a host's cookies to every port of it, so the cookie alone is no credential: the token
+//! lives only in the page (its origin's storage), which another port cannot read, and no route
+//! gives it for the cookie alone.
 
 use axum::http::{HeaderMap, Method, header};
 
@@ -37,6 +39,12 @@ pub(crate) fn cookie_access(
     let Some(csrf) = csrf_of(id) else {
         return CookieAccess::None;
     };
+    let sent = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
+    if !sent.is_some_and(|sent| same_secret(sent, &csrf)) {
+        return CookieAccess::Refused(
+            "CSRF token missing or wrong: a request with the dashboard's cookie needs the session's X-CSRF-Token header",
+        );
+    }
     if is_safe(method) {
         return CookieAccess::Admin;
     }
@@ -45,13 +53,7 @@ pub(crate) fn cookie_access(
             "a state-changing request with the dashboard's cookie needs an Origin header",
         );
     }
-    let sent = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
-    match sent {
-        Some(sent) if same_secret(sent, &csrf) => CookieAccess::Admin,
-        _ => CookieAccess::Refused(
-            "CSRF token missing or wrong: a state-changing request with the dashboard's cookie needs the session's X-CSRF-Token header",
-        ),
-    }
+    CookieAccess::Admin
 }
 
 fn is_safe(method: &Method) -> bool {
@@ -116,7 +118,14 @@ mod tests {
         let judge = |method: Method, pairs: &[(&'static str, &str)]| {
             cookie_access(&method, &headers(pairs), live)
         };
-        assert_eq!(judge(Method::GET, &[cookie]), CookieAccess::Admin);
+        assert!(
+            matches!(judge(Method::GET, &[cookie]), CookieAccess::Refused(_)),
+            "the cookie alone reads nothing"
+        );
+        assert_eq!(
+            judge(Method::GET, &[cookie, ("x-csrf-token", "token")]),
+            CookieAccess::Admin
+        );
         assert_eq!(judge(Method::GET, &[]), CookieAccess::None);
         assert_eq!(
             judge(Method::GET, &[("cookie", "mcplex_ui=expired")]),

@@ -13,7 +13,15 @@ const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const status = document.getElementById("status");
 const logoutButton = document.getElementById("logout");
-let csrf = null;
+// The session's CSRF token lives only here, in this origin's storage: browsers send the
+// cookie to every port of the host, so the gateway wants the token with every request.
+const CSRF_KEY = "mcplex_csrf";
+let csrf = localStorage.getItem(CSRF_KEY);
+function keepCsrf(token) {
+  csrf = token;
+  if (token) localStorage.setItem(CSRF_KEY, token);
+  else localStorage.removeItem(CSRF_KEY);
+}
 
 const pages = {
   overview: { title: "Overview", render: overview },
@@ -34,11 +42,11 @@ class ApiError extends Error {
   }
 }
 
-/** Calls the gateway's API with the session cookie; writes carry the CSRF token. */
+/** Calls the gateway's API with the session cookie and the CSRF token. */
 async function api(method, path, body) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method !== "GET" && csrf) headers["X-CSRF-Token"] = csrf;
+  if (csrf) headers["X-CSRF-Token"] = csrf;
   let response;
   try {
     response = await fetch(path, {
@@ -52,7 +60,7 @@ async function api(method, path, body) {
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = null; }
   if (response.status === 401 && path.startsWith("/api/")) {
-    csrf = null;
+    keepCsrf(null);
     showLogin("The session ended: log in again.");
     throw new ApiError(401, "Not logged in.");
   }
@@ -89,7 +97,7 @@ function showLogin(message) {
     fill(error);
     try {
       const answer = await post("/ui/login", { key: key.value });
-      csrf = answer.csrf;
+      keepCsrf(answer.csrf);
       key.value = "";
       start(true);
     } catch (err) {
@@ -123,7 +131,7 @@ async function post(path, body) {
 logoutButton.addEventListener("click", async () => {
   const response = await fetch("/ui/logout", { method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": csrf || "" } }).catch(() => null);
   const data = response && !response.ok ? await response.json().catch(() => null) : null;
-  csrf = null;
+  keepCsrf(null);
   if (response && response.ok) {
     showLogin("Logged out.");
   } else {
@@ -188,11 +196,17 @@ function start(focusPage) {
 window.addEventListener("hashchange", () => { route(); main.focus(); });
 
 (async function boot() {
-  const response = await fetch("/ui/session", { credentials: "same-origin" }).catch(() => null);
+  // A login link hands the token over in the fragment, which no server sees.
+  const handed = location.hash.match(/^#login=([0-9a-f]+)$/);
+  if (handed) {
+    keepCsrf(handed[1]);
+    history.replaceState(null, "", "#/overview");
+  }
+  const response = await fetch("/ui/session", { credentials: "same-origin", headers: { "X-CSRF-Token": csrf || "" } }).catch(() => null);
   if (response && response.ok) {
-    csrf = (await response.json()).csrf;
     start(false);
   } else if (response) {
+    keepCsrf(null);
     showLogin(null);
   } else {
     fill(main, problem("The gateway did not answer. Is it still running?"));

@@ -26,7 +26,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use mcplex_api::{LoginRequest, SessionAnswer};
 use mcplex_state::now_unix;
-use mcplex_surface::{Authenticator, SESSION_COOKIE, session_id};
+use mcplex_surface::{Authenticator, CSRF_HEADER, SESSION_COOKIE, same_secret, session_id};
 
 pub use sessions::{LINK_LIFETIME, Sessions};
 pub use throttle::LoginThrottle;
@@ -118,12 +118,22 @@ async fn asset(Path(file): Path<String>) -> Response {
     }
 }
 
+/// Whether the page is still logged in: the cookie's session is live and the page presents its
+/// CSRF token. The cookie alone gets nothing (a page on another port of the host has it too).
 async fn session(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
-    let live = session_id(&headers).and_then(|id| access.sessions.lookup(id, now_unix()));
-    match live {
-        Some((csrf, expires_at)) => Json(SessionAnswer { csrf, expires_at }).into_response(),
+    match proven_session(&access, &headers) {
+        Some((_, csrf, expires_at)) => Json(SessionAnswer { csrf, expires_at }).into_response(),
         None => error(StatusCode::UNAUTHORIZED, "not logged in"),
     }
+}
+
+/// The live session of the request's cookie whose CSRF token the request presents: its id,
+/// token and end.
+fn proven_session(access: &Access, headers: &HeaderMap) -> Option<(String, String, i64)> {
+    let id = session_id(headers)?;
+    let (csrf, expires_at) = access.sessions.lookup(id, now_unix())?;
+    let sent = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok())?;
+    same_secret(sent, &csrf).then(|| (id.to_owned(), csrf, expires_at))
 }
 
 async fn login(
@@ -177,7 +187,13 @@ async fn login_link(
     Path(token): Path<String>,
 ) -> Response {
     match access.sessions.redeem(&token, Instant::now(), now_unix()) {
-        Some(Ok(opened)) => with_cookie(Redirect::to("/ui/").into_response(), &opened.id, &headers),
+        // The page learns the session's token from the fragment (never sent to a server) and
+        // keeps it in its own origin's storage.
+        Some(Ok(opened)) => with_cookie(
+            Redirect::to(&format!("/ui/#login={}", opened.csrf)).into_response(),
+            &opened.id,
+            &headers,
+        ),
         Some(Err(why)) => error(StatusCode::INTERNAL_SERVER_ERROR, why),
         None => (
             StatusCode::FORBIDDEN,
@@ -200,6 +216,16 @@ instead (it is in the api_key file of the data directory).</p></main></body></ht
 /// session is ended on this gateway only.
 async fn logout(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
     let mut response = StatusCode::NO_CONTENT.into_response();
+    // Only the page that holds the session's token ends it: a cookie sent from another port of
+    // the host cannot log the operator out.
+    if session_id(&headers).is_some_and(|id| access.sessions.lookup(id, now_unix()).is_some())
+        && proven_session(&access, &headers).is_none()
+    {
+        return error(
+            StatusCode::FORBIDDEN,
+            "a logout needs the session's X-CSRF-Token header",
+        );
+    }
     if let Some(id) = session_id(&headers).map(str::to_owned) {
         let closing = access.clone();
         let closed = tokio::task::spawn_blocking(move || closing.sessions.close(&id, now_unix()))

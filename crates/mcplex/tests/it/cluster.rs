@@ -227,13 +227,13 @@ fn a_write_through_one_replica_is_enforced_by_the_other_within_a_second() {
     }
 
     // A dashboard logout on r1: r2 refuses the session too.
-    let cookie = dashboard_session(&cluster);
+    let (cookie, csrf) = dashboard_session(&cluster);
     let servers = |replica: &str| {
         send(
             replica,
             "GET",
             "/api/v1/servers",
-            &[("Cookie", &cookie)],
+            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
             "",
         )
         .status
@@ -248,7 +248,11 @@ fn a_write_through_one_replica_is_enforced_by_the_other_within_a_second() {
         &cluster.replicas[0],
         "POST",
         "/ui/logout",
-        &[("Cookie", &cookie), ("Origin", &origin)],
+        &[
+            ("Cookie", &cookie),
+            ("Origin", &origin),
+            ("X-CSRF-Token", &csrf),
+        ],
         "",
     );
     assert_eq!(logout.status, 204, "{}", logout.body);
@@ -257,8 +261,9 @@ fn a_write_through_one_replica_is_enforced_by_the_other_within_a_second() {
     });
 }
 
-/// The cookie of a dashboard session opened on r1 with the one-time login link it printed.
-fn dashboard_session(cluster: &Cluster) -> String {
+/// The cookie and CSRF token of a dashboard session opened on r1 with the one-time login link
+/// it printed (the token comes in the redirect's fragment, for the page to keep).
+fn dashboard_session(cluster: &Cluster) -> (String, String) {
     let log =
         std::fs::read_to_string(cluster.dir.path().join("logs/replica-1.log")).unwrap_or_default();
     let link = log
@@ -280,7 +285,12 @@ fn dashboard_session(cluster: &Cluster) -> String {
         opened.status,
         opened.header("set-cookie")
     );
-    cookie
+    let csrf = opened
+        .header("location")
+        .and_then(|location| location.split_once("#login="))
+        .map(|(_, csrf)| csrf.to_owned())
+        .unwrap_or_else(|| panic!("no token in the redirect: {:?}", opened.header("location")));
+    (cookie, csrf)
 }
 
 /// Whether a TCP connect to `address` is refused (nothing listens there any more).

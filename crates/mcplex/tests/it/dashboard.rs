@@ -186,6 +186,13 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
         assert_eq!(csrf[attempt], 403, "{attempt}: {csrf}");
     }
     assert_eq!(csrf["q_state_after"], "approved", "{csrf}");
+    // The cookie goes to every port of the host: alone it reads nothing, learns no token and
+    // ends no session; with the token the page keeps it reads.
+    for attempt in ["read_with_cookie_only", "logout_with_cookie_only"] {
+        assert_eq!(csrf[attempt], 403, "{attempt}: {csrf}");
+    }
+    assert_eq!(csrf["session_with_cookie_only"], 401, "{csrf}");
+    assert_eq!(csrf["read_with_cookie_and_token"], 200, "{csrf}");
     // Phone width: no page is wider than the screen; no script error on any page.
     assert_eq!(seen["phone_overflow"], json!([]), "{seen}");
     assert_eq!(seen["page_errors"], json!([]), "{seen}");
@@ -311,8 +318,8 @@ fn the_dashboard_answers_with_a_strict_policy_and_its_api_needs_a_login() {
 }
 
 /// Logs in to the dashboard with the API key, from the gateway's own page, with `headers` added:
-/// the session cookie's `Set-Cookie`.
-fn log_in(gateway: &Gateway, headers: &[(&str, &str)]) -> String {
+/// the session cookie's `Set-Cookie`, and the CSRF token the page keeps.
+fn log_in(gateway: &Gateway, headers: &[(&str, &str)]) -> (String, String) {
     let origin = format!("http://{}", gateway.authority());
     let mut sent = vec![
         ("Content-Type", "application/json"),
@@ -327,16 +334,20 @@ fn log_in(gateway: &Gateway, headers: &[(&str, &str)]) -> String {
         &sent,
         &json!({"key": gateway.api_key()}).to_string(),
     );
-    login.header("set-cookie").unwrap_or_default().to_owned()
+    let answer: Value = serde_json::from_str(&login.body).unwrap_or_default();
+    (
+        login.header("set-cookie").unwrap_or_default().to_owned(),
+        answer["csrf"].as_str().unwrap_or_default().to_owned(),
+    )
 }
 
-/// The status of `GET /api/v1/servers` with the session `cookie` (`name=value`).
-fn servers_status(gateway: &Gateway, cookie: &str) -> u16 {
+/// The status of `GET /api/v1/servers` with the session `cookie` (`name=value`) and its token.
+fn servers_status(gateway: &Gateway, cookie: &str, csrf: &str) -> u16 {
     http_send(
         gateway.authority(),
         "GET",
         "/api/v1/servers",
-        &[("Cookie", cookie)],
+        &[("Cookie", cookie), ("X-CSRF-Token", csrf)],
         "",
     )
     .0
@@ -350,17 +361,17 @@ fn a_session_holds_on_every_replica_of_the_store_until_a_logout_on_any() {
     let mut first = Gateway::start(config.clone());
     let data_dir = first.data_dir().display().to_string();
     let mut replica = Gateway::start_with(config, &["--data-dir", &data_dir]);
-    let set_cookie = log_in(&first, &[]);
+    let (set_cookie, csrf) = log_in(&first, &[]);
     let cookie = set_cookie.split(';').next().unwrap_or_default().to_owned();
     assert!(cookie.starts_with("mcplex_ui="), "{set_cookie}");
     assert!(set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"));
     assert!(!set_cookie.contains("Secure"), "plain HTTP: {set_cookie}");
-    let secure = log_in(&first, &[("X-Forwarded-Proto", "https")]);
+    let (secure, _) = log_in(&first, &[("X-Forwarded-Proto", "https")]);
     assert!(
         secure.ends_with("; Secure; Max-Age=28800"),
         "behind a proxy that ends TLS: {secure}"
     );
-    let servers = |gateway: &Gateway| servers_status(gateway, &cookie);
+    let servers = |gateway: &Gateway| servers_status(gateway, &cookie, &csrf);
     assert_eq!(servers(&first), 200);
     assert_eq!(servers(&replica), 200, "the replica takes the session");
     first.restart();
@@ -372,6 +383,7 @@ fn a_session_holds_on_every_replica_of_the_store_until_a_logout_on_any() {
         &[
             ("Cookie", &cookie),
             ("Origin", &format!("http://{}", first.authority())),
+            ("X-CSRF-Token", &csrf),
         ],
         "",
     );
@@ -443,10 +455,10 @@ fn a_logout_the_store_refuses_ends_the_session_here_and_is_saved_once_the_store_
     let config = json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}});
     let mut gateway = Gateway::start(config);
     let origin = format!("http://{}", gateway.authority());
-    let set_cookie = log_in(&gateway, &[]);
+    let (set_cookie, csrf) = log_in(&gateway, &[]);
     let cookie = set_cookie.split(';').next().unwrap_or_default().to_owned();
     assert!(cookie.starts_with("mcplex_ui="), "{set_cookie}");
-    let servers = |gateway: &Gateway| servers_status(gateway, &cookie);
+    let servers = |gateway: &Gateway| servers_status(gateway, &cookie, &csrf);
     assert_eq!(servers(&gateway), 200);
 
     // The store keeps reading but refuses every logout: no row passes the table's CHECK.
@@ -466,7 +478,11 @@ fn a_logout_the_store_refuses_ends_the_session_here_and_is_saved_once_the_store_
         gateway.authority(),
         "POST",
         "/ui/logout",
-        &[("Cookie", &cookie), ("Origin", &origin)],
+        &[
+            ("Cookie", &cookie),
+            ("Origin", &origin),
+            ("X-CSRF-Token", &csrf),
+        ],
         "",
     );
     assert_eq!(status, 503, "{body}");
