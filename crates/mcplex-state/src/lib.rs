@@ -43,4 +43,6 @@ pub use tokens::{NewToken, OAUTH_CALLER_PREFIX, TokenRecord, TokenSpec, now_unix
 #[cfg(test)]
 mod logins_tests;
 #[cfg(test)]
+mod migrations_tests;
+#[cfg(test)]
 mod tests;

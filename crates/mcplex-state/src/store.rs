@@ -15,7 +15,7 @@ use crate::sql::{Db, Dialect, Mode, Param, Postgres, Tx};
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-const SCHEMA_VERSION: i64 = 8;
+pub(crate) const SCHEMA_VERSION: i64 = 8;
 
 /// Prepared SQLite statements kept for reuse: the audit writer's INSERT for each batch size (up to
 /// 64 rows a statement) and every other statement the store runs. Preparing the INSERT again for
@@ -116,15 +116,6 @@ CREATE TABLE IF NOT EXISTS oauth_logins (
 );
 ";
 
-/// The same table in PostgreSQL.
-const POSTGRES_V7: &str = "
-CREATE TABLE IF NOT EXISTS oauth_logins (
-    server TEXT PRIMARY KEY,
-    sealed BYTEA NOT NULL,
-    updated_at BIGINT NOT NULL
-);
-";
-
 /// Version 8: dashboard sessions ended by a logout, by keyed hash (see `dashboard.rs`); the
 /// same text in both dialects.
 const SCHEMA_V8: &str = "
@@ -134,23 +125,70 @@ CREATE TABLE IF NOT EXISTS dashboard_logouts (
 );
 ";
 
-/// `meta.founding` of a store whose founding servers no process has decided yet.
-const FOUNDING_UNDECIDED: &[u8] = b"undecided";
+/// One step of the schema, written for both databases. Every PostgreSQL step is idempotent
+/// (`IF NOT EXISTS`): PostgreSQL stores of earlier releases were created whole at version 4 and
+/// on, with columns of later steps already there.
+pub(crate) struct Migration {
+    /// The version the database is at once this step is applied.
+    pub(crate) version: i64,
+    pub(crate) sqlite: &'static str,
+    pub(crate) postgres: &'static str,
+}
 
-/// The whole schema in PostgreSQL, which mcplex supports from schema version 4 on: the SQLite
-/// schema with PostgreSQL's types (every integer 64-bit, bytes as `BYTEA`, the audit log's
-/// `rowid` made explicit).
-const POSTGRES_SCHEMA: &str = "
-CREATE TABLE meta (key TEXT PRIMARY KEY, value BYTEA NOT NULL);
-CREATE TABLE counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
-INSERT INTO counters (name, value) VALUES ('generation', 0);
-CREATE TABLE servers (
+/// The schema's history, in order: a database at version `v` gets every step above `v`.
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sqlite: SCHEMA_V1,
+        postgres: POSTGRES_V1,
+    },
+    Migration {
+        version: 2,
+        sqlite: SCHEMA_V2,
+        postgres: POSTGRES_V2,
+    },
+    Migration {
+        version: 3,
+        sqlite: SCHEMA_V3,
+        postgres: POSTGRES_V3,
+    },
+    Migration {
+        version: 4,
+        sqlite: SCHEMA_V4,
+        postgres: POSTGRES_V4,
+    },
+    Migration {
+        version: 5,
+        sqlite: SCHEMA_V5,
+        postgres: "ALTER TABLE activity ADD COLUMN IF NOT EXISTS replica TEXT;",
+    },
+    Migration {
+        version: 6,
+        sqlite: SCHEMA_V6,
+        postgres: "ALTER TABLE activity ADD COLUMN IF NOT EXISTS method TEXT;",
+    },
+    Migration {
+        version: 7,
+        sqlite: SCHEMA_V7,
+        postgres: POSTGRES_V7,
+    },
+    Migration {
+        version: 8,
+        sqlite: SCHEMA_V8,
+        postgres: SCHEMA_V8,
+    },
+];
+
+/// Version 1 in PostgreSQL: every integer 64-bit, bytes as `BYTEA`.
+const POSTGRES_V1: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BYTEA NOT NULL);
+CREATE TABLE IF NOT EXISTS servers (
     name TEXT PRIMARY KEY,
     state TEXT NOT NULL,
     pin_next_listing BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
-CREATE TABLE tools (
+CREATE TABLE IF NOT EXISTS tools (
     server TEXT NOT NULL,
     tool TEXT NOT NULL,
     pinned_hash TEXT,
@@ -158,7 +196,7 @@ CREATE TABLE tools (
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (server, tool)
 );
-CREATE TABLE tokens (
+CREATE TABLE IF NOT EXISTS tokens (
     name TEXT PRIMARY KEY,
     mac TEXT NOT NULL UNIQUE,
     servers TEXT,
@@ -168,7 +206,11 @@ CREATE TABLE tokens (
     expires_at BIGINT,
     revoked_at BIGINT
 );
-CREATE TABLE activity (
+";
+
+/// Version 2 in PostgreSQL: the audit log, its `rowid` made explicit.
+const POSTGRES_V2: &str = "
+CREATE TABLE IF NOT EXISTS activity (
     rowid BIGSERIAL PRIMARY KEY,
     at_ms BIGINT NOT NULL,
     request_id TEXT NOT NULL,
@@ -178,33 +220,53 @@ CREATE TABLE activity (
     duration_us BIGINT NOT NULL,
     request_bytes BIGINT NOT NULL,
     response_bytes BIGINT NOT NULL,
-    arguments TEXT,
-    replica TEXT,
-    method TEXT
+    arguments TEXT
 );
-CREATE INDEX activity_at ON activity (at_ms);
-CREATE TABLE embeddings (
+CREATE INDEX IF NOT EXISTS activity_at ON activity (at_ms);
+";
+
+/// Version 3 in PostgreSQL.
+const POSTGRES_V3: &str = "
+CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL,
     passage BYTEA NOT NULL,
     vector BYTEA NOT NULL,
     PRIMARY KEY (model, passage)
 );
-CREATE TABLE instances (
-    id TEXT PRIMARY KEY,
-    address TEXT NOT NULL,
-    pid BIGINT NOT NULL,
-    started_at BIGINT NOT NULL,
-    heartbeat_at BIGINT NOT NULL
-);
-CREATE TABLE definitions (hash TEXT PRIMARY KEY, definition TEXT NOT NULL);
-CREATE TABLE observed (
+";
+
+/// Version 4 in PostgreSQL.
+const POSTGRES_V4: &str = "
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+INSERT INTO counters (name, value) VALUES ('generation', 0) ON CONFLICT (name) DO NOTHING;
+CREATE TABLE IF NOT EXISTS definitions (hash TEXT PRIMARY KEY, definition TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS observed (
     server TEXT NOT NULL,
     tool TEXT NOT NULL,
     hash TEXT NOT NULL,
     observed_at BIGINT NOT NULL,
     PRIMARY KEY (server, tool)
 );
+CREATE TABLE IF NOT EXISTS instances (
+    id TEXT PRIMARY KEY,
+    address TEXT NOT NULL,
+    pid BIGINT NOT NULL,
+    started_at BIGINT NOT NULL,
+    heartbeat_at BIGINT NOT NULL
+);
 ";
+
+/// Version 7 in PostgreSQL.
+const POSTGRES_V7: &str = "
+CREATE TABLE IF NOT EXISTS oauth_logins (
+    server TEXT PRIMARY KEY,
+    sealed BYTEA NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+";
+
+/// `meta.founding` of a store whose founding servers no process has decided yet.
+const FOUNDING_UNDECIDED: &[u8] = b"undecided";
 
 /// Where the store is: a data directory holding a SQLite file, or a PostgreSQL database.
 #[derive(Clone, PartialEq, Eq)]
@@ -338,50 +400,13 @@ impl Store {
                     known: SCHEMA_VERSION,
                 });
             }
-            match dialect {
-                Dialect::Sqlite => {
-                    for (from, schema) in [
-                        (1, SCHEMA_V1),
-                        (2, SCHEMA_V2),
-                        (3, SCHEMA_V3),
-                        (4, SCHEMA_V4),
-                        (5, SCHEMA_V5),
-                        (6, SCHEMA_V6),
-                        (7, SCHEMA_V7),
-                        (8, SCHEMA_V8),
-                    ] {
-                        if version < from {
-                            tx.batch(schema)?;
-                        }
-                    }
-                    tx.batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
-                }
-                Dialect::Postgres => {
-                    if version == 0 {
-                        tx.batch(POSTGRES_SCHEMA)?;
-                        tx.batch(POSTGRES_V7)?;
-                        tx.batch(SCHEMA_V8)?;
-                    } else {
-                        if version < 8 {
-                            tx.batch(SCHEMA_V8)?;
-                        }
-                        if version < 7 {
-                            tx.batch(POSTGRES_V7)?;
-                        }
-                        if version < 5 {
-                            tx.batch("ALTER TABLE activity ADD COLUMN IF NOT EXISTS replica TEXT")?;
-                        }
-                        if version < 6 {
-                            tx.batch("ALTER TABLE activity ADD COLUMN IF NOT EXISTS method TEXT")?;
-                        }
-                    }
-                    tx.execute("DELETE FROM schema_version", &[])?;
-                    tx.execute(
-                        "INSERT INTO schema_version (version) VALUES (?1)",
-                        &[Param::Int(SCHEMA_VERSION)],
-                    )?;
-                }
+            for step in MIGRATIONS.iter().filter(|step| step.version > version) {
+                tx.batch(match dialect {
+                    Dialect::Sqlite => step.sqlite,
+                    Dialect::Postgres => step.postgres,
+                })?;
             }
+            record_version(tx, dialect, SCHEMA_VERSION)?;
             if version == 0 {
                 // Which servers an installation starts with is decided once, by the first
                 // process that registers servers (see `founding_servers`).
@@ -505,6 +530,25 @@ impl Store {
             }
             crate::control::bump_generation(tx)
         })
+    }
+}
+
+/// Records that the database is at `version`.
+pub(crate) fn record_version(
+    tx: &mut dyn Tx,
+    dialect: Dialect,
+    version: i64,
+) -> Result<(), StateError> {
+    match dialect {
+        Dialect::Sqlite => tx.batch(&format!("PRAGMA user_version = {version}")),
+        Dialect::Postgres => {
+            tx.execute("DELETE FROM schema_version", &[])?;
+            tx.execute(
+                "INSERT INTO schema_version (version) VALUES (?1)",
+                &[Param::Int(version)],
+            )
+            .map(|_| ())
+        }
     }
 }
 
