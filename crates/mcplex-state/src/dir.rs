@@ -106,6 +106,29 @@ pub(crate) fn token_key(dir: &Path) -> Result<String, StateError> {
     created_once(dir, TOKEN_KEY_FILE, &mcplex_trust::hex(&random_bytes(32)?))
 }
 
+/// Replaces the admin API key of `dir` with `key` (0600, renamed into place: no reader sees a
+/// half-written key).
+pub(crate) fn replace_api_key(dir: &Path, key: &str) -> Result<(), StateError> {
+    ensure_dir(dir)?;
+    let path = dir.join(API_KEY_FILE);
+    let temporary = dir.join(format!(".{API_KEY_FILE}.{}.new", std::process::id()));
+    let io = |source| StateError::Io {
+        path: path.clone(),
+        source,
+    };
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temporary)
+        .map_err(io)?;
+    file.write_all(format!("{key}\n").as_bytes()).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    drop(file);
+    fs::rename(&temporary, &path).map_err(io)
+}
+
 /// The content of the private file `name` in `dir`; when it has none, `fresh` is written.
 fn created_once(dir: &Path, name: &str, fresh: &str) -> Result<String, StateError> {
     ensure_dir(dir)?;

@@ -1,15 +1,16 @@
 //! How the CLI knows that the process answering on a registered gateway's address is that
 //! gateway before it sends the API key: a gateway registered in the store proves it holds the
-//! key by answering a fresh nonce with a keyed hash of it and of the address it registered
-//! (so that a proof cannot be relayed from another replica's address). A program that took a
+//! key's verifier (which only the key's holder and the store's gateways can compute) by
+//! answering a fresh nonce with a keyed hash of it and of the address it registered (so that a
+//! proof cannot be relayed from another replica's address). A program that took a
 //! dead gateway's port cannot answer, and the CLI falls back to the store.
 
 use crate::StateError;
 
-/// What a gateway registered at `address` answers to `nonce`, holding `api_key`.
-pub fn identity_proof(api_key: &str, address: &str, nonce: &str) -> String {
+/// What a gateway registered at `address` answers to `nonce`, holding the API key's `verifier`.
+pub fn identity_proof(verifier: &str, address: &str, nonce: &str) -> String {
     let message = format!("mcplex gateway identity\0{address}\0{nonce}");
-    crate::secret::mac_hex(api_key.as_bytes(), message.as_bytes())
+    crate::secret::mac_hex(verifier.as_bytes(), message.as_bytes())
 }
 
 /// A fresh nonce for one proof (32 random bytes, hex).

@@ -15,6 +15,7 @@
 //! [`Change`]: mcplex_trust::Change
 
 mod activity;
+mod admin_key;
 mod control;
 mod dashboard;
 mod dir;
@@ -30,6 +31,7 @@ mod store;
 mod tokens;
 
 pub use activity::{Activity, ActivityCount, ActivityQuery};
+pub use admin_key::AdminKey;
 pub use control::{ChangeSignal, INSTANCE_STALE_AFTER_SECS, Instance};
 pub use dir::{API_KEY_FILE, DATABASE_FILE, TOKEN_KEY_FILE, api_key, default_data_dir};
 pub use embeddings::Embedding;

@@ -23,3 +23,9 @@ pub(crate) fn mac_hex(key: &[u8], message: &[u8]) -> String {
         .unwrap_or_default();
     mcplex_trust::hex(&mac)
 }
+
+/// Whether two texts are equal, in time that depends only on their lengths.
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

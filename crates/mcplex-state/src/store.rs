@@ -369,26 +369,6 @@ impl Store {
         &self.location
     }
 
-    /// The installation's admin API key, created on first use: the `api_key` file (0600) of a
-    /// data directory, or a row of a PostgreSQL store, so that every replica accepts the same.
-    pub fn api_key(&self) -> Result<String, StateError> {
-        match &self.location {
-            Location::Directory(dir) => crate::dir::api_key(dir),
-            Location::Postgres(_) => {
-                let fresh = format!("mcplex_admin_{}", mcplex_trust::hex(&random_bytes(32)?));
-                self.db.transaction(Mode::Write, |tx| {
-                    tx.execute(
-                        "INSERT INTO meta (key, value) VALUES ('api_key', ?1) ON CONFLICT (key) DO NOTHING",
-                        &[Param::Bytes(fresh.as_bytes())],
-                    )?;
-                    let row = tx.query_first("SELECT value FROM meta WHERE key = 'api_key'", &[])?;
-                    let bytes = row.map(|row| row.bytes(0)).transpose()?.unwrap_or_default();
-                    Ok(String::from_utf8_lossy(&bytes).into_owned())
-                })
-            }
-        }
-    }
-
     /// Brings the schema to [`SCHEMA_VERSION`]; true when the database was empty.
     fn migrate(&self) -> Result<bool, StateError> {
         let dialect = self.db.dialect();

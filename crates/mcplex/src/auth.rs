@@ -14,7 +14,8 @@ use mcplex_surface::{Authenticator, Caller};
 
 pub struct Access {
     store: Arc<Store>,
-    api_key: String,
+    /// The admin API key's verifier (its keyed hash): the gateway never needs the key itself.
+    verifier: ArcSwap<String>,
     /// By HMAC.
     tokens: ArcSwap<HashMap<String, TokenRecord>>,
     profiles: HashMap<String, BTreeSet<String>>,
@@ -25,11 +26,11 @@ pub struct Access {
 }
 
 impl Access {
-    pub fn load(store: Arc<Store>, api_key: String, config: &Config) -> anyhow::Result<Access> {
-        let sessions = crate::ui::Sessions::new(store.clone(), &api_key);
+    pub fn load(store: Arc<Store>, verifier: String, config: &Config) -> anyhow::Result<Access> {
+        let sessions = crate::ui::Sessions::new(store.clone(), &verifier);
         let access = Access {
             store,
-            api_key,
+            verifier: ArcSwap::from_pointee(verifier),
             tokens: ArcSwap::default(),
             profiles: config
                 .profiles
@@ -58,7 +59,21 @@ impl Access {
 
     /// This gateway's answer to a CLI's `nonce`, registered at `address`.
     pub fn identity_proof(&self, address: &str, nonce: &str) -> String {
-        mcplex_state::identity_proof(&self.api_key, address, nonce)
+        mcplex_state::identity_proof(&self.verifier.load(), address, nonce)
+    }
+
+    /// Re-reads the API key's verifier (`mcplex apikey rotate` changed it): the old key and the
+    /// dashboard sessions opened with it stop working.
+    fn reload_admin_key(&self) -> Result<(), mcplex_state::StateError> {
+        let verifier = self.store.admin_key()?.verifier;
+        if **self.verifier.load() != verifier {
+            tracing::info!(
+                "the API key was rotated: the old one and its dashboard sessions no longer work"
+            );
+            self.sessions.rekey(&verifier);
+            self.verifier.store(Arc::new(verifier));
+        }
+        Ok(())
     }
 
     pub fn store(&self) -> &Arc<Store> {
@@ -67,9 +82,10 @@ impl Access {
 }
 
 impl mcplex_runtime::follow::Credentials for Access {
-    /// The tokens, and the dashboard sessions any gateway of the store logged out.
+    /// The tokens, the API key, and the dashboard sessions any gateway of the store logged out.
     fn reload_credentials(&self) -> Result<(), mcplex_state::StateError> {
         self.reload_tokens()?;
+        self.reload_admin_key()?;
         self.sessions.reload_logouts(now_unix())
     }
 }
@@ -95,7 +111,7 @@ impl Authenticator for Access {
     }
 
     fn is_admin(&self, key: &str) -> bool {
-        self.store.secrets_match(key, &self.api_key)
+        self.store.is_admin_key(key, &self.verifier.load())
     }
 
     fn session_csrf(&self, id: &str) -> Option<String> {

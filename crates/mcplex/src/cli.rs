@@ -38,6 +38,11 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// The admin API key.
+    Apikey {
+        #[command(subcommand)]
+        command: ApikeyCommand,
+    },
     /// OAuth logins to upstream servers (`"oauth"` in a server's config).
     Auth {
         #[command(subcommand)]
@@ -202,6 +207,16 @@ pub enum ServersCommand {
         config: ConfigArgs,
         /// The server, as the config names it.
         name: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ApikeyCommand {
+    /// Make a new admin API key and print it once; the old one, and every dashboard session
+    /// opened with it, stop working on every gateway of the store within a second.
+    Rotate {
+        #[command(flatten)]
+        config: ConfigArgs,
     },
 }
 

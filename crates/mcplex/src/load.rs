@@ -28,6 +28,20 @@ fn note_read(path: &std::path::Path) {
     }
 }
 
+/// A password in `--store` is in this process's command line, which every local user can read
+/// (`/proc/<pid>/cmdline`): say so, and where it belongs. `MCPLEX_STORE` (the environment is
+/// readable by the same user only) or the config file (0600) keep it private.
+fn warn_of_a_password_on_the_command_line(store: Option<&str>) {
+    let Some(store) = store else { return };
+    let from_environment = std::env::var("MCPLEX_STORE").is_ok_and(|env| env == store);
+    let has_password = url::Url::parse(store).is_ok_and(|url| url.password().is_some());
+    if has_password && !from_environment {
+        tracing::warn!(
+            "--store carries a password, which every local user can read in this process's command line: give the URL in MCPLEX_STORE or the config's \"store\" instead"
+        );
+    }
+}
+
 /// `~/.mcplex/mcp_config.json`.
 pub fn default_path() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".mcplex").join("mcp_config.json"))
@@ -62,6 +76,7 @@ pub fn load_with_source(args: &ConfigArgs, overrides: Overrides) -> Result<Loade
 pub fn read(args: &ConfigArgs, mut overrides: Overrides) -> Result<Loaded> {
     overrides.data_dir = args.data_dir.clone();
     overrides.store = args.store.clone();
+    warn_of_a_password_on_the_command_line(args.store.as_deref());
     let (path, explicit) = match &args.config {
         Some(path) => (path.clone(), true),
         None => (

@@ -118,6 +118,9 @@ enum Via {
     Store,
 }
 
+/// The admin API key for a CLI on a PostgreSQL store (which keeps only its hash).
+const API_KEY_ENV: &str = "MCPLEX_API_KEY";
+
 fn via() -> Result<Via> {
     match std::env::var("MCPLEX_VIA").ok().as_deref() {
         None | Some("" | "auto") => Ok(Via::Auto),
@@ -140,10 +143,19 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
         }
         _ => {
             let (store, _) = crate::load::open_store(&config)?;
-            (store.live_instances()?, Some(store.api_key()?))
+            // A PostgreSQL store keeps no key: the operator's, given in MCPLEX_API_KEY, or none
+            // (then the CLI works on the store itself).
+            let key = match store.known_admin_key()? {
+                Some(key) => Some(key),
+                None => std::env::var(API_KEY_ENV)
+                    .ok()
+                    .filter(|k| !k.trim().is_empty()),
+            };
+            let verifier = key.as_deref().map(|key| store.token_mac(key.trim()));
+            (store.live_instances()?, key.zip(verifier))
         }
     };
-    let Some(key) = key.filter(|_| via != Via::Store) else {
+    let Some((key, verifier)) = key.filter(|_| via != Via::Store) else {
         return Ok((config, Target::Store { registered }));
     };
     let http = reqwest::Client::builder()
@@ -155,7 +167,7 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
         let base = format!("http://{}", connect_address(&instance.address));
         // The key goes only to a process that proves it holds it: whoever took the port of a
         // gateway that died without deregistering would receive it otherwise.
-        if let Err(why) = proven(&http, &base, &instance.address, &key).await {
+        if let Err(why) = proven(&http, &base, &instance.address, &verifier).await {
             tracing::warn!(
                 "not sending the API key to {}: {why}; it may be another program on the port of a gateway that died",
                 instance.address
@@ -191,8 +203,8 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
 }
 
 /// Checks that the process at `base` is the gateway registered at `address`: it answers a
-/// fresh nonce with the proof only the holder of `key` can make.
-async fn proven(http: &reqwest::Client, base: &str, address: &str, key: &str) -> Result<()> {
+/// fresh nonce with the proof only a holder of the key's `verifier` can make.
+async fn proven(http: &reqwest::Client, base: &str, address: &str, verifier: &str) -> Result<()> {
     let nonce = mcplex_state::identity_nonce()?;
     let answer = http
         .post(format!("{base}{}", paths::IDENTITY))
@@ -205,7 +217,7 @@ async fn proven(http: &reqwest::Client, base: &str, address: &str, key: &str) ->
         .error_for_status()?
         .json::<mcplex_api::IdentityAnswer>()
         .await?;
-    let expected = mcplex_state::identity_proof(key, address, &nonce);
+    let expected = mcplex_state::identity_proof(verifier, address, &nonce);
     if answer.proof != expected {
         bail!("its proof of the key is wrong");
     }
@@ -451,4 +463,23 @@ fn expiry(expires_at: Option<i64>) -> String {
     let seconds = u64::try_from(at).unwrap_or(0);
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
     humantime::format_rfc3339_seconds(when).to_string()
+}
+
+/// `apikey rotate`: a new admin key, written to the store (its hash) or the data directory's
+/// file, and printed once; running gateways take it when they see the store move.
+pub fn rotate_api_key(args: &ConfigArgs) -> Result<ExitCode> {
+    let config = crate::load::load(args, Overrides::default())?;
+    let (store, _) = crate::load::open_store(&config)?;
+    let key = store.rotate_admin_key()?;
+    outln!("{key}")?;
+    eprintln!(
+        "mcplex: the new API key is above, shown once ({}); the old one and every dashboard session opened with it stop working on every gateway of the store",
+        match store.location() {
+            mcplex_state::Location::Directory(dir) =>
+                format!("also in {}", dir.join(mcplex_state::API_KEY_FILE).display()),
+            mcplex_state::Location::Postgres(_) =>
+                "the store keeps only its hash; give it to the CLI in MCPLEX_API_KEY".to_owned(),
+        }
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{
-    AuthCommand, Cli, Command, ConfigCommand, ServersCommand, TokenCommand, ToolsCommand,
+    ApikeyCommand, AuthCommand, Cli, Command, ConfigCommand, ServersCommand, TokenCommand,
+    ToolsCommand,
 };
 use mcplex_runtime::TrustAction;
 
@@ -72,6 +73,9 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             TokenCommand::List { config, json } => manage::tokens(&config, json).await,
             TokenCommand::Revoke { config, name } => manage::revoke_token(&config, &name).await,
         },
+        Command::Apikey {
+            command: ApikeyCommand::Rotate { config },
+        } => manage::rotate_api_key(&config),
         Command::Auth { command } => match command {
             AuthCommand::Login {
                 config,

@@ -225,7 +225,8 @@ async fn serve_on_http(
     crate::audit::start(store.clone(), &core.gateway, config.audit, replica);
     let require_auth = require_auth(config, address);
     let api_key_place = api_key_place(store.location());
-    let access = Arc::new(Access::load(store.clone(), store.api_key()?, config)?);
+    let admin = store.admin_key()?;
+    let access = Arc::new(Access::load(store.clone(), admin.verifier, config)?);
     // Registered under the address it really bound, so the CLI finds it whatever set it.
     let store_reachable = Arc::new(AtomicBool::new(true));
     let follower = mcplex_runtime::follow::start(
@@ -254,6 +255,13 @@ async fn serve_on_http(
     };
     let app = app(config, &core, api, store_reachable, shutdown.clone(), guard);
     announce(config, address, &api_key_place, login_link.as_deref());
+    if let Some(key) = &admin.created {
+        // A new PostgreSQL store keeps only the key's hash: this is the one time it is shown
+        // (stdout only, never the log).
+        let _ = crate::output::outln!(
+            "mcplex: the API key of this new store, shown once (the store keeps only its hash; `mcplex apikey rotate` makes a new one): {key}"
+        );
+    }
     if std::io::stderr().is_terminal() {
         let (gateway, limit) = (Arc::clone(&core.gateway), settle_limit(config));
         tokio::spawn(async move { settle(&gateway, limit).await });
@@ -376,9 +384,9 @@ fn api_key_place(location: &mcplex_state::Location) -> String {
         mcplex_state::Location::Directory(dir) => {
             dir.join(mcplex_state::API_KEY_FILE).display().to_string()
         }
-        mcplex_state::Location::Postgres(_) => {
-            format!("the store {location}, table meta, key api_key")
-        }
+        mcplex_state::Location::Postgres(_) => format!(
+            "the output of the gateway that created the store {location} (it keeps only its hash); `mcplex apikey rotate` makes a new one"
+        ),
     }
 }
 

@@ -65,19 +65,24 @@ struct Table {
 /// Opens and checks the dashboard's sessions; keeps this gateway's login links and logouts.
 pub struct Sessions {
     store: Arc<Store>,
-    /// The API key's keyed hash: a session is signed for the key it was opened with.
-    key_tag: String,
+    /// The API key's keyed hash (its verifier): a session is signed for the key it was opened
+    /// with, so a new key ends every session.
+    key_tag: arc_swap::ArcSwap<String>,
     table: Mutex<Table>,
 }
 
 impl Sessions {
-    pub fn new(store: Arc<Store>, api_key: &str) -> Sessions {
-        let key_tag = store.token_mac(api_key);
+    pub fn new(store: Arc<Store>, verifier: &str) -> Sessions {
         Sessions {
             store,
-            key_tag,
+            key_tag: arc_swap::ArcSwap::from_pointee(verifier.to_owned()),
             table: Mutex::default(),
         }
+    }
+
+    /// The API key changed (`verifier` is the new one's): sessions of the old one end.
+    pub fn rekey(&self, verifier: &str) {
+        self.key_tag.store(Arc::new(verifier.to_owned()));
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -87,7 +92,7 @@ impl Sessions {
     fn signature(&self, expires_at: i64, nonce: &str) -> String {
         self.store.token_mac(&format!(
             "{SESSION_PURPOSE}\n{}\n{expires_at}.{nonce}",
-            self.key_tag
+            self.key_tag.load()
         ))
     }
 

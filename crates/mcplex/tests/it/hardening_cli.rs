@@ -98,3 +98,35 @@ fn the_cli_proves_who_answers_before_it_sends_the_api_key() {
         "the impostor received the API key: {received}"
     );
 }
+
+/// `apikey rotate`: the new key is printed once and works on the running gateway within the
+/// control plane's second; the old one stops working.
+#[test]
+fn a_rotated_api_key_replaces_the_old_one_on_the_running_gateway() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    let old = gateway.api_key();
+    let data = gateway.data_dir().display().to_string();
+    let config = gateway.dir.path().join("config.json").display().to_string();
+    let (code, stdout, stderr) =
+        mcplex(&["apikey", "rotate", "--config", &config, "--data-dir", &data]);
+    assert_eq!(code, 0, "{stderr}");
+    let new = stdout.trim().to_owned();
+    assert!(new.starts_with("mcplex_admin_") && new != old, "{stdout}");
+    assert!(stderr.contains("shown once"), "{stderr}");
+    let servers = |key: &str| {
+        crate::harness::http_send(
+            gateway.authority(),
+            "GET",
+            "/api/v1/servers",
+            &[("Authorization", &format!("Bearer {key}"))],
+            "",
+        )
+        .0
+    };
+    crate::harness::eventually("the new key to work", Duration::from_secs(2), || {
+        (servers(&new) == 200).then_some(())
+    });
+    assert_eq!(servers(&old), 401, "the old key stops working");
+}

@@ -1,0 +1,114 @@
+//! The admin API key, as the store keeps it: never in the database. A data directory keeps the
+//! key itself in its 0600 `api_key` file (the single-machine default, where the operator finds
+//! it); a PostgreSQL store keeps only a verifier, the key's keyed hash, so that no database
+//! reader or backup holds the operator's key. A PostgreSQL store's key is shown once, by the
+//! process that creates it or by `mcplex apikey rotate`. Gateways work from the verifier alone:
+//! they check presented keys against it, sign dashboard sessions with it and prove with it that
+//! they hold the key.
+
+use crate::sql::{Mode, Param};
+use crate::store::Location;
+use crate::{StateError, Store};
+
+/// The store's admin key as a gateway needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminKey {
+    /// The key's keyed hash.
+    pub verifier: String,
+    /// The key itself, when this call created it (a new PostgreSQL store): to be shown once.
+    pub created: Option<String>,
+}
+
+const VERIFIER_ROW: &str = "api_key_verifier";
+/// Where releases before this one kept a PostgreSQL store's key in clear.
+const CLEAR_ROW: &str = "api_key";
+
+fn fresh_key() -> Result<String, StateError> {
+    Ok(format!(
+        "mcplex_admin_{}",
+        mcplex_trust::hex(&crate::secret::random_bytes(32)?)
+    ))
+}
+
+impl Store {
+    /// The admin key's verifier, the key created first if there is none. A PostgreSQL store
+    /// that still holds a key in clear (an earlier release wrote it) keeps only its verifier
+    /// from now on.
+    pub fn admin_key(&self) -> Result<AdminKey, StateError> {
+        if let Location::Directory(dir) = self.location() {
+            let key = crate::dir::api_key(dir)?;
+            return Ok(AdminKey {
+                verifier: self.token_mac(&key),
+                created: None,
+            });
+        }
+        let fresh = fresh_key()?;
+        let fresh_verifier = self.token_mac(&fresh);
+        self.db.transaction(Mode::Write, |tx| {
+            let text = |row: Option<crate::sql::Row>| -> Result<Option<String>, StateError> {
+                Ok(row
+                    .map(|row| row.bytes(0))
+                    .transpose()?
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+            };
+            let select = "SELECT value FROM meta WHERE key = ?1";
+            if let Some(verifier) = text(tx.query_first(select, &[Param::Text(VERIFIER_ROW)])?)? {
+                return Ok(AdminKey {
+                    verifier,
+                    created: None,
+                });
+            }
+            let clear = text(tx.query_first(select, &[Param::Text(CLEAR_ROW)])?)?;
+            let (verifier, created) = match clear {
+                Some(key) => (self.token_mac(&key), None),
+                None => (fresh_verifier.clone(), Some(fresh.clone())),
+            };
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)",
+                &[Param::Text(VERIFIER_ROW), Param::Bytes(verifier.as_bytes())],
+            )?;
+            tx.execute("DELETE FROM meta WHERE key = ?1", &[Param::Text(CLEAR_ROW)])?;
+            Ok(AdminKey { verifier, created })
+        })
+    }
+
+    /// The admin key itself, where the store keeps it (a data directory's file); `None` for a
+    /// PostgreSQL store, which keeps only its verifier.
+    pub fn known_admin_key(&self) -> Result<Option<String>, StateError> {
+        match self.location() {
+            Location::Directory(dir) => crate::dir::api_key(dir).map(Some),
+            Location::Postgres(_) => Ok(None),
+        }
+    }
+
+    /// Whether `presented` is the admin key of `verifier`.
+    pub fn is_admin_key(&self, presented: &str, verifier: &str) -> bool {
+        crate::secret::same_text(&self.token_mac(presented), verifier)
+    }
+
+    /// Replaces the admin key with a new one, returned to be shown once. Every gateway of the
+    /// store takes the new one within the control plane's second; the old one, and every
+    /// dashboard session opened with it, stop working.
+    pub fn rotate_admin_key(&self) -> Result<String, StateError> {
+        let key = fresh_key()?;
+        if let Location::Directory(dir) = self.location() {
+            crate::dir::replace_api_key(dir, &key)?;
+        }
+        let verifier = self.token_mac(&key);
+        let postgres = matches!(self.location(), Location::Postgres(_));
+        self.db.transaction(Mode::Write, |tx| {
+            if postgres {
+                tx.execute(
+                    "DELETE FROM meta WHERE key = ?1 OR key = ?2",
+                    &[Param::Text(VERIFIER_ROW), Param::Text(CLEAR_ROW)],
+                )?;
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES (?1, ?2)",
+                    &[Param::Text(VERIFIER_ROW), Param::Bytes(verifier.as_bytes())],
+                )?;
+            }
+            crate::control::bump_generation(tx)
+        })?;
+        Ok(key)
+    }
+}
