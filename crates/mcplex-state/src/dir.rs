@@ -106,14 +106,24 @@ pub(crate) fn token_key(dir: &Path) -> Result<String, StateError> {
     created_once(dir, TOKEN_KEY_FILE, &mcplex_trust::hex(&random_bytes(32)?))
 }
 
-/// Replaces the admin API key of `dir` with `key` (0600, renamed into place: no reader sees a
+/// Replaces the admin API key of `dir` with `key` (renamed into place: no reader sees a
 /// half-written key).
 pub(crate) fn replace_api_key(dir: &Path, key: &str) -> Result<(), StateError> {
     ensure_dir(dir)?;
     let path = dir.join(API_KEY_FILE);
-    let temporary = dir.join(format!(".{API_KEY_FILE}.{}.new", std::process::id()));
+    let temporary = private_temporary(dir, API_KEY_FILE, key)?;
+    fs::rename(&temporary, &path).map_err(|source| StateError::Io { path, source })
+}
+
+/// `content` in a new 0600 file beside `name` in `dir`, synced: its path, to be moved in place.
+fn private_temporary(
+    dir: &Path,
+    name: &str,
+    content: &str,
+) -> Result<std::path::PathBuf, StateError> {
+    let temporary = dir.join(format!(".{name}.{}", std::process::id()));
     let io = |source| StateError::Io {
-        path: path.clone(),
+        path: temporary.clone(),
         source,
     };
     let mut file = fs::OpenOptions::new()
@@ -123,10 +133,10 @@ pub(crate) fn replace_api_key(dir: &Path, key: &str) -> Result<(), StateError> {
         .mode(0o600)
         .open(&temporary)
         .map_err(io)?;
-    file.write_all(format!("{key}\n").as_bytes()).map_err(io)?;
+    file.write_all(format!("{content}\n").as_bytes())
+        .map_err(io)?;
     file.sync_all().map_err(io)?;
-    drop(file);
-    fs::rename(&temporary, &path).map_err(io)
+    Ok(temporary)
 }
 
 /// The content of the private file `name` in `dir`; when it has none, `fresh` is written.
@@ -143,20 +153,9 @@ fn created_once(dir: &Path, name: &str, fresh: &str) -> Result<String, StateErro
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(io(e)),
     }
-    // Written to a private temporary file and renamed: no reader sees a half-written key, and
+    // Written to a private temporary file and linked: no reader sees a half-written key, and
     // the key is never readable by others, not even for a moment.
-    let temporary = dir.join(format!(".{name}.{}", std::process::id()));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temporary)
-        .map_err(io)?;
-    file.write_all(format!("{fresh}\n").as_bytes())
-        .map_err(io)?;
-    file.sync_all().map_err(io)?;
-    drop(file);
+    let temporary = private_temporary(dir, name, fresh)?;
     // A hard link never replaces an existing file: when two processes start at once, the first
     // link wins and the other reads the winner's key.
     let linked = fs::hard_link(&temporary, &path);

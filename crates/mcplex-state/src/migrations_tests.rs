@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use rusqlite::Connection;
 
 use crate::store::{MIGRATIONS, SCHEMA_VERSION};
+use crate::tests::postgres_database;
 use crate::{Location, Store};
 
 /// Every table's columns and their declared types.
@@ -89,29 +90,6 @@ fn postgres_columns(url: &str) -> Columns {
             .push((row.get(1), row.get(2)));
     }
     columns
-}
-
-/// A fresh database `name` on the test server, when there is one (in CI there must be).
-fn postgres_database(name: &str) -> Option<String> {
-    let in_ci = std::env::var("CI").is_ok_and(|ci| ci == "true" || ci == "1");
-    let Ok(server) = std::env::var("MCPLEX_TEST_POSTGRES") else {
-        assert!(
-            !in_ci,
-            "{name}: CI=true and MCPLEX_TEST_POSTGRES is not set"
-        );
-        eprintln!("{name}: MCPLEX_TEST_POSTGRES is not set: PostgreSQL's ladder is not tested");
-        return None;
-    };
-    let server = server.trim_end_matches('/').to_owned();
-    let mut admin = postgres::Client::connect(&format!("{server}/postgres"), postgres::NoTls)
-        .expect("MCPLEX_TEST_POSTGRES names a server that answers");
-    for statement in [
-        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        admin.batch_execute(&statement).expect("a fresh database");
-    }
-    Some(format!("{server}/{name}"))
 }
 
 #[test]

@@ -28,33 +28,37 @@ fn places(test: &str) -> Vec<Place> {
         location: Location::Directory(dir.path().to_owned()),
         _dir: Some(dir),
     }];
-    let postgres = std::env::var("MCPLEX_TEST_POSTGRES");
-    // In CI the PostgreSQL case must run: a store test that drops it tests half the store.
-    let in_ci = std::env::var("CI").is_ok_and(|ci| ci == "true" || ci == "1");
-    assert!(
-        postgres.is_ok() || !in_ci,
-        "{test}: CI=true and MCPLEX_TEST_POSTGRES is not set (scripts/test.sh starts a server)"
-    );
-    if postgres.is_err() {
-        eprintln!("{test}: MCPLEX_TEST_POSTGRES is not set: the PostgreSQL store is not tested");
-    }
-    if let Ok(server) = postgres {
-        let server = server.trim_end_matches('/');
-        let database = format!("mcplex_{test}");
-        let mut admin = postgres::Client::connect(&format!("{server}/postgres"), postgres::NoTls)
-            .expect("MCPLEX_TEST_POSTGRES names a server that answers");
-        for statement in [
-            format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
-            format!("CREATE DATABASE {database}"),
-        ] {
-            admin.batch_execute(&statement).expect("a fresh database");
-        }
+    if let Some(url) = postgres_database(&format!("mcplex_{test}")) {
         places.push(Place {
-            location: Location::Postgres(format!("{server}/{database}")),
+            location: Location::Postgres(url),
             _dir: None,
         });
     }
     places
+}
+
+/// A fresh database `name` on the test server `MCPLEX_TEST_POSTGRES` names, or `None` (said)
+/// without one. In CI there must be one: a store test that drops PostgreSQL tests half the store.
+pub(crate) fn postgres_database(name: &str) -> Option<String> {
+    let in_ci = std::env::var("CI").is_ok_and(|ci| ci == "true" || ci == "1");
+    let Ok(server) = std::env::var("MCPLEX_TEST_POSTGRES") else {
+        assert!(
+            !in_ci,
+            "{name}: CI=true and MCPLEX_TEST_POSTGRES is not set (scripts/test.sh starts a server)"
+        );
+        eprintln!("{name}: MCPLEX_TEST_POSTGRES is not set: the PostgreSQL store is not tested");
+        return None;
+    };
+    let server = server.trim_end_matches('/');
+    let mut admin = postgres::Client::connect(&format!("{server}/postgres"), postgres::NoTls)
+        .expect("MCPLEX_TEST_POSTGRES names a server that answers");
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        admin.batch_execute(&statement).expect("a fresh database");
+    }
+    Some(format!("{server}/{name}"))
 }
 
 fn spec(name: &str) -> TokenSpec {
