@@ -37,7 +37,13 @@ fuzz_target!(|data: &[u8]| {
         );
         server.init_timeout = Duration::from_millis(200);
         let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-        let upstreams = Upstreams::start(&Config::with_servers(vec![server]), Some(connector), None, events_tx);
+        let upstreams = Upstreams::start(
+            &Config::with_servers(vec![server]),
+            Some(connector),
+            None,
+            events_tx,
+            mcplex_upstream::Isolation::unavailable(),
+        );
         // The first verdict (ready or failed) is enough; then stop everything.
         let _ = tokio::time::timeout(Duration::from_secs(2), async {
             while let Some(event) = events.recv().await {

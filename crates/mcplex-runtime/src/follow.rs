@@ -93,6 +93,11 @@ pub fn start(
 }
 
 impl Follower {
+    /// This gateway's registration id in the store (unique per start).
+    pub fn instance(&self) -> &str {
+        &self.instance
+    }
+
     /// Stops following and removes the gateway's registration.
     pub async fn stop(self) {
         self.stop.cancel();

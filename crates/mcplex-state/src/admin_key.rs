@@ -42,23 +42,40 @@ impl Store {
                 created: None,
             });
         }
+        let select = "SELECT value FROM meta WHERE key = ?1";
+        let text = |row: Option<crate::sql::Row>| -> Result<Option<String>, StateError> {
+            Ok(row
+                .map(|row| row.bytes(0))
+                .transpose()?
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        // The common case (a verifier, no key in clear) reads only: no write lock per reload.
+        let (verifier, clear) = self.db.transaction(Mode::Read, |tx| {
+            Ok((
+                text(tx.query_first(select, &[Param::Text(VERIFIER_ROW)])?)?,
+                text(tx.query_first(select, &[Param::Text(CLEAR_ROW)])?)?,
+            ))
+        })?;
+        if let (Some(verifier), None) = (verifier, clear) {
+            return Ok(AdminKey {
+                verifier,
+                created: None,
+            });
+        }
         let fresh = fresh_key()?;
         let fresh_verifier = self.token_mac(&fresh);
         self.db.transaction(Mode::Write, |tx| {
-            let text = |row: Option<crate::sql::Row>| -> Result<Option<String>, StateError> {
-                Ok(row
-                    .map(|row| row.bytes(0))
-                    .transpose()?
-                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
-            };
-            let select = "SELECT value FROM meta WHERE key = ?1";
-            if let Some(verifier) = text(tx.query_first(select, &[Param::Text(VERIFIER_ROW)])?)? {
+            let verifier = text(tx.query_first(select, &[Param::Text(VERIFIER_ROW)])?)?;
+            let clear = text(tx.query_first(select, &[Param::Text(CLEAR_ROW)])?)?;
+            // A key in clear never stays: an earlier release wrote it (its own store's key, or a
+            // new one an old replica made up); the verifier, when there is one, is the key.
+            tx.execute("DELETE FROM meta WHERE key = ?1", &[Param::Text(CLEAR_ROW)])?;
+            if let Some(verifier) = verifier {
                 return Ok(AdminKey {
                     verifier,
                     created: None,
                 });
             }
-            let clear = text(tx.query_first(select, &[Param::Text(CLEAR_ROW)])?)?;
             let (verifier, created) = match clear {
                 Some(key) => (self.token_mac(&key), None),
                 None => (fresh_verifier.clone(), Some(fresh.clone())),
@@ -67,8 +84,26 @@ impl Store {
                 "INSERT INTO meta (key, value) VALUES (?1, ?2)",
                 &[Param::Text(VERIFIER_ROW), Param::Bytes(verifier.as_bytes())],
             )?;
-            tx.execute("DELETE FROM meta WHERE key = ?1", &[Param::Text(CLEAR_ROW)])?;
             Ok(AdminKey { verifier, created })
+        })
+    }
+
+    /// The admin key's verifier as the store holds it now, created by nobody (`None`: the store
+    /// has none yet). What a running gateway re-reads: only a start may make a key, and show it.
+    pub fn current_admin_verifier(&self) -> Result<Option<String>, StateError> {
+        if let Location::Directory(dir) = self.location() {
+            let key = crate::dir::api_key(dir)?;
+            return Ok(Some(self.token_mac(&key)));
+        }
+        self.db.transaction(Mode::Read, |tx| {
+            let row = tx.query_first(
+                "SELECT value FROM meta WHERE key = ?1",
+                &[Param::Text(VERIFIER_ROW)],
+            )?;
+            Ok(row
+                .map(|row| row.bytes(0))
+                .transpose()?
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
         })
     }
 

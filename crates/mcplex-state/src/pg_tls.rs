@@ -323,6 +323,11 @@ mod tests {
             std::env::var("MCPLEX_TEST_POSTGRES"),
             std::env::var("MCPLEX_TEST_POSTGRES_CA"),
         ) else {
+            let in_ci = std::env::var("CI").is_ok_and(|ci| ci == "true" || ci == "1");
+            assert!(
+                !in_ci,
+                "CI=true and no PostgreSQL with TLS to test on (MCPLEX_TEST_POSTGRES and MCPLEX_TEST_POSTGRES_CA, set by scripts/test.sh)"
+            );
             eprintln!("no PostgreSQL with TLS to test on (MCPLEX_TEST_POSTGRES_CA unset)");
             return;
         };

@@ -15,7 +15,7 @@ use crate::sql::{Db, Dialect, Mode, Param, Postgres, Tx};
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-pub(crate) const SCHEMA_VERSION: i64 = 8;
+pub(crate) const SCHEMA_VERSION: i64 = 9;
 
 /// Prepared SQLite statements kept for reuse: the audit writer's INSERT for each batch size (up to
 /// 64 rows a statement) and every other statement the store runs. Preparing the INSERT again for
@@ -176,6 +176,14 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 8,
         sqlite: SCHEMA_V8,
         postgres: SCHEMA_V8,
+    },
+    // Version 9: a PostgreSQL store's API key leaves the database for its verifier (done by
+    // `Store::admin_key`); no table changes, but a release that would write the key in clear
+    // again refuses a store at this version.
+    Migration {
+        version: 9,
+        sqlite: "",
+        postgres: "",
     },
 ];
 

@@ -30,9 +30,9 @@ pub(crate) struct Watch {
 struct State {
     /// Requests whose response body has not ended yet.
     in_flight: usize,
-    /// Of those, requests with no credential whose body is still arriving: a connection
-    /// holding only such requests may be closed to make room (a slow body cannot hold a place).
-    arriving_without_credential: usize,
+    /// Of those, requests whose body is still arriving: a connection holding only such requests
+    /// may be closed to make room (a slow body cannot hold a place).
+    arriving: usize,
     /// When the last request finished (or the connection was accepted).
     idle_since: Instant,
     /// When the first byte of the next request head arrived, while idle.
@@ -55,7 +55,7 @@ impl Watch {
         Arc::new(Watch {
             state: Mutex::new(State {
                 in_flight: 0,
-                arriving_without_credential: 0,
+                arriving: 0,
                 idle_since: now,
                 head_started: Some(now),
             }),
@@ -93,19 +93,18 @@ impl Watch {
         (state.in_flight == 0).then_some(state.idle_since)
     }
 
-    /// A request with no credential whose body is arriving: counted until the guard is
-    /// dropped (the body ended, failed or was dropped).
-    pub(crate) fn body_without_credential(self: &Arc<Watch>) -> ArrivingBody {
-        self.state().arriving_without_credential += 1;
+    /// A request whose body is arriving: counted until the guard is dropped (the body ended,
+    /// failed or was dropped).
+    pub(crate) fn body_arriving(self: &Arc<Watch>) -> ArrivingBody {
+        self.state().arriving += 1;
         ArrivingBody(self.clone())
     }
 
-    /// Since when the connection has done nothing but wait for bodies that carry no
-    /// credential (`None` when it serves anything else, or nothing).
+    /// Since when the connection has done nothing but wait for request bodies to arrive (`None`
+    /// when it serves anything else, or nothing).
     pub(crate) fn only_arriving_since(&self) -> Option<Instant> {
         let state = self.state();
-        (state.in_flight > 0 && state.arriving_without_credential >= state.in_flight)
-            .then_some(state.idle_since)
+        (state.in_flight > 0 && state.arriving >= state.in_flight).then_some(state.idle_since)
     }
 
     /// When the connection expires if nothing changes (`None`: not while a request is in
@@ -146,14 +145,13 @@ impl Drop for InFlight {
     }
 }
 
-/// A request body without a credential that is still arriving (see
-/// [`Watch::body_without_credential`]).
+/// A request body that is still arriving (see [`Watch::body_arriving`]).
 pub(crate) struct ArrivingBody(Arc<Watch>);
 
 impl Drop for ArrivingBody {
     fn drop(&mut self) {
         let mut state = self.0.state();
-        state.arriving_without_credential = state.arriving_without_credential.saturating_sub(1);
+        state.arriving = state.arriving.saturating_sub(1);
     }
 }
 
@@ -239,7 +237,7 @@ pub(crate) struct TimedBody<B> {
     inner: B,
     deadline: Pin<Box<Sleep>>,
     ended: bool,
-    /// Held while a body without a credential arrives; released when it ends.
+    /// Held while the body arrives; released when it ends.
     arriving: Option<ArrivingBody>,
 }
 

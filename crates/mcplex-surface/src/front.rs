@@ -199,7 +199,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                         None => return already_in_flight(request.id),
                     }
                 }
-                None if request.method == "initialize" && self.0.book.full() => {
+                None if request.method == "initialize" && self.0.book.full_for(&owner) => {
                     let mut refusal = rpc_error(
                         StatusCode::SERVICE_UNAVAILABLE,
                         request.id.clone(),
@@ -215,9 +215,9 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                     return refusal;
                 }
                 None if request.method == "initialize" => {
-                    if !self.0.book.owners.reserve(&owner) {
+                    let Some(place) = self.0.book.owners.reserve(&owner) else {
                         return too_many_for_caller(request.id.clone(), &self.0.book.owners);
-                    }
+                    };
                     let response = Box::pin(
                         self.0
                             .service
@@ -225,13 +225,13 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                     )
                     .await
                     .into_response();
-                    match response
+                    // Unclaimed (no session opened, or this future dropped), the place is freed.
+                    if let Some(opened) = response
                         .headers()
                         .get(SESSION_HEADER)
                         .and_then(|v| v.to_str().ok())
                     {
-                        Some(opened) => self.0.book.owners.claim(opened, owner),
-                        None => self.0.book.owners.unreserve(&owner),
+                        place.claim(opened);
                     }
                     return response;
                 }

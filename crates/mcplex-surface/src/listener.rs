@@ -4,8 +4,8 @@
 //! timeout; a connection with no request in flight is closed after the idle timeout. At most
 //! `max_connections` are open: past the cap, and when the process is out of file descriptors,
 //! the connection idle the longest is closed to make room, else one that only waits for request
-//! bodies carrying no credential (a slow body cannot lock an operator out); when none is, the
-//! newcomer gets 503 at once. The accept loop never waits on a client and never spins.
+//! bodies to arrive (a slow body cannot lock an operator out); when none is, the newcomer gets
+//! 503 at once. The accept loop never waits on a client and never spins.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -98,7 +98,7 @@ impl Connections {
     }
 
     /// Closes the connection idle the longest, else the one waiting the longest for nothing but
-    /// bodies that carry no credential (a slow body cannot hold a place an operator needs):
+    /// request bodies to arrive (a slow body cannot hold a place an operator needs):
     /// the token cancelled once its socket is closed; `None` when every connection is busy
     /// otherwise.
     fn evict_oldest_idle(&self) -> Option<CancellationToken> {
@@ -304,10 +304,10 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnectionService {
     fn call(&self, request: http::Request<Incoming>) -> Self::Future {
         let in_flight: InFlight = self.watch.request_started();
         let body_read = self.body_read;
-        let credential = request.headers().contains_key(http::header::AUTHORIZATION)
-            || request.headers().contains_key(http::header::COOKIE);
-        let arriving = (!credential && !hyper::body::Body::is_end_stream(request.body()))
-            .then(|| self.watch.body_without_credential());
+        // Any body still arriving: a credential header proves nothing until the guard checked it,
+        // and an honest request's body arrives at once.
+        let arriving =
+            (!hyper::body::Body::is_end_stream(request.body())).then(|| self.watch.body_arriving());
         let mut request = request.map(|body| Body::new(TimedBody::new(body, body_read, arriving)));
         if let Some(peer) = self.peer {
             request.extensions_mut().insert(Peer(peer));

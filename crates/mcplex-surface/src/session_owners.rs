@@ -39,28 +39,22 @@ impl Owners {
         self.max_per_caller
     }
 
-    /// Takes a place for a session `owner` is opening; false when it holds its quota.
-    pub(crate) fn reserve(&self, owner: &Owner) -> bool {
-        let Some(name) = owner else { return true };
-        let mut state = self.lock();
-        let held = state.held.entry(name.clone()).or_default();
-        if *held >= self.max_per_caller {
-            return false;
-        }
-        *held += 1;
-        true
-    }
-
-    /// Gives back a place reserved for a session that was not opened.
-    pub(crate) fn unreserve(&self, owner: &Owner) {
+    /// Takes a place for a session `owner` is opening (`None` when it holds its quota): given
+    /// back when the reservation is dropped unclaimed (no session was opened, or the request
+    /// was abandoned).
+    pub(crate) fn reserve<'a>(&'a self, owner: &Owner) -> Option<Reservation<'a>> {
         if let Some(name) = owner {
-            release(&mut self.lock(), name);
+            let mut state = self.lock();
+            let held = state.held.entry(name.clone()).or_default();
+            if *held >= self.max_per_caller {
+                return None;
+            }
+            *held += 1;
         }
-    }
-
-    /// `owner` opened `session` (on a place it reserved).
-    pub(crate) fn claim(&self, session: &str, owner: Owner) {
-        self.lock().by_session.insert(session.to_owned(), owner);
+        Some(Reservation {
+            owners: self,
+            owner: Some(owner.clone()),
+        })
     }
 
     /// Whether `owner` may use `session`: one it opened, or one nobody claimed (an unknown
@@ -77,6 +71,33 @@ impl Owners {
         let mut state = self.lock();
         if let Some(Some(name)) = state.by_session.remove(session) {
             release(&mut state, &name);
+        }
+    }
+}
+
+/// A place taken for a session being opened.
+pub(crate) struct Reservation<'a> {
+    owners: &'a Owners,
+    /// `None` once claimed.
+    owner: Option<Owner>,
+}
+
+impl Reservation<'_> {
+    /// The session `session` was opened on this place.
+    pub(crate) fn claim(mut self, session: &str) {
+        if let Some(owner) = self.owner.take() {
+            self.owners
+                .lock()
+                .by_session
+                .insert(session.to_owned(), owner);
+        }
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if let Some(Some(name)) = self.owner.take() {
+            release(&mut self.owners.lock(), &name);
         }
     }
 }
@@ -98,14 +119,24 @@ mod tests {
     fn a_session_answers_its_opener_only_and_a_quota_holds_per_caller() {
         let owners = Owners::new(2);
         let (alice, bob): (Owner, Owner) = (Some("alice".into()), Some("bob".into()));
-        assert!(owners.reserve(&alice) && owners.reserve(&alice));
-        assert!(!owners.reserve(&alice), "alice holds her quota");
-        assert!(owners.reserve(&bob), "bob is not denied by alice");
-        assert!(owners.reserve(&None), "the operator has no quota");
-        owners.claim("s1", alice.clone());
-        owners.claim("s2", alice.clone());
-        owners.unreserve(&bob);
-        owners.claim("op", None);
+        let (first, second) = (owners.reserve(&alice), owners.reserve(&alice));
+        assert!(owners.reserve(&alice).is_none(), "alice holds her quota");
+        assert!(
+            owners.reserve(&bob).is_some(),
+            "bob is not denied by alice (and his place is given back)"
+        );
+        first.expect("a place").claim("s1");
+        second.expect("a place").claim("s2");
+        owners
+            .reserve(&None)
+            .expect("the operator has no quota")
+            .claim("op");
+        let abandoned = owners.reserve(&bob);
+        drop(abandoned);
+        assert!(
+            owners.reserve(&bob).is_some() && owners.reserve(&bob).is_some(),
+            "bob's abandoned place came back"
+        );
         assert!(owners.usable_by("s1", &alice));
         assert!(!owners.usable_by("s1", &bob));
         assert!(
@@ -115,6 +146,9 @@ mod tests {
         assert!(!owners.usable_by("op", &alice));
         assert!(owners.usable_by("unknown", &bob));
         owners.ended("s1");
-        assert!(owners.reserve(&alice), "an ended session frees a place");
+        assert!(
+            owners.reserve(&alice).is_some(),
+            "an ended session frees a place"
+        );
     }
 }

@@ -29,7 +29,7 @@ use rmcp::transport::streamable_http_server::session::{
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::session_owners::Owners;
+use crate::session_owners::{Owner, Owners};
 
 /// The gateway-wide count of open sessions and its cap, and who opened each.
 pub(crate) struct SessionBook {
@@ -53,9 +53,14 @@ impl SessionBook {
         self.max
     }
 
-    /// Whether a new session would be refused now.
-    pub(crate) fn full(&self) -> bool {
-        self.open.load(Ordering::Acquire) >= self.max
+    /// Whether a new session of `owner` would be refused now. The last places (a tenth, at most
+    /// ten) are the operator's: callers' sessions together never lock the API key out.
+    pub(crate) fn full_for(&self, owner: &Owner) -> bool {
+        let open = self.open.load(Ordering::Acquire);
+        match owner {
+            None => open >= self.max,
+            Some(_) => open + (self.max / 10).min(10) >= self.max,
+        }
     }
 
     fn reserve(&self) -> bool {
@@ -405,7 +410,7 @@ mod tests {
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
         let (a, _ta) = sessions.create_session().await.expect("first");
         let (_b, _tb) = sessions.create_session().await.expect("second");
-        assert!(book.full());
+        assert!(book.full_for(&None));
         assert!(matches!(
             sessions.create_session().await,
             Err(SessionsError::Full(2))
@@ -413,7 +418,7 @@ mod tests {
         sessions.close_session(&a).await.expect("close");
         // Closing twice (DELETE, then the worker's own end) counts down once.
         sessions.close_session(&a).await.expect("close again");
-        assert!(!book.full());
+        assert!(!book.full_for(&None));
         assert_eq!(book.open.load(Ordering::Acquire), 1);
         assert!(sessions.create_session().await.is_ok());
     }

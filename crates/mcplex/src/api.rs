@@ -47,8 +47,10 @@ pub struct ApiState {
     /// Why searches are BM25F alone, when no sentence model loaded (`search_model` is a cold
     /// setting: this holds for the process's life).
     pub without_model: Option<WithoutModel>,
-    /// The address this gateway registered in the store (its identity proofs name it).
+    /// The address this gateway registered in the store and its registration id (its identity
+    /// proofs name both).
     pub address: String,
+    pub instance: String,
 }
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
@@ -79,7 +81,9 @@ async fn identity(
             "nonce must be 32 to 128 hex digits".to_owned(),
         );
     }
-    let proof = state.access.identity_proof(&state.address, &request.nonce);
+    let proof = state
+        .access
+        .identity_proof(&state.instance, &state.address, &request.nonce);
     Json(mcplex_api::IdentityAnswer { proof }).into_response()
 }
 

@@ -57,15 +57,17 @@ impl Access {
         Ok(())
     }
 
-    /// This gateway's answer to a CLI's `nonce`, registered at `address`.
-    pub fn identity_proof(&self, address: &str, nonce: &str) -> String {
-        mcplex_state::identity_proof(&self.verifier.load(), address, nonce)
+    /// This gateway's answer to a CLI's `nonce`, registered as `instance` at `address`.
+    pub fn identity_proof(&self, instance: &str, address: &str, nonce: &str) -> String {
+        mcplex_state::identity_proof(&self.verifier.load(), instance, address, nonce)
     }
 
     /// Re-reads the API key's verifier (`mcplex apikey rotate` changed it): the old key and the
     /// dashboard sessions opened with it stop working.
     fn reload_admin_key(&self) -> Result<(), mcplex_state::StateError> {
-        let verifier = self.store.admin_key()?.verifier;
+        let Some(verifier) = self.store.current_admin_verifier()? else {
+            return Ok(());
+        };
         if **self.verifier.load() != verifier {
             tracing::info!(
                 "the API key was rotated: the old one and its dashboard sessions no longer work"

@@ -43,7 +43,7 @@ class ApiError extends Error {
 }
 
 /** Calls the gateway's API with the session cookie and the CSRF token. */
-async function api(method, path, body) {
+async function api(method, path, body, retried = false) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (csrf) headers["X-CSRF-Token"] = csrf;
@@ -59,7 +59,15 @@ async function api(method, path, body) {
   const text = await response.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = null; }
-  if (response.status === 401 && path.startsWith("/api/")) {
+  // Another tab logged in again: its token is in storage; once, with it.
+  if (response.status === 403 && data && /CSRF/.test(data.error || "") && !retried) {
+    const stored = localStorage.getItem(CSRF_KEY);
+    if (stored && stored !== csrf) {
+      csrf = stored;
+      return api(method, path, body, true);
+    }
+  }
+  if ((response.status === 401 || (response.status === 403 && data && /CSRF/.test(data.error || ""))) && path.startsWith("/api/")) {
     keepCsrf(null);
     showLogin("The session ended: log in again.");
     throw new ApiError(401, "Not logged in.");

@@ -155,6 +155,11 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
             (store.live_instances()?, key.zip(verifier))
         }
     };
+    if via == Via::Api && key.is_none() && matches!(location, Location::Postgres(_)) {
+        bail!(
+            "MCPLEX_VIA=api: this store keeps no API key (a PostgreSQL store keeps only its hash): give it in {API_KEY_ENV}"
+        );
+    }
     let Some((key, verifier)) = key.filter(|_| via != Via::Store) else {
         return Ok((config, Target::Store { registered }));
     };
@@ -167,7 +172,7 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
         let base = format!("http://{}", connect_address(&instance.address));
         // The key goes only to a process that proves it holds it: whoever took the port of a
         // gateway that died without deregistering would receive it otherwise.
-        if let Err(why) = proven(&http, &base, &instance.address, &verifier).await {
+        if let Err(why) = proven(&http, &base, instance, &verifier).await {
             tracing::warn!(
                 "not sending the API key to {}: {why}; it may be another program on the port of a gateway that died",
                 instance.address
@@ -202,9 +207,15 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
     Ok((config, Target::Store { registered }))
 }
 
-/// Checks that the process at `base` is the gateway registered at `address`: it answers a
-/// fresh nonce with the proof only a holder of the key's `verifier` can make.
-async fn proven(http: &reqwest::Client, base: &str, address: &str, verifier: &str) -> Result<()> {
+/// Checks that the process at `base` is the gateway registered as `instance`: it answers a
+/// fresh nonce with the proof only a holder of the key's `verifier` can make for that
+/// registration.
+async fn proven(
+    http: &reqwest::Client,
+    base: &str,
+    instance: &Instance,
+    verifier: &str,
+) -> Result<()> {
     let nonce = mcplex_state::identity_nonce()?;
     let answer = http
         .post(format!("{base}{}", paths::IDENTITY))
@@ -217,7 +228,7 @@ async fn proven(http: &reqwest::Client, base: &str, address: &str, verifier: &st
         .error_for_status()?
         .json::<mcplex_api::IdentityAnswer>()
         .await?;
-    let expected = mcplex_state::identity_proof(verifier, address, &nonce);
+    let expected = mcplex_state::identity_proof(verifier, &instance.id, &instance.address, &nonce);
     if answer.proof != expected {
         bail!("its proof of the key is wrong");
     }

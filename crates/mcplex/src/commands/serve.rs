@@ -226,6 +226,14 @@ async fn serve_on_http(
     let require_auth = require_auth(config, address);
     let api_key_place = api_key_place(store.location());
     let admin = store.admin_key()?;
+    if matches!(store.location(), mcplex_state::Location::Postgres(_))
+        && std::env::var(mcplex_state::TOKEN_KEY_ENV).is_err()
+    {
+        tracing::warn!(
+            "{} is not set: dashboard sessions are signed with secrets the database holds, so a reader of it could make one; give every replica the same key",
+            mcplex_state::TOKEN_KEY_ENV
+        );
+    }
     let access = Arc::new(Access::load(store.clone(), admin.verifier, config)?);
     // Registered under the address it really bound, so the CLI finds it whatever set it.
     let store_reachable = Arc::new(AtomicBool::new(true));
@@ -252,6 +260,7 @@ async fn serve_on_http(
         config: core.config.subscribe(),
         without_model,
         address: address.to_string(),
+        instance: follower.instance().to_owned(),
     };
     let app = app(config, &core, api, store_reachable, shutdown.clone(), guard);
     announce(config, address, &api_key_place, login_link.as_deref());

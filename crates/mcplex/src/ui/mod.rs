@@ -76,7 +76,11 @@ pub fn router(access: Arc<Access>) -> Router {
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
         .route("/ui/", get(index))
         .route("/ui/session", get(session))
-        .route("/ui/login", post(login))
+        // A login is a key and a few fields; a streamed body is cut there too.
+        .route(
+            "/ui/login",
+            post(login).layer(axum::extract::DefaultBodyLimit::max(LOGIN_BODY_LIMIT)),
+        )
         .route("/ui/login/{token}", get(login_link))
         .route("/ui/logout", post(logout))
         .route("/ui/{file}", get(asset))
@@ -135,6 +139,9 @@ fn proven_session(access: &Access, headers: &HeaderMap) -> Option<(String, Strin
     let sent = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok())?;
     same_secret(sent, &csrf).then(|| (id.to_owned(), csrf, expires_at))
 }
+
+/// The largest login body (the guard refuses a larger declared one before it is read).
+const LOGIN_BODY_LIMIT: usize = 8 * 1024;
 
 async fn login(
     State(access): State<Arc<Access>>,

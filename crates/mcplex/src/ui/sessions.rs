@@ -73,16 +73,17 @@ pub struct Sessions {
 
 impl Sessions {
     pub fn new(store: Arc<Store>, verifier: &str) -> Sessions {
+        let key_tag = key_tag(&store, verifier);
         Sessions {
             store,
-            key_tag: arc_swap::ArcSwap::from_pointee(verifier.to_owned()),
+            key_tag: arc_swap::ArcSwap::from_pointee(key_tag),
             table: Mutex::default(),
         }
     }
 
     /// The API key changed (`verifier` is the new one's): sessions of the old one end.
     pub fn rekey(&self, verifier: &str) {
-        self.key_tag.store(Arc::new(verifier.to_owned()));
+        self.key_tag.store(Arc::new(key_tag(&self.store, verifier)));
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -221,6 +222,18 @@ impl Sessions {
             table.links.remove(found);
         }
         Some(self.open(now_unix))
+    }
+}
+
+/// What sessions are signed for: the API key's verifier, and with `MCPLEX_TOKEN_KEY` set that
+/// key too. Both the installation secret and the verifier are in the database, so on a
+/// PostgreSQL store only a key kept outside it stops a database reader from making a session.
+fn key_tag(store: &Store, verifier: &str) -> String {
+    match std::env::var(mcplex_state::TOKEN_KEY_ENV) {
+        Ok(outside) if !outside.trim().is_empty() => {
+            store.token_mac(&format!("{}\0{verifier}", outside.trim()))
+        }
+        _ => verifier.to_owned(),
     }
 }
 

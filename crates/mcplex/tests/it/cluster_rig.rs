@@ -185,6 +185,19 @@ impl Cluster {
         pid
     }
 
+    /// The API key the replica that created the store printed once.
+    pub(crate) fn printed_key(&self) -> Option<String> {
+        (1..=2).find_map(|replica| {
+            let log = std::fs::read_to_string(
+                self.dir.path().join(format!("logs/replica-{replica}.log")),
+            )
+            .ok()?;
+            log.split_whitespace()
+                .find(|word| word.starts_with("mcplex_admin_"))
+                .map(str::to_owned)
+        })
+    }
+
     /// The mcplex CLI on the cluster's store (the environment cluster.env gives a person).
     pub(crate) fn cli(&self, via: &str, args: &[&str]) -> (i32, String, String) {
         let mut command = Command::new(&tools().mcplex);
@@ -196,6 +209,10 @@ impl Cluster {
             if let Some(value) = self.env.get(key) {
                 command.env(key, value);
             }
+        }
+        // The store keeps only the API key's hash: the replica that created it printed the key.
+        if let Some(key) = self.printed_key() {
+            command.env("MCPLEX_API_KEY", key);
         }
         let output = command.output().expect("run mcplex");
         (

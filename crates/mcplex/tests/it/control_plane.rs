@@ -102,12 +102,21 @@ impl Drop for Served {
 
 /// `mcplex` with `MCPLEX_VIA` set: (exit code, stdout, stderr).
 pub(crate) fn cli(via: &str, args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(&tools().mcplex)
+    cli_with_key(via, args, None)
+}
+
+/// [`cli`], given the API key (a PostgreSQL store keeps only its hash) in `MCPLEX_API_KEY`.
+pub(crate) fn cli_with_key(via: &str, args: &[&str], key: Option<&str>) -> (i32, String, String) {
+    let mut command = Command::new(&tools().mcplex);
+    command
         .args(args)
         .env("MCPLEX_VIA", via)
         .env_remove("MCPLEX_DATA_DIR")
-        .output()
-        .expect("run mcplex");
+        .env_remove("MCPLEX_API_KEY");
+    if let Some(key) = key {
+        command.env("MCPLEX_API_KEY", key);
+    }
+    let output = command.output().expect("run mcplex");
     (
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -150,8 +159,18 @@ pub(crate) fn followed(what: &str, mut check: impl FnMut() -> bool) -> Duration 
 }
 
 pub(crate) fn token_create(via: &str, config: &Path, name: &str) -> String {
+    token_create_with_key(via, config, name, None)
+}
+
+/// [`token_create`] with the API key given to the CLI.
+pub(crate) fn token_create_with_key(
+    via: &str,
+    config: &Path,
+    name: &str,
+    key: Option<&str>,
+) -> String {
     let config = config.display().to_string();
-    let (code, token, err) = cli(
+    let (code, token, err) = cli_with_key(
         via,
         &[
             "token",
@@ -163,6 +182,7 @@ pub(crate) fn token_create(via: &str, config: &Path, name: &str) -> String {
             "--permissions",
             "read,write",
         ],
+        key,
     );
     assert_eq!(code, 0, "{err}");
     token.trim().to_owned()

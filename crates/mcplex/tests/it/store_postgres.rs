@@ -55,9 +55,30 @@ fn gateways_on_one_postgres_store_share_tokens_approvals_and_the_audit_log() {
     .expect("cli config");
     let config = config.display().to_string();
 
-    // A token made through one gateway's API (the CLI finds it in the store, and takes the API
-    // key from the store) is accepted by the other.
-    let token = token_create("api", Path::new(&config), "shared");
+    // A token made through one gateway's API (the CLI finds it in the store; the API key, which
+    // the store keeps only as a hash, is given to it as the gateway that created the store
+    // printed it) is accepted by the other.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let key = loop {
+        if let Some(key) = printed_key(&first).or_else(|| printed_key(&second)) {
+            break key;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no key printed:\n{:?}\n{:?}\n{}\n{}",
+            first.stdout(),
+            second.stdout(),
+            first.log(),
+            second.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let token = crate::control_plane::token_create_with_key(
+        "api",
+        Path::new(&config),
+        "shared",
+        Some(&key),
+    );
     for gateway in [&first, &second] {
         followed("both gateways accept the token", || {
             list_at(gateway.authority(), Some(&token)).is_ok()
@@ -176,14 +197,17 @@ fn store_api_key(gateway: &Gateway) -> String {
     crate::harness::eventually(
         "the key, printed once by the gateway that created the store",
         std::time::Duration::from_secs(10),
-        || {
-            gateway.stdout().iter().find_map(|line| {
-                line.split_whitespace()
-                    .find(|word| word.starts_with("mcplex_admin_"))
-                    .map(str::to_owned)
-            })
-        },
+        || printed_key(gateway),
     )
+}
+
+/// The API key `gateway` printed, if it created its store.
+fn printed_key(gateway: &Gateway) -> Option<String> {
+    gateway.stdout().iter().find_map(|line| {
+        line.split_whitespace()
+            .find(|word| word.starts_with("mcplex_admin_"))
+            .map(str::to_owned)
+    })
 }
 
 #[test]
