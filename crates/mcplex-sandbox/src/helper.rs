@@ -72,7 +72,7 @@ pub fn run_helper(args: Vec<OsString>) -> ExitCode {
 
 /// Makes every namespace a start makes and mounts `/proc` in them.
 fn probe() -> Result<(), Failed> {
-    enter_namespaces(false)?;
+    enter_namespaces(true)?;
     match sys::fork().map_err(|e| failed("fork", e))? {
         Some(child) => match sys::reap_until(child) {
             0 => Ok(()),
@@ -100,7 +100,7 @@ fn run(plan: &Plan, command: &[OsString]) -> Result<i32, Failed> {
         enter_namespaces(!plan.network)?;
         hide(&plan.hidden)?;
         if let Some(bytes) = plan.private_tmpfs_bytes {
-            for dir in &plan.private {
+            for dir in plan.private.iter().filter(|dir| dir.is_dir()) {
                 sys::mount(
                     Some(Path::new("none")),
                     dir,
@@ -110,6 +110,12 @@ fn run(plan: &Plan, command: &[OsString]) -> Result<i32, Failed> {
                 )
                 .map_err(|e| failed(format!("a tmpfs on {}", dir.display()), e))?;
             }
+        }
+        // A working directory beneath a covered path would still reach what is under the
+        // cover: entering it again by its path lands on the cover.
+        if let Ok(here) = std::env::current_dir() {
+            std::env::set_current_dir(&here)
+                .map_err(|e| failed("re-entering the working directory", e))?;
         }
     }
     let ruleset = match plan.landlock_abi {

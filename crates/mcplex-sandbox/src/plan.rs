@@ -28,6 +28,9 @@ const DEVICES: &[&str] = &[
     "/dev/tty",
 ];
 
+/// Where POSIX shared memory lives.
+pub(crate) const SHARED_MEMORY: &str = "/dev/shm";
+
 /// The size of a private temp tmpfs when memory is unlimited.
 const DEFAULT_TMPFS_BYTES: u64 = 1 << 30;
 
@@ -39,26 +42,32 @@ const HOME_CACHES: &[&str] = &[".npm", ".cache"];
 const HOME_CACHES_IF_PRESENT: &[&str] = &[".local/share/uv"];
 
 /// The gateway's own secrets: its data directory, store files, config files, key files. No
-/// sandboxed server can read or write beneath them.
+/// sandboxed server can read or write beneath them. Kept as given and resolved at each start:
+/// a path behind a symlink that is later pointed elsewhere (a Kubernetes ConfigMap's) is hidden
+/// where it points then.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Protected {
     paths: Vec<PathBuf>,
 }
 
 impl Protected {
-    /// The existing ones of `paths`, canonical (a symlink's target is what must be hidden).
     pub fn new(paths: impl IntoIterator<Item = PathBuf>) -> Protected {
-        let mut paths: Vec<PathBuf> = paths
-            .into_iter()
-            .filter_map(|p| p.canonicalize().ok())
-            .collect();
+        let mut paths: Vec<PathBuf> = paths.into_iter().collect();
         paths.sort();
         paths.dedup();
         Protected { paths }
     }
 
-    pub fn paths(&self) -> &[PathBuf] {
-        &self.paths
+    /// The existing ones, canonical (a symlink's target is what must be hidden), now.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self
+            .paths
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
     }
 }
 
@@ -172,7 +181,7 @@ pub fn plan(
     // Without namespaces the temp directories are plain directories side by side: the others'
     // are hidden. With them, each is a tmpfs in its own mount namespace, so nothing is there to
     // hide (and /tmp stays readable in full).
-    let mut hidden = protected.paths().to_vec();
+    let mut hidden = protected.paths();
     if !namespaces && let Some(base) = policy.temp_dir.parent() {
         hidden.extend(base.canonicalize().ok());
     }
@@ -182,7 +191,13 @@ pub fn plan(
         landlock_abi: support.landlock_abi,
         read: read_roots(policy),
         write: write_roots(policy),
-        private: vec![policy.temp_dir.to_owned()],
+        // With namespaces `/dev/shm` is a private tmpfs too (Chromium and Python's
+        // multiprocessing need it); without, the host's is not writable.
+        private: if namespaces {
+            vec![policy.temp_dir.to_owned(), PathBuf::from(SHARED_MEMORY)]
+        } else {
+            vec![policy.temp_dir.to_owned()]
+        },
         private_tmpfs_bytes: namespaces.then(|| match sandbox.limits.memory_mb {
             0 => DEFAULT_TMPFS_BYTES,
             mb => mb.saturating_mul(1 << 20),
@@ -192,7 +207,13 @@ pub fn plan(
         create: if policy.quarantined {
             Vec::new()
         } else {
-            home_paths(policy.home, HOME_CACHES)
+            let mut create = home_paths(policy.home, HOME_CACHES);
+            // uv keeps its interpreters and tools there, and cannot make it inside the sandbox.
+            let runner = Path::new(policy.command).file_name();
+            if runner.is_some_and(|name| name == "uv" || name == "uvx") {
+                create.extend(home_paths(policy.home, HOME_CACHES_IF_PRESENT));
+            }
+            create
         },
         limits: Limits {
             memory_bytes: sandbox.limits.memory_mb.saturating_mul(1 << 20),
@@ -242,6 +263,17 @@ fn mechanisms(support: &Support, network: bool) -> (Vec<String>, Vec<String>) {
     if (1..6).contains(&abi) && support.namespaces.is_err() {
         missing.push(
             "Landlock scopes (ABI 6): it can signal processes of the gateway's user".to_owned(),
+        );
+    }
+    if (1..6).contains(&abi) && network {
+        missing.push(
+            "Landlock scopes (ABI 6): abstract Unix sockets outside stay reachable".to_owned(),
+        );
+    }
+    if (1..3).contains(&abi) {
+        missing.push(
+            "Landlock truncation rights (ABI 3): it can truncate files of the gateway's user"
+                .to_owned(),
         );
     }
     on.push("no capabilities".to_owned());
@@ -373,7 +405,7 @@ mod tests {
         for writable in ["/srv/work", "/home/me/.npm", "/home/me/.cache"] {
             assert!(plan.write.contains(&PathBuf::from(writable)), "{writable}");
         }
-        assert_eq!(plan.private, [temp]);
+        assert_eq!(plan.private, [temp, PathBuf::from(SHARED_MEMORY)]);
         assert!(plan.private_tmpfs_bytes.is_some());
         assert_eq!(plan.limits.memory_bytes, 4096 << 20);
     }
@@ -395,7 +427,7 @@ mod tests {
         assert!(!plan.network && !report.network && report.quarantine);
         assert!(plan.write.is_empty(), "{:?}", plan.write);
         assert!(plan.create.is_empty());
-        assert_eq!(plan.private, [temp]);
+        assert_eq!(plan.private, [temp, PathBuf::from(SHARED_MEMORY)]);
         assert!(report.mechanisms.iter().any(|m| m == "network namespace"));
     }
 

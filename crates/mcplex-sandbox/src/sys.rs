@@ -130,19 +130,29 @@ pub(crate) fn close_all_descriptors() {
     }
 }
 
-/// Sets the soft and hard limit of `resource`.
+/// Sets the soft and hard limit of `resource` to `value`, or to the hard limit in force when
+/// that is lower (raising it would need a capability).
 pub(crate) fn set_limit(resource: libc::__rlimit_resource_t, value: u64) -> io::Result<()> {
-    let limit = libc::rlimit {
-        rlim_cur: value,
-        rlim_max: value,
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
     };
-    // SAFETY: setrlimit reads the struct we pass.
-    check(unsafe { libc::setrlimit(resource, &limit) })
+    // SAFETY: getrlimit and setrlimit read and write only the structs we pass.
+    unsafe {
+        check(libc::getrlimit(resource, &mut current))?;
+        let value = value.min(current.rlim_max);
+        let limit = libc::rlimit {
+            rlim_cur: value,
+            rlim_max: value,
+        };
+        check(libc::setrlimit(resource, &limit))
+    }
 }
 
-/// Gives up every capability for good: empties the bounding and ambient sets (so that an exec
-/// as uid 0 grants none), locks the securebits that would restore them, and sets
-/// `no_new_privs` (no set-uid or file capabilities at exec).
+/// Gives up every capability for good: empties the bounding and ambient sets, sets and locks
+/// the securebits that would give uid 0 capabilities at exec, empties the effective,
+/// permitted and inheritable sets, and sets `no_new_privs` (no set-uid or file capabilities
+/// at exec).
 pub(crate) fn drop_capabilities() -> io::Result<()> {
     // SAFETY: prctl with integer arguments only.
     unsafe {
@@ -167,7 +177,47 @@ pub(crate) fn drop_capabilities() -> io::Result<()> {
             0,
             0,
         );
-        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+        // SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP(_LOCKED) |
+        // SECBIT_KEEP_CAPS_LOCKED: uid 0 gains nothing at exec, and this cannot be undone.
+        // EPERM without CAP_SETPCAP (an unprivileged gateway outside a user namespace), where
+        // uid 0 is not in play.
+        const SECUREBITS: libc::c_ulong = 0x01 | 0x02 | 0x04 | 0x08 | 0x20;
+        libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0);
+        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+        clear_capability_sets()
+    }
+}
+
+/// Empties the effective, permitted and inheritable sets (`capset` with version 3).
+fn clear_capability_sets() -> io::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: the header and the two data structs are the layout capset(2) reads for version 3.
+    let result = unsafe { libc::syscall(libc::SYS_capset, &header, data.as_ptr()) };
+    if result == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
     }
 }
 
