@@ -43,6 +43,8 @@ pub use store::{Location, Opened, Store};
 pub use tokens::{NewToken, OAUTH_CALLER_PREFIX, TokenRecord, TokenSpec, now_unix};
 
 #[cfg(test)]
+mod admin_key_tests;
+#[cfg(test)]
 mod logins_tests;
 #[cfg(test)]
 mod migrations_tests;

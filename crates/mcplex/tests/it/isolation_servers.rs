@@ -24,15 +24,21 @@ fn venv_bin(name: &str) -> String {
     tools().python.with_file_name(name).display().to_string()
 }
 
-/// Calls `tool` (a display name) through `POST /api/v1/call`: the tool's result.
+/// Calls `tool` (a display name) through `POST /api/v1/call`: the tool's result. A first call
+/// may install what the server needs (mcp-server-fetch's npm modules): it may take a minute.
 fn call(gateway: &Gateway, tool: &str, arguments: Value) -> Value {
-    let (status, answer) = gateway.api(
+    let bearer = format!("Bearer {}", gateway.api_key());
+    let reply = crate::http::exchange_within(
+        gateway.authority(),
+        crate::http::Version::Http10,
         "POST",
         "/api/v1/call",
+        &[("Authorization", &bearer)],
         &json!({"name": tool, "arguments": arguments}).to_string(),
+        std::time::Duration::from_secs(120),
     );
-    assert_eq!(status, 200, "{tool}: {answer}");
-    answer
+    assert_eq!(reply.status, 200, "{tool}: {}", reply.body);
+    serde_json::from_str(&reply.body).unwrap_or(Value::String(reply.body))
 }
 
 fn text(result: &Value) -> String {
