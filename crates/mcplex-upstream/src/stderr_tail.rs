@@ -15,11 +15,16 @@ const MAX_LINE_CHARS: usize = 2000;
 static TAILS: LazyLock<Mutex<HashMap<String, VecDeque<String>>>> = LazyLock::new(Mutex::default);
 
 /// Appends one (already redacted) line to `server`'s tail.
-pub(crate) fn push(server: &str, line: &str) {
-    let line: String = match line.char_indices().nth(MAX_LINE_CHARS) {
+/// `line` cut to what the operator is shown of one stderr line.
+pub(crate) fn shortened(line: &str) -> String {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line.to_owned(),
-    };
+    }
+}
+
+pub(crate) fn push(server: &str, line: &str) {
+    let line = shortened(line);
     let mut tails = TAILS.lock().unwrap_or_else(PoisonError::into_inner);
     let tail = tails.entry(server.to_owned()).or_default();
     if tail.len() == TAIL_LINES {

@@ -127,9 +127,11 @@ pub(crate) async fn spawn(
                 crate::stderr_tail::push(&server, &line);
                 tracing::info!(target: "mcplex::upstream::stderr", server = %server, "{line}");
                 if looks_denied(&line) {
+                    // Kept as the tail keeps it: an upstream's line is never stored unbounded.
                     *denied
                         .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(line.clone());
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                        Some(crate::stderr_tail::shortened(&line));
                     if !hinted {
                         hinted = true;
                         let hint = denial_hint(&server);

@@ -17,6 +17,10 @@ function isolationCell(server) {
   const word = { full: "sandboxed", partial: "partly_sandboxed", off: "unconfined" }[isolation.level] || isolation.level;
   return h("div", { class: "isolation" },
     h("span", { class: `badge b-iso-${isolation.level}`, id: `iso-${server.name}`, title: isolation.summary }, word.replaceAll("_", " ")),
+    // Said on the page, not only in the badge's tooltip (which touch screens never show).
+    isolation.quarantine
+      ? h("p", { class: "reason" }, "Quarantine policy until approved: no network, no writes beyond its temp directory.")
+      : (!isolation.network ? h("p", { class: "reason" }, "No network.") : null),
     isolation.missing.length ? h("p", { class: "reason" }, `Missing: ${isolation.missing.join("; ")}`) : null,
     isolation.denied
       ? h("p", { class: "reason" }, `Refused? ${isolation.denied} — grant the path in the server's "sandbox": {"write": [...]}.`)

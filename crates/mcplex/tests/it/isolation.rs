@@ -243,7 +243,6 @@ fn a_server_without_network_cannot_reach_the_gateways_port() {
         servers["servers"][0]["isolation"]["network"], false,
         "{servers:#}"
     );
-    let _ = tools();
 }
 
 /// `mcplex call` run as an unprivileged user (uid 65534) on `config`, with the data directory
