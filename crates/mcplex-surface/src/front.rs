@@ -24,6 +24,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
@@ -239,6 +240,9 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             }
         } else if let Some(session) = &session {
             self.0.in_flight.cancel_named(session, &message);
+            if message.get("method").and_then(Value::as_str) == Some("notifications/initialized") {
+                return self.initialized(parts, bytes, session).await;
+            }
         }
         if let (Some(fast_session), Some(cancel)) = (fast_session, fast_cancel)
             && let Some(call) = PlainCall::of(message)
@@ -255,7 +259,36 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             .into_response();
         holding(response, held)
     }
+
+    /// Hands `notifications/initialized` to rmcp and answers once rmcp's worker has handled it
+    /// (bounded by [`INITIALIZED_WAIT`]): rmcp accepts a notification before its worker reads
+    /// it, and a client's next request must find the session ready for the fast path, or the
+    /// same request would be answered one way or the other depending on the scheduler.
+    async fn initialized(
+        &self,
+        parts: http::request::Parts,
+        bytes: Bytes,
+        session: &str,
+    ) -> Response {
+        let known = self.0.sessions.peer_known(session);
+        let response = Box::pin(
+            self.0
+                .service
+                .handle(Request::from_parts(parts, Body::from(bytes))),
+        )
+        .await
+        .into_response();
+        if let Some(known) = known
+            && response.status().is_success()
+        {
+            let _ = tokio::time::timeout(INITIALIZED_WAIT, known.cancelled()).await;
+        }
+        response
+    }
 }
+
+/// How long the answer to `notifications/initialized` waits for rmcp's worker to handle it.
+const INITIALIZED_WAIT: Duration = Duration::from_secs(2);
 
 /// What a request naming a session this route does not know gets (the session manager's own
 /// answer), also given to a credential that did not open the session it names.

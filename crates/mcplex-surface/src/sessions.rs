@@ -117,6 +117,8 @@ struct Activity {
     last: Instant,
     /// The session's peer, once its client sent `notifications/initialized`.
     peer: Option<Peer<RoleServer>>,
+    /// Cancelled once `peer` is known.
+    peer_known: CancellationToken,
     /// Cancelled when the session ends.
     ended: CancellationToken,
     /// The number of the next answer stream the fast path opens.
@@ -129,6 +131,7 @@ impl Activity {
             streams: 0,
             last: Instant::now(),
             peer: None,
+            peer_known: CancellationToken::new(),
             ended,
             next_fast_stream: FAST_STREAMS_FROM,
         }
@@ -281,7 +284,18 @@ impl Sessions {
     pub(crate) fn remember_peer(&self, id: &str, peer: Peer<RoleServer>) {
         if let Some(activity) = self.ledger.lock().get_mut(id) {
             activity.peer = Some(peer);
+            activity.peer_known.cancel();
         }
+    }
+
+    /// Cancelled once session `id`'s peer is known (its `notifications/initialized` handled by
+    /// rmcp's worker, which happens after rmcp accepted the notification); `None` for a session
+    /// this route does not know.
+    pub(crate) fn peer_known(&self, id: &str) -> Option<CancellationToken> {
+        self.ledger
+            .lock()
+            .get(id)
+            .map(|activity| activity.peer_known.clone())
     }
 
     /// Session `id`, when it is initialized and open, with a new answer stream opened in it.
