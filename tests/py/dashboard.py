@@ -294,6 +294,8 @@ def scenario_tokens(opts, browser, shots):
     page.uncheck("#token-all-servers")
     page.check("#token-server-fixture")
     page.check("#token-perm-write")
+    page.fill("#token-limit-calls_per_minute", "50")
+    page.fill("#token-limit-write-calls_per_minute", "5")
     page.click("#token-create")
     expect(page.locator("#token-secret")).to_be_visible()
     secret = page.input_value("#token-secret")
@@ -322,8 +324,13 @@ def scenario_tokens(opts, browser, shots):
     facts["filtered_rows"] = page.locator("tbody tr").all_inner_texts()
     shots.take(page, "activity-filtered")
 
-    # Revoke on the page: the agent's next call is refused.
+    # The token's row shows its own limits and the call made with it in the last minute.
     goto(page, base, "tokens")
+    expect(page.locator("#usage-agent-1")).to_contain_text("1 calls", timeout=10000)
+    facts["token_limits"] = page.inner_text("#limits-agent-1")
+    facts["token_usage"] = page.inner_text("#usage-agent-1")
+
+    # Revoke on the page: the agent's next call is refused.
     page.click("#revoke-agent-1")
     expect(page.locator("tbody tr", has_text="agent-1")).to_contain_text("revoked")
     code, out, err = agent(base, "call", "fixture__echo", "{}", token=secret)

@@ -66,6 +66,28 @@ async def scenario_cancel(client, args):
     return {"cancelled": scope.cancelled_caught, "elapsed": time.monotonic() - started}
 
 
+async def scenario_calls(client, args):
+    """Calls (tool, arguments JSON) pairs one after another; each outcome in order."""
+    outcomes = []
+    for tool, arguments in zip(args[0::2], args[1::2]):
+        outcomes.append(await scenario_call(client, [tool, arguments]))
+    return {"outcomes": outcomes}
+
+
+async def scenario_overlap(client, args):
+    """Starts the first call, makes the second while it runs (after 0.5 s), then awaits both."""
+    outcomes = {}
+
+    async def first():
+        outcomes["first"] = await scenario_call(client, args[0:2])
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(first)
+        await anyio.sleep(0.5)
+        outcomes["second"] = await scenario_call(client, args[2:4])
+    return outcomes
+
+
 async def all_pages(fetch, key):
     """Follows nextCursor to the end; returns (items, pages)."""
     items, pages, cursor = [], 0, None
@@ -275,6 +297,10 @@ async def main():
             out = await scenario_list(client, opts.args)
         elif opts.scenario == "call":
             out = await scenario_call(client, opts.args)
+        elif opts.scenario == "calls":
+            out = await scenario_calls(client, opts.args)
+        elif opts.scenario == "overlap":
+            out = await scenario_overlap(client, opts.args)
         elif opts.scenario == "progress":
             out = await scenario_progress(client, opts.args)
         elif opts.scenario == "cancel":

@@ -31,7 +31,10 @@ pub use routes::{ServerAction, ToolAction, encode_segment, paths};
 pub use servers::{
     ApprovalsAnswer, Isolation, IsolationLevel, Server, ServerState, ServerStatus, ServersAnswer,
 };
-pub use tokens::{CreateToken, CreatedToken, Token, TokenStatus, TokensAnswer};
+pub use tokens::{
+    CallerUsage, CreateToken, CreatedToken, LimitsAnswer, SetLimits, Token, TokenStatus,
+    TokensAnswer,
+};
 pub use tools::{
     ApproveQuery, Definition, ListedTool, Permission, ReviewState, ServedTool, Tool, ToolReview,
     ToolStatus, ToolsAnswer, WithheldReason, WithheldTool,

@@ -68,6 +68,10 @@ pub mod paths {
     pub const TOKENS: &str = "/api/v1/tokens";
     /// `DELETE`: [`crate::Done`].
     pub const TOKEN: &str = "/api/v1/tokens/{name}";
+    /// `PUT` [`crate::SetLimits`]: [`crate::Done`].
+    pub const TOKEN_LIMITS: &str = "/api/v1/tokens/{name}/limits";
+    /// `GET`: [`crate::LimitsAnswer`].
+    pub const LIMITS: &str = "/api/v1/limits";
     /// `GET` (`?profile=P&search=provider|client`): [`crate::ProjectionAnswer`].
     pub const PROJECTION: &str = "/api/v1/projection/{provider}";
     /// `POST` [`crate::ProjectionSearch`]: the provider's search answer item.
@@ -106,6 +110,10 @@ pub mod paths {
 
     pub fn token(name: &str) -> String {
         format!("{TOKENS}/{}", encode_segment(name))
+    }
+
+    pub fn token_limits(name: &str) -> String {
+        format!("{TOKENS}/{}/limits", encode_segment(name))
     }
 }
 

@@ -143,12 +143,14 @@ fn a_created_token_is_the_token_row_then_its_secret() {
             created_at: 1_700_000_000,
             expires_at: Some(1_800_000_000),
             status: TokenStatus::Active,
+            limits: Some(json!({"calls_per_minute": 60})),
+            usage: None,
         },
         token: "mcplex_secret".into(),
     };
     check(
         &created,
-        r#"{"name":"ci","servers":null,"permissions":"read,write","profile":null,"created_at":1700000000,"expires_at":1800000000,"status":"active","token":"mcplex_secret"}"#,
+        r#"{"name":"ci","servers":null,"permissions":"read,write","profile":null,"created_at":1700000000,"expires_at":1800000000,"status":"active","limits":{"calls_per_minute":60},"usage":null,"token":"mcplex_secret"}"#,
     );
     let listed = TokensAnswer {
         tokens: vec![Token {
@@ -156,12 +158,20 @@ fn a_created_token_is_the_token_row_then_its_secret() {
             profile: Some("p".into()),
             expires_at: None,
             status: TokenStatus::Revoked,
+            limits: None,
+            usage: Some(CallerUsage {
+                caller: "ci".into(),
+                limits: json!({"calls_per_minute": 60}),
+                calls_last_minute: 7,
+                in_flight: 1,
+                refused: 2,
+            }),
             ..created.record
         }],
     };
     check(
         &listed,
-        r#"{"tokens":[{"name":"ci","servers":["a"],"permissions":"read,write","profile":"p","created_at":1700000000,"expires_at":null,"status":"revoked"}]}"#,
+        r#"{"tokens":[{"name":"ci","servers":["a"],"permissions":"read,write","profile":"p","created_at":1700000000,"expires_at":null,"status":"revoked","limits":null,"usage":{"caller":"ci","limits":{"calls_per_minute":60},"calls_last_minute":7,"in_flight":1,"refused":2}}]}"#,
     );
 }
 

@@ -3,6 +3,7 @@
 //! created it.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The body of `POST /api/v1/tokens`, also what `mcplex token create` sends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,6 +20,41 @@ pub struct CreateToken {
     /// A duration such as `30d` or `12h`.
     #[serde(default)]
     pub expires: Option<String>,
+    /// The token's own limits on tool calls, in the config's `limits` shape (over the config's).
+    #[serde(default)]
+    pub limits: Option<Value>,
+}
+
+/// The body of `PUT /api/v1/tokens/{name}/limits`, also what `mcplex token limit` sends: the
+/// token's own limits, replaced whole (`{}`: the config's alone).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetLimits {
+    pub limits: Value,
+}
+
+/// `GET /api/v1/limits`: every caller's default, and the callers with a limit that made or
+/// were refused a call lately (agent tokens and OAuth subjects alike).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitsAnswer {
+    /// The config's `limits`.
+    pub defaults: Value,
+    pub callers: Vec<CallerUsage>,
+}
+
+/// One caller's limits in force and its use of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallerUsage {
+    /// The token's name, or `oauth:<subject>`.
+    pub caller: String,
+    /// In force: its own over the config's.
+    pub limits: Value,
+    /// Calls started in the last 60 seconds, on every replica.
+    pub calls_last_minute: u64,
+    /// Calls in flight now, on every replica.
+    pub in_flight: u64,
+    /// Calls this replica refused since it started.
+    pub refused: u64,
 }
 
 /// `{"tokens": [...]}`.
@@ -41,6 +77,12 @@ pub struct Token {
     /// Unix seconds; `null`: never.
     pub expires_at: Option<i64>,
     pub status: TokenStatus,
+    /// Its own limits (`null`: the config's alone).
+    #[serde(default)]
+    pub limits: Option<Value>,
+    /// Its recent use, when a running gateway answers and the token is limited.
+    #[serde(default)]
+    pub usage: Option<CallerUsage>,
 }
 
 /// The 201 answer to `POST /api/v1/tokens`: the token, and its secret, shown this once.

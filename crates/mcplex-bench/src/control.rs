@@ -80,6 +80,7 @@ pub async fn run(
             permissions: Permissions::parse("read,write").unwrap_or_default(),
             profile: None,
             expires_at: None,
+            limits: Default::default(),
         })?;
         let token = created.token;
         wait_until(

@@ -13,6 +13,7 @@ mod auth;
 mod duration;
 mod error;
 mod glob;
+mod limits;
 mod model;
 mod oauth;
 mod parse;
@@ -30,6 +31,7 @@ pub use auth::{AuthRule, AuthSettings, DEFAULT_LEEWAY, RuleMatch, SIGNATURE_ALGO
 pub use duration::parse_duration;
 pub use error::ConfigError;
 pub use glob::{Glob, ToolFilter};
+pub use limits::{CallLimits, MAX_LIMIT, Rate};
 pub use model::{
     AuditSettings, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN,
     DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv, Lifecycle, Overrides,
@@ -44,6 +46,8 @@ pub use settings::{Reloaded, reload, reload_listing};
 
 #[cfg(test)]
 mod auth_tests;
+#[cfg(test)]
+mod limits_tests;
 #[cfg(test)]
 mod oauth_tests;
 #[cfg(test)]

@@ -58,6 +58,8 @@ pub struct Config {
     pub audit: AuditSettings,
     /// `auth`: OAuth access tokens from this issuer are accepted beside agent tokens.
     pub auth: Option<crate::AuthSettings>,
+    /// `limits`: every caller's default limits on tool calls (a token's own override them). Hot.
+    pub limits: crate::CallLimits,
     /// Things that are not errors but that the user should see (unknown keys, ignored values).
     pub warnings: Vec<String>,
     /// The part of `warnings` about server entries (another client's key, such as
@@ -88,6 +90,7 @@ impl Config {
             code: CodeLimits::default(),
             audit: AuditSettings::default(),
             auth: None,
+            limits: crate::CallLimits::default(),
             warnings: Vec::new(),
             server_warnings: Vec::new(),
         }

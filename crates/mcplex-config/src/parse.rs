@@ -49,6 +49,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "max_sessions_per_caller",
     "auth",
     "sandbox",
+    "limits",
 ];
 
 /// Parses and validates `text` (the content of `file`, used in messages), then applies `overrides`.
@@ -86,6 +87,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
     };
     let profiles = cx.profiles(&root, &servers, &mut warnings)?;
     let auth = cx.auth(&root, &servers, &profiles, &mut warnings)?;
+    let limits = crate::limits::read_limits(&cx, root.get("limits"), "limits", &mut warnings)?;
     let store = match &overrides.store {
         Some(url) => Some(StoreUrl::parse(url).map_err(|why| cx.err("store", &why))?),
         None => cx.store(&root)?,
@@ -104,6 +106,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
         http: cx.http_security(&root)?,
         profiles,
         auth,
+        limits,
         servers,
         data_dir,
         store,

@@ -84,6 +84,7 @@ fn declare(running: &Config, edited: &mut Config, edit: &mut Edit) {
         code,
         audit,
         auth,
+        limits,
         // Not a setting: what the edited file's parse had to say.
         warnings: _,
         server_warnings: _,
@@ -100,6 +101,7 @@ fn declare(running: &Config, edited: &mut Config, edit: &mut Edit) {
     );
     edit.hot("defer_tools", &running.defer_tools, defer_tools);
     edit.hot(SERVERS, &running.servers, servers);
+    edit.hot("limits", &running.limits, limits);
     edit.cold("listen", &running.listen, listen);
     edit.cold("call_timeout", &running.call_timeout, call_timeout);
     edit.cold("startup_wait", &running.startup_wait, startup_wait);

@@ -25,11 +25,13 @@ pub enum CallStatus {
     Timeout,
     Cancelled,
     UpstreamError,
+    /// Refused by one of the caller's limits ([`crate::Limited`]); the call never left.
+    RateLimited,
 }
 
 impl CallStatus {
     /// Every status, in a stable order.
-    pub const ALL: [CallStatus; 8] = [
+    pub const ALL: [CallStatus; 9] = [
         CallStatus::Ok,
         CallStatus::ToolError,
         CallStatus::InvalidArguments,
@@ -38,6 +40,7 @@ impl CallStatus {
         CallStatus::Timeout,
         CallStatus::Cancelled,
         CallStatus::UpstreamError,
+        CallStatus::RateLimited,
     ];
 
     /// The wire text (metrics labels, the audit log): the one table of these words.
@@ -51,6 +54,7 @@ impl CallStatus {
             CallStatus::Timeout => "timeout",
             CallStatus::Cancelled => "cancelled",
             CallStatus::UpstreamError => "upstream_error",
+            CallStatus::RateLimited => "rate_limited",
         }
     }
 
@@ -79,6 +83,7 @@ impl CallStatus {
             DispatchError::InvalidArguments { .. } => CallStatus::InvalidArguments,
             DispatchError::UnknownTool { .. } => CallStatus::UnknownTool,
             DispatchError::Unavailable { .. } => CallStatus::Unavailable,
+            DispatchError::Limited(_) => CallStatus::RateLimited,
             DispatchError::Upstream(UpstreamError::Timeout { .. }) => CallStatus::Timeout,
             DispatchError::Upstream(UpstreamError::Cancelled { .. }) => CallStatus::Cancelled,
             DispatchError::Upstream(_) => CallStatus::UpstreamError,

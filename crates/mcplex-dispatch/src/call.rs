@@ -145,6 +145,22 @@ impl Gateway {
             };
             return (Some(id), Err(error));
         }
+        // Counted only when the call is about to leave: refusals of every other kind cost the
+        // caller nothing. The admission is held until the upstream answers.
+        let _admission = match self.limits.admit(cx.token.as_ref(), tool.permission) {
+            Ok(admission) => admission,
+            Err(limited) => {
+                let telemetry = mcplex_telemetry::metrics();
+                telemetry
+                    .limited_calls
+                    .get_or_create(&mcplex_telemetry::LimitLabels {
+                        limit: limited.kind.as_str(),
+                        class: limited.class.as_str(),
+                    })
+                    .inc();
+                return (Some(id), Err(DispatchError::Limited(limited)));
+            }
+        };
         let mut params = Map::with_capacity(3);
         params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));
         if let Some(arguments) = arguments {

@@ -25,6 +25,9 @@ pub enum DispatchError {
         problems: ArgumentProblems,
         input_schema: Value,
     },
+    /// One of the caller's limits refused the call; it never left the gateway.
+    #[error(transparent)]
+    Limited(#[from] crate::Limited),
     /// The upstream failed, timed out, or answered with a JSON-RPC error.
     #[error(transparent)]
     Upstream(#[from] UpstreamError),

@@ -35,6 +35,8 @@ pub struct Gateway {
     semantic: std::sync::OnceLock<crate::SemanticSearch>,
     /// What the last catalog build reported (set by the catalog task with each publish).
     diagnostics: ArcSwap<Vec<Diagnostic>>,
+    /// The callers' limits on tool calls and their counts.
+    pub(crate) limits: Arc<crate::CallLimiter>,
 }
 
 impl Gateway {
@@ -61,7 +63,18 @@ impl Gateway {
             audit: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
             diagnostics: ArcSwap::default(),
+            limits: {
+                let limits = crate::CallLimiter::default();
+                limits.set_defaults(config.limits);
+                Arc::new(limits)
+            },
         }
+    }
+
+    /// The callers' limits on tool calls (the config's defaults are set here on every reload,
+    /// the tokens' own where the tokens are loaded) and their counts.
+    pub fn limits(&self) -> &Arc<crate::CallLimiter> {
+        &self.limits
     }
 
     /// The diagnostics of the last catalog build (for the operator: `GET /api/v1/config`).

@@ -6,7 +6,8 @@
 //! the name in the snapshot → validate → call the upstream with the server's timeout, progress
 //! and cancellation → the raw result, untouched) and [`Gateway::request`] for everything else
 //! (it takes only a [`Route`](mcplex_catalog::Route) the snapshot resolved). Both give every
-//! request a request id, metrics and an audit record.
+//! request a request id, metrics and an audit record. [`CallLimiter`] holds each caller to its
+//! limits on tool calls, counted with the other replicas'.
 //! Must not: parse or render any downstream wire format; surfaces turn [`DispatchError`] into
 //! wire errors in one place each.
 
@@ -15,6 +16,10 @@ mod call;
 mod error;
 mod forward;
 mod gateway;
+mod limits;
+#[cfg(test)]
+mod limits_tests;
+mod limits_window;
 mod request;
 mod semantic;
 #[cfg(test)]
@@ -25,6 +30,7 @@ pub use call::{CallContext, ToolCall};
 pub use error::DispatchError;
 pub use forward::RequestContext;
 pub use gateway::Gateway;
+pub use limits::{Admission, CallLimiter, CallerUsage, LimitClass, LimitKind, Limited, UsageRow};
 pub use mcplex_protocol::REQUEST_ID_META;
 pub use request::{UpstreamMethod, UpstreamRequest};
 pub use semantic::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch, passage_key};

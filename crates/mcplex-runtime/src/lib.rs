@@ -7,7 +7,8 @@
 //! makes, operator actions, observed definitions recorded in the store), config hot reload
 //! ([`reload`]: the file watch and what a re-read applies; which settings are hot is the config
 //! crate's one declaration), following the store ([`follow`]: the write generation, the tokens,
-//! the gateway's registration and heartbeat), and [`Core`], which starts the gateway and the
+//! the gateway's registration and heartbeat), the replicas' exchange of call counts for limits
+//! per caller ([`usage`]), and [`Core`], which starts the gateway and the
 //! catalog task together.
 //!
 //! Must not: parse command-line arguments, serve HTTP or MCP, print to stdout, or reach an
@@ -18,6 +19,7 @@ pub mod follow;
 pub mod live;
 pub mod reload;
 pub mod trust;
+pub mod usage;
 
 pub use core::Core;
 pub use trust::{Refusal, Trust, TrustAction, TrustRequest};

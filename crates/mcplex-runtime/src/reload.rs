@@ -44,6 +44,15 @@ pub fn watch(
         .to_path_buf();
     let file_name = path.file_name().map(|n| n.to_owned());
     let (touched_tx, mut touched_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    // The callers' default limits follow every applied edit.
+    let mut applied = configs.subscribe();
+    let limits = gateway.limits().clone();
+    tokio::spawn(async move {
+        while applied.changed().await.is_ok() {
+            let defaults = applied.borrow_and_update().limits;
+            limits.set_defaults(defaults);
+        }
+    });
     let mut reloader = ConfigReloader::new(
         path.clone(),
         overrides,

@@ -156,6 +156,11 @@ impl Store {
     pub fn deregister_instance(&self, id: &str) -> Result<(), StateError> {
         self.db.transaction(Mode::Write, |tx| {
             tx.execute("DELETE FROM instances WHERE id = ?1", &[Param::Text(id)])?;
+            // Its calls are over: the other gateways stop counting them at once.
+            tx.execute(
+                "DELETE FROM call_usage WHERE instance = ?1",
+                &[Param::Text(id)],
+            )?;
             Ok(())
         })
     }

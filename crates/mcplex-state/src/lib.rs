@@ -29,6 +29,7 @@ mod secret;
 mod sql;
 mod store;
 mod tokens;
+mod usage;
 
 pub use activity::{Activity, ActivityCount, ActivityQuery};
 pub use admin_key::AdminKey;
@@ -41,6 +42,7 @@ pub use logins::{LoginRow, TOKEN_KEY_ENV};
 pub use reviews::{ApproveRefusal, Observation, Review};
 pub use store::{Location, Opened, Store};
 pub use tokens::{NewToken, OAUTH_CALLER_PREFIX, TokenRecord, TokenSpec, now_unix};
+pub use usage::UsageCount;
 
 #[cfg(test)]
 mod admin_key_tests;

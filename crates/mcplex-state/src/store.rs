@@ -15,7 +15,7 @@ use crate::sql::{Db, Dialect, Mode, Param, Postgres, Tx};
 use crate::tokens::now_unix;
 
 /// The schema version this build writes; older databases are migrated forward.
-pub(crate) const SCHEMA_VERSION: i64 = 9;
+pub(crate) const SCHEMA_VERSION: i64 = 10;
 
 /// Prepared SQLite statements kept for reuse: the audit writer's INSERT for each batch size (up to
 /// 64 rows a statement) and every other statement the store runs. Preparing the INSERT again for
@@ -125,6 +125,23 @@ CREATE TABLE IF NOT EXISTS dashboard_logouts (
 );
 ";
 
+/// Version 10: an agent token's own limits on tool calls (`limits`, the config's JSON shape), and
+/// each replica's counts of limited callers' calls, which the replicas exchange twice a second
+/// (see `usage.rs`); the same text in both dialects.
+const SCHEMA_V10: &str = "
+ALTER TABLE tokens ADD COLUMN limits TEXT;
+CREATE TABLE IF NOT EXISTS call_usage (
+    instance TEXT NOT NULL,
+    caller TEXT NOT NULL,
+    class TEXT NOT NULL,
+    minute BIGINT NOT NULL,
+    current_calls BIGINT NOT NULL,
+    previous_calls BIGINT NOT NULL,
+    in_flight BIGINT NOT NULL,
+    PRIMARY KEY (instance, caller, class)
+);
+";
+
 /// One step of the schema, written for both databases. Every PostgreSQL step is idempotent
 /// (`IF NOT EXISTS`): PostgreSQL stores of earlier releases were created whole at version 4 and
 /// on, with columns of later steps already there.
@@ -185,7 +202,27 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: "",
         postgres: "",
     },
+    Migration {
+        version: 10,
+        sqlite: SCHEMA_V10,
+        postgres: POSTGRES_V10,
+    },
 ];
+
+/// Version 10 in PostgreSQL: as [`SCHEMA_V10`], idempotent.
+const POSTGRES_V10: &str = "
+ALTER TABLE tokens ADD COLUMN IF NOT EXISTS limits TEXT;
+CREATE TABLE IF NOT EXISTS call_usage (
+    instance TEXT NOT NULL,
+    caller TEXT NOT NULL,
+    class TEXT NOT NULL,
+    minute BIGINT NOT NULL,
+    current_calls BIGINT NOT NULL,
+    previous_calls BIGINT NOT NULL,
+    in_flight BIGINT NOT NULL,
+    PRIMARY KEY (instance, caller, class)
+);
+";
 
 /// Version 1 in PostgreSQL: every integer 64-bit, bytes as `BYTEA`.
 const POSTGRES_V1: &str = "

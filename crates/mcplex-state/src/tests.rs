@@ -68,6 +68,7 @@ fn spec(name: &str) -> TokenSpec {
         permissions: Permissions::parse("read").expect("valid"),
         profile: None,
         expires_at: None,
+        limits: Default::default(),
     }
 }
 

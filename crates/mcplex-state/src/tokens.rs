@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::secret::{mac_hex, random_bytes};
 use crate::sql::{Mode, Param, Row};
 use crate::{StateError, Store};
+use mcplex_config::CallLimits;
 use mcplex_trust::{Permissions, Scope};
 
 /// Seconds since the Unix epoch, now.
@@ -28,6 +29,8 @@ pub struct TokenSpec {
     pub profile: Option<String>,
     /// Unix seconds.
     pub expires_at: Option<i64>,
+    /// Its own limits on tool calls, over the config's `limits` (empty: the config's alone).
+    pub limits: CallLimits,
 }
 
 /// A stored token: its scope and its keyed hash, never the token itself.
@@ -112,10 +115,11 @@ impl Store {
             .as_ref()
             .map(|s| s.iter().cloned().collect::<Vec<_>>().join(","));
         let permissions = spec.permissions.to_string();
+        let limits = limits_text(&spec.limits);
         let inserted = self.db.transaction(Mode::Write, |tx| {
             let inserted = tx.execute(
-                "INSERT INTO tokens (name, mac, servers, permissions, profile, created_at, expires_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO NOTHING",
+                "INSERT INTO tokens (name, mac, servers, permissions, profile, created_at, expires_at, limits)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (name) DO NOTHING",
                 &[
                     Param::Text(&spec.name),
                     Param::Text(&mac),
@@ -124,6 +128,7 @@ impl Store {
                     Param::OptText(spec.profile.as_deref()),
                     Param::Int(created_at),
                     Param::OptInt(spec.expires_at),
+                    Param::OptText(limits.as_deref()),
                 ],
             )?;
             if inserted > 0 {
@@ -149,7 +154,7 @@ impl Store {
     pub fn tokens(&self) -> Result<Vec<TokenRecord>, StateError> {
         let rows = self.db.transaction(Mode::Read, |tx| {
             tx.query(
-                "SELECT name, mac, servers, permissions, profile, created_at, expires_at, revoked_at
+                "SELECT name, mac, servers, permissions, profile, created_at, expires_at, revoked_at, limits
                  FROM tokens ORDER BY name",
                 &[],
             )
@@ -172,11 +177,28 @@ impl Store {
         })
     }
 
+    /// Sets the own limits of the token called `name` (empty: the config's alone), in force on
+    /// every gateway of the store within the control plane's second; false when there is no
+    /// such token.
+    pub fn set_token_limits(&self, name: &str, limits: &CallLimits) -> Result<bool, StateError> {
+        let text = limits_text(limits);
+        self.db.transaction(Mode::Write, |tx| {
+            let updated = tx.execute(
+                "UPDATE tokens SET limits = ?2 WHERE name = ?1",
+                &[Param::Text(name), Param::OptText(text.as_deref())],
+            )?;
+            if updated > 0 {
+                crate::control::bump_generation(tx)?;
+            }
+            Ok(updated > 0)
+        })
+    }
+
     /// The token stored under `mac`, if any.
     pub fn token_by_mac(&self, mac: &str) -> Result<Option<TokenRecord>, StateError> {
         let row = self.db.transaction(Mode::Read, |tx| {
             tx.query_first(
-                "SELECT name, mac, servers, permissions, profile, created_at, expires_at, revoked_at
+                "SELECT name, mac, servers, permissions, profile, created_at, expires_at, revoked_at, limits
                  FROM tokens WHERE mac = ?1",
                 &[Param::Text(mac)],
             )
@@ -202,9 +224,36 @@ fn token_record(row: &Row) -> Result<TokenRecord, StateError> {
             permissions,
             profile: row.opt_text(4)?,
             expires_at: row.opt_int(6)?,
+            limits: stored_limits(row.opt_text(8)?.as_deref()),
         },
         mac: row.text(1)?,
         created_at: row.int(5)?,
         revoked_at: row.opt_int(7)?,
     })
+}
+
+/// How a token's own limits are stored: their JSON, or `NULL` for none.
+fn limits_text(limits: &CallLimits) -> Option<String> {
+    (!limits.is_empty()).then(|| limits.to_json().to_string())
+}
+
+/// A token's stored limits. Stored limits that no longer read hold the token to the least there
+/// is (one call at a time, one a minute) rather than lifting its limits.
+fn stored_limits(text: Option<&str>) -> CallLimits {
+    let Some(text) = text else {
+        return CallLimits::default();
+    };
+    serde_json::from_str(text)
+        .map_err(|e| e.to_string())
+        .and_then(|value| CallLimits::from_json(&value, "a stored token"))
+        .unwrap_or_else(|_| {
+            let least = mcplex_config::Rate {
+                calls_per_minute: Some(1),
+                concurrent_calls: Some(1),
+            };
+            CallLimits {
+                all: least,
+                ..CallLimits::default()
+            }
+        })
 }

@@ -10,6 +10,9 @@ use serde_json::json;
 const REQUEST_TIMEOUT: i32 = -32001;
 /// Implementation-defined server error: the upstream is unreachable or broke.
 const UPSTREAM_UNAVAILABLE: i32 = -32002;
+/// Implementation-defined server error: one of the caller's limits refused the call (429's
+/// JSON-RPC cousin); `data.retry_after_seconds` says when to try again.
+pub const RATE_LIMITED: i32 = -32029;
 
 /// A failed call as the caller sees it: a tool result the model can act on (`Ok`), or a
 /// JSON-RPC error (`Err`).
@@ -33,6 +36,17 @@ pub(crate) fn to_wire(error: DispatchError) -> Result<serde_json::Value, ErrorDa
         DispatchError::UnknownTool { name } => {
             ErrorData::invalid_params(format!("unknown tool: {name}"), Some(json!({"tool": name})))
         }
+        DispatchError::Limited(limited) => ErrorData::new(
+            ErrorCode(RATE_LIMITED),
+            limited.to_string(),
+            Some(json!({
+                "caller": &*limited.caller,
+                "limit": limited.kind.as_str(),
+                "class": limited.class.as_str(),
+                "allowed": limited.allowed,
+                "retry_after_seconds": limited.retry_after.as_secs().max(1),
+            })),
+        ),
         DispatchError::Upstream(upstream) => {
             let message = upstream.to_string();
             let server = upstream.server().to_owned();

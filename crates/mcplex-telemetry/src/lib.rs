@@ -57,6 +57,14 @@ pub struct RequestLabels {
     pub status: &'static str,
 }
 
+/// A tool call a caller's limit refused: which limit (`calls_per_minute` or `concurrent_calls`)
+/// of which class (`all`, `write` or `destructive`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LimitLabels {
+    pub limit: &'static str,
+    pub class: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ServerLabels {
     pub server: Name,
@@ -78,6 +86,8 @@ pub struct Metrics {
     pub query_embedding_seconds: Histogram,
     /// Initialized session-era MCP sessions currently open.
     pub sessions: Gauge,
+    /// Tool calls refused by a caller's limit.
+    pub limited_calls: Family<LimitLabels, Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -155,6 +165,12 @@ impl Metrics {
             "Open session-era MCP sessions",
             sessions.clone(),
         );
+        let limited_calls = Family::<LimitLabels, Counter>::default();
+        registry.register(
+            "limited_calls",
+            "Tool calls refused by a caller's limit, by limit and class of tool",
+            limited_calls.clone(),
+        );
         Metrics {
             registry,
             calls,
@@ -167,6 +183,7 @@ impl Metrics {
             search_seconds,
             query_embedding_seconds,
             sessions,
+            limited_calls,
         }
     }
 }

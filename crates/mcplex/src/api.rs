@@ -9,6 +9,7 @@
 //! - `GET  /api/v1/tools`, `POST /api/v1/tools/{id}/approve[?hash=H]|block`
 //! - `GET  /api/v1/approvals` (what waits for the operator)
 //! - `GET  /api/v1/tokens`, `POST /api/v1/tokens`, `DELETE /api/v1/tokens/{name}`
+//! - `GET  /api/v1/limits`, `PUT /api/v1/tokens/{name}/limits`: `api_limits.rs`
 //! - the routes an agent's application uses (projection, search, call): `projection.rs`
 //! - the routes the dashboard reads (review, activity, stats, search, config, stderr):
 //!   `api_views.rs`
@@ -66,6 +67,7 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .route(paths::IDENTITY, post(identity))
         .with_state(state.clone())
         .merge(agent_routes)
+        .merge(crate::api_limits::router(state.clone()))
         .merge(crate::api_views::router(state))
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
 }
@@ -89,7 +91,7 @@ async fn identity(
 
 /// A write the store refused: the caller's mistake (400), or the store's (503: nothing was
 /// saved, nothing changed; the caller may try again).
-fn store_error(e: StateError) -> Response {
+pub(crate) fn store_error(e: StateError) -> Response {
     match e {
         StateError::Invalid(why) => error(StatusCode::BAD_REQUEST, why),
         other => error(
@@ -339,10 +341,25 @@ async fn ask(state: &ApiState, action: TrustAction) -> Response {
 
 async fn tokens(State(state): State<ApiState>) -> Response {
     match off_runtime(state.access.store(), |store| store.tokens()).await {
-        Ok(Ok(tokens)) => Json(TokensAnswer {
-            tokens: tokens.iter().map(token_of).collect(),
-        })
-        .into_response(),
+        Ok(Ok(tokens)) => {
+            let usage = state.gateway.limits().usage();
+            let used = |name: &str| {
+                usage
+                    .iter()
+                    .find(|u| u.caller == name)
+                    .map(crate::api_limits::caller_usage)
+            };
+            Json(TokensAnswer {
+                tokens: tokens
+                    .iter()
+                    .map(|token| Token {
+                        usage: used(&token.spec.name),
+                        ..token_of(token)
+                    })
+                    .collect(),
+            })
+            .into_response()
+        }
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         Err(failed) => failed,
     }
@@ -369,6 +386,8 @@ pub fn token_of(token: &TokenRecord) -> Token {
         created_at: token.created_at,
         expires_at: token.spec.expires_at,
         status,
+        limits: (!token.spec.limits.is_empty()).then(|| token.spec.limits.to_json()),
+        usage: None,
     }
 }
 
@@ -408,12 +427,17 @@ pub fn token_spec(request: &CreateToken, config: &Config) -> Result<TokenSpec, S
             Some(now_unix().saturating_add(seconds))
         }
     };
+    let limits = match &request.limits {
+        None => mcplex_config::CallLimits::default(),
+        Some(limits) => mcplex_config::CallLimits::from_json(limits, "the request")?,
+    };
     Ok(TokenSpec {
         name: request.name.clone(),
         servers,
         permissions,
         profile: request.profile.clone(),
         expires_at,
+        limits,
     })
 }
 
@@ -464,7 +488,7 @@ async fn revoke_token(State(state): State<ApiState>, Path(name): Path<String>) -
 }
 
 /// Refreshes the gateway's copy of the tokens from the store, off the async workers.
-async fn reload_tokens(state: &ApiState) -> Result<(), Response> {
+pub(crate) async fn reload_tokens(state: &ApiState) -> Result<(), Response> {
     let access = state.access.clone();
     match tokio::task::spawn_blocking(move || access.reload_tokens()).await {
         Ok(Ok(())) => Ok(()),

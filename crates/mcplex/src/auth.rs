@@ -23,10 +23,17 @@ pub struct Access {
     pub sessions: crate::ui::Sessions,
     /// Wrong keys per address at the dashboard's login.
     pub login_throttle: crate::ui::LoginThrottle,
+    /// Where the tokens' own limits go when the tokens are loaded.
+    limits: Arc<mcplex_dispatch::CallLimiter>,
 }
 
 impl Access {
-    pub fn load(store: Arc<Store>, verifier: String, config: &Config) -> anyhow::Result<Access> {
+    pub fn load(
+        store: Arc<Store>,
+        verifier: String,
+        config: &Config,
+        limits: Arc<mcplex_dispatch::CallLimiter>,
+    ) -> anyhow::Result<Access> {
         let sessions = crate::ui::Sessions::new(store.clone(), &verifier);
         let access = Access {
             store,
@@ -39,6 +46,7 @@ impl Access {
                 .collect(),
             sessions,
             login_throttle: crate::ui::LoginThrottle::default(),
+            limits,
         };
         access.reload_tokens()?;
         access.sessions.reload_logouts(now_unix())?;
@@ -47,12 +55,19 @@ impl Access {
 
     /// Re-reads the tokens from the store (after a create or a revoke).
     pub fn reload_tokens(&self) -> Result<(), mcplex_state::StateError> {
-        let tokens = self
+        let tokens: HashMap<String, TokenRecord> = self
             .store
             .tokens()?
             .into_iter()
             .map(|t| (t.mac.clone(), t))
             .collect();
+        self.limits.set_own(
+            tokens
+                .values()
+                .filter(|t| !t.spec.limits.is_empty())
+                .map(|t| (t.spec.name.clone(), t.spec.limits))
+                .collect(),
+        );
         self.tokens.store(Arc::new(tokens));
         Ok(())
     }

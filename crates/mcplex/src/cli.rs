@@ -242,6 +242,20 @@ pub enum TokenCommand {
         /// Lifetime with a unit: 30d, 12h, 90m (default: no expiry).
         #[arg(long)]
         expires: Option<String>,
+        /// The token's own limit on tool calls, over the config's `limits` (repeatable):
+        /// calls_per_minute=N, concurrent_calls=N, write.calls_per_minute=N, destructive.concurrent_calls=N, ...
+        #[arg(long = "limit", value_name = "KEY=N")]
+        limits: Vec<String>,
+    },
+    /// Set a token's own limits on tool calls (replacing them; none given: the config's alone).
+    Limit {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// The token's name.
+        name: String,
+        /// calls_per_minute=N, concurrent_calls=N, write.calls_per_minute=N, ... (repeatable).
+        #[arg(long = "limit", value_name = "KEY=N")]
+        limits: Vec<String>,
     },
     /// Every token: name, status, scope. Never the secret.
     List {

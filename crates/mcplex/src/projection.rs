@@ -167,6 +167,14 @@ fn call_error(e: DispatchError) -> Response {
         .into_response(),
         DispatchError::UnknownTool { .. } => error(StatusCode::NOT_FOUND, message),
         DispatchError::Unavailable { .. } => error(StatusCode::CONFLICT, message),
+        DispatchError::Limited(limited) => {
+            let mut response = error(StatusCode::TOO_MANY_REQUESTS, message);
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(limited.retry_after.as_secs().max(1)),
+            );
+            response
+        }
         DispatchError::Upstream(UpstreamError::Timeout { .. }) => {
             error(StatusCode::GATEWAY_TIMEOUT, message)
         }

@@ -1,5 +1,6 @@
-// Tokens: create one with a scope picker (servers, permissions, profile, expiry), its secret
-// shown once; the list; revoke. Through /api/v1/tokens, like `mcplex token`.
+// Tokens: create one with a scope picker (servers, permissions, profile, expiry, limits), its
+// secret shown once; the list with each token's limits and last minute's use; revoke. Through
+// /api/v1/tokens and /api/v1/limits, like `mcplex token`.
 
 import { h, fill, problem, table, paged, badge, time, busy } from "./dom.js";
 
@@ -36,22 +37,32 @@ export async function tokens(root, cx) {
   }
 
   async function refresh() {
-    const answer = await cx.api("GET", "/api/v1/tokens");
-    const key = JSON.stringify([answer, paging.page]);
+    const [answer, limits] = await Promise.all([cx.api("GET", "/api/v1/tokens"), cx.api("GET", "/api/v1/limits")]);
+    const key = JSON.stringify([answer, limits, paging.page]);
     if (key === last || busy(list)) return;
     last = key;
     const sorted = [...answer.tokens].sort((a, b) => b.created_at - a.created_at);
     const { slice, controls } = paged(sorted, paging, PAGE, () => { last = ""; refresh(); });
-    fill(list, table("Tokens", ["Name", "Servers", "Permissions", "Profile", "Created", "Expires", "State", ""], slice.map((t) => [
-      h("strong", {}, t.name),
-      t.servers ? t.servers.join(", ") || "none" : "all",
-      t.permissions,
-      t.profile || "—",
-      time(t.created_at * 1000),
-      t.expires_at ? time(t.expires_at * 1000) : "never",
-      badge(t.status),
-      t.status === "active" ? h("button", { type: "button", id: `revoke-${t.name}`, onclick: () => revoke(t.name) }, `Revoke ${t.name}`) : "",
-    ]), "No token yet."), controls);
+    const names = new Set(answer.tokens.map((t) => t.name));
+    const others = limits.callers.filter((c) => !names.has(c.caller));
+    fill(list,
+      h("p", { class: "muted", id: "limits-defaults" }, `Every caller's limits (the config's "limits"): ${describeLimits(limits.defaults)}.`),
+      table("Tokens", ["Name", "Servers", "Permissions", "Profile", "Created", "Expires", "Limits", "Last minute", "State", ""], slice.map((t) => [
+        h("strong", {}, t.name),
+        t.servers ? t.servers.join(", ") || "none" : "all",
+        t.permissions,
+        t.profile || "—",
+        time(t.created_at * 1000),
+        t.expires_at ? time(t.expires_at * 1000) : "never",
+        h("span", { id: `limits-${t.name}` }, t.limits ? `own: ${describeLimits(t.limits)}` : "the config's"),
+        h("span", { id: `usage-${t.name}` }, describeUsage(t.usage)),
+        badge(t.status),
+        t.status === "active" ? h("button", { type: "button", id: `revoke-${t.name}`, onclick: () => revoke(t.name) }, `Revoke ${t.name}`) : "",
+      ]), "No token yet."),
+      others.length ? table("Other limited callers (OAuth subjects)", ["Caller", "Limits", "Last minute"], others.map((c) => [
+        h("strong", {}, c.caller), describeLimits(c.limits), describeUsage(c),
+      ])) : "",
+      controls);
   }
   await refresh();
   return { refresh, every: 2000 };
@@ -66,6 +77,7 @@ function createForm(cx, serverNames, profiles, created, done) {
   const profile = h("select", { id: "token-profile" }, h("option", { value: "" }, "No profile"),
     profiles.map((p) => h("option", { value: p.name }, `${p.name} (${p.servers.join(", ")})`)));
   const expires = h("select", { id: "token-expires" }, EXPIRIES.map(([v, label]) => h("option", { value: v, selected: v === "30d" }, label)));
+  const limitInputs = LIMIT_FIELDS.map(([key]) => h("input", { type: "number", min: "1", max: "1000000", step: "1", id: `token-limit-${key.replace(".", "-")}`, inputmode: "numeric" }));
   const error = h("div", { "aria-live": "polite" });
   return h("form", { class: "card", id: "token-form", onsubmit: async (e) => {
     e.preventDefault();
@@ -79,6 +91,7 @@ function createForm(cx, serverNames, profiles, created, done) {
       permissions: chosen.join(","),
       profile: profile.value || null,
       expires: expires.value || null,
+      limits: limitsOf(limitInputs),
     };
     try {
       const answer = await cx.api("POST", "/api/v1/tokens", request);
@@ -97,8 +110,47 @@ function createForm(cx, serverNames, profiles, created, done) {
   h("div", { class: "row" },
     h("label", {}, "Profile ", profile),
     h("label", {}, "Expires ", expires)),
+  h("fieldset", {}, h("legend", {}, "Limits (optional; empty: the config's)"),
+    h("div", { class: "row" }, limitInputs.map((input, i) => h("label", { for: input.id }, `${LIMIT_FIELDS[i][1]} `, input)))),
   error,
   h("button", { type: "submit", class: "primary", id: "token-create" }, "Create token"));
+}
+
+const LIMIT_FIELDS = [
+  ["calls_per_minute", "Calls a minute"],
+  ["concurrent_calls", "At once"],
+  ["write.calls_per_minute", "Write calls a minute"],
+  ["destructive.calls_per_minute", "Destructive calls a minute"],
+];
+
+// The limits object the form's filled fields make, or null when none is filled.
+function limitsOf(inputs) {
+  const limits = {};
+  inputs.forEach((input, i) => {
+    if (input.value === "") return;
+    const [first, second] = LIMIT_FIELDS[i][0].split(".");
+    const value = Number(input.value);
+    if (second) (limits[first] ||= {})[second] = value; else limits[first] = value;
+  });
+  return Object.keys(limits).length ? limits : null;
+}
+
+// "60 a minute, 4 at once; write: 10 a minute" or "none".
+function describeLimits(limits) {
+  const rate = (r) => [r.calls_per_minute && `${r.calls_per_minute} a minute`, r.concurrent_calls && `${r.concurrent_calls} at once`].filter(Boolean).join(", ");
+  const parts = [rate(limits || {})];
+  for (const kind of ["write", "destructive"]) {
+    const text = limits && limits[kind] ? rate(limits[kind]) : "";
+    if (text) parts.push(`${kind}: ${text}`);
+  }
+  const text = parts.filter(Boolean).join("; ");
+  return text || "none";
+}
+
+function describeUsage(usage) {
+  if (!usage) return "—";
+  const refused = usage.refused ? `, ${usage.refused} refused` : "";
+  return `${usage.calls_last_minute} calls, ${usage.in_flight} in flight${refused}`;
 }
 
 function secretBox(answer) {

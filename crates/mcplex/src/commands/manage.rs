@@ -72,6 +72,14 @@ impl Api {
         self.send(reqwest::Method::POST, path, body).await
     }
 
+    pub(super) async fn put<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> Result<T> {
+        self.send(reqwest::Method::PUT, path, Some(body)).await
+    }
+
     pub(super) async fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
         self.send(reqwest::Method::DELETE, path, None::<&()>).await
     }
@@ -422,26 +430,32 @@ pub async fn tokens(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{:20} {:8} {:26} {:24} {:20} PROFILE",
+        "{:20} {:8} {:26} {:24} {:20} {:12} LIMITS",
         "NAME",
         "STATUS",
         "PERMISSIONS",
         "SERVERS",
-        "EXPIRES"
+        "EXPIRES",
+        "PROFILE"
     )?;
     for token in &tokens {
         let servers = match &token.servers {
             Some(list) => list.join(","),
             None => "*".to_owned(),
         };
+        let limits = match &token.limits {
+            Some(limits) => limits.to_string(),
+            None => "-".to_owned(),
+        };
         outln!(
-            "{:20} {:8} {:26} {:24} {:20} {}",
+            "{:20} {:8} {:26} {:24} {:20} {:12} {}",
             token.name,
             token.status.as_str(),
             token.permissions,
             servers,
             expiry(token.expires_at),
             token.profile.as_deref().unwrap_or("-"),
+            limits,
         )?;
     }
     Ok(ExitCode::SUCCESS)
@@ -461,6 +475,36 @@ pub async fn revoke_token(args: &ConfigArgs, name: &str) -> Result<ExitCode> {
                 bail!("no active token named {name:?}");
             }
             outln!("token {name} revoked ({})", Target::store_note(&registered))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `token limit NAME --limit KEY=N ...`.
+pub async fn limit_token(
+    args: &ConfigArgs,
+    name: &str,
+    limits: mcplex_config::CallLimits,
+) -> Result<ExitCode> {
+    let (config, target) = target(args).await?;
+    match target {
+        Target::Running(api) => {
+            let body = mcplex_api::SetLimits {
+                limits: limits.to_json(),
+            };
+            let done: Done = api.put(&paths::token_limits(name), &body).await?;
+            outln!("{}", done.message)?;
+        }
+        Target::Store { registered } => {
+            let (store, _trust) = open_offline(&config)?;
+            if !store.set_token_limits(name, &limits)? {
+                bail!("no token named {name:?}");
+            }
+            outln!(
+                "token {name} limits set to {} ({})",
+                limits.to_json(),
+                Target::store_note(&registered)
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

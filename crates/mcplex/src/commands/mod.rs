@@ -60,15 +60,28 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 permissions,
                 profile,
                 expires,
+                limits,
             } => {
+                let limits = mcplex_config::CallLimits::from_assignments(&limits)
+                    .map_err(anyhow::Error::msg)?;
                 let request = mcplex_api::CreateToken {
                     name,
                     servers,
                     permissions,
                     profile,
                     expires,
+                    limits: (!limits.is_empty()).then(|| limits.to_json()),
                 };
                 manage::create_token(&config, request).await
+            }
+            TokenCommand::Limit {
+                config,
+                name,
+                limits,
+            } => {
+                let limits = mcplex_config::CallLimits::from_assignments(&limits)
+                    .map_err(anyhow::Error::msg)?;
+                manage::limit_token(&config, &name, limits).await
             }
             TokenCommand::List { config, json } => manage::tokens(&config, json).await,
             TokenCommand::Revoke { config, name } => manage::revoke_token(&config, &name).await,

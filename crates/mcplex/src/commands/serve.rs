@@ -234,7 +234,12 @@ async fn serve_on_http(
             mcplex_state::TOKEN_KEY_ENV
         );
     }
-    let access = Arc::new(Access::load(store.clone(), admin.verifier, config)?);
+    let access = Arc::new(Access::load(
+        store.clone(),
+        admin.verifier,
+        config,
+        core.gateway.limits().clone(),
+    )?);
     // Registered under the address it really bound, so the CLI finds it whatever set it.
     let store_reachable = Arc::new(AtomicBool::new(true));
     let follower = mcplex_runtime::follow::start(
@@ -245,6 +250,13 @@ async fn serve_on_http(
         store_reachable.clone(),
     )
     .context("cannot register the gateway in its store")?;
+    // Limits per caller count every replica's calls: the counts go through the store.
+    let usage = mcplex_runtime::usage::share(
+        access.store().clone(),
+        follower.instance().to_owned(),
+        core.gateway.limits().clone(),
+        shutdown.clone(),
+    );
     let guard = Guard {
         trusted_hosts: Arc::new(config.http.trusted_hosts.clone()),
         require_auth,
@@ -277,6 +289,7 @@ async fn serve_on_http(
     }
     let limits = ListenerLimits::from_config(config);
     let served = serve_http(listener, app, limits, shutdown).await;
+    usage.abort();
     follower.stop().await;
     tracing::info!("shutting down: terminating upstream servers");
     core.shutdown().await;

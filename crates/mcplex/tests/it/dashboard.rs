@@ -221,6 +221,12 @@ fn tokens_made_on_the_page_work_for_agents_until_revoked_and_calls_show_live() {
         "{row}"
     );
     assert_eq!(seen["secret_after_reload"], 0, "the secret is shown once");
+    // Its own limits, chosen on the form, and its use of them.
+    assert_eq!(
+        seen["token_limits"], "own: 50 a minute; write: 5 a minute",
+        "{seen}"
+    );
+    assert_eq!(seen["token_usage"], "1 calls, 0 in flight", "{seen}");
     assert_eq!(seen["agent_call"]["result"]["isError"], false, "{seen}");
     assert_eq!(seen["before_revoke_http"]["status"], 200, "{seen}");
     assert!(seen["activity_seconds"].as_f64() < Some(2.0), "{seen}");

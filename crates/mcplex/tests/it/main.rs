@@ -25,6 +25,7 @@ mod harness;
 mod http;
 mod isolation;
 mod isolation_servers;
+mod limits;
 mod listing;
 mod oauth;
 mod oauth_resource;
