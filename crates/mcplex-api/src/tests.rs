@@ -164,14 +164,14 @@ fn a_created_token_is_the_token_row_then_its_secret() {
                 limits: json!({"calls_per_minute": 60}),
                 calls_last_minute: 7,
                 in_flight: 1,
-                refused: 2,
+                refused_last_minute: 2,
             }),
             ..created.record
         }],
     };
     check(
         &listed,
-        r#"{"tokens":[{"name":"ci","servers":["a"],"permissions":"read,write","profile":"p","created_at":1700000000,"expires_at":null,"status":"revoked","limits":null,"usage":{"caller":"ci","limits":{"calls_per_minute":60},"calls_last_minute":7,"in_flight":1,"refused":2}}]}"#,
+        r#"{"tokens":[{"name":"ci","servers":["a"],"permissions":"read,write","profile":"p","created_at":1700000000,"expires_at":null,"status":"revoked","limits":null,"usage":{"caller":"ci","limits":{"calls_per_minute":60},"calls_last_minute":7,"in_flight":1,"refused_last_minute":2}}]}"#,
     );
 }
 

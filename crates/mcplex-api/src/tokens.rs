@@ -53,8 +53,8 @@ pub struct CallerUsage {
     pub calls_last_minute: u64,
     /// Calls in flight now, on every replica.
     pub in_flight: u64,
-    /// Calls this replica refused since it started.
-    pub refused: u64,
+    /// Calls this replica refused in the last 60 seconds.
+    pub refused_last_minute: u64,
 }
 
 /// `{"tokens": [...]}`.

@@ -125,8 +125,8 @@ pub(crate) struct ClassUsage {
 #[derive(Debug, Clone, Default)]
 struct Usage {
     classes: [ClassUsage; 3],
-    /// Calls refused since the gateway started.
-    refused: u64,
+    /// Calls refused, counted like calls (so a caller is forgotten once it is quiet).
+    refused: Windows,
 }
 
 /// A row of the exchange between replicas: one caller's counts in one class.
@@ -150,8 +150,8 @@ pub struct CallerUsage {
     pub calls_last_minute: u64,
     /// Calls in flight now, on every replica.
     pub in_flight: u64,
-    /// Calls this replica refused since it started.
-    pub refused: u64,
+    /// Calls this replica refused in the last 60 seconds.
+    pub refused_last_minute: u64,
 }
 
 /// The limits in force and every limited caller's counts.
@@ -236,7 +236,7 @@ impl CallLimiter {
             if let Some(allowed) = rate.concurrent_calls
                 && mine.in_flight + theirs.in_flight >= u64::from(allowed)
             {
-                usage.refused += 1;
+                usage.refused = usage.refused.at(now).plus_one();
                 return Err(refuse(
                     LimitKind::ConcurrentCalls,
                     allowed,
@@ -249,7 +249,7 @@ impl CallLimiter {
                     .plus(theirs.windows, now)
                     .wait_for_room(allowed, now)
             {
-                usage.refused += 1;
+                usage.refused = usage.refused.at(now).plus_one();
                 return Err(refuse(LimitKind::CallsPerMinute, allowed, wait));
             }
         }
@@ -279,7 +279,7 @@ impl CallLimiter {
         let now = Moment::now();
         let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
         local.retain(|_, usage| {
-            usage.refused > 0
+            usage.refused.in_last_minute(now) > 0
                 || usage.classes.iter().any(|c| {
                     let windows = c.windows.at(now);
                     c.in_flight > 0 || windows.current > 0 || windows.previous > 0
@@ -339,11 +339,11 @@ impl CallLimiter {
                     limits: self.limits_of(caller),
                     calls_last_minute: 0,
                     in_flight: 0,
-                    refused: 0,
+                    refused_last_minute: 0,
                 });
             entry.calls_last_minute += counts.windows.in_last_minute(now);
             entry.in_flight += counts.in_flight;
-            entry.refused += refused;
+            entry.refused_last_minute += refused;
         };
         for (caller, usage) in self
             .local
@@ -354,7 +354,7 @@ impl CallLimiter {
             add(
                 caller,
                 usage.classes[LimitClass::All.index()],
-                usage.refused,
+                usage.refused.in_last_minute(now),
             );
         }
         for (caller, classes) in self.remote.load().iter() {

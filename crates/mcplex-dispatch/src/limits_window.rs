@@ -43,7 +43,9 @@ pub(crate) struct Windows {
 }
 
 impl Windows {
-    /// These counts as seen at `now`: windows that ended are shifted out.
+    /// These counts as seen at `now`: windows that ended are shifted out. Counts from a window
+    /// after `now`'s (a replica whose clock runs a little ahead, or this one's stepped back)
+    /// all count as this window's: nothing is lost to a small skew.
     pub(crate) fn at(self, now: Moment) -> Windows {
         let window = now.window();
         match window - self.window {
@@ -53,12 +55,25 @@ impl Windows {
                 current: 0,
                 previous: self.current,
             },
-            // Two windows or more ago (or a clock that went back): nothing recent.
+            ahead if ahead < 0 => Windows {
+                window,
+                current: self.current + self.previous,
+                previous: 0,
+            },
+            // Two windows or more ago: nothing recent.
             _ => Windows {
                 window,
                 current: 0,
                 previous: 0,
             },
+        }
+    }
+
+    /// One more in the current window (of counts already seen [`Windows::at`] now).
+    pub(crate) fn plus_one(self) -> Windows {
+        Windows {
+            current: self.current + 1,
+            ..self
         }
     }
 
@@ -178,5 +193,14 @@ mod tests {
         let sum = mine.plus(theirs, now);
         assert_eq!((sum.current, sum.previous), (3, 6));
         assert_eq!(sum.in_last_minute(now), 9);
+        // A replica whose clock is a few seconds ahead already counts in the next window: its
+        // calls all count now, none is lost.
+        let ahead = Windows {
+            window: 12,
+            current: 2,
+            previous: 5,
+        };
+        let sum = mine.plus(ahead, now);
+        assert_eq!((sum.current, sum.previous), (3 + 7, 1));
     }
 }

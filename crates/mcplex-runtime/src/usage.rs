@@ -5,6 +5,7 @@
 //! A store that cannot be reached leaves each gateway counting alone (logged once per outage).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcplex_dispatch::{CallLimiter, LimitClass, UsageRow};
@@ -16,6 +17,8 @@ use tokio_util::sync::CancellationToken;
 /// read by the next exchange of every other, so every gateway counts it within twice this, the
 /// control plane's second.
 pub const EXCHANGE_INTERVAL: Duration = Duration::from_millis(500);
+/// How long one exchange may take before the other gateways' counts are forgotten.
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Exchanges the counts of `limits` through `store` as gateway `instance` until `stop`.
 pub fn share(
@@ -28,38 +31,46 @@ pub fn share(
         let mut tick = tokio::time::interval(EXCHANGE_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let (mut written, mut lost) = (Vec::new(), false);
+        // An exchange still running (a store that hangs) is not started again.
+        let busy = Arc::new(AtomicBool::new(false));
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = tick.tick() => {}
             }
-            if !limits.in_force() && written.is_empty() {
+            if (!limits.in_force() && written.is_empty()) || busy.load(Ordering::Acquire) {
                 continue;
             }
             let rows: Vec<UsageCount> = limits.report().iter().map(count_of).collect();
             let mine = (rows != written).then(|| rows.clone());
-            let (store, instance) = (store.clone(), instance.clone());
+            let (store, instance, done) = (store.clone(), instance.clone(), busy.clone());
             let oldest = minute_now() - 1;
-            let exchanged = tokio::task::spawn_blocking(move || {
-                store.exchange_usage(&instance, mine.as_deref(), oldest)
-            })
-            .await;
-            match exchanged {
-                Ok(Ok(others)) => {
+            busy.store(true, Ordering::Release);
+            let exchange = tokio::task::spawn_blocking(move || {
+                let exchanged = store.exchange_usage(&instance, mine.as_deref(), oldest);
+                done.store(false, Ordering::Release);
+                exchanged
+            });
+            let failure = match tokio::time::timeout(EXCHANGE_TIMEOUT, exchange).await {
+                Ok(Ok(Ok(others))) => {
                     written = rows;
                     limits.absorb(others.iter().filter_map(row_of).collect());
                     if std::mem::take(&mut lost) {
                         tracing::info!("call counts are shared with the other gateways again");
                     }
+                    continue;
                 }
-                Ok(Err(e)) => {
-                    if !std::mem::replace(&mut lost, true) {
-                        tracing::warn!(
-                            "call counts cannot be shared through the store ({e}): each gateway holds callers to their limits alone until it answers"
-                        );
-                    }
-                }
-                Err(_) => {}
+                Ok(Ok(Err(e))) => e.to_string(),
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => format!("no answer within {EXCHANGE_TIMEOUT:?}"),
+            };
+            // What the others counted is no longer known: it is forgotten rather than kept in
+            // force (their calls in flight would otherwise hold a caller back for good).
+            limits.absorb(Vec::new());
+            if !std::mem::replace(&mut lost, true) {
+                tracing::warn!(
+                    "call counts cannot be shared through the store ({failure}): each gateway holds callers to their limits alone until it answers"
+                );
             }
         }
     })

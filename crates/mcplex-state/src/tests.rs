@@ -386,7 +386,8 @@ fn a_version_2_database_gains_the_embeddings_table() {
     drop(Store::open(dir.path()).expect("open"));
     let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("raw open");
     conn.execute_batch(
-        "DROP TABLE embeddings; ALTER TABLE activity DROP COLUMN replica; ALTER TABLE activity DROP COLUMN method; PRAGMA user_version = 2;",
+        "DROP TABLE embeddings; ALTER TABLE activity DROP COLUMN replica; ALTER TABLE activity DROP COLUMN method; \
+         ALTER TABLE tokens DROP COLUMN limits; DROP TABLE call_usage; PRAGMA user_version = 2;",
     )
     .expect("back to version 2");
     drop(conn);

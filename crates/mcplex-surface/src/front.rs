@@ -278,10 +278,14 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         )
         .await
         .into_response();
-        if let Some(known) = known
+        if let Some((known, ended)) = known
             && response.status().is_success()
         {
-            let _ = tokio::time::timeout(INITIALIZED_WAIT, known.cancelled()).await;
+            tokio::select! {
+                () = known.cancelled() => {}
+                () = ended.cancelled() => {}
+                () = tokio::time::sleep(INITIALIZED_WAIT) => {}
+            }
         }
         response
     }

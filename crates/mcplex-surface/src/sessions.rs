@@ -291,11 +291,12 @@ impl Sessions {
     /// Cancelled once session `id`'s peer is known (its `notifications/initialized` handled by
     /// rmcp's worker, which happens after rmcp accepted the notification); `None` for a session
     /// this route does not know.
-    pub(crate) fn peer_known(&self, id: &str) -> Option<CancellationToken> {
+    /// The second token is cancelled when the session ends (its peer will never be known).
+    pub(crate) fn peer_known(&self, id: &str) -> Option<(CancellationToken, CancellationToken)> {
         self.ledger
             .lock()
             .get(id)
-            .map(|activity| activity.peer_known.clone())
+            .map(|activity| (activity.peer_known.clone(), activity.ended.clone()))
     }
 
     /// Session `id`, when it is initialized and open, with a new answer stream opened in it.

@@ -27,7 +27,7 @@ pub fn caller_usage(usage: &mcplex_dispatch::CallerUsage) -> CallerUsage {
         limits: usage.limits.to_json(),
         calls_last_minute: usage.calls_last_minute,
         in_flight: usage.in_flight,
-        refused: usage.refused,
+        refused_last_minute: usage.refused_last_minute,
     }
 }
 

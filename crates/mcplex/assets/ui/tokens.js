@@ -149,7 +149,7 @@ function describeLimits(limits) {
 
 function describeUsage(usage) {
   if (!usage) return "—";
-  const refused = usage.refused ? `, ${usage.refused} refused` : "";
+  const refused = usage.refused_last_minute ? `, ${usage.refused_last_minute} refused` : "";
   return `${usage.calls_last_minute} calls, ${usage.in_flight} in flight${refused}`;
 }
 

@@ -118,7 +118,7 @@ fn a_token_over_its_limit_gets_an_error_with_the_time_to_retry_and_the_operator_
     let token = &tokens["tokens"][0];
     assert_eq!(token["limits"], json!({"calls_per_minute": 3}));
     assert_eq!(token["usage"]["calls_last_minute"], 3, "{token}");
-    assert_eq!(token["usage"]["refused"], 2, "{token}");
+    assert_eq!(token["usage"]["refused_last_minute"], 2, "{token}");
     assert_eq!(
         token["usage"]["limits"],
         json!({"calls_per_minute": 3, "write": {"calls_per_minute": 2}})
