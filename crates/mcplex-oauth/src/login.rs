@@ -291,7 +291,15 @@ impl Logins {
     /// The login of `server`, when it is an OAuth URL server. The same one while its URL and
     /// `"oauth"` block stay the same.
     pub fn for_server(&self, server: &ServerConfig) -> Option<Arc<ServerLogin>> {
-        let config = server.oauth.clone()?;
+        server.oauth.as_ref()?;
+        self.for_url_server(server)
+    }
+
+    /// The login of URL server `server` whether or not its config says `"oauth"`: for a server
+    /// that asked for one (HTTP 401 with a Bearer challenge), with the defaults discovery fills
+    /// in (its `"oauth"` block, when there is one, as configured).
+    pub fn for_url_server(&self, server: &ServerConfig) -> Option<Arc<ServerLogin>> {
+        let config = server.oauth.clone().unwrap_or_default();
         let url = match &server.transport {
             Transport::Http { url, .. } | Transport::Sse { url, .. } => url.clone(),
             _ => return None,

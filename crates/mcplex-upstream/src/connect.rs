@@ -82,7 +82,8 @@ pub(crate) async fn connect(
                 redactor.clone(),
                 url,
                 headers,
-                slot.login.clone(),
+                slot.login(),
+                slot.challenged.clone(),
             )?;
             match open_on(
                 server.clone(),

@@ -16,12 +16,15 @@ pub(crate) enum LoginCheck {
     Failed(String),
 }
 
+/// Whether `config`'s server can connect now with `login` (`None`: it has none: not an OAuth
+/// server, unless its config says it is).
 pub(crate) async fn check_login(config: &ServerConfig, login: Option<&ServerLogin>) -> LoginCheck {
-    if config.oauth.is_none() {
-        return LoginCheck::Ready(None);
-    }
     let Some(login) = login else {
-        return LoginCheck::NeedsLogin("this gateway has no token store for OAuth logins".into());
+        return if config.oauth.is_none() {
+            LoginCheck::Ready(None)
+        } else {
+            LoginCheck::NeedsLogin("this gateway has no token store for OAuth logins".into())
+        };
     };
     match login.bearer().await {
         Ok(token) => LoginCheck::Ready(Some(token)),

@@ -4,9 +4,13 @@
 //! [`UpstreamEvent`] and never blocks on one server to serve another: each server has its own
 //! task, and the gateway serves from the first moment with whatever has connected. An OAuth
 //! server with no usable login is `NeedsLogin`: it waits, without retrying, until the logins
-//! change (`mcplex auth login`, another replica), and the other servers never notice.
+//! change (`mcplex auth login`, another replica), and the other servers never notice. A URL
+//! server whose config says nothing of OAuth but that answers 401 with a Bearer challenge is
+//! taken as one at once (its login made with the defaults discovery fills in): `NeedsLogin`,
+//! not a failure retried with backoff.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -86,8 +90,11 @@ pub(crate) struct ServerSlot {
     /// Stops this server's supervisor (a child of the gateway-wide shutdown).
     pub(crate) stop: CancellationToken,
     /// An OAuth server's login (`None` for the others, and for an OAuth server of a gateway
-    /// with no token store).
-    pub(crate) login: Option<Arc<ServerLogin>>,
+    /// with no token store); set once a server configured without `"oauth"` asks for a login.
+    login: RwLock<Option<Arc<ServerLogin>>>,
+    /// Set by the HTTP wire when the server answered 401 with a Bearer challenge and no login
+    /// was sent.
+    pub(crate) challenged: Arc<AtomicBool>,
     /// How stdio servers are sandboxed (shared by every slot of the gateway).
     pub(crate) isolation: Arc<Isolation>,
     /// How this server's process was isolated at its last start (`None`: not a process, or
@@ -179,7 +186,8 @@ impl Upstreams {
             connection: RwLock::new(None),
             state: Mutex::new("connecting".to_owned()),
             stop: self.shutdown.child_token(),
-            login: self.logins.as_ref().and_then(|l| l.for_server(server)),
+            login: RwLock::new(self.logins.as_ref().and_then(|l| l.for_server(server))),
+            challenged: Arc::new(AtomicBool::new(false)),
             isolation: self.isolation.clone(),
             report: Mutex::new(None),
             denied: Denied::default(),
@@ -189,7 +197,7 @@ impl Upstreams {
         self.tasks.spawn(supervise(
             slot,
             self.builtin.clone(),
-            self.logins.as_ref().map(|l| l.subscribe()),
+            self.logins.clone(),
             self.events.clone(),
             self.notices.clone(),
             stop,
@@ -305,14 +313,42 @@ fn set_connection(slot: &ServerSlot, connection: Option<Arc<RpcConnection>>) {
         .unwrap_or_else(PoisonError::into_inner) = connection;
 }
 
+impl ServerSlot {
+    /// Its login, if it has one (see [`ServerSlot::login`]'s field).
+    pub(crate) fn login(&self) -> Option<Arc<ServerLogin>> {
+        self.login
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// After a failed connection: when the server asked for an OAuth login that its config did
+    /// not announce, it gets one (from `logins`); true when it did.
+    fn take_up_login(&self, logins: Option<&Logins>) -> bool {
+        if !self.challenged.swap(false, Ordering::AcqRel) || self.login().is_some() {
+            return false;
+        }
+        let Some(login) = logins.and_then(|l| l.for_url_server(&self.config)) else {
+            return false;
+        };
+        tracing::info!(
+            server = %self.config.name,
+            "the server asks for an OAuth login (HTTP 401 with a Bearer challenge): it is an OAuth server"
+        );
+        *self.login.write().unwrap_or_else(PoisonError::into_inner) = Some(login);
+        true
+    }
+}
+
 async fn supervise(
     slot: Arc<ServerSlot>,
     builtin: Option<BuiltinConnector>,
-    mut logins_changed: Option<watch::Receiver<u64>>,
+    logins: Option<Arc<Logins>>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     notices: broadcast::Sender<UpstreamNotice>,
     shutdown: CancellationToken,
 ) {
+    let mut logins_changed = logins.as_ref().map(|l| l.subscribe());
     let name = slot.config.name.clone();
     let emit = |state: UpstreamState| {
         let _ = events.send(UpstreamEvent {
@@ -324,7 +360,7 @@ async fn supervise(
     let mut failures: u32 = 0;
     let mut announced: Option<String> = None;
     loop {
-        let bearer = match check_login(&slot.config, slot.login.as_deref()).await {
+        let bearer = match check_login(&slot.config, slot.login().as_deref()).await {
             LoginCheck::Ready(bearer) => Ok(bearer),
             LoginCheck::NeedsLogin(reason) => {
                 let reason = slot.redactor.redact(&reason);
@@ -382,7 +418,7 @@ async fn supervise(
                     listed,
                     &emit,
                     &notices,
-                    logins_changed.as_mut().filter(|_| slot.login.is_some()),
+                    logins_changed.as_mut().filter(|_| slot.login().is_some()),
                     &shutdown,
                 )
                 .await;
@@ -399,10 +435,14 @@ async fn supervise(
                 init_timeout.as_secs_f32()
             ),
         };
+        // A server that asked for a login it was not configured for needs one now.
+        if slot.take_up_login(logins.as_deref()) {
+            continue;
+        }
         // A connection that ended for want of a login is not a failure to back off from.
-        if slot.login.is_some()
+        if let Some(login) = slot.login()
             && matches!(
-                check_login(&slot.config, slot.login.as_deref()).await,
+                check_login(&slot.config, Some(&login)).await,
                 LoginCheck::NeedsLogin(_)
             )
         {
@@ -538,7 +578,7 @@ async fn serve(
             () = connection.closed() => return Some("connection lost".to_owned()),
             () = login_change(logins_changed.as_deref_mut()) => {
                 // A logout (or a login refused meanwhile) ends the connection at once.
-                if let LoginCheck::NeedsLogin(reason) = check_login(&slot.config, slot.login.as_deref()).await {
+                if let LoginCheck::NeedsLogin(reason) = check_login(&slot.config, slot.login().as_deref()).await {
                     return Some(reason);
                 }
             }

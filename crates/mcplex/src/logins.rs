@@ -44,9 +44,17 @@ pub fn logins(store: Arc<Store>) -> Option<Arc<Logins>> {
 }
 
 /// For a one-shot command (`call`, `tools list`): the logins in `config`'s store, when a server
-/// of it uses OAuth (no store is opened otherwise).
+/// of it may use OAuth: one that says so, or any URL server, which may ask for a login (no
+/// store is opened otherwise).
 pub fn for_command(config: &mcplex_config::Config) -> Option<Arc<Logins>> {
-    if config.servers.iter().all(|s| s.oauth.is_none()) {
+    let may_log_in = |s: &mcplex_config::ServerConfig| {
+        s.oauth.is_some()
+            || matches!(
+                s.transport,
+                mcplex_config::Transport::Http { .. } | mcplex_config::Transport::Sse { .. }
+            )
+    };
+    if !config.servers.iter().any(may_log_in) {
         return None;
     }
     match crate::load::open_store(config) {

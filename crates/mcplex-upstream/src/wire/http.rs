@@ -8,6 +8,7 @@
 //! kept in an error (a server may echo the credential it refused).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::StreamExt;
@@ -64,6 +65,9 @@ struct HttpSender {
     listening: Mutex<bool>,
     /// The server's OAuth login: its token goes on every request.
     login: Option<Arc<ServerLogin>>,
+    /// Set when the server answers 401 with a Bearer challenge to a request sent without a
+    /// login (the supervisor then takes it up as an OAuth server).
+    challenged: Arc<AtomicBool>,
 }
 
 /// Opens a streamable HTTP wire. Nothing is sent until the first message.
@@ -73,6 +77,7 @@ pub(crate) fn open(
     url: &str,
     headers: &BTreeMap<String, String>,
     login: Option<Arc<ServerLogin>>,
+    challenged: Arc<AtomicBool>,
 ) -> Result<Wire, String> {
     let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
     let closed = CancellationToken::new();
@@ -89,6 +94,7 @@ pub(crate) fn open(
         closed: closed.clone(),
         listening: Mutex::new(false),
         login,
+        challenged,
     });
     // The GET stream needs an owned handle to the sender, hence the Arc inside the trait object.
     Ok(Wire {
@@ -207,9 +213,11 @@ impl HttpSender {
                 .filter_map(|v| v.to_str().ok())
                 .any(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"));
         if challenged {
+            // The supervisor takes the server up as an OAuth server.
+            self.challenged.store(true, Ordering::Release);
             format!(
-                "the server wants an OAuth login: add \"oauth\": {{}} to {} in the config and run `mcplex auth login {}`; ",
-                self.server, self.server
+                "the server wants an OAuth login: run `mcplex auth login {}`; ",
+                self.server
             )
         } else if let Some(refusal) = mcplex_oauth::redirect_refusal(response) {
             format!("{refusal}; ")

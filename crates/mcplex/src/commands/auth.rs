@@ -22,16 +22,14 @@ use crate::cli::ConfigArgs;
 use crate::logins::StoreLogins;
 use crate::output::outln;
 
-/// The OAuth server called `name` in `config`, and its URL.
+/// The URL server called `name` in `config`, and its URL. It needs no `"oauth"` block:
+/// discovery finds out whether it wants a login and where.
 fn oauth_server<'a>(config: &'a Config, name: &str) -> Result<(&'a ServerConfig, &'a str)> {
     let server = config
         .servers
         .iter()
         .find(|s| s.name == name)
         .with_context(|| format!("no server {name:?} in the config"))?;
-    if server.oauth.is_none() {
-        bail!("server {name:?} has no \"oauth\" block in the config; add \"oauth\": {{}} to it");
-    }
     match &server.transport {
         Transport::Http { url, .. } | Transport::Sse { url, .. } => Ok((server, url)),
         _ => bail!("server {name:?} is not a URL server"),
@@ -212,10 +210,22 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
     let (store, _) = crate::load::open_store(&config)?;
     let logins = StoreLogins(Arc::new(store));
     let now = now_unix();
+    // Servers configured for OAuth, and those that asked for a login and got one.
+    let detected = |server: &ServerConfig| {
+        matches!(
+            server.transport,
+            Transport::Http { .. } | Transport::Sse { .. }
+        ) && matches!(logins.load(&server.name), Ok(Some(_)))
+    };
+    let default_oauth = mcplex_config::OAuthConfig::default();
     let rows: Vec<LoginStatus> = config
         .servers
         .iter()
-        .filter_map(|server| Some((server, server.oauth.as_ref()?)))
+        .filter_map(|server| match &server.oauth {
+            Some(oauth) => Some((server, oauth)),
+            None if detected(server) => Some((server, &default_oauth)),
+            None => None,
+        })
         .map(|(server, oauth)| {
             let grant = match oauth.grant {
                 OAuthGrant::AuthorizationCode => "authorization_code",

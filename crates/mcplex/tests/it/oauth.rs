@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use crate::harness::{Gateway, call_raw, eventually, fixture_server, rpc};
 use crate::oauth_rig::{
-    Login, control, failed_login, get_url, log_in, mcplex_on, python_oauth_server, stats,
-    tokens_seen, typescript_oauth_server, wait_status,
+    Login, api_status, control, failed_login, get_url, log_in, mcplex_on, python_oauth_server,
+    stats, tokens_seen, typescript_oauth_server, wait_status,
 };
 
 /// A call's first text, or the whole answer.
@@ -249,16 +249,44 @@ fn logins_that_cannot_start_say_why() {
 }
 
 #[test]
-fn a_server_that_wants_oauth_but_has_no_block_says_what_to_do() {
-    let (_server, port) = python_oauth_server(&[]);
+fn a_server_that_asks_for_oauth_needs_a_login_with_no_configuration() {
+    // The TypeScript example with no "oauth" key, as in every client's config.
+    let (_server, port) = typescript_oauth_server();
     let gateway = Gateway::start(json!({"mcpServers": {
-        "py": {"url": format!("http://127.0.0.1:{port}/mcp")},
+        "demo": {"url": format!("http://localhost:{port}/mcp")},
+        "fixture": fixture_server("fixture", &[]),
     }}));
-    let status = wait_status(&gateway, "py", "unhealthy");
-    assert!(
-        status.contains(r#"add "oauth": {} to py"#) && status.contains("mcplex auth login py"),
-        "{status}"
+    let status = wait_status(&gateway, "demo", "needs_login");
+    assert!(status.contains("mcplex auth login demo"), "{status}");
+    wait_status(&gateway, "fixture", "ready");
+    assert!(call_text(&gateway, "fixture__echo", json!({"text": "Paris"})).contains("Paris"));
+    // Not retried in a loop: it waits for a login, saying so once.
+    std::thread::sleep(Duration::from_secs(3));
+    let log = gateway.log();
+    assert_eq!(
+        log.matches("upstream needs an OAuth login").count(),
+        1,
+        "one clear line:\n{log}"
     );
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("demo") && l.contains("retrying in")),
+        "never retried with backoff:\n{log}"
+    );
+    assert!(api_status(&gateway, "demo").starts_with("needs_login"));
+    // `mcplex auth login` discovers what the config does not say, and the gateway connects.
+    log_in(&gateway, "demo");
+    wait_status(&gateway, "demo", "ready");
+    eventually("the demo's tools", Duration::from_secs(30), || {
+        let text = call_text(&gateway, "demo__greet", json!({"name": "mcplex"}));
+        text.contains("Hello, mcplex!").then_some(())
+    });
+    let status = mcplex_on(&gateway, &["auth", "status", "--json"])
+        .output()
+        .expect("auth status");
+    let rows: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+    assert_eq!(rows[0]["server"], "demo", "{rows}");
+    assert_eq!(rows[0]["status"], "logged_in", "{rows}");
 }
 
 /// On PostgreSQL the key is never in the database: replicas share logins under the one key
