@@ -37,3 +37,10 @@ pub struct IdentityRequest {
 pub struct IdentityAnswer {
     pub proof: String,
 }
+
+/// The answer to `POST /api/v1/servers/{name}/login`: the URL the person opens to log in; the
+/// authorization server sends them back to the gateway's `/ui/oauth/callback`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoginStarted {
+    pub url: String,
+}

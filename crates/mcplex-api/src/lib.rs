@@ -20,7 +20,7 @@ mod tokens;
 mod tools;
 
 pub use activity::ActivityEntry;
-pub use answers::{Done, ErrorAnswer, IdentityAnswer, IdentityRequest};
+pub use answers::{Done, ErrorAnswer, IdentityAnswer, IdentityRequest, LoginStarted};
 pub use dashboard::{
     ActivityAnswer, ActivityFilter, ConfigAnswer, DiagnosticEntry, LoginRequest, NoModel, Ranking,
     SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats, SessionAnswer, StatsAnswer,

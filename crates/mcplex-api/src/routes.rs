@@ -58,6 +58,8 @@ pub mod paths {
     pub const IDENTITY: &str = "/api/v1/identity";
     /// `POST`: [`crate::Done`].
     pub const SERVER_ACTION: &str = "/api/v1/servers/{name}/{action}";
+    /// `POST`: [`crate::LoginStarted`]: an OAuth login to the server, begun for a browser.
+    pub const SERVER_LOGIN: &str = "/api/v1/servers/{name}/login";
     /// `GET`: [`crate::ToolsAnswer`].
     pub const TOOLS: &str = "/api/v1/tools";
     /// `POST` (`?hash=H` on approve): [`crate::Done`].
@@ -110,6 +112,10 @@ pub mod paths {
 
     pub fn token(name: &str) -> String {
         format!("{TOKENS}/{}", encode_segment(name))
+    }
+
+    pub fn server_login(name: &str) -> String {
+        format!("{SERVERS}/{}/login", encode_segment(name))
     }
 
     pub fn token_limits(name: &str) -> String {

@@ -4,7 +4,8 @@
 //! RFC 9728, authorization server metadata per RFC 8414 with the OpenID configuration as the
 //! fallback), dynamic client registration (RFC 7591), the authorization code flow's pieces (PKCE
 //! S256, `state`, `resource` per RFC 8707), the token endpoint's grants (code, refresh, client
-//! credentials), and [`ServerLogin`]: one server's bearer token, refreshed before it expires and
+//! credentials), one person's login in two halves ([`begin`], [`finish`]: the CLI's and the
+//! dashboard's alike), and [`ServerLogin`]: one server's bearer token, refreshed before it expires and
 //! once when the server refuses it, a rotated refresh token stored at once. Every secret is a
 //! [`Secret`], which never prints.
 //! Must not: know the store's tables (a [`LoginStore`] persists logins) or the MCP protocol.
@@ -16,6 +17,7 @@
 mod answer;
 mod discovery;
 mod error;
+mod flow;
 mod login;
 mod pkce;
 mod protocol;
@@ -28,6 +30,7 @@ pub use discovery::{
     server_metadata_urls,
 };
 pub use error::OAuthError;
+pub use flow::{Begun, PENDING_FOR_SECS, PendingLogin, begin, finish};
 pub use login::{LoginStore, Logins, ServerLogin, StoredLogin, configured_secret, http_client};
 pub use pkce::{Pkce, challenge_of, random_text};
 pub use protocol::{

@@ -88,7 +88,7 @@ impl Store {
     }
 
     /// The token key: the environment's, else the data directory's file.
-    fn token_key(&self) -> Result<[u8; 32], StateError> {
+    pub(crate) fn token_key(&self) -> Result<[u8; 32], StateError> {
         if let Ok(text) = std::env::var(TOKEN_KEY_ENV) {
             return parse_key(&text).ok_or_else(|| {
                 StateError::Invalid(format!("{TOKEN_KEY_ENV} must be 64 hex digits"))

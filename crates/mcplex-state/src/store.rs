@@ -125,9 +125,9 @@ CREATE TABLE IF NOT EXISTS dashboard_logouts (
 );
 ";
 
-/// Version 10: an agent token's own limits on tool calls (`limits`, the config's JSON shape), and
+/// Version 10: an agent token's own limits on tool calls (`limits`, the config's JSON shape),
 /// each replica's counts of limited callers' calls, which the replicas exchange twice a second
-/// (see `usage.rs`); the same text in both dialects.
+/// (see `usage.rs`), and logins begun in the dashboard (`pending_logins.rs`).
 const SCHEMA_V10: &str = "
 ALTER TABLE tokens ADD COLUMN limits TEXT;
 CREATE TABLE IF NOT EXISTS call_usage (
@@ -139,6 +139,11 @@ CREATE TABLE IF NOT EXISTS call_usage (
     previous_calls BIGINT NOT NULL,
     in_flight BIGINT NOT NULL,
     PRIMARY KEY (instance, caller, class)
+);
+CREATE TABLE IF NOT EXISTS pending_logins (
+    state TEXT PRIMARY KEY,
+    sealed BLOB NOT NULL,
+    begun_at BIGINT NOT NULL
 );
 ";
 
@@ -221,6 +226,11 @@ CREATE TABLE IF NOT EXISTS call_usage (
     previous_calls BIGINT NOT NULL,
     in_flight BIGINT NOT NULL,
     PRIMARY KEY (instance, caller, class)
+);
+CREATE TABLE IF NOT EXISTS pending_logins (
+    state TEXT PRIMARY KEY,
+    sealed BYTEA NOT NULL,
+    begun_at BIGINT NOT NULL
 );
 ";
 

@@ -387,7 +387,7 @@ fn a_version_2_database_gains_the_embeddings_table() {
     let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).expect("raw open");
     conn.execute_batch(
         "DROP TABLE embeddings; ALTER TABLE activity DROP COLUMN replica; ALTER TABLE activity DROP COLUMN method; \
-         ALTER TABLE tokens DROP COLUMN limits; DROP TABLE call_usage; PRAGMA user_version = 2;",
+         ALTER TABLE tokens DROP COLUMN limits; DROP TABLE call_usage; DROP TABLE pending_logins; PRAGMA user_version = 2;",
     )
     .expect("back to version 2");
     drop(conn);

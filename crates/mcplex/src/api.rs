@@ -68,6 +68,7 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .with_state(state.clone())
         .merge(agent_routes)
         .merge(crate::api_limits::router(state.clone()))
+        .merge(crate::upstream_login::router(state.clone()))
         .merge(crate::api_views::router(state))
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
 }

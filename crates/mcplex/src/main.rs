@@ -20,6 +20,7 @@ mod output;
 mod projection;
 mod semantic;
 mod ui;
+mod upstream_login;
 
 use std::process::ExitCode;
 

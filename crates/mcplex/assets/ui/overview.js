@@ -1,4 +1,4 @@
-// Overview (readiness at a glance), Servers (approve, quarantine, stderr tail) and Config (the
+// Overview (readiness at a glance), Servers (approve, quarantine, an OAuth login, stderr tail) and Config (the
 // effective config redacted, with the current diagnostics). All read /api/v1 only.
 
 import { h, fill, problem, table, paged, badge, busy } from "./dom.js";
@@ -100,6 +100,17 @@ export async function servers(root, cx) {
       fill(feedback, problem(e.message));
     }
   }
+  // The server's OAuth login, begun by the gateway: the authorization server sends the browser
+  // back to the gateway, which stores the login and returns here.
+  async function logIn(name) {
+    fill(feedback);
+    try {
+      const started = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/login`);
+      window.location.assign(started.url);
+    } catch (e) {
+      fill(feedback, problem(e.message));
+    }
+  }
   async function refresh() {
     const answer = await cx.api("GET", "/api/v1/servers");
     const tails = {};
@@ -118,6 +129,9 @@ export async function servers(root, cx) {
       String(s.withheld ?? "—"),
       isolationCell(s),
       h("div", { class: "actions" },
+        String(s.status).startsWith("needs_login")
+          ? h("button", { type: "button", class: "primary", id: `login-${s.name}`, onclick: () => logIn(s.name) }, `Log in to ${s.name}`)
+          : null,
         s.state === "quarantined"
           ? h("button", { type: "button", class: "primary", id: `approve-${s.name}`, onclick: () => act(s.name, "approve") }, `Approve ${s.name}`)
           : h("button", { type: "button", id: `quarantine-${s.name}`, onclick: () => act(s.name, "quarantine") }, `Quarantine ${s.name}`),

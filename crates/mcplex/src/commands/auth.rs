@@ -10,11 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use mcplex_config::{Config, OAuthGrant, Overrides, ServerConfig, Transport};
-use mcplex_oauth::{
-    AuthorizationRequest, Client, Discovered, Grant, LoginStore, Pkce, StoredLogin,
-    authorization_url, configured_secret, discover, http_client, now_unix, random_text, register,
-    request_token,
-};
+use mcplex_oauth::{LoginStore, StoredLogin, http_client, now_unix};
 use serde::Serialize;
 
 use super::callback::{CALLBACK_PATH, wait_for_code};
@@ -53,7 +49,6 @@ pub async fn login(
         return client_credentials(&logins, server).await;
     }
     let http = http_client()?;
-    let found = discover(&http, url).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .context("cannot listen on a loopback port for the login's answer")?;
@@ -61,66 +56,21 @@ pub async fn login(
         "http://127.0.0.1:{}{CALLBACK_PATH}",
         listener.local_addr()?.port()
     );
-    let scope = scope_of(&oauth.scopes, &found);
-    let client = client_for(&http, &oauth, &found, &redirect_uri, scope.as_deref()).await?;
-    let authorization_endpoint = found
-        .authorization_endpoint
-        .as_deref()
-        .context("the authorization server's metadata has no authorization_endpoint")?;
-    let (pkce, state) = (Pkce::generate()?, random_text(24)?);
-    let address = authorization_url(&AuthorizationRequest {
-        endpoint: authorization_endpoint,
-        client_id: &client.id,
-        redirect_uri: &redirect_uri,
-        challenge: &pkce.challenge,
-        state: &state,
-        scope: scope.as_deref(),
-        resource: &found.resource,
-    })?;
+    let begun = mcplex_oauth::begin(&http, name, url, &oauth, &redirect_uri).await?;
     eprintln!(
         "To log in to {name}, open this URL (waiting up to {}):",
         humantime::format_duration(timeout)
     );
-    outln!("{address}")?;
+    outln!("{}", begun.url)?;
     if !no_browser {
-        open_browser(address.as_str());
+        open_browser(begun.url.as_str());
     }
-    let code = tokio::time::timeout(timeout, wait_for_code(&listener, &state))
+    let code = tokio::time::timeout(timeout, wait_for_code(&listener, &begun.pending.state))
         .await
         .map_err(|_| {
             anyhow::anyhow!("no login within {}", humantime::format_duration(timeout))
         })??;
-    let grant = Grant::Code {
-        code: &code,
-        verifier: &pkce.verifier,
-        redirect_uri: &redirect_uri,
-    };
-    let granted = request_token(
-        &http,
-        &found.token_endpoint,
-        &client,
-        grant,
-        &found.resource,
-    )
-    .await?;
-    let login = StoredLogin {
-        server_url: url.to_owned(),
-        issuer: found.issuer,
-        token_endpoint: found.token_endpoint,
-        resource: found.resource,
-        client_id: client.id,
-        // A configured secret stays in the config; only a registered one is stored.
-        client_secret: if oauth.client_id.is_some() {
-            None
-        } else {
-            client.secret
-        },
-        access_token: granted.access_token,
-        refresh_token: granted.refresh_token,
-        expires_at: granted.expires_at,
-        obtained_at: now_unix(),
-        scope: granted.scope,
-    };
+    let login = mcplex_oauth::finish(&http, &begun.pending, &code).await?;
     store_login(logins, name.to_owned(), login).await?;
     eprintln!("Logged in to {name}; running gateways pick the login up.");
     Ok(ExitCode::SUCCESS)
@@ -138,36 +88,6 @@ async fn client_credentials(logins: &StoreLogins, server: &ServerConfig) -> Resu
         server.name
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The configured scopes, else those the resource lists, else none.
-fn scope_of(configured: &[String], found: &Discovered) -> Option<String> {
-    let scopes = if configured.is_empty() {
-        &found.scopes_supported
-    } else {
-        configured
-    };
-    (!scopes.is_empty()).then(|| scopes.join(" "))
-}
-
-/// The configured client, else one registered now (RFC 7591).
-async fn client_for(
-    http: &reqwest::Client,
-    oauth: &mcplex_config::OAuthConfig,
-    found: &Discovered,
-    redirect_uri: &str,
-    scope: Option<&str>,
-) -> Result<Client> {
-    if let Some(id) = &oauth.client_id {
-        return Ok(Client {
-            id: id.clone(),
-            secret: configured_secret(oauth)?,
-        });
-    }
-    let endpoint = found.registration_endpoint.as_deref().context(
-        "the authorization server offers no dynamic client registration: register mcplex there and set \"oauth\": {\"client_id\": …}",
-    )?;
-    Ok(register(http, endpoint, Some(redirect_uri), scope).await?)
 }
 
 /// Opens `url` with `xdg-open` when the machine has one; the URL is printed either way.

@@ -335,7 +335,9 @@ fn app(
     shutdown: CancellationToken,
     guard: Guard,
 ) -> Door {
-    let dashboard = crate::ui::router(api.access.clone());
+    let dashboard = crate::ui::router(api.access.clone()).merge(
+        crate::upstream_login::callback_router(api.access.store().clone()),
+    );
     let api = crate::api::router(api, config.http.max_body_bytes);
     let mcp = router(Routes {
         gateway: core.gateway.clone(),

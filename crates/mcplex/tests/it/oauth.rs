@@ -289,6 +289,81 @@ fn a_server_that_asks_for_oauth_needs_a_login_with_no_configuration() {
     assert_eq!(rows[0]["status"], "logged_in", "{rows}");
 }
 
+#[test]
+fn an_operator_logs_a_server_in_from_the_dashboard_and_the_callback_is_single_use() {
+    let (_server, port) = typescript_oauth_server();
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "demo": {"url": format!("http://localhost:{port}/mcp")},
+    }}));
+    wait_status(&gateway, "demo", "needs_login");
+    // What the dashboard's "Log in" button sends: the browser's origin comes back in the
+    // redirect URI, the answer is the URL to open.
+    let origin = format!("http://{}", gateway.authority());
+    let auth = format!("Bearer {}", gateway.api_key());
+    let (status, body) = crate::http::http_send(
+        gateway.authority(),
+        "POST",
+        "/api/v1/servers/demo/login",
+        &[("Authorization", &auth), ("Origin", &origin)],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    let started: Value = serde_json::from_str(&body).expect("JSON");
+    let url = started["url"].as_str().expect("url").to_owned();
+    let callback_prefix = format!("{origin}/ui/oauth/callback");
+    assert!(
+        url::Url::parse(&url)
+            .expect("URL")
+            .query_pairs()
+            .any(|(k, v)| k == "redirect_uri" && v == callback_prefix),
+        "{url}"
+    );
+    // The browser: through the authorization server's redirects to the gateway's callback,
+    // which stores the login and sends it back to the dashboard.
+    let mut next = url;
+    let mut callback = None;
+    for _ in 0..6 {
+        let reply = get_url(&next);
+        let Some(location) = reply
+            .header("location")
+            .filter(|_| (300..400).contains(&reply.status))
+        else {
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            break;
+        };
+        next = url::Url::parse(&next)
+            .and_then(|base| base.join(location))
+            .expect("a redirect URL")
+            .to_string();
+        if next.starts_with(&callback_prefix) {
+            callback = Some(next.clone());
+        }
+    }
+    let callback = callback.expect("the browser reached the gateway's callback");
+    wait_status(&gateway, "demo", "ready");
+    eventually("the demo's tools", Duration::from_secs(30), || {
+        let text = call_text(&gateway, "demo__greet", json!({"name": "dashboard"}));
+        text.contains("Hello, dashboard!").then_some(())
+    });
+    // The same answer again finds no login waiting: a callback is good for one login.
+    let replayed = get_url(&callback);
+    assert_eq!(replayed.status, 400, "{}", replayed.body);
+    assert!(
+        replayed.body.contains("No login is waiting"),
+        "{}",
+        replayed.body
+    );
+    // A server that is not a URL server has no login to begin.
+    let (status, _) = crate::http::http_send(
+        gateway.authority(),
+        "POST",
+        "/api/v1/servers/nope/login",
+        &[("Authorization", &auth), ("Origin", &origin)],
+        "",
+    );
+    assert_eq!(status, 404);
+}
+
 /// On PostgreSQL the key is never in the database: replicas share logins under the one key
 /// `MCPLEX_TOKEN_KEY` gives them, the rows hold no token, and a gateway without the key says
 /// what it needs instead of serving the server.
