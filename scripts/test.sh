@@ -9,7 +9,8 @@
 #     one is checked against
 #   - tests/node/package-lock.json into tests/node/node_modules: @modelcontextprotocol/server-everything,
 #     server-filesystem and server-memory (run inside the stdio sandbox by the isolation tests)
-#     and the official conformance suite @modelcontextprotocol/conformance
+#     the official conformance suite @modelcontextprotocol/conformance, and oidc-provider (the
+#     OpenID Connect provider the dashboard's sign-in is tested against)
 #   - the Debian packages postgresql, haproxy, chromium and openssl (apt-get, when missing): the
 #     cluster tests run scripts/cluster.sh (PostgreSQL, two replicas, HAProxy), the dashboard's
 #     tests run headless Chromium, openssl makes the test PostgreSQL's certificates; without them
@@ -46,7 +47,8 @@ fi
 if [ ! -f tests/node/node_modules/@modelcontextprotocol/server-everything/package.json ] ||
    [ ! -f tests/node/node_modules/@modelcontextprotocol/server-filesystem/package.json ] ||
    [ ! -f tests/node/node_modules/@modelcontextprotocol/server-memory/package.json ] ||
-   [ ! -f tests/node/node_modules/@modelcontextprotocol/conformance/package.json ]; then
+   [ ! -f tests/node/node_modules/@modelcontextprotocol/conformance/package.json ] ||
+   [ ! -f tests/node/node_modules/oidc-provider/package.json ]; then
   echo "test.sh: installing the npm test servers into tests/node" >&2
   (cd tests/node && npm ci --silent --no-audit --no-fund)
 fi

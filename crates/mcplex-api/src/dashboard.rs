@@ -182,4 +182,7 @@ pub struct SessionAnswer {
     pub csrf: String,
     /// Unix seconds the session ends at.
     pub expires_at: i64,
+    /// The person signed in at the issuer (`auth.dashboard`); `null` for the API key.
+    #[serde(default)]
+    pub who: Option<String>,
 }

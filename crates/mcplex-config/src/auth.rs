@@ -28,6 +28,7 @@ const AUTH_KEYS: &[&str] = &[
     "algorithms",
     "leeway_seconds",
     "rules",
+    "dashboard",
 ];
 const RULE_KEYS: &[&str] = &[
     "scope",
@@ -54,6 +55,8 @@ pub struct AuthSettings {
     pub leeway: Duration,
     /// In order; the first rule a token matches decides what it reaches.
     pub rules: Vec<AuthRule>,
+    /// `dashboard`: people sign in to the dashboard at this issuer.
+    pub dashboard: Option<crate::DashboardSignIn>,
 }
 
 impl AuthSettings {
@@ -130,6 +133,7 @@ impl Cx<'_> {
             algorithms: self.algorithms(auth)?,
             leeway: self.leeway(auth)?,
             rules: self.rules(auth, servers, profiles, warnings)?,
+            dashboard: self.dashboard_sign_in(auth, warnings)?,
         }))
     }
 

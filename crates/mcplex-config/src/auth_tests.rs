@@ -142,3 +142,70 @@ fn an_edit_of_auth_waits_for_a_restart() {
     assert_eq!(reloaded.needs_restart, ["auth"]);
     assert_eq!(reloaded.config.auth, running.auth);
 }
+
+#[test]
+fn dashboard_sign_in_reads_its_client_scopes_and_operators() {
+    let config = ok(&with_auth(
+        r#"{"issuer": "https://id.example.com", "audience": "a",
+            "rules": [{"scope": "mcp:read", "permissions": ["read"]}],
+            "dashboard": {"client_id": "dash", "client_secret": {"env": "DASH_SECRET"},
+                          "scopes": ["profile", "groups"],
+                          "operators": [{"claim": "groups", "value": "mcp-admins"},
+                                        {"claim": "realm.roles", "value": "admin"}]}}"#,
+    ));
+    let sign_in = config.auth.and_then(|a| a.dashboard).expect("dashboard");
+    assert_eq!(sign_in.client_id, "dash");
+    assert_eq!(
+        sign_in.client_secret,
+        Some(crate::ClientSecret::Env("DASH_SECRET".into()))
+    );
+    // `openid` is always asked for.
+    assert_eq!(sign_in.scopes, ["openid", "profile", "groups"]);
+    let claims = |value: serde_json::Value| value.as_object().cloned().expect("object");
+    let [groups, nested] = [&sign_in.operators[0], &sign_in.operators[1]];
+    assert!(groups.holds(&claims(
+        serde_json::json!({"groups": ["staff", "mcp-admins"]})
+    )));
+    assert!(groups.holds(&claims(serde_json::json!({"groups": "mcp-admins"}))));
+    assert!(!groups.holds(&claims(serde_json::json!({"groups": ["staff"]}))));
+    assert!(!groups.holds(&claims(serde_json::json!({}))));
+    assert!(nested.holds(&claims(serde_json::json!({"realm": {"roles": ["admin"]}}))));
+    // Without scopes: the usual three.
+    let plain = ok(&with_auth(
+        r#"{"issuer": "https://id.example.com", "audience": "a",
+            "rules": [{"scope": "mcp:read", "permissions": ["read"]}],
+            "dashboard": {"client_id": "dash", "operators": [{"claim": "sub", "value": "alice"}]}}"#,
+    ));
+    let plain = plain.auth.and_then(|a| a.dashboard).expect("dashboard");
+    assert_eq!(plain.scopes, crate::DEFAULT_SIGN_IN_SCOPES);
+    assert_eq!(plain.client_secret, None);
+}
+
+#[test]
+fn dashboard_sign_in_refusals_name_their_key() {
+    let rules = r#""rules": [{"scope": "mcp:read", "permissions": ["read"]}]"#;
+    let no_client = refused(&with_auth(&format!(
+        r#"{{"issuer": "https://id.example.com", "audience": "a", {rules},
+            "dashboard": {{"operators": [{{"claim": "sub", "value": "alice"}}]}}}}"#
+    )));
+    assert!(
+        no_client.contains("auth.dashboard.client_id"),
+        "{no_client}"
+    );
+    let no_operators = refused(&with_auth(&format!(
+        r#"{{"issuer": "https://id.example.com", "audience": "a", {rules},
+            "dashboard": {{"client_id": "dash", "operators": []}}}}"#
+    )));
+    assert!(
+        no_operators.contains("auth.dashboard.operators"),
+        "{no_operators}"
+    );
+    let empty_value = refused(&with_auth(&format!(
+        r#"{{"issuer": "https://id.example.com", "audience": "a", {rules},
+            "dashboard": {{"client_id": "dash", "operators": [{{"claim": "groups", "value": " "}}]}}}}"#
+    )));
+    assert!(
+        empty_value.contains("auth.dashboard.operators[0].value"),
+        "{empty_value}"
+    );
+}

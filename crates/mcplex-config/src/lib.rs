@@ -10,6 +10,7 @@
 
 mod access;
 mod auth;
+mod dashboard_sso;
 mod duration;
 mod error;
 mod glob;
@@ -28,6 +29,7 @@ mod vscode;
 
 pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
 pub use auth::{AuthRule, AuthSettings, DEFAULT_LEEWAY, RuleMatch, SIGNATURE_ALGORITHMS};
+pub use dashboard_sso::{ClaimMatch, DEFAULT_SIGN_IN_SCOPES, DashboardSignIn};
 pub use duration::parse_duration;
 pub use error::ConfigError;
 pub use glob::{Glob, ToolFilter};

@@ -103,7 +103,11 @@ impl Cx<'_> {
         })
     }
 
-    fn client_secret(&self, value: &Value, key: &str) -> Result<ClientSecret, ConfigError> {
+    pub(crate) fn client_secret(
+        &self,
+        value: &Value,
+        key: &str,
+    ) -> Result<ClientSecret, ConfigError> {
         match value {
             Value::String(secret) => Ok(ClientSecret::Value(secret.clone())),
             Value::Object(object) => {
@@ -132,7 +136,7 @@ impl Cx<'_> {
         }
     }
 
-    fn scopes(&self, value: &Value, key: &str) -> Result<Vec<String>, ConfigError> {
+    pub(crate) fn scopes(&self, value: &Value, key: &str) -> Result<Vec<String>, ConfigError> {
         let Value::Array(items) = value else {
             return Err(self.err(
                 key,

@@ -41,6 +41,14 @@ pub fn config_view(config: &Config) -> Value {
             "issuer": auth.issuer,
             "audience": auth.audience,
             "rules": auth.rules.len(),
+            "dashboard": auth.dashboard.as_ref().map(|sign_in| json!({
+                "client_id": sign_in.client_id,
+                "client_secret": sign_in.client_secret.as_ref().map(|_| REDACTED),
+                "scopes": sign_in.scopes,
+                "operators": sign_in.operators.iter()
+                    .map(|m| json!({"claim": m.claim, "value": m.value}))
+                    .collect::<Vec<_>>(),
+            })),
         })),
         "servers": config.servers.iter().map(server_view).collect::<Vec<_>>(),
     })

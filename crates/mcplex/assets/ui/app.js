@@ -13,6 +13,7 @@ const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const status = document.getElementById("status");
 const logoutButton = document.getElementById("logout");
+const whoLine = document.getElementById("who");
 // The session's CSRF token lives only here, in this origin's storage: browsers send the
 // cookie to every port of the host, so the gateway wants the token with every request.
 const CSRF_KEY = "mcplex_csrf";
@@ -98,6 +99,7 @@ function showLogin(message) {
   stopPolling();
   nav.hidden = true;
   logoutButton.hidden = true;
+  whoLine.hidden = true;
   const key = h("input", { id: "api-key", type: "password", autocomplete: "current-password", required: true, spellcheck: "false" });
   const error = h("div", { "aria-live": "polite" }, message ? problem(message) : null);
   const form = h("form", { class: "card login", onsubmit: async (e) => {
@@ -106,6 +108,7 @@ function showLogin(message) {
     try {
       const answer = await post("/ui/login", { key: key.value });
       keepCsrf(answer.csrf);
+      showWho(answer);
       key.value = "";
       start(true);
     } catch (err) {
@@ -119,9 +122,25 @@ function showLogin(message) {
     "The browser keeps only a session cookie, never the key."),
   h("label", { for: "api-key" }, "API key"), key, error,
   h("button", { type: "submit", class: "primary" }, "Log in"));
-  fill(main, form);
+  const signIn = h("div", {});
+  fill(main, signIn, form);
+  // Single sign-on, when the gateway offers it (auth.dashboard): a plain link, the issuer's
+  // page does the rest and sends the browser back signed in.
+  fetch("/ui/sign-in", { credentials: "same-origin" }).then((r) => (r.ok ? r.json() : null)).then((offer) => {
+    if (offer && offer.issuer) {
+      fill(signIn, h("div", { class: "card login" },
+        h("a", { class: "button primary", id: "sign-in", href: "/ui/oidc/login" }, `Sign in with ${offer.issuer}`),
+        h("p", { class: "muted" }, "Or log in with the API key below.")));
+    }
+  }).catch(() => {});
   document.title = "Log in · mcplex";
   key.focus();
+}
+
+/** Says who is signed in: a person signed in at the issuer, or the API key. */
+function showWho(session) {
+  whoLine.textContent = session && session.who ? `Signed in as ${session.who}` : "Logged in with the API key";
+  whoLine.hidden = false;
 }
 
 /** POST outside /api (login), with the same error handling. */
@@ -212,6 +231,7 @@ window.addEventListener("hashchange", () => { route(); main.focus(); });
   }
   const response = await fetch("/ui/session", { credentials: "same-origin", headers: { "X-CSRF-Token": csrf || "" } }).catch(() => null);
   if (response && response.ok) {
+    showWho(await response.json().catch(() => null));
     start(false);
   } else if (response) {
     keepCsrf(null);

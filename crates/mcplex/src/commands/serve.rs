@@ -274,7 +274,7 @@ async fn serve_on_http(
         address: address.to_string(),
         instance: follower.instance().to_owned(),
     };
-    let app = app(config, &core, api, store_reachable, shutdown.clone(), guard);
+    let app = app(config, &core, api, store_reachable, shutdown.clone(), guard)?;
     announce(config, address, &api_key_place, login_link.as_deref());
     if let Some(key) = &admin.created {
         // A new PostgreSQL store keeps only the key's hash: this is the one time it is shown
@@ -334,8 +334,12 @@ fn app(
     store_reachable: Arc<AtomicBool>,
     shutdown: CancellationToken,
     guard: Guard,
-) -> Door {
-    let dashboard = crate::ui::router(api.access.clone()).merge(
+) -> Result<Door> {
+    let sign_in = match &config.auth {
+        Some(auth) => crate::ui::SignIn::new(auth, api.access.clone())?,
+        None => None,
+    };
+    let dashboard = crate::ui::router(api.access.clone(), sign_in).merge(
         crate::upstream_login::callback_router(api.access.store().clone()),
     );
     let api = crate::api::router(api, config.http.max_body_bytes);
@@ -351,7 +355,11 @@ fn app(
         shutdown,
         store_reachable,
     });
-    Door::new(mcp.router.merge(api).merge(dashboard), mcp.lanes, guard)
+    Ok(Door::new(
+        mcp.router.merge(api).merge(dashboard),
+        mcp.lanes,
+        guard,
+    ))
 }
 
 /// The URL goes to stdout so scripts can read it; everything else is logged on stderr.

@@ -148,9 +148,20 @@ impl IssuerKeys {
     }
 
     /// `jwks_uri` from the issuer's metadata: RFC 8414 first, then OpenID Connect discovery (an
-    /// RFC 8414 document may leave `jwks_uri` out; OpenID's may not). A document that names
-    /// another issuer is not this issuer's (RFC 8414 §3.3).
+    /// RFC 8414 document may leave `jwks_uri` out; OpenID's may not).
     async fn discover(&self) -> Result<String, String> {
+        let metadata = self.metadata(&["jwks_uri"]).await?;
+        metadata
+            .get("jwks_uri")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| "no jwks_uri in its metadata".to_owned())
+    }
+
+    /// The first of the issuer's metadata documents (RFC 8414, then OpenID Connect discovery)
+    /// that names this issuer and has every field of `needed`. A document that names another
+    /// issuer is not this issuer's (RFC 8414 §3.3).
+    pub async fn metadata(&self, needed: &[&str]) -> Result<Value, String> {
         let mut failures = Vec::new();
         for url in metadata_urls(&self.issuer) {
             let metadata = match self.get_json(&url).await {
@@ -165,13 +176,17 @@ impl IssuerKeys {
                 failures.push(format!("{url}: names issuer {named:?}, not this one"));
                 continue;
             }
-            match metadata.get("jwks_uri").and_then(Value::as_str) {
-                Some(uri) => return Ok(uri.to_owned()),
-                None => failures.push(format!("{url}: no jwks_uri")),
+            match needed
+                .iter()
+                .find(|field| metadata.get(**field).and_then(Value::as_str).is_none())
+            {
+                None => return Ok(metadata),
+                Some(missing) => failures.push(format!("{url}: no {missing}")),
             }
         }
         Err(format!(
-            "no jwks_uri in its metadata ({})",
+            "no usable metadata of issuer {} ({})",
+            self.issuer,
             failures.join("; ")
         ))
     }

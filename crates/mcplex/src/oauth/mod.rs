@@ -8,7 +8,7 @@
 //! and `nbf` has, within the leeway. Every refusal is one log line that says why and never
 //! holds the token.
 
-mod keys;
+pub(crate) mod keys;
 mod refusals;
 mod rules;
 #[cfg(test)]

@@ -55,6 +55,7 @@ fn settings() -> AuthSettings {
             permissions: ["read".to_owned()].into(),
             profile: None,
         }],
+        dashboard: None,
     }
 }
 

@@ -13,6 +13,7 @@
 //! `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, and is not cached.
 
 mod sessions;
+mod sign_in;
 mod throttle;
 
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use mcplex_state::now_unix;
 use mcplex_surface::{Authenticator, CSRF_HEADER, SESSION_COOKIE, same_secret, session_id};
 
 pub use sessions::{LINK_LIFETIME, Sessions};
+pub use sign_in::SignIn;
 pub use throttle::LoginThrottle;
 
 use crate::api::error;
@@ -71,7 +73,8 @@ const ASSETS: &[(&str, &str, &str)] = &[
 const JS: &str = "text/javascript; charset=utf-8";
 const INDEX: &str = include_str!("../../assets/ui/index.html");
 
-pub fn router(access: Arc<Access>) -> Router {
+pub fn router(access: Arc<Access>, sign_in: Option<SignIn>) -> Router {
+    let sign_in = sign_in.map(SignIn::router).unwrap_or_default();
     Router::new()
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
         .route("/ui/", get(index))
@@ -85,6 +88,7 @@ pub fn router(access: Arc<Access>) -> Router {
         .route("/ui/logout", post(logout))
         .route("/ui/{file}", get(asset))
         .with_state(access)
+        .merge(sign_in)
         .layer(axum::middleware::from_fn(secure_headers))
 }
 
@@ -126,7 +130,12 @@ async fn asset(Path(file): Path<String>) -> Response {
 /// CSRF token. The cookie alone gets nothing (a page on another port of the host has it too).
 async fn session(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
     match proven_session(&access, &headers) {
-        Some((_, csrf, expires_at)) => Json(SessionAnswer { csrf, expires_at }).into_response(),
+        Some((id, csrf, expires_at)) => Json(SessionAnswer {
+            csrf,
+            expires_at,
+            who: access.sessions.who(&id, now_unix()),
+        })
+        .into_response(),
         None => error(StatusCode::UNAUTHORIZED, "not logged in"),
     }
 }
@@ -181,6 +190,7 @@ async fn login(
             let answer = SessionAnswer {
                 csrf: opened.csrf.clone(),
                 expires_at: opened.expires_at,
+                who: None,
             };
             with_cookie(Json(answer).into_response(), &opened.id, &headers)
         }

@@ -11,12 +11,15 @@
 //! logout the store does not take ends the session here at once and is written at the next
 //! reload (the follower reloads when the store answers again).
 //! A login link is a random token that opens one session, once, within five minutes, on the
-//! gateway that printed it.
+//! gateway that printed it. A session opened by a person's sign-in at the issuer carries their
+//! name inside its signed nonce (`<random>~<base64url name>`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcplex_state::Store;
 use mcplex_surface::same_secret;
 
@@ -32,6 +35,9 @@ const MAX_LINKS: usize = 16;
 const SESSION_PURPOSE: &str = "mcplex-ui-session";
 const CSRF_PURPOSE: &str = "mcplex-ui-csrf";
 const LOGOUT_PURPOSE: &str = "mcplex-ui-logout";
+/// Between a session's random nonce and the base64url name of the person it is for (neither
+/// alphabet has it).
+const WHO_SEPARATOR: char = '~';
 
 /// A session just opened: what goes into the cookie and to the page.
 #[derive(Clone)]
@@ -109,7 +115,20 @@ impl Sessions {
 
     /// Opens a session (the caller has checked the API key).
     pub fn open(&self, now_unix: i64) -> Result<Opened, String> {
-        let nonce = random_token()?;
+        self.open_for(now_unix, None)
+    }
+
+    /// Opens a session for the person `who` signed in at the issuer (the caller has checked
+    /// the ID token and that they are an operator). Their name is part of what is signed.
+    pub fn open_as(&self, now_unix: i64, who: &str) -> Result<Opened, String> {
+        self.open_for(now_unix, Some(who))
+    }
+
+    fn open_for(&self, now_unix: i64, who: Option<&str>) -> Result<Opened, String> {
+        let mut nonce = random_token()?;
+        if let Some(who) = who {
+            nonce = format!("{nonce}{WHO_SEPARATOR}{}", URL_SAFE_NO_PAD.encode(who));
+        }
         let expires_at = now_unix.saturating_add(SESSION_LIFETIME.as_secs() as i64);
         let id = format!(
             "{expires_at}.{nonce}.{}",
@@ -131,6 +150,16 @@ impl Sessions {
             return None;
         }
         Some((self.csrf(id), expires_at))
+    }
+
+    /// Who opened the live session `id`: the person's name for a sign-in at the issuer, `None`
+    /// for the API key (or a session that is not live).
+    pub fn who(&self, id: &str, now_unix: i64) -> Option<String> {
+        self.signed_end(id, now_unix)?;
+        let nonce = id.split('.').nth(1)?;
+        let (_, who) = nonce.split_once(WHO_SEPARATOR)?;
+        let bytes = URL_SAFE_NO_PAD.decode(who).ok()?;
+        String::from_utf8(bytes).ok()
     }
 
     /// The end of session value `id` when it is signed for this store and API key and has not
@@ -372,6 +401,30 @@ mod tests {
         assert_eq!(here.lookup(&a.id, 1002), None);
         replica.reload_logouts(1002).expect("reload");
         assert_eq!(replica.lookup(&a.id, 1002), None, "saved: ended everywhere");
+    }
+
+    #[test]
+    fn a_signed_in_persons_name_is_part_of_the_signed_session() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sessions = Sessions::new(store(dir.path()), "key");
+        let alice = sessions.open_as(1000, "alice@example.com").expect("open");
+        let key = sessions.open(1000).expect("open");
+        assert_eq!(
+            sessions.who(&alice.id, 1001).as_deref(),
+            Some("alice@example.com")
+        );
+        assert_eq!(sessions.who(&key.id, 1001), None);
+        // Another name in the same value is not signed: the session is not live at all.
+        let mut parts: Vec<&str> = alice.id.split('.').collect();
+        let forged_nonce = format!(
+            "{}~{}",
+            parts[1].split('~').next().expect("nonce"),
+            URL_SAFE_NO_PAD.encode("mallory")
+        );
+        parts[1] = &forged_nonce;
+        let forged = parts.join(".");
+        assert_eq!(sessions.lookup(&forged, 1001), None);
+        assert_eq!(sessions.who(&forged, 1001), None);
     }
 
     #[test]

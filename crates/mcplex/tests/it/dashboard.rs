@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::harness::{Gateway, call_raw, eventually, fixture_server, http_send, tools};
 
 /// The browser, or `None` (with the reason printed) when this machine has none.
-fn chromium() -> Option<PathBuf> {
+pub fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("MCPLEX_CHROMIUM")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
@@ -32,7 +32,7 @@ fn chromium() -> Option<PathBuf> {
 }
 
 /// Where the screenshots go: `ui-screenshots` in the target directory.
-fn screenshots() -> PathBuf {
+pub fn screenshots() -> PathBuf {
     tools()
         .mcplex
         .parent()

@@ -40,6 +40,7 @@ mod requests;
 mod search;
 #[cfg(feature = "semantic")]
 mod semantic;
+mod sign_in;
 mod store_postgres;
 mod trust;
 mod upstream_fixtures;

@@ -1,0 +1,434 @@
+//! Single sign-on for the dashboard (`auth.dashboard`): OpenID Connect's authorization code flow
+//! against the issuer `auth` names, with PKCE (S256), `state` and `nonce`, and the redirect URI
+//! `<public URL>/ui/oidc/callback` (the origin of `auth.resource` when it is set, else the
+//! request's own). What was begun waits in the store (sealed, single use, ten minutes), so the
+//! callback may reach any replica. The ID token is verified against the issuer's keys (the
+//! allowed algorithms, `iss`, `aud` = the client, `exp`, the `nonce`); the userinfo endpoint's
+//! claims are added when it has them for the same `sub`. A person whose claims match one of
+//! `operators` gets an operator's session, signed with their name; anyone else is refused with
+//! who they are and why. Every sign-in and refusal is one log line naming the person.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use jsonwebtoken::{Algorithm, Validation};
+use mcplex_config::{AuthSettings, ClientSecret, DashboardSignIn};
+use mcplex_oauth::{PENDING_FOR_SECS, Pkce, random_text};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::auth::Access;
+use crate::oauth::keys::IssuerKeys;
+
+/// Where the issuer sends the browser back.
+pub const CALLBACK_PATH: &str = "/ui/oidc/callback";
+/// What a pending sign-in's `state` is kept under in the store (apart from upstream logins).
+const PENDING_PREFIX: &str = "sign-in:";
+
+/// The dashboard's OpenID Connect client.
+pub struct SignIn {
+    issuer: String,
+    settings: DashboardSignIn,
+    algorithms: Vec<Algorithm>,
+    leeway_seconds: u64,
+    /// The origin of `auth.resource`, the public URL people reach the gateway at.
+    public_origin: Option<String>,
+    http: reqwest::Client,
+    keys: IssuerKeys,
+    access: Arc<Access>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct PendingSignIn {
+    nonce: String,
+    verifier: String,
+    redirect_uri: String,
+    begun_at: i64,
+}
+
+impl SignIn {
+    pub fn new(auth: &AuthSettings, access: Arc<Access>) -> anyhow::Result<Option<SignIn>> {
+        let Some(settings) = auth.dashboard.clone() else {
+            return Ok(None);
+        };
+        let algorithms = auth
+            .algorithms
+            .iter()
+            .map(|name| Algorithm::from_str(name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let public_origin = auth
+            .resource
+            .as_deref()
+            .and_then(|resource| url::Url::parse(resource).ok())
+            .map(|url| url.origin().ascii_serialization());
+        Ok(Some(SignIn {
+            issuer: auth.issuer.clone(),
+            settings,
+            algorithms,
+            leeway_seconds: auth.leeway.as_secs(),
+            public_origin,
+            http: mcplex_oauth::http_client()?,
+            keys: IssuerKeys::new(&auth.issuer)?,
+            access,
+        }))
+    }
+
+    pub fn router(self) -> Router {
+        Router::new()
+            .route("/ui/sign-in", get(offer))
+            .route("/ui/oidc/login", get(begin))
+            .route(CALLBACK_PATH, get(callback))
+            .with_state(Arc::new(self))
+    }
+
+    fn redirect_uri(&self, headers: &HeaderMap) -> Option<String> {
+        let origin = match &self.public_origin {
+            Some(origin) => origin.clone(),
+            None => {
+                let host = headers.get(header::HOST)?.to_str().ok()?;
+                format!("http://{host}")
+            }
+        };
+        Some(format!("{origin}{CALLBACK_PATH}"))
+    }
+
+    fn client_secret(&self) -> Result<Option<String>, String> {
+        match &self.settings.client_secret {
+            None => Ok(None),
+            Some(ClientSecret::Value(secret)) => Ok(Some(secret.clone())),
+            Some(ClientSecret::Env(name)) => std::env::var(name)
+                .map(Some)
+                .map_err(|_| format!("auth.dashboard.client_secret's variable {name} is not set")),
+        }
+    }
+
+    /// The person's claims from the callback's `code`, once every check passed.
+    async fn claims(
+        &self,
+        pending: &PendingSignIn,
+        code: &str,
+    ) -> Result<Map<String, Value>, String> {
+        let metadata = self
+            .keys
+            .metadata(&["authorization_endpoint", "token_endpoint"])
+            .await?;
+        let token_endpoint = text(&metadata, "token_endpoint")?;
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code.to_owned()),
+            ("redirect_uri", pending.redirect_uri.clone()),
+            ("code_verifier", pending.verifier.clone()),
+        ];
+        let mut request = self.http.post(&token_endpoint);
+        match self.client_secret()? {
+            Some(secret) => request = request.basic_auth(&self.settings.client_id, Some(secret)),
+            None => form.push(("client_id", self.settings.client_id.clone())),
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(&form)
+            .finish();
+        let response = request
+            .header(header::ACCEPT, "application/json")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("the token endpoint did not answer: {}", e.without_url()))?;
+        let status = response.status();
+        let body = mcplex_oauth::read_capped(response).await?;
+        let answer: Value = serde_json::from_slice(&body)
+            .map_err(|_| format!("the token endpoint's answer is not JSON (HTTP {status})"))?;
+        if !status.is_success() {
+            return Err(format!(
+                "the token endpoint refused the code: {} {}",
+                answer
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no error code)"),
+                answer
+                    .get("error_description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            ));
+        }
+        let id_token = text(&answer, "id_token")?;
+        let mut claims = self.verified(&id_token, &pending.nonce).await?;
+        if let (Some(userinfo), Some(access_token)) = (
+            metadata.get("userinfo_endpoint").and_then(Value::as_str),
+            answer.get("access_token").and_then(Value::as_str),
+        ) {
+            self.add_userinfo(&mut claims, userinfo, access_token).await;
+        }
+        Ok(claims)
+    }
+
+    /// The ID token's claims when its signature, issuer, audience, time and nonce hold.
+    async fn verified(&self, id_token: &str, nonce: &str) -> Result<Map<String, Value>, String> {
+        let header = jsonwebtoken::decode_header(id_token)
+            .map_err(|e| format!("the ID token is not a JWT ({e})"))?;
+        if !self.algorithms.contains(&header.alg) {
+            return Err(format!(
+                "the ID token's algorithm {:?} is not accepted (auth.algorithms)",
+                header.alg
+            ));
+        }
+        let kid = header.kid.as_deref();
+        let keys = self.keys.for_token(kid, header.alg).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.leeway = self.leeway_seconds;
+        let issuer = self.issuer.trim_end_matches('/');
+        validation.set_issuer(&[issuer.to_owned(), format!("{issuer}/")]);
+        validation.set_audience(&[&self.settings.client_id]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        let mut refusal = "no key of the issuer verifies it".to_owned();
+        for key in keys.matching(kid, header.alg) {
+            match jsonwebtoken::decode::<Map<String, Value>>(id_token, key, &validation) {
+                Ok(data) if data.claims.get("nonce").and_then(Value::as_str) == Some(nonce) => {
+                    return Ok(data.claims);
+                }
+                Ok(_) => return Err("the ID token's nonce is not this sign-in's".into()),
+                Err(e) => refusal = format!("the ID token is refused: {e}"),
+            }
+        }
+        Err(refusal)
+    }
+
+    /// Claims the userinfo endpoint adds (groups, often), for the same subject only; a failure
+    /// leaves the ID token's alone.
+    async fn add_userinfo(
+        &self,
+        claims: &mut Map<String, Value>,
+        endpoint: &str,
+        access_token: &str,
+    ) {
+        let answer = self
+            .http
+            .get(endpoint)
+            .bearer_auth(access_token)
+            .header(header::ACCEPT, "application/json")
+            .send()
+            .await;
+        let Ok(response) = answer else { return };
+        if !response.status().is_success() {
+            return;
+        }
+        let Ok(body) = mcplex_oauth::read_capped(response).await else {
+            return;
+        };
+        let Ok(Value::Object(info)) = serde_json::from_slice::<Value>(&body) else {
+            return;
+        };
+        if info.get("sub") != claims.get("sub") {
+            return;
+        }
+        for (name, value) in info {
+            claims.entry(name).or_insert(value);
+        }
+    }
+}
+
+fn text(object: &Value, field: &str) -> Result<String, String> {
+    object
+        .get(field)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| format!("no {field} in the issuer's answer"))
+}
+
+/// How a person is named: the first of their usual names, without control characters.
+fn name_of(claims: &Map<String, Value>) -> String {
+    ["preferred_username", "email", "name", "sub"]
+        .iter()
+        .find_map(|claim| claims.get(*claim).and_then(Value::as_str))
+        .unwrap_or("someone")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(128)
+        .collect()
+}
+
+/// Whether the login page offers a sign-in, and at which issuer.
+async fn offer(State(sign_in): State<Arc<SignIn>>) -> Json<Value> {
+    Json(json!({"issuer": sign_in.issuer}))
+}
+
+async fn begin(State(sign_in): State<Arc<SignIn>>, headers: HeaderMap) -> Response {
+    let Some(redirect_uri) = sign_in.redirect_uri(&headers) else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "The request names no Host to come back to.",
+        );
+    };
+    let metadata = match sign_in
+        .keys
+        .metadata(&["authorization_endpoint", "token_endpoint"])
+        .await
+    {
+        Ok(metadata) => metadata,
+        Err(why) => {
+            tracing::warn!("dashboard sign-in: {why}");
+            return page(
+                StatusCode::BAD_GATEWAY,
+                &format!("The issuer cannot be reached: {why}"),
+            );
+        }
+    };
+    let (pkce, state, nonce) = match (Pkce::generate(), random_text(24), random_text(24)) {
+        (Ok(pkce), Ok(state), Ok(nonce)) => (pkce, state, nonce),
+        _ => {
+            return page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "No randomness for the sign-in.",
+            );
+        }
+    };
+    let Ok(mut url) =
+        url::Url::parse(&text(&metadata, "authorization_endpoint").unwrap_or_default())
+    else {
+        return page(
+            StatusCode::BAD_GATEWAY,
+            "The issuer's authorization_endpoint is not a URL.",
+        );
+    };
+    url.query_pairs_mut()
+        .append_pair("response_type", "code")
+        .append_pair("client_id", &sign_in.settings.client_id)
+        .append_pair("redirect_uri", &redirect_uri)
+        .append_pair("scope", &sign_in.settings.scopes.join(" "))
+        .append_pair("state", &state)
+        .append_pair("nonce", &nonce)
+        .append_pair("code_challenge", &pkce.challenge)
+        .append_pair("code_challenge_method", "S256");
+    let pending = PendingSignIn {
+        nonce,
+        verifier: pkce.verifier.expose().to_owned(),
+        redirect_uri,
+        begun_at: mcplex_oauth::now_unix(),
+    };
+    let Ok(bytes) = serde_json::to_vec(&pending) else {
+        return page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The sign-in could not be kept.",
+        );
+    };
+    let store = sign_in.access.store().clone();
+    let key = format!("{PENDING_PREFIX}{state}");
+    let kept = tokio::task::spawn_blocking(move || {
+        store.put_pending_login(&key, &bytes, PENDING_FOR_SECS)
+    })
+    .await;
+    match kept {
+        Ok(Ok(())) => Redirect::to(url.as_str()).into_response(),
+        Ok(Err(e)) => page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("The store did not answer: {e}"),
+        ),
+        Err(e) => page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct CallbackQuery {
+    state: Option<String>,
+    code: Option<String>,
+    error: Option<String>,
+}
+
+async fn callback(
+    State(sign_in): State<Arc<SignIn>>,
+    headers: HeaderMap,
+    Query(query): Query<CallbackQuery>,
+) -> Response {
+    let Some(state) = query.state.filter(|s| !s.is_empty() && s.len() <= 200) else {
+        return page(StatusCode::BAD_REQUEST, "This answer names no sign-in.");
+    };
+    let store = sign_in.access.store().clone();
+    let key = format!("{PENDING_PREFIX}{state}");
+    let taken =
+        tokio::task::spawn_blocking(move || store.take_pending_login(&key, PENDING_FOR_SECS)).await;
+    let pending: PendingSignIn = match taken {
+        Ok(Ok(Some(bytes))) => match serde_json::from_slice(&bytes) {
+            Ok(pending) => pending,
+            Err(_) => {
+                return page(
+                    StatusCode::BAD_REQUEST,
+                    "The begun sign-in is unreadable: sign in again.",
+                );
+            }
+        },
+        Ok(Ok(None)) => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                "No sign-in is waiting for this answer (it was used, or began more than ten minutes ago): sign in again.",
+            );
+        }
+        Ok(Err(e)) => {
+            return page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!("The store did not answer: {e}"),
+            );
+        }
+        Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    if let Some(error) = query.error {
+        return page(
+            StatusCode::FORBIDDEN,
+            &format!("The issuer did not sign you in: {error}."),
+        );
+    }
+    let Some(code) = query.code else {
+        return page(StatusCode::BAD_REQUEST, "The answer has no code.");
+    };
+    let claims = match sign_in.claims(&pending, &code).await {
+        Ok(claims) => claims,
+        Err(why) => {
+            tracing::warn!("dashboard sign-in refused: {why}");
+            return page(StatusCode::FORBIDDEN, &format!("The sign-in failed: {why}"));
+        }
+    };
+    let who = name_of(&claims);
+    if !sign_in.settings.operators.iter().any(|m| m.holds(&claims)) {
+        tracing::warn!(
+            "dashboard sign-in: {who} is not an operator (auth.dashboard.operators); refused"
+        );
+        return page(
+            StatusCode::FORBIDDEN,
+            &format!(
+                "You are signed in at the issuer as {who}, who is not an operator of this gateway (auth.dashboard.operators)."
+            ),
+        );
+    }
+    match sign_in
+        .access
+        .sessions
+        .open_as(mcplex_state::now_unix(), &who)
+    {
+        Ok(opened) => {
+            tracing::info!(
+                "dashboard: {who} signed in at {} as an operator",
+                sign_in.issuer
+            );
+            super::with_cookie(
+                Redirect::to(&format!("/ui/#login={}", opened.csrf)).into_response(),
+                &opened.id,
+                &headers,
+            )
+        }
+        Err(why) => page(StatusCode::INTERNAL_SERVER_ERROR, &why),
+    }
+}
+
+/// A plain-text page for a person (nothing of the request is ever interpreted as markup).
+fn page(status: StatusCode, text: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("{text}\n"),
+    )
+        .into_response()
+}

@@ -1,0 +1,122 @@
+//! Single sign-on to the dashboard (#31) with a real OpenID Connect provider (npm
+//! `oidc-provider`, OpenID certified; `tests/node/oidc_provider.mjs`) and the distribution's
+//! Chromium: alice, an operator by group, signs in on the provider's own page and approves a
+//! quarantined server; mallory signs in and is refused; the API key still logs in. The log
+//! names each person; the config view never shows the client secret.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Background, Gateway, fixture_server, free_port, tools};
+
+const CLIENT_SECRET: &str = "dashboard-client-secret-for-tests";
+
+fn oidc_provider(port: u16, redirect_uri: &str) -> Background {
+    let mut command = Command::new("node");
+    command
+        .arg(tools().repo.join("tests/node/oidc_provider.mjs"))
+        .args([&port.to_string(), "dashboard", CLIENT_SECRET, redirect_uri]);
+    crate::harness::listening_within(
+        command,
+        port,
+        "the OpenID Connect provider",
+        std::time::Duration::from_secs(60),
+    )
+}
+
+#[test]
+fn an_operator_signs_in_at_the_issuer_and_acts_and_anyone_else_is_refused() {
+    let Some(browser) = crate::dashboard::chromium() else {
+        return;
+    };
+    let (gateway_port, provider_port) = (free_port(), free_port());
+    let _provider = oidc_provider(
+        provider_port,
+        &format!("http://127.0.0.1:{gateway_port}/ui/oidc/callback"),
+    );
+    let issuer = format!("http://127.0.0.1:{provider_port}");
+    let gateway = Gateway::start_at(
+        json!({
+            "auth": {
+                "issuer": issuer,
+                "audience": "mcplex",
+                "rules": [{"claim": "groups", "value": "mcp-admins", "permissions": ["read"]}],
+                "dashboard": {
+                    "client_id": "dashboard",
+                    "client_secret": CLIENT_SECRET,
+                    "scopes": ["openid", "profile", "groups"],
+                    "operators": [{"claim": "groups", "value": "mcp-admins"}]
+                }
+            },
+            "mcpServers": {
+                "fixture": fixture_server("fixture", &[]),
+                "newcomer": quarantined("newcomer")
+            }
+        }),
+        "127.0.0.1",
+        gateway_port,
+        &[],
+    );
+    gateway.wait_ready();
+    let output = Command::new(&tools().python)
+        .arg(tools().repo.join("tests/py/dashboard_sign_in.py"))
+        .args(["--base", &format!("http://{}", gateway.authority())])
+        .args(["--key", &gateway.api_key()])
+        .args(["--server", "newcomer"])
+        .arg("--shots")
+        .arg(crate::dashboard::screenshots())
+        .arg("--chromium")
+        .arg(&browser)
+        .output()
+        .expect("run tests/py/dashboard_sign_in.py");
+    assert!(
+        output.status.success(),
+        "the sign-in scenario failed:\n{}\n--- gateway log ---\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        gateway.log()
+    );
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("the scenario's JSON");
+    assert_eq!(seen["offer"], format!("Sign in with {issuer}"), "{seen}");
+    assert_eq!(seen["who"], "Signed in as alice", "{seen}");
+    assert!(
+        seen["approved"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("newcomer"),
+        "{seen}"
+    );
+    let mallory = seen["mallory"].as_str().unwrap_or_default();
+    assert!(
+        mallory.contains("signed in at the issuer as mallory, who is not an operator"),
+        "{mallory}"
+    );
+    assert_eq!(seen["mallory_nav_hidden"], true, "{seen}");
+    assert_eq!(seen["key_who"], "Logged in with the API key", "{seen}");
+    // alice's approval is in force; the log names both people.
+    let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
+    let newcomer = servers["servers"]
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["name"] == "newcomer"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(newcomer["state"], "approved", "{newcomer}");
+    let log = gateway.log();
+    assert!(log.contains("dashboard: alice signed in"), "{log}");
+    assert!(log.contains("mallory is not an operator"), "{log}");
+    // The client secret never shows.
+    let (_, config) = gateway.api("GET", "/api/v1/config", "");
+    assert_eq!(
+        config["config"]["auth"]["dashboard"]["client_secret"], "[redacted]",
+        "{config}"
+    );
+    assert!(!config.to_string().contains(CLIENT_SECRET));
+    assert!(!log.contains(CLIENT_SECRET));
+}
+
+/// The fixture's server entry, quarantined from the start.
+fn quarantined(name: &str) -> Value {
+    let mut entry = fixture_server(name, &[]);
+    entry["quarantined"] = json!(true);
+    entry
+}

@@ -1,0 +1,50 @@
+// A real OpenID Connect provider for the dashboard's sign-in tests: panva's oidc-provider
+// (OpenID certified), pinned in package-lock.json. Its built-in login page accepts any user
+// name with any password; "alice" is in the group mcp-admins, anyone else in "staff". The
+// claims of the profile and groups scopes come from the userinfo endpoint, as the provider
+// gives them by default for the code flow.
+//
+// Usage: node oidc_provider.mjs PORT CLIENT_ID CLIENT_SECRET REDIRECT_URI
+// Prints "listening <issuer>" once it accepts connections.
+import Provider from "oidc-provider";
+
+const [port, clientId, clientSecret, redirectUri] = process.argv.slice(2);
+const issuer = `http://127.0.0.1:${port}`;
+
+const provider = new Provider(issuer, {
+  clients: [
+    {
+      client_id: clientId,
+      client_secret: clientSecret,
+      redirect_uris: [redirectUri],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "client_secret_basic",
+    },
+  ],
+  claims: {
+    openid: ["sub"],
+    profile: ["name", "preferred_username"],
+    groups: ["groups"],
+  },
+  async findAccount(_ctx, id) {
+    return {
+      accountId: id,
+      async claims() {
+        return {
+          sub: id,
+          name: id,
+          preferred_username: id,
+          groups: id === "alice" ? ["mcp-admins"] : ["staff"],
+        };
+      },
+    };
+  },
+  pkce: { required: () => true },
+  features: { devInteractions: { enabled: true } },
+  cookies: { keys: ["mcplex-test-only-cookie-key"] },
+});
+
+provider.listen(Number(port), "127.0.0.1", () => {
+  console.log(`listening ${issuer}`);
+});
