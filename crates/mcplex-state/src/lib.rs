@@ -42,7 +42,9 @@ pub use identity::{identity_nonce, identity_proof, well_formed_nonce};
 pub use logins::{LoginRow, TOKEN_KEY_ENV};
 pub use reviews::{ApproveRefusal, Observation, Review};
 pub use store::{Location, Opened, Store};
-pub use tokens::{NewToken, OAUTH_CALLER_PREFIX, TokenRecord, TokenSpec, now_unix};
+pub use tokens::{
+    NewToken, OAUTH_CALLER_PREFIX, OPERATOR_CALLER_PREFIX, TokenRecord, TokenSpec, now_unix,
+};
 pub use usage::UsageCount;
 
 #[cfg(test)]

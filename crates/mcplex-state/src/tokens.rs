@@ -46,6 +46,9 @@ pub struct TokenRecord {
 /// How an OAuth access token's caller is named (`oauth:<subject>`) in audit rows and limits;
 /// no agent token may be named so.
 pub const OAUTH_CALLER_PREFIX: &str = "oauth:";
+/// How an operator's actions are named in audit rows (`operator:<person>`, `operator:api-key`);
+/// no agent token may be named so either.
+pub const OPERATOR_CALLER_PREFIX: &str = "operator:";
 
 impl TokenRecord {
     /// Usable at `now`: not revoked, not expired.
@@ -98,10 +101,15 @@ impl Store {
                 "a token name must be 1 to 64 printable characters".into(),
             ));
         }
-        if name.starts_with(OAUTH_CALLER_PREFIX) {
-            return Err(StateError::Invalid(format!(
-                "a token name must not begin with {OAUTH_CALLER_PREFIX:?}: audit rows and limits name OAuth callers so"
-            )));
+        for (prefix, who) in [
+            (OAUTH_CALLER_PREFIX, "OAuth callers"),
+            (OPERATOR_CALLER_PREFIX, "operators"),
+        ] {
+            if name.starts_with(prefix) {
+                return Err(StateError::Invalid(format!(
+                    "a token name must not begin with {prefix:?}: audit rows and limits name {who} so"
+                )));
+            }
         }
         let spec = TokenSpec {
             name: name.to_owned(),

@@ -52,7 +52,18 @@ pub trait Authenticator: Send + Sync + 'static {
     fn session_csrf(&self, _id: &str) -> Option<String> {
         None
     }
+    /// The person the live dashboard session `id` was opened for (signed in at the issuer);
+    /// `None` for a session opened with the API key.
+    fn session_person(&self, _id: &str) -> Option<String> {
+        None
+    }
 }
+
+/// Who acts on the management API through a dashboard session, attached by the guard for the
+/// audit log: the person signed in at the issuer, or `None` for a session of the API key. A
+/// request with the API key itself carries none.
+#[derive(Debug, Clone)]
+pub struct SessionActor(pub Option<String>);
 
 /// The guard's settings.
 #[derive(Clone)]
@@ -174,7 +185,10 @@ impl Guard {
         match session {
             CookieAccess::Refused(why) => return Err(refuse(StatusCode::FORBIDDEN, why)),
             CookieAccess::Admin => {
+                let person = crate::cookie_session::session_id(request.headers())
+                    .and_then(|id| self.auth.session_person(id));
                 request.extensions_mut().insert(Caller::local());
+                request.extensions_mut().insert(SessionActor(person));
                 return Ok(());
             }
             CookieAccess::None => {}

@@ -40,7 +40,7 @@ mod stdio;
 mod subscriptions;
 mod typed;
 
-pub use access::{Authenticator, Guard};
+pub use access::{Authenticator, Guard, SessionActor};
 pub use caller::{Caller, Reach};
 pub use code::CodeSurface;
 pub use code_sandbox::{CodeSandbox, set_code_worker};

@@ -56,6 +56,9 @@ pub struct ApiState {
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
     let agent_routes = crate::projection::router(state.clone());
+    // Every operator's action is written to the audit log, whichever route takes it.
+    let audited =
+        axum::middleware::from_fn_with_state(state.clone(), crate::operator_audit::record);
     Router::new()
         .route(paths::SERVERS, get(servers))
         .route(paths::SERVER_ACTION, post(server_action))
@@ -66,10 +69,11 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .route(paths::TOKEN, axum::routing::delete(revoke_token))
         .route(paths::IDENTITY, post(identity))
         .with_state(state.clone())
-        .merge(agent_routes)
         .merge(crate::api_limits::router(state.clone()))
         .merge(crate::upstream_login::router(state.clone()))
         .merge(crate::api_views::router(state))
+        .layer(audited)
+        .merge(agent_routes)
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
 }
 

@@ -134,4 +134,8 @@ impl Authenticator for Access {
     fn session_csrf(&self, id: &str) -> Option<String> {
         self.sessions.lookup(id, now_unix()).map(|(csrf, _)| csrf)
     }
+
+    fn session_person(&self, id: &str) -> Option<String> {
+        self.sessions.who(id, now_unix())
+    }
 }

@@ -16,6 +16,7 @@ mod load;
 mod logging;
 mod logins;
 mod oauth;
+mod operator_audit;
 mod output;
 mod projection;
 mod semantic;

@@ -134,6 +134,21 @@ fn a_token_over_its_limit_gets_an_error_with_the_time_to_retry_and_the_operator_
         &json!({"limits": {}}).to_string(),
     );
     assert_eq!(status, 200, "{done}");
+    // The change is in the audit log, under the API key that made it.
+    let logged = crate::harness::eventually(
+        "the limit change in the audit log",
+        Duration::from_secs(10),
+        || {
+            let (_, answer) = gateway.api("GET", "/api/v1/activity?token=operator:api-key", "");
+            answer["entries"].as_array().and_then(|rows| {
+                rows.iter()
+                    .find(|r| r["tool"] == "/api/v1/tokens/agent/limits")
+                    .cloned()
+            })
+        },
+    );
+    assert_eq!(logged["method"], "api PUT", "{logged}");
+    assert_eq!(logged["status"], "ok", "{logged}");
     let after = calls(&gateway, &agent, &[echo, add]);
     assert!(succeeded(&after[0]), "{after:?}");
     assert_eq!(refusal(&after[1])["data"]["class"], "write");

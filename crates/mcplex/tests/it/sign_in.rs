@@ -104,6 +104,24 @@ fn an_operator_signs_in_at_the_issuer_and_acts_and_anyone_else_is_refused() {
     let log = gateway.log();
     assert!(log.contains("dashboard: alice signed in"), "{log}");
     assert!(log.contains("mallory is not an operator"), "{log}");
+    // The audit log names the person behind the approval (and the API key behind its actions).
+    let rows = crate::harness::eventually(
+        "alice's approval in the audit log",
+        std::time::Duration::from_secs(10),
+        || {
+            let (_, answer) = gateway.api("GET", "/api/v1/activity?token=operator:alice", "");
+            answer["entries"]
+                .as_array()
+                .filter(|rows| !rows.is_empty())
+                .cloned()
+        },
+    );
+    assert_eq!(
+        rows[0]["tool"], "/api/v1/servers/newcomer/approve",
+        "{rows:?}"
+    );
+    assert_eq!(rows[0]["status"], "ok", "{rows:?}");
+    assert_eq!(rows[0]["method"], "api POST", "{rows:?}");
     // The client secret never shows.
     let (_, config) = gateway.api("GET", "/api/v1/config", "");
     assert_eq!(

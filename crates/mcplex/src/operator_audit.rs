@@ -1,0 +1,89 @@
+//! The operators' actions in the audit log: every state-changing request of the management API
+//! (an approval, a quarantine, a token made, limited or revoked, an upstream login begun) is one
+//! row, written by a layer around those routes so that no route can forget it. The row names
+//! who acted (`operator:<person>` for someone signed in at the issuer, `operator:api-key` for
+//! the API key or a session opened with it), the request (`method` `api POST`, `tool` the
+//! path), and the outcome (`ok`, or `refused`/`failed` with the HTTP status). Rows share the
+//! calls' retention, and no row is written when the audit log is off.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::extract::{Request, State};
+use axum::http::Method;
+use axum::middleware::Next;
+use axum::response::Response;
+use mcplex_state::Activity;
+use mcplex_surface::SessionActor;
+
+use crate::api::ApiState;
+
+/// How an operator is named in the audit log's `token` column (no agent token may be).
+pub const OPERATOR_PREFIX: &str = mcplex_state::OPERATOR_CALLER_PREFIX;
+
+/// Records the request when it changes something.
+pub async fn record(State(state): State<ApiState>, request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let changes = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS)
+        && path != mcplex_api::paths::IDENTITY;
+    let actor = match request.extensions().get::<SessionActor>() {
+        Some(SessionActor(Some(person))) => format!("{OPERATOR_PREFIX}{person}"),
+        _ => format!("{OPERATOR_PREFIX}api-key"),
+    };
+    let started = std::time::Instant::now();
+    let response = next.run(request).await;
+    if !changes {
+        return response;
+    }
+    let retention_days = state.config.borrow().audit.retention_days;
+    if retention_days == 0 {
+        return response;
+    }
+    let status = response.status();
+    let outcome = if status.is_success() {
+        "ok".to_owned()
+    } else if status.is_client_error() {
+        format!("refused ({})", status.as_u16())
+    } else {
+        format!("failed ({})", status.as_u16())
+    };
+    let now_ms = mcplex_state::now_unix().saturating_mul(1000);
+    let row = Activity {
+        at_ms: now_ms,
+        request_id: next_action_id(),
+        token: Some(actor),
+        tool: path,
+        status: outcome,
+        duration_us: i64::try_from(started.elapsed().as_micros()).unwrap_or(i64::MAX),
+        request_bytes: 0,
+        response_bytes: 0,
+        arguments: None,
+        replica: Some(replica(&state.address)),
+        method: format!("api {method}"),
+    };
+    let keep_after_ms = now_ms - i64::from(retention_days) * 86_400_000;
+    let store = state.access.store().clone();
+    // Written off the request's path: the answer does not wait for the store.
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = store.record_activity(&[row], keep_after_ms) {
+            tracing::warn!("an operator's action could not be written to the audit log: {e}");
+        }
+    });
+    response
+}
+
+/// The replica as the calls' rows name it (`host:port`).
+fn replica(address: &str) -> String {
+    let port = address.rsplit(':').next().unwrap_or(address);
+    format!("{}:{port}", mcplex_runtime::follow::host_name())
+}
+
+/// A request id for an action (calls have theirs from the dispatch ledger).
+fn next_action_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "op-{:x}-{:x}",
+        mcplex_state::now_unix(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
