@@ -1,6 +1,7 @@
 // A real OpenID Connect provider for the dashboard's sign-in tests: panva's oidc-provider
 // (OpenID certified), pinned in package-lock.json. Its built-in login page accepts any user
-// name with any password; "alice" is in the group mcp-admins, anyone else in "staff". The
+// name with any password; "alice" is in the group mcp-admins, a name beginning with "guest" in
+// none, anyone else in "staff". The
 // claims of the profile and groups scopes come from the userinfo endpoint, as the provider
 // gives them by default for the code flow.
 //
@@ -35,7 +36,7 @@ const provider = new Provider(issuer, {
           sub: id,
           name: id,
           preferred_username: id,
-          groups: id === "alice" ? ["mcp-admins"] : ["staff"],
+          groups: id === "alice" ? ["mcp-admins"] : id.startsWith("guest") ? [] : ["staff"],
         };
       },
     };

@@ -1,8 +1,9 @@
 """Single sign-on to the dashboard in headless Chromium (Playwright for Python), against a real
 gateway whose `auth.dashboard` names a real OpenID Connect provider (tests/node/oidc_provider.mjs),
 for crates/mcplex/tests/it/sign_in.rs. alice (an operator by group) signs in on the provider's
-own page, the page says who she is, and she approves a quarantined server; mallory signs in and
-is refused; the API key still logs in.
+own page, the page says who she is, and she approves a quarantined server; mallory (staff, whom
+the rules let read one server) gets a read-only view of that server alone and every change is
+refused; a guest whom the rules grant nothing is refused; the API key still logs in.
 
 Usage: dashboard_sign_in.py --base http://127.0.0.1:PORT --key KEY --server NAME --shots DIR
                             [--chromium /usr/bin/chromium]
@@ -60,18 +61,47 @@ def main():
             expect(page.locator("#sign-in")).to_be_visible()
             context.close()
 
-            # mallory signs in at the same provider and is refused, with who and why.
+            # mallory is not an operator: a read-only view of what the rules let her reach.
             context = browser.new_context(viewport=DESKTOP)
             page = context.new_page()
             page.goto(f"{base}/ui/")
             page.click("#sign-in")
             sign_in_at_the_provider(page, "mallory")
+            expect(page.locator("h1#page-title")).to_have_text("Overview", timeout=15000)
+            facts["mallory_who"] = page.inner_text("#who")
+            facts["mallory_nav"] = [a.inner_text() for a in page.locator("#nav a").all() if a.is_visible()]
+            page.goto(f"{base}/ui/#/servers")
+            expect(page.locator("tbody tr").first).to_be_visible()
+            facts["mallory_servers"] = page.locator("tbody tr td:first-child").all_inner_texts()
+            facts["mallory_buttons"] = [b.inner_text() for b in page.locator("tbody button").all() if b.is_visible()]
+            shots.take(page, "mallory-read-only")
+            # Her session cannot change anything, nor read what only operators read.
+            facts["mallory_attempts"] = page.evaluate("""async (server) => {
+                const csrf = localStorage.getItem("mcplex_csrf");
+                const send = async (method, path) => {
+                    const r = await fetch(path, { method, credentials: "same-origin", headers: { "X-CSRF-Token": csrf || "" } });
+                    return { status: r.status, body: await r.text() };
+                };
+                return {
+                    approve: await send("POST", `/api/v1/servers/${server}/approve`),
+                    tokens: await send("GET", "/api/v1/tokens"),
+                    servers: await send("GET", "/api/v1/servers"),
+                };
+            }""", opts.server)
+            context.close()
+
+            # A guest whom the rules grant nothing is refused, with who and why.
+            context = browser.new_context(viewport=DESKTOP)
+            page = context.new_page()
+            page.goto(f"{base}/ui/")
+            page.click("#sign-in")
+            sign_in_at_the_provider(page, "guest-1")
             page.wait_for_url(f"{base}/ui/oidc/callback*")
-            facts["mallory"] = page.inner_text("body")
-            shots.take(page, "mallory-refused")
+            facts["guest"] = page.inner_text("body")
+            shots.take(page, "guest-refused")
             page.goto(f"{base}/ui/")
             expect(page.locator("#api-key")).to_be_visible()
-            facts["mallory_nav_hidden"] = page.locator("#nav").is_hidden()
+            facts["guest_nav_hidden"] = page.locator("#nav").is_hidden()
 
             # The API key still logs in (break-glass), and the page says so.
             page.fill("#api-key", opts.key)

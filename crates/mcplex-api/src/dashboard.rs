@@ -185,4 +185,7 @@ pub struct SessionAnswer {
     /// The person signed in at the issuer (`auth.dashboard`); `null` for the API key.
     #[serde(default)]
     pub who: Option<String>,
+    /// A viewer: signed in, not an operator; reads within what `auth.rules` grant them.
+    #[serde(default)]
+    pub viewer: bool,
 }

@@ -37,6 +37,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use mcplex_catalog::Scope;
+
 use crate::Caller;
 use crate::cookie_session::{CookieAccess, cookie_access};
 use crate::oauth::{ResourceServer, TokenRefusal};
@@ -55,6 +57,11 @@ pub trait Authenticator: Send + Sync + 'static {
     /// The person the live dashboard session `id` was opened for (signed in at the issuer);
     /// `None` for a session opened with the API key.
     fn session_person(&self, _id: &str) -> Option<String> {
+        None
+    }
+    /// The reach of the live dashboard session `id` when it is a viewer's (a person who is not
+    /// an operator: read-only, within this scope); `None` for an operator's or the API key's.
+    fn session_viewer(&self, _id: &str) -> Option<Scope> {
         None
     }
 }
@@ -185,9 +192,25 @@ impl Guard {
         match session {
             CookieAccess::Refused(why) => return Err(refuse(StatusCode::FORBIDDEN, why)),
             CookieAccess::Admin => {
-                let person = crate::cookie_session::session_id(request.headers())
-                    .and_then(|id| self.auth.session_person(id));
-                request.extensions_mut().insert(Caller::local());
+                let id = crate::cookie_session::session_id(request.headers());
+                let person = id.and_then(|id| self.auth.session_person(id));
+                let caller = match id.and_then(|id| self.auth.session_viewer(id)) {
+                    Some(reach) if viewer_may(request.method(), path) => Caller {
+                        token: None,
+                        scope: reach,
+                    },
+                    Some(_) => {
+                        return Err(refuse(
+                            StatusCode::FORBIDDEN,
+                            &format!(
+                                "read-only: {} is signed in as a viewer, not an operator",
+                                person.as_deref().unwrap_or("this person")
+                            ),
+                        ));
+                    }
+                    None => Caller::local(),
+                };
+                request.extensions_mut().insert(caller);
                 request.extensions_mut().insert(SessionActor(person));
                 return Ok(());
             }
@@ -260,6 +283,19 @@ async fn access_token(guard: &Guard, headers: &HeaderMap, token: &str) -> Result
 
 /// The largest body `POST /ui/login` takes.
 const LOGIN_BODY_LIMIT: u64 = 8 * 1024;
+
+/// What a viewer's session may ask: the reads whose answers are narrowed to the caller's scope
+/// (servers, tools, what waits for approval, the hour's counts, a tool's review, search). The
+/// audit log, tokens, limits, the config and stderr tails are the operators' alone, and so is
+/// every change.
+fn viewer_may(method: &axum::http::Method, path: &str) -> bool {
+    let reads = matches!(
+        path,
+        "/api/v1/servers" | "/api/v1/tools" | "/api/v1/approvals" | "/api/v1/stats"
+    ) || (path.starts_with("/api/v1/tools/") && path.ends_with("/review"));
+    (method == axum::http::Method::GET && reads)
+        || (method == axum::http::Method::POST && path == "/api/v1/search")
+}
 
 /// The `/api/v1` routes that take an agent token like an MCP route (their handlers read the
 /// [`Caller`] and answer within its scope): the provider projection and `POST /api/v1/call`.

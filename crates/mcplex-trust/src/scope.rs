@@ -61,6 +61,16 @@ impl Scope {
         }
     }
 
+    /// The servers it reaches; `None`: every server.
+    pub fn servers(&self) -> Option<&BTreeSet<String>> {
+        self.servers.as_deref()
+    }
+
+    /// The permissions it reaches.
+    pub fn permissions(&self) -> Permissions {
+        self.permissions
+    }
+
     pub fn is_full(&self) -> bool {
         self.servers.is_none() && self.permissions == Permissions::ALL
     }

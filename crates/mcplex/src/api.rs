@@ -17,6 +17,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -28,7 +29,7 @@ use mcplex_api::{
     TokensAnswer, Tool, ToolAction, ToolStatus, ToolsAnswer, WithheldReason, WithheldTool,
     WithoutModel, paths,
 };
-use mcplex_catalog::{Snapshot, UnavailableReason};
+use mcplex_catalog::{Scope, Snapshot, UnavailableReason};
 use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
 use mcplex_state::{StateError, Store, TokenRecord, TokenSpec, now_unix};
@@ -38,6 +39,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::Access;
 use mcplex_runtime::{Refusal, TrustAction, TrustRequest};
+use mcplex_surface::Caller;
 
 #[derive(Clone)]
 pub struct ApiState {
@@ -125,12 +127,34 @@ pub(crate) async fn off_runtime<T: Send + 'static>(
         .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
-async fn servers(State(state): State<ApiState>) -> Json<ServersAnswer> {
-    Json(ServersAnswer {
-        servers: servers_of(&state.gateway.snapshot(), |name| {
-            state.gateway.isolation(name).map(isolation_view)
-        }),
-    })
+/// What the request may see: a viewer's reach (a person signed in who is not an operator;
+/// the guard lets them reach only the reads that narrow their answers by it), else everything
+/// (the API key, an operator).
+pub(crate) fn reach(caller: Option<Extension<Caller>>) -> Scope {
+    caller.map_or_else(Scope::full, |Extension(caller)| caller.scope)
+}
+
+/// Whether a tool `id` (`server:tool`) needing `permission` is within `reach`.
+pub(crate) fn reaches(reach: &Scope, id: &str, permission: mcplex_api::Permission) -> bool {
+    let permission = match permission {
+        mcplex_api::Permission::Read => Permission::Read,
+        mcplex_api::Permission::Write => Permission::Write,
+        mcplex_api::Permission::Destructive => Permission::Destructive,
+    };
+    id.split_once(':')
+        .is_some_and(|(server, _)| reach.admits(server, permission))
+}
+
+async fn servers(
+    State(state): State<ApiState>,
+    caller: Option<Extension<Caller>>,
+) -> Json<ServersAnswer> {
+    let reach = reach(caller);
+    let mut servers = servers_of(&state.gateway.snapshot(), |name| {
+        state.gateway.isolation(name).map(isolation_view)
+    });
+    servers.retain(|server| reach.admits_server(&server.name));
+    Json(ServersAnswer { servers })
 }
 
 /// How a server's process is isolated, on the wire.
@@ -208,10 +232,17 @@ async fn server_action(
     ask(&state, action).await
 }
 
-async fn tools(State(state): State<ApiState>) -> Json<ToolsAnswer> {
-    Json(ToolsAnswer {
-        tools: tools_of(&state.gateway.snapshot()),
-    })
+async fn tools(
+    State(state): State<ApiState>,
+    caller: Option<Extension<Caller>>,
+) -> Json<ToolsAnswer> {
+    let reach = reach(caller);
+    let mut tools = tools_of(&state.gateway.snapshot());
+    tools.retain(|tool| match tool {
+        Tool::Served(t) => reaches(&reach, &t.id, t.permission),
+        Tool::Withheld(t) => reaches(&reach, &t.id, t.permission),
+    });
+    Json(ToolsAnswer { tools })
 }
 
 /// Every tool offered, served or withheld, with its status and pin, sorted by id.
@@ -293,15 +324,20 @@ async fn tool_action(
     ask(&state, action).await
 }
 
-async fn approvals(State(state): State<ApiState>) -> Json<ApprovalsAnswer> {
+async fn approvals(
+    State(state): State<ApiState>,
+    caller: Option<Extension<Caller>>,
+) -> Json<ApprovalsAnswer> {
+    let reach = reach(caller);
     let snapshot = state.gateway.snapshot();
     let servers = snapshot
         .servers()
         .iter()
-        .filter(|(_, v)| v.quarantined)
+        .filter(|(name, v)| v.quarantined && reach.admits_server(name))
         .map(|(name, _)| name.clone())
         .collect();
     let mut tools = withheld_of(&snapshot);
+    tools.retain(|t| reaches(&reach, &t.id, t.permission));
     tools.sort_by(|a, b| a.id.cmp(&b.id));
     Json(ApprovalsAnswer { servers, tools })
 }

@@ -18,7 +18,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use mcplex_api::{
     ActivityAnswer, ActivityEntry, ActivityFilter, ConfigAnswer, DiagnosticEntry, Ranking,
     SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats, StatsAnswer, StderrAnswer,
@@ -26,6 +26,7 @@ use mcplex_api::{
 };
 use mcplex_names::ToolId;
 use mcplex_state::{Activity, ActivityQuery};
+use mcplex_surface::Caller;
 use serde_json::Value;
 
 use crate::api::{ApiState, error, off_runtime};
@@ -48,13 +49,21 @@ pub fn router(state: ApiState) -> Router {
         .with_state(state)
 }
 
-async fn tool_review(State(state): State<ApiState>, Path(id): Path<String>) -> Response {
+async fn tool_review(
+    State(state): State<ApiState>,
+    caller: Option<Extension<Caller>>,
+    Path(id): Path<String>,
+) -> Response {
     let Some(parsed) = ToolId::parse(&id) else {
         return error(
             StatusCode::BAD_REQUEST,
             format!("{id:?} is not a tool id (server:tool)"),
         );
     };
+    // Out of a viewer's reach, a tool is as unknown as one that does not exist.
+    if !crate::api::reach(caller).admits_server(&parsed.server) {
+        return error(StatusCode::NOT_FOUND, format!("no tool {id:?}"));
+    }
     let review = off_runtime(state.access.store(), move |store| {
         store.review(&parsed.server, &parsed.tool)
     })
@@ -109,7 +118,8 @@ pub fn entry_of(a: Activity) -> ActivityEntry {
     }
 }
 
-async fn stats(State(state): State<ApiState>) -> Response {
+async fn stats(State(state): State<ApiState>, caller: Option<Extension<Caller>>) -> Response {
+    let reach = crate::api::reach(caller);
     let since_ms = mcplex_state::now_unix()
         .saturating_sub(3600)
         .saturating_mul(1000);
@@ -126,6 +136,7 @@ async fn stats(State(state): State<ApiState>) -> Response {
     let mut servers: BTreeMap<String, ServerStats> = snapshot
         .servers()
         .keys()
+        .filter(|name| reach.admits_server(name))
         .map(|name| {
             let stats = ServerStats {
                 server: name.clone(),
@@ -156,7 +167,12 @@ async fn stats(State(state): State<ApiState>) -> Response {
     .into_response()
 }
 
-async fn search(State(state): State<ApiState>, Json(request): Json<SearchRequest>) -> Response {
+async fn search(
+    State(state): State<ApiState>,
+    caller: Option<Extension<Caller>>,
+    Json(request): Json<SearchRequest>,
+) -> Response {
+    let reach = crate::api::reach(caller);
     let limit = request.limit.unwrap_or(SEARCH_DEFAULT).clamp(1, SEARCH_MAX);
     let snapshot = state.gateway.snapshot();
     let vector = state.gateway.query_vector(&snapshot, &request.query).await;
@@ -165,13 +181,14 @@ async fn search(State(state): State<ApiState>, Json(request): Json<SearchRequest
     } else {
         Ranking::Bm25
     };
-    // The operator sees every served tool, as the API key does on `/mcp`.
+    // The operator sees every served tool, as the API key does on `/mcp`; a viewer what their
+    // reach admits.
     let matches = snapshot.search(
         &request.query,
         vector.as_deref(),
         request.server.as_deref(),
         limit,
-        |_| true,
+        |tool| reach.admits(&tool.id.server, tool.permission),
     );
     let tools = matches
         .tools

@@ -136,6 +136,10 @@ impl Authenticator for Access {
     }
 
     fn session_person(&self, id: &str) -> Option<String> {
-        self.sessions.who(id, now_unix())
+        self.sessions.person(id, now_unix()).map(|p| p.name)
+    }
+
+    fn session_viewer(&self, id: &str) -> Option<mcplex_catalog::Scope> {
+        self.sessions.person(id, now_unix())?.viewer_scope()
     }
 }

@@ -139,7 +139,11 @@ function showLogin(message) {
 
 /** Says who is signed in: a person signed in at the issuer, or the API key. */
 function showWho(session) {
-  whoLine.textContent = session && session.who ? `Signed in as ${session.who}` : "Logged in with the API key";
+  const viewer = Boolean(session && session.viewer);
+  document.body.dataset.viewer = String(viewer);
+  whoLine.textContent = session && session.who
+    ? `Signed in as ${session.who}${viewer ? " (read-only)" : ""}`
+    : "Logged in with the API key";
   whoLine.hidden = false;
 }
 

@@ -130,12 +130,12 @@ export async function servers(root, cx) {
       isolationCell(s),
       h("div", { class: "actions" },
         String(s.status).startsWith("needs_login")
-          ? h("button", { type: "button", class: "primary", id: `login-${s.name}`, onclick: () => logIn(s.name) }, `Log in to ${s.name}`)
+          ? h("button", { type: "button", class: "primary operator-only", id: `login-${s.name}`, onclick: () => logIn(s.name) }, `Log in to ${s.name}`)
           : null,
         s.state === "quarantined"
-          ? h("button", { type: "button", class: "primary", id: `approve-${s.name}`, onclick: () => act(s.name, "approve") }, `Approve ${s.name}`)
-          : h("button", { type: "button", id: `quarantine-${s.name}`, onclick: () => act(s.name, "quarantine") }, `Quarantine ${s.name}`),
-        h("button", { type: "button", class: "quiet", id: `stderr-${s.name}`, "aria-expanded": String(open.has(s.name)),
+          ? h("button", { type: "button", class: "primary operator-only", id: `approve-${s.name}`, onclick: () => act(s.name, "approve") }, `Approve ${s.name}`)
+          : h("button", { type: "button", class: "operator-only", id: `quarantine-${s.name}`, onclick: () => act(s.name, "quarantine") }, `Quarantine ${s.name}`),
+        h("button", { type: "button", class: "quiet operator-only", id: `stderr-${s.name}`, "aria-expanded": String(open.has(s.name)),
           onclick: () => { open.has(s.name) ? open.delete(s.name) : open.add(s.name); last = ""; refresh(); } },
         open.has(s.name) ? "Hide stderr" : "Show stderr")),
     ]), "No server is configured."), controls,

@@ -62,7 +62,7 @@ export async function tools(root, cx) {
         h("code", {}, short(t.pin)),
         h("div", { class: "actions" },
           t.status === "approved"
-            ? h("button", { type: "button", onclick: () => block(t.id) }, "Block")
+            ? h("button", { type: "button", class: "operator-only", onclick: () => block(t.id) }, "Block")
             : h("a", { class: "button primary", href: `#/tools/${encodeURIComponent(t.id)}` }, "Review"),
           t.status === "approved" && t.name ? h("a", { class: "button quiet", href: `#/try/${encodeURIComponent(t.id)}` }, "Try") : null),
       ]), "No tool matches."), controls);
@@ -155,9 +155,9 @@ export async function review(root, cx, id) {
           ? "Removed text is struck through on the left, added text underlined on the right."
           : "No difference between the pinned and the observed definition."),
         h("div", { class: "actions" },
-          same && !answer.blocked ? null : h("button", { type: "button", class: "primary", id: "approve", onclick: () => approve(observed.hash) },
+          same && !answer.blocked ? null : h("button", { type: "button", class: "primary operator-only", id: "approve", onclick: () => approve(observed.hash) },
             `Approve exactly ${short(observed.hash)}`),
-          answer.blocked ? null : h("button", { type: "button", id: "block", onclick: block }, "Block")));
+          answer.blocked ? null : h("button", { type: "button", class: "operator-only", id: "block", onclick: block }, "Block")));
     }
     fill(body, parts);
   }

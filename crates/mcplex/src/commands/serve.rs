@@ -336,7 +336,7 @@ fn app(
     guard: Guard,
 ) -> Result<Door> {
     let sign_in = match &config.auth {
-        Some(auth) => crate::ui::SignIn::new(auth, api.access.clone())?,
+        Some(auth) => crate::ui::SignIn::new(auth, &config.profiles, api.access.clone())?,
         None => None,
     };
     let dashboard = crate::ui::router(api.access.clone(), sign_in).merge(

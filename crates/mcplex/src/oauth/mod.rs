@@ -10,7 +10,7 @@
 
 pub(crate) mod keys;
 mod refusals;
-mod rules;
+pub(crate) mod rules;
 #[cfg(test)]
 mod tests;
 

@@ -12,6 +12,7 @@
 //! Every answer carries a strict Content-Security-Policy (no inline script or style),
 //! `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, and is not cached.
 
+mod person;
 mod sessions;
 mod sign_in;
 mod throttle;
@@ -29,6 +30,7 @@ use mcplex_api::{LoginRequest, SessionAnswer};
 use mcplex_state::now_unix;
 use mcplex_surface::{Authenticator, CSRF_HEADER, SESSION_COOKIE, same_secret, session_id};
 
+pub use person::Person;
 pub use sessions::{LINK_LIFETIME, Sessions};
 pub use sign_in::SignIn;
 pub use throttle::LoginThrottle;
@@ -130,12 +132,16 @@ async fn asset(Path(file): Path<String>) -> Response {
 /// CSRF token. The cookie alone gets nothing (a page on another port of the host has it too).
 async fn session(State(access): State<Arc<Access>>, headers: HeaderMap) -> Response {
     match proven_session(&access, &headers) {
-        Some((id, csrf, expires_at)) => Json(SessionAnswer {
-            csrf,
-            expires_at,
-            who: access.sessions.who(&id, now_unix()),
-        })
-        .into_response(),
+        Some((id, csrf, expires_at)) => {
+            let person = access.sessions.person(&id, now_unix());
+            Json(SessionAnswer {
+                csrf,
+                expires_at,
+                viewer: person.as_ref().is_some_and(|p| p.viewer.is_some()),
+                who: person.map(|p| p.name),
+            })
+            .into_response()
+        }
         None => error(StatusCode::UNAUTHORIZED, "not logged in"),
     }
 }
@@ -191,6 +197,7 @@ async fn login(
                 csrf: opened.csrf.clone(),
                 expires_at: opened.expires_at,
                 who: None,
+                viewer: false,
             };
             with_cookie(Json(answer).into_response(), &opened.id, &headers)
         }

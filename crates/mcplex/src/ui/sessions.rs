@@ -11,8 +11,8 @@
 //! logout the store does not take ends the session here at once and is written at the next
 //! reload (the follower reloads when the store answers again).
 //! A login link is a random token that opens one session, once, within five minutes, on the
-//! gateway that printed it. A session opened by a person's sign-in at the issuer carries their
-//! name inside its signed nonce (`<random>~<base64url name>`).
+//! gateway that printed it. A session opened by a person's sign-in at the issuer carries who
+//! they are ([`Person`]) inside its signed nonce (`<random>~<base64url JSON>`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcplex_state::Store;
+
+use super::person::Person;
 use mcplex_surface::same_secret;
 
 /// How long a session lasts after login.
@@ -118,16 +120,17 @@ impl Sessions {
         self.open_for(now_unix, None)
     }
 
-    /// Opens a session for the person `who` signed in at the issuer (the caller has checked
-    /// the ID token and that they are an operator). Their name is part of what is signed.
-    pub fn open_as(&self, now_unix: i64, who: &str) -> Result<Opened, String> {
-        self.open_for(now_unix, Some(who))
+    /// Opens a session for `person`, signed in at the issuer (the caller has checked the ID
+    /// token, and what they are). Who they are is part of what is signed.
+    pub fn open_as(&self, now_unix: i64, person: &Person) -> Result<Opened, String> {
+        self.open_for(now_unix, Some(person))
     }
 
-    fn open_for(&self, now_unix: i64, who: Option<&str>) -> Result<Opened, String> {
+    fn open_for(&self, now_unix: i64, person: Option<&Person>) -> Result<Opened, String> {
         let mut nonce = random_token()?;
-        if let Some(who) = who {
-            nonce = format!("{nonce}{WHO_SEPARATOR}{}", URL_SAFE_NO_PAD.encode(who));
+        if let Some(person) = person {
+            let json = serde_json::to_vec(person).map_err(|e| e.to_string())?;
+            nonce = format!("{nonce}{WHO_SEPARATOR}{}", URL_SAFE_NO_PAD.encode(json));
         }
         let expires_at = now_unix.saturating_add(SESSION_LIFETIME.as_secs() as i64);
         let id = format!(
@@ -152,14 +155,14 @@ impl Sessions {
         Some((self.csrf(id), expires_at))
     }
 
-    /// Who opened the live session `id`: the person's name for a sign-in at the issuer, `None`
-    /// for the API key (or a session that is not live).
-    pub fn who(&self, id: &str, now_unix: i64) -> Option<String> {
+    /// Who opened the live session `id`: the person signed in at the issuer, `None` for the
+    /// API key (or a session that is not live).
+    pub fn person(&self, id: &str, now_unix: i64) -> Option<Person> {
         self.signed_end(id, now_unix)?;
         let nonce = id.split('.').nth(1)?;
-        let (_, who) = nonce.split_once(WHO_SEPARATOR)?;
-        let bytes = URL_SAFE_NO_PAD.decode(who).ok()?;
-        String::from_utf8(bytes).ok()
+        let (_, person) = nonce.split_once(WHO_SEPARATOR)?;
+        let bytes = URL_SAFE_NO_PAD.decode(person).ok()?;
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// The end of session value `id` when it is signed for this store and API key and has not
@@ -404,27 +407,26 @@ mod tests {
     }
 
     #[test]
-    fn a_signed_in_persons_name_is_part_of_the_signed_session() {
+    fn a_signed_in_person_is_part_of_the_signed_session() {
         let dir = tempfile::tempdir().expect("tempdir");
         let sessions = Sessions::new(store(dir.path()), "key");
-        let alice = sessions.open_as(1000, "alice@example.com").expect("open");
+        let alice = Person::operator("alice@example.com");
+        let opened = sessions.open_as(1000, &alice).expect("open");
         let key = sessions.open(1000).expect("open");
-        assert_eq!(
-            sessions.who(&alice.id, 1001).as_deref(),
-            Some("alice@example.com")
-        );
-        assert_eq!(sessions.who(&key.id, 1001), None);
-        // Another name in the same value is not signed: the session is not live at all.
-        let mut parts: Vec<&str> = alice.id.split('.').collect();
+        assert_eq!(sessions.person(&opened.id, 1001), Some(alice));
+        assert_eq!(sessions.person(&key.id, 1001), None);
+        // Someone else in the same value is not signed: the session is not live at all.
+        let mallory = serde_json::to_vec(&Person::operator("mallory")).expect("json");
+        let mut parts: Vec<&str> = opened.id.split('.').collect();
         let forged_nonce = format!(
             "{}~{}",
             parts[1].split('~').next().expect("nonce"),
-            URL_SAFE_NO_PAD.encode("mallory")
+            URL_SAFE_NO_PAD.encode(mallory)
         );
         parts[1] = &forged_nonce;
         let forged = parts.join(".");
         assert_eq!(sessions.lookup(&forged, 1001), None);
-        assert_eq!(sessions.who(&forged, 1001), None);
+        assert_eq!(sessions.person(&forged, 1001), None);
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! callback may reach any replica. The ID token is verified against the issuer's keys (the
 //! allowed algorithms, `iss`, `aud` = the client, `exp`, the `nonce`); the userinfo endpoint's
 //! claims are added when it has them for the same `sub`. A person whose claims match one of
-//! `operators` gets an operator's session, signed with their name; anyone else is refused with
-//! who they are and why. Every sign-in and refusal is one log line naming the person.
+//! `operators` gets an operator's session; anyone else whose claims `auth.rules` grant something
+//! gets a viewer's (read-only, within that reach); the rest are refused with who they are and
+//! why. Who they are is signed inside the session. Every sign-in and refusal is one log line naming the person.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -22,8 +23,10 @@ use mcplex_oauth::{PENDING_FOR_SECS, Pkce, random_text};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::Person;
 use crate::auth::Access;
 use crate::oauth::keys::IssuerKeys;
+use crate::oauth::rules::Rules;
 
 /// Where the issuer sends the browser back.
 pub const CALLBACK_PATH: &str = "/ui/oidc/callback";
@@ -40,6 +43,8 @@ pub struct SignIn {
     public_origin: Option<String>,
     http: reqwest::Client,
     keys: IssuerKeys,
+    /// What a person who is not an operator may read: what `auth.rules` grant their claims.
+    rules: Rules,
     access: Arc<Access>,
 }
 
@@ -52,7 +57,11 @@ struct PendingSignIn {
 }
 
 impl SignIn {
-    pub fn new(auth: &AuthSettings, access: Arc<Access>) -> anyhow::Result<Option<SignIn>> {
+    pub fn new(
+        auth: &AuthSettings,
+        profiles: &[mcplex_config::Profile],
+        access: Arc<Access>,
+    ) -> anyhow::Result<Option<SignIn>> {
         let Some(settings) = auth.dashboard.clone() else {
             return Ok(None);
         };
@@ -74,6 +83,7 @@ impl SignIn {
             public_origin,
             http: mcplex_oauth::http_client()?,
             keys: IssuerKeys::new(&auth.issuer)?,
+            rules: Rules::new(&auth.rules, profiles),
             access,
         }))
     }
@@ -392,27 +402,36 @@ async fn callback(
         }
     };
     let who = name_of(&claims);
-    if !sign_in.settings.operators.iter().any(|m| m.holds(&claims)) {
-        tracing::warn!(
-            "dashboard sign-in: {who} is not an operator (auth.dashboard.operators); refused"
-        );
-        return page(
-            StatusCode::FORBIDDEN,
-            &format!(
-                "You are signed in at the issuer as {who}, who is not an operator of this gateway (auth.dashboard.operators)."
-            ),
-        );
-    }
+    let person = if sign_in.settings.operators.iter().any(|m| m.holds(&claims)) {
+        Person::operator(&who)
+    } else {
+        match sign_in.rules.grant(&claims) {
+            Some(reach) => Person::viewer(&who, &reach),
+            None => {
+                tracing::warn!(
+                    "dashboard sign-in: {who} is not an operator (auth.dashboard.operators) and auth.rules grant them nothing; refused"
+                );
+                return page(
+                    StatusCode::FORBIDDEN,
+                    &format!(
+                        "You are signed in at the issuer as {who}, who is not an operator of this gateway (auth.dashboard.operators) and whom auth.rules let read nothing."
+                    ),
+                );
+            }
+        }
+    };
     match sign_in
         .access
         .sessions
-        .open_as(mcplex_state::now_unix(), &who)
+        .open_as(mcplex_state::now_unix(), &person)
     {
         Ok(opened) => {
-            tracing::info!(
-                "dashboard: {who} signed in at {} as an operator",
-                sign_in.issuer
-            );
+            let role = if person.viewer.is_some() {
+                "a viewer (read-only, within what auth.rules grant)"
+            } else {
+                "an operator"
+            };
+            tracing::info!("dashboard: {who} signed in at {} as {role}", sign_in.issuer);
             super::with_cookie(
                 Redirect::to(&format!("/ui/#login={}", opened.csrf)).into_response(),
                 &opened.id,

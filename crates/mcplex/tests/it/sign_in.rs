@@ -1,8 +1,10 @@
 //! Single sign-on to the dashboard (#31) with a real OpenID Connect provider (npm
 //! `oidc-provider`, OpenID certified; `tests/node/oidc_provider.mjs`) and the distribution's
 //! Chromium: alice, an operator by group, signs in on the provider's own page and approves a
-//! quarantined server; mallory signs in and is refused; the API key still logs in. The log
-//! names each person; the config view never shows the client secret.
+//! quarantined server; mallory (staff) gets a read-only view of the one server the rules let her
+//! read, and every change is refused; a guest the rules grant nothing is refused; the API key
+//! still logs in. The log and the audit log name each person; the config view never shows the
+//! client secret.
 
 use std::process::Command;
 
@@ -26,7 +28,7 @@ fn oidc_provider(port: u16, redirect_uri: &str) -> Background {
 }
 
 #[test]
-fn an_operator_signs_in_at_the_issuer_and_acts_and_anyone_else_is_refused() {
+fn an_operator_signs_in_and_acts_a_viewer_reads_within_the_rules_a_stranger_is_refused() {
     let Some(browser) = crate::dashboard::chromium() else {
         return;
     };
@@ -41,7 +43,10 @@ fn an_operator_signs_in_at_the_issuer_and_acts_and_anyone_else_is_refused() {
             "auth": {
                 "issuer": issuer,
                 "audience": "mcplex",
-                "rules": [{"claim": "groups", "value": "mcp-admins", "permissions": ["read"]}],
+                "rules": [
+                    {"claim": "groups", "value": "mcp-admins", "permissions": ["read"]},
+                    {"claim": "groups", "value": "staff", "servers": ["fixture"], "permissions": ["read"]}
+                ],
                 "dashboard": {
                     "client_id": "dashboard",
                     "client_secret": CLIENT_SECRET,
@@ -86,12 +91,42 @@ fn an_operator_signs_in_at_the_issuer_and_acts_and_anyone_else_is_refused() {
             .contains("newcomer"),
         "{seen}"
     );
-    let mallory = seen["mallory"].as_str().unwrap_or_default();
-    assert!(
-        mallory.contains("signed in at the issuer as mallory, who is not an operator"),
-        "{mallory}"
+    // mallory reads the one server the rules let her, and changes nothing.
+    assert_eq!(
+        seen["mallory_who"], "Signed in as mallory (read-only)",
+        "{seen}"
     );
-    assert_eq!(seen["mallory_nav_hidden"], true, "{seen}");
+    assert_eq!(
+        seen["mallory_nav"],
+        json!(["Overview", "Servers", "Tools", "Search"]),
+        "{seen}"
+    );
+    assert_eq!(seen["mallory_servers"], json!(["fixture"]), "{seen}");
+    assert_eq!(seen["mallory_buttons"], json!([]), "{seen}");
+    let attempts = &seen["mallory_attempts"];
+    assert_eq!(attempts["approve"]["status"], 403, "{attempts}");
+    assert!(
+        attempts["approve"]["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("mallory is signed in as a viewer"),
+        "{attempts}"
+    );
+    assert_eq!(attempts["tokens"]["status"], 403, "{attempts}");
+    assert_eq!(attempts["servers"]["status"], 200, "{attempts}");
+    assert!(
+        !attempts["servers"]["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("newcomer"),
+        "{attempts}"
+    );
+    let guest = seen["guest"].as_str().unwrap_or_default();
+    assert!(
+        guest.contains("signed in at the issuer as guest-1, who is not an operator"),
+        "{guest}"
+    );
+    assert_eq!(seen["guest_nav_hidden"], true, "{seen}");
     assert_eq!(seen["key_who"], "Logged in with the API key", "{seen}");
     // alice's approval is in force; the log names both people.
     let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
@@ -103,7 +138,8 @@ fn an_operator_signs_in_at_the_issuer_and_acts_and_anyone_else_is_refused() {
     assert_eq!(newcomer["state"], "approved", "{newcomer}");
     let log = gateway.log();
     assert!(log.contains("dashboard: alice signed in"), "{log}");
-    assert!(log.contains("mallory is not an operator"), "{log}");
+    assert!(log.contains("dashboard: mallory signed in"), "{log}");
+    assert!(log.contains("guest-1 is not an operator"), "{log}");
     // The audit log names the person behind the approval (and the API key behind its actions).
     let rows = crate::harness::eventually(
         "alice's approval in the audit log",
