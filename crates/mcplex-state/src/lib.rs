@@ -23,6 +23,7 @@ mod embeddings;
 mod error;
 mod identity;
 mod logins;
+mod migrations;
 mod pending_logins;
 mod pg_tls;
 mod reviews;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::Connection;
 
-use crate::store::{MIGRATIONS, SCHEMA_VERSION};
+use crate::migrations::{MIGRATIONS, SCHEMA_VERSION};
 use crate::tests::postgres_database;
 use crate::{Location, Store};
 

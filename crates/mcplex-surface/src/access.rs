@@ -66,12 +66,6 @@ pub trait Authenticator: Send + Sync + 'static {
     }
 }
 
-/// Who acts on the management API through a dashboard session, attached by the guard for the
-/// audit log: the person signed in at the issuer, or `None` for a session of the API key. A
-/// request with the API key itself carries none.
-#[derive(Debug, Clone)]
-pub struct SessionActor(pub Option<String>);
-
 /// The guard's settings.
 #[derive(Clone)]
 pub struct Guard {
@@ -192,27 +186,11 @@ impl Guard {
         match session {
             CookieAccess::Refused(why) => return Err(refuse(StatusCode::FORBIDDEN, why)),
             CookieAccess::Admin => {
-                let id = crate::cookie_session::session_id(request.headers());
-                let person = id.and_then(|id| self.auth.session_person(id));
-                let caller = match id.and_then(|id| self.auth.session_viewer(id)) {
-                    Some(reach) if viewer_may(request.method(), path) => Caller {
-                        token: None,
-                        scope: reach,
-                    },
-                    Some(_) => {
-                        return Err(refuse(
-                            StatusCode::FORBIDDEN,
-                            &format!(
-                                "read-only: {} is signed in as a viewer, not an operator",
-                                person.as_deref().unwrap_or("this person")
-                            ),
-                        ));
-                    }
-                    None => Caller::local(),
+                let path = path.to_owned();
+                return match crate::session_access::admit(self.auth.as_ref(), request, &path) {
+                    Some(refusal) => Err(refusal),
+                    None => Ok(()),
                 };
-                request.extensions_mut().insert(caller);
-                request.extensions_mut().insert(SessionActor(person));
-                return Ok(());
             }
             CookieAccess::None => {}
         }
@@ -283,19 +261,6 @@ async fn access_token(guard: &Guard, headers: &HeaderMap, token: &str) -> Result
 
 /// The largest body `POST /ui/login` takes.
 const LOGIN_BODY_LIMIT: u64 = 8 * 1024;
-
-/// What a viewer's session may ask: the reads whose answers are narrowed to the caller's scope
-/// (servers, tools, what waits for approval, the hour's counts, a tool's review, search). The
-/// audit log, tokens, limits, the config and stderr tails are the operators' alone, and so is
-/// every change.
-fn viewer_may(method: &axum::http::Method, path: &str) -> bool {
-    let reads = matches!(
-        path,
-        "/api/v1/servers" | "/api/v1/tools" | "/api/v1/approvals" | "/api/v1/stats"
-    ) || (path.starts_with("/api/v1/tools/") && path.ends_with("/review"));
-    (method == axum::http::Method::GET && reads)
-        || (method == axum::http::Method::POST && path == "/api/v1/search")
-}
 
 /// The `/api/v1` routes that take an agent token like an MCP route (their handlers read the
 /// [`Caller`] and answer within its scope): the provider projection and `POST /api/v1/call`.
@@ -413,7 +378,7 @@ pub(crate) fn credential(headers: &HeaderMap) -> Credential<'_> {
     }
 }
 
-fn refuse(status: StatusCode, message: &str) -> Response {
+pub(crate) fn refuse(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(json!({"error": message}))).into_response()
 }
 

@@ -34,13 +34,14 @@ mod relay;
 mod results;
 mod retrieve;
 mod search_tools;
+mod session_access;
 mod session_owners;
 mod sessions;
 mod stdio;
 mod subscriptions;
 mod typed;
 
-pub use access::{Authenticator, Guard, SessionActor};
+pub use access::{Authenticator, Guard};
 pub use caller::{Caller, Reach};
 pub use code::CodeSurface;
 pub use code_sandbox::{CodeSandbox, set_code_worker};
@@ -50,6 +51,7 @@ pub use door::{Door, Lanes};
 pub use oauth::{AccessTokens, METADATA_PATH, ResourceServer, TokenRefusal, Verification};
 pub use results::invalid_arguments as invalid_arguments_result;
 pub use retrieve::RetrieveSurface;
+pub use session_access::SessionActor;
 
 /// The built-in tools the direct surface lists before the upstream tools: `describe_tool`, and
 /// `tool_search` + `call_tool` when the config defers anything.

@@ -1,10 +1,16 @@
 //! What the supervisor asks before it connects an OAuth server: whether its login gives a
-//! token now, needs a person, or failed for a while; and waiting for the logins to change.
+//! token now, needs a person, or failed for a while; and waiting for the logins to change. Also
+//! a slot's login, and taking up a server that asked for a login its config did not announce.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 
 use mcplex_config::ServerConfig;
-use mcplex_oauth::{Secret, ServerLogin};
+use mcplex_oauth::{Logins, Secret, ServerLogin};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+use crate::supervisor::ServerSlot;
 
 /// Whether an OAuth server can connect now.
 pub(crate) enum LoginCheck {
@@ -65,5 +71,32 @@ pub(crate) async fn login_change(changes: Option<&mut watch::Receiver<u64>>) {
     };
     if !changed {
         std::future::pending::<()>().await;
+    }
+}
+
+impl ServerSlot {
+    /// Its login, if it has one (see [`ServerSlot::login`]'s field).
+    pub(crate) fn login(&self) -> Option<Arc<ServerLogin>> {
+        self.login
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// After a failed connection: when the server asked for an OAuth login that its config did
+    /// not announce, it gets one (from `logins`); true when it did.
+    pub(crate) fn take_up_login(&self, logins: Option<&Logins>) -> bool {
+        if !self.challenged.swap(false, Ordering::AcqRel) || self.login().is_some() {
+            return false;
+        }
+        let Some(login) = logins.and_then(|l| l.for_url_server(&self.config)) else {
+            return false;
+        };
+        tracing::info!(
+            server = %self.config.name,
+            "the server asks for an OAuth login (HTTP 401 with a Bearer challenge): it is an OAuth server"
+        );
+        *self.login.write().unwrap_or_else(PoisonError::into_inner) = Some(login);
+        true
     }
 }

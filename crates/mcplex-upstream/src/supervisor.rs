@@ -10,7 +10,7 @@
 //! not a failure retried with backoff.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -91,7 +91,7 @@ pub(crate) struct ServerSlot {
     pub(crate) stop: CancellationToken,
     /// An OAuth server's login (`None` for the others, and for an OAuth server of a gateway
     /// with no token store); set once a server configured without `"oauth"` asks for a login.
-    login: RwLock<Option<Arc<ServerLogin>>>,
+    pub(crate) login: RwLock<Option<Arc<ServerLogin>>>,
     /// Set by the HTTP wire when the server answered 401 with a Bearer challenge and no login
     /// was sent.
     pub(crate) challenged: Arc<AtomicBool>,
@@ -311,33 +311,6 @@ fn set_connection(slot: &ServerSlot, connection: Option<Arc<RpcConnection>>) {
         .connection
         .write()
         .unwrap_or_else(PoisonError::into_inner) = connection;
-}
-
-impl ServerSlot {
-    /// Its login, if it has one (see [`ServerSlot::login`]'s field).
-    pub(crate) fn login(&self) -> Option<Arc<ServerLogin>> {
-        self.login
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// After a failed connection: when the server asked for an OAuth login that its config did
-    /// not announce, it gets one (from `logins`); true when it did.
-    fn take_up_login(&self, logins: Option<&Logins>) -> bool {
-        if !self.challenged.swap(false, Ordering::AcqRel) || self.login().is_some() {
-            return false;
-        }
-        let Some(login) = logins.and_then(|l| l.for_url_server(&self.config)) else {
-            return false;
-        };
-        tracing::info!(
-            server = %self.config.name,
-            "the server asks for an OAuth login (HTTP 401 with a Bearer challenge): it is an OAuth server"
-        );
-        *self.login.write().unwrap_or_else(PoisonError::into_inner) = Some(login);
-        true
-    }
 }
 
 async fn supervise(
