@@ -2,8 +2,7 @@
 //! protected resource metadata (RFC 9728) and the authorization server metadata (RFC 8414, with
 //! the OpenID configuration as the fallback), each well-known URL built by path insertion.
 
-use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use reqwest::header::ACCEPT;
 use serde::Deserialize;
 use url::Url;
 
@@ -133,12 +132,18 @@ fn well_known(base: &Url, documents: &[&str], only_inserted: bool) -> Vec<Url> {
     urls
 }
 
-/// Discovers the authorization server of the MCP server at `server_url`.
-pub async fn discover(http: &reqwest::Client, server_url: &str) -> Result<Discovered, OAuthError> {
+/// Discovers the authorization server of the server at `server_url`: from the metadata its
+/// 401's `challenge` (`WWW-Authenticate`) names, when the caller has one, else at the RFC 9728
+/// well-known URLs.
+pub async fn discover(
+    http: &reqwest::Client,
+    server_url: &str,
+    challenge: Option<&str>,
+) -> Result<Discovered, OAuthError> {
     let url = Url::parse(server_url)
         .map_err(|e| OAuthError::Discovery(format!("the server URL is not a URL: {e}")))?;
     let mut candidates = resource_metadata_urls(&url);
-    if let Some(named) = challenge_metadata_url(http, &url).await {
+    if let Some(named) = challenge_metadata_url(&url, challenge) {
         candidates.insert(0, named);
     }
     let resource: ResourceMetadata = first_document(http, &candidates, "protected resource")
@@ -278,26 +283,12 @@ pub fn resource_covers(resource: &str, server_url: &str) -> bool {
     resource.origin() == server.origin() && path(&server).starts_with(&path(&resource))
 }
 
-/// Sends the server an unauthenticated request; a 401's challenge may name its metadata.
-pub(crate) async fn challenge_metadata_url(http: &reqwest::Client, url: &Url) -> Option<Url> {
-    let ping = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"});
-    let response = http
-        .post(url.clone())
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, "application/json")
-        .body(ping.to_string())
-        .send()
-        .await
-        .ok()?;
-    if response.status() != StatusCode::UNAUTHORIZED {
-        return None;
-    }
-    response
-        .headers()
-        .get_all(WWW_AUTHENTICATE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find_map(resource_metadata_of)
+/// The metadata URL named by a server's `WWW-Authenticate: Bearer …` challenge, which the
+/// caller saw (this crate never speaks a server's own protocol to provoke one), and only at the
+/// server's own origin.
+pub(crate) fn challenge_metadata_url(url: &Url, challenge: Option<&str>) -> Option<Url> {
+    challenge
+        .and_then(resource_metadata_of)
         .and_then(|named| url.join(&named).ok())
         // Only the server's own origin speaks for it: a metadata URL elsewhere would make the
         // gateway fetch whatever any server that can answer 401 names.

@@ -50,15 +50,24 @@ pub struct Begun {
     pub url: Url,
 }
 
-/// Begins a login to `server` at `server_url` whose answer comes back to `redirect_uri`.
+/// What a login is for and where its answer goes.
+pub struct LoginTarget<'a> {
+    pub server: &'a str,
+    pub server_url: &'a str,
+    /// The `WWW-Authenticate` of the server's 401, when the caller saw one.
+    pub challenge: Option<&'a str>,
+    pub redirect_uri: &'a str,
+}
+
+/// Begins a login to `target`.
 pub async fn begin(
     http: &reqwest::Client,
-    server: &str,
-    server_url: &str,
+    target: &LoginTarget<'_>,
     oauth: &OAuthConfig,
-    redirect_uri: &str,
 ) -> Result<Begun, OAuthError> {
-    let found = discover(http, server_url).await?;
+    let (server, server_url, redirect_uri) =
+        (target.server, target.server_url, target.redirect_uri);
+    let found = discover(http, server_url, target.challenge).await?;
     let scope = scope_of(&oauth.scopes, &found);
     let client = client_for(http, oauth, &found, redirect_uri, scope.as_deref()).await?;
     let authorization_endpoint = found.authorization_endpoint.as_deref().ok_or_else(|| {

@@ -1,6 +1,6 @@
 //! mcplex as an OAuth 2.1 client of upstream MCP servers, per server.
 //!
-//! Owns: discovery (a 401's `WWW-Authenticate` challenge, protected resource metadata per
+//! Owns: discovery (the 401 `WWW-Authenticate` challenge a caller saw, protected resource metadata per
 //! RFC 9728, authorization server metadata per RFC 8414 with the OpenID configuration as the
 //! fallback), dynamic client registration (RFC 7591), the authorization code flow's pieces (PKCE
 //! S256, `state`, `resource` per RFC 8707), the token endpoint's grants (code, refresh, client
@@ -30,7 +30,7 @@ pub use discovery::{
     server_metadata_urls,
 };
 pub use error::OAuthError;
-pub use flow::{Begun, PENDING_FOR_SECS, PendingLogin, begin, finish};
+pub use flow::{Begun, LoginTarget, PENDING_FOR_SECS, PendingLogin, begin, finish};
 pub use login::{LoginStore, Logins, ServerLogin, StoredLogin, configured_secret, http_client};
 pub use pkce::{Pkce, challenge_of, random_text};
 pub use protocol::{

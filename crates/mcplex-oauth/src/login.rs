@@ -183,7 +183,7 @@ impl ServerLogin {
                 login.resource.clone(),
             ),
             None => {
-                let found = discover(&self.http, &self.url).await?;
+                let found = discover(&self.http, &self.url, None).await?;
                 (found.issuer, found.token_endpoint, found.resource)
             }
         };

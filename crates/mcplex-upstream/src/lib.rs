@@ -25,6 +25,7 @@ mod wire;
 pub use error::UpstreamError;
 pub use isolation::{Isolation, ServerIsolation};
 pub use lifecycle::Offer;
+pub use login::oauth_challenge;
 /// OAuth servers' logins, which [`Upstreams::start`] takes.
 pub use mcplex_oauth::Logins;
 pub use mcplex_sandbox::{Level as IsolationLevel, Protected, Report as IsolationReport};

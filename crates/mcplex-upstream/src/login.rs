@@ -100,3 +100,32 @@ impl ServerSlot {
         true
     }
 }
+
+/// The `WWW-Authenticate` challenge a URL server answers an unauthenticated MCP request with
+/// (a `ping`), when it answers 401 with one: where an OAuth login's discovery starts. `None`
+/// when it answers otherwise or not at all (discovery then tries the well-known URLs).
+pub async fn oauth_challenge(server_url: &str) -> Option<String> {
+    let http = mcplex_oauth::http_client().ok()?;
+    let ping = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"});
+    let response = http
+        .post(server_url)
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(ping.to_string())
+        .send()
+        .await
+        .ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get_all(reqwest::header::WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
+        .map(str::to_owned)
+}

@@ -69,7 +69,14 @@ async fn begin(
     };
     let oauth = server.oauth.clone().unwrap_or_default();
     let redirect_uri = format!("{origin}{CALLBACK_PATH}");
-    let begun = match mcplex_oauth::begin(&http, &name, &url, &oauth, &redirect_uri).await {
+    let challenge = mcplex_upstream::oauth_challenge(&url).await;
+    let target = mcplex_oauth::LoginTarget {
+        server: &name,
+        server_url: &url,
+        challenge: challenge.as_deref(),
+        redirect_uri: &redirect_uri,
+    };
+    let begun = match mcplex_oauth::begin(&http, &target, &oauth).await {
         Ok(begun) => begun,
         Err(e) => return error(StatusCode::BAD_GATEWAY, e.to_string()),
     };

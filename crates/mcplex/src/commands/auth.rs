@@ -56,7 +56,14 @@ pub async fn login(
         "http://127.0.0.1:{}{CALLBACK_PATH}",
         listener.local_addr()?.port()
     );
-    let begun = mcplex_oauth::begin(&http, name, url, &oauth, &redirect_uri).await?;
+    let challenge = mcplex_upstream::oauth_challenge(url).await;
+    let target = mcplex_oauth::LoginTarget {
+        server: name,
+        server_url: url,
+        challenge: challenge.as_deref(),
+        redirect_uri: &redirect_uri,
+    };
+    let begun = mcplex_oauth::begin(&http, &target, &oauth).await?;
     eprintln!(
         "To log in to {name}, open this URL (waiting up to {}):",
         humantime::format_duration(timeout)
