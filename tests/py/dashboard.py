@@ -290,6 +290,11 @@ def scenario_tokens(opts, browser, shots):
 
     # Create a token with the scope picker; the secret is shown once.
     goto(page, base, "tokens")
+    # The name's pattern is a valid one (so the browser checks it), and the form says what a
+    # read-only token reaches when tools carry no readOnlyHint.
+    page.fill("#token-name", "bad name!")
+    facts["name_pattern_mismatch"] = page.evaluate("document.getElementById('token-name').validity.patternMismatch")
+    facts["read_hint"] = page.inner_text("#token-perm-hint")
     page.fill("#token-name", "agent-1")
     page.uncheck("#token-all-servers")
     page.check("#token-server-fixture")

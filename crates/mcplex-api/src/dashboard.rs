@@ -149,6 +149,10 @@ pub struct ConfigAnswer {
     pub warnings: Vec<String>,
     /// The last catalog build's diagnostics.
     pub diagnostics: Vec<DiagnosticEntry>,
+    /// Why the last edit of the config file was refused (the file, the key, the reason); `null`
+    /// while the running config is the file's.
+    #[serde(default)]
+    pub refused_edit: Option<String>,
     /// How searches rank on this gateway.
     pub search: SearchStatus,
 }

@@ -35,6 +35,8 @@ pub struct Gateway {
     semantic: std::sync::OnceLock<crate::SemanticSearch>,
     /// What the last catalog build reported (set by the catalog task with each publish).
     diagnostics: ArcSwap<Vec<Diagnostic>>,
+    /// Why the last edit of the config file was not applied, until a valid one is.
+    refused_edit: ArcSwap<Option<String>>,
     /// The callers' limits on tool calls and their counts.
     pub(crate) limits: Arc<crate::CallLimiter>,
 }
@@ -63,6 +65,7 @@ impl Gateway {
             audit: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
             diagnostics: ArcSwap::default(),
+            refused_edit: ArcSwap::default(),
             limits: {
                 let limits = crate::CallLimiter::default();
                 limits.set_defaults(config.limits);
@@ -85,6 +88,17 @@ impl Gateway {
     /// Records what the last catalog build reported.
     pub fn set_diagnostics(&self, diagnostics: Vec<Diagnostic>) {
         self.diagnostics.store(Arc::new(diagnostics));
+    }
+
+    /// Why the last edit of the config file was refused (`None`: the running config is the
+    /// file's).
+    pub fn refused_edit(&self) -> Option<String> {
+        (**self.refused_edit.load()).clone()
+    }
+
+    /// Records the outcome of a re-read of the config file.
+    pub fn set_refused_edit(&self, why: Option<String>) {
+        self.refused_edit.store(Arc::new(why));
     }
 
     /// The current snapshot. Cheap; hold it for the length of one request.

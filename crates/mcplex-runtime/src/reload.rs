@@ -53,6 +53,7 @@ pub fn watch(
             limits.set_defaults(defaults);
         }
     });
+    let reporting = gateway.clone();
     let mut reloader = ConfigReloader::new(
         path.clone(),
         overrides,
@@ -63,7 +64,19 @@ pub fn watch(
     tokio::spawn(async move {
         while touched_rx.recv().await.is_some() {
             while touched_rx.try_recv().is_ok() {}
-            reloader.reread(std::fs::read_to_string(&path));
+            let shown = path.display().to_string();
+            // The operator sees a refused edit where they look (the API, the dashboard), not
+            // only in the log; a valid one clears it.
+            match reloader.reread(std::fs::read_to_string(&path)) {
+                Reread::Same => {}
+                Reread::Unreadable(e) => reporting.set_refused_edit(Some(format!(
+                    "{shown} cannot be read ({e}): the gateway runs the config it read last"
+                ))),
+                Reread::Refused(e) => reporting.set_refused_edit(Some(format!(
+                    "{e} (the edit was refused: the gateway runs the config it read last)"
+                ))),
+                Reread::Valid { .. } => reporting.set_refused_edit(None),
+            }
         }
     });
     let mut debouncer = new_debouncer(DEBOUNCE, None, move |events: DebounceEventResult| {

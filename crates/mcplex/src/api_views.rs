@@ -241,6 +241,7 @@ async fn config(State(state): State<ApiState>) -> Json<ConfigAnswer> {
         config: crate::config_view::config_view(&config),
         warnings: config.warnings.clone(),
         diagnostics,
+        refused_edit: state.gateway.refused_edit(),
         search,
     })
 }

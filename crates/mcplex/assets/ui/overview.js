@@ -188,7 +188,10 @@ export async function config(root, cx) {
       h("h2", {}, "Search"),
       searchStatus(answer.search),
       h("h2", {}, "Diagnostics"),
-      answer.diagnostics.length || answer.warnings.length
+      answer.refused_edit
+        ? h("div", { class: "error", id: "refused-edit", role: "alert" }, h("strong", {}, "A config edit was refused: "), answer.refused_edit)
+        : null,
+      answer.diagnostics.length || answer.warnings.length || answer.refused_edit
         ? h("ul", { class: "diagnostics" },
           answer.diagnostics.map((d) => h("li", {}, h("strong", {}, d.server), ": ", d.message)),
           answer.warnings.map((w) => h("li", {}, h("strong", {}, "config"), ": ", w)))

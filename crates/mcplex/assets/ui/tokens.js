@@ -15,10 +15,10 @@ const EXPIRIES = [["", "Never"], ["1h", "1 hour"], ["24h", "1 day"], ["7d", "7 d
 export async function tokens(root, cx) {
   root.append(h("h1", { id: "page-title" }, "Tokens"),
     h("p", { class: "muted" }, "An agent token reaches the servers and permissions chosen here. Its secret is shown once, when it is created; the gateway keeps only a keyed hash."));
-  const [servers, config] = await Promise.all([cx.api("GET", "/api/v1/servers"), cx.api("GET", "/api/v1/config")]);
+  const [servers, config, tools] = await Promise.all([cx.api("GET", "/api/v1/servers"), cx.api("GET", "/api/v1/config"), cx.api("GET", "/api/v1/tools")]);
   const created = h("div", { "aria-live": "polite" });
   const list = h("div", {});
-  root.append(createForm(cx, servers.servers.map((s) => s.name), config.config.profiles || [], created, () => refresh()),
+  root.append(createForm(cx, servers.servers.map((s) => s.name), config.config.profiles || [], tools.tools, created, () => refresh()),
     created, h("h2", {}, "Tokens"), list);
   const paging = { page: 0 };
   let last = "";
@@ -68,12 +68,31 @@ export async function tokens(root, cx) {
   return { refresh, every: 2000 };
 }
 
-function createForm(cx, serverNames, profiles, created, done) {
-  const name = h("input", { id: "token-name", required: true, autocomplete: "off", pattern: "[A-Za-z0-9._-]+", title: "letters, digits, . _ -" });
+function createForm(cx, serverNames, profiles, tools, created, done) {
+  // Escaped for the `v` flag browsers now compile `pattern` with (an unescaped `-` there makes
+  // the whole pattern invalid, and the check silently off).
+  const name = h("input", { id: "token-name", required: true, autocomplete: "off", pattern: "[A-Za-z0-9._\\-]+", title: "letters, digits, . _ -" });
   const all = h("input", { type: "checkbox", id: "token-all-servers", checked: true });
   const boxes = serverNames.map((s) => h("input", { type: "checkbox", value: s, id: `token-server-${s}`, disabled: true }));
   all.addEventListener("change", () => boxes.forEach((b) => { b.disabled = all.checked; }));
   const permissions = PERMISSIONS.map(([value]) => h("input", { type: "checkbox", value, id: `token-perm-${value}`, checked: value === "read" }));
+  const hint = h("p", { class: "muted", id: "token-perm-hint", "aria-live": "polite" });
+  const chosenServers = () => (all.checked ? null : new Set(boxes.filter((b) => b.checked).map((b) => b.value)));
+  // How many tools the chosen permissions reach: a tool without readOnlyHint needs write.
+  const explain = () => {
+    const servers = chosenServers();
+    const inScope = tools.filter((t) => !servers || servers.has(t.id.split(":")[0]));
+    const granted = new Set(permissions.filter((p) => p.checked).map((p) => p.value));
+    const reached = inScope.filter((t) => granted.has(t.permission)).length;
+    const unannotated = inScope.filter((t) => t.permission === "write").length;
+    let text = `These permissions reach ${reached} of the ${inScope.length} tools of the chosen servers.`;
+    if (granted.has("read") && !granted.has("write") && unannotated) {
+      text += ` ${unannotated} of them are not marked read-only (no readOnlyHint) and count as write: add write to reach them.`;
+    }
+    hint.textContent = text;
+  };
+  [all, ...boxes, ...permissions].forEach((input) => input.addEventListener("change", explain));
+  explain();
   const profile = h("select", { id: "token-profile" }, h("option", { value: "" }, "No profile"),
     profiles.map((p) => h("option", { value: p.name }, `${p.name} (${p.servers.join(", ")})`)));
   const expires = h("select", { id: "token-expires" }, EXPIRIES.map(([v, label]) => h("option", { value: v, selected: v === "30d" }, label)));
@@ -106,7 +125,7 @@ function createForm(cx, serverNames, profiles, created, done) {
     h("label", { class: "check" }, all, "Every server (also those added later)"),
     boxes.map((b) => h("label", { class: "check" }, b, b.value))),
   h("fieldset", {}, h("legend", {}, "Permissions"),
-    permissions.map((p, i) => h("label", { class: "check" }, p, PERMISSIONS[i][1]))),
+    permissions.map((p, i) => h("label", { class: "check" }, p, PERMISSIONS[i][1])), hint),
   h("div", { class: "row" },
     h("label", {}, "Profile ", profile),
     h("label", {}, "Expires ", expires)),

@@ -221,6 +221,12 @@ fn tokens_made_on_the_page_work_for_agents_until_revoked_and_calls_show_live() {
         "{row}"
     );
     assert_eq!(seen["secret_after_reload"], 0, "the secret is shown once");
+    assert_eq!(seen["name_pattern_mismatch"], true, "{seen}");
+    let hint = seen["read_hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("reach 1 of the 9 tools") && hint.contains("count as write"),
+        "{hint}"
+    );
     // Its own limits, chosen on the form, and its use of them.
     assert_eq!(
         seen["token_limits"], "own: 50 a minute; write: 5 a minute",

@@ -348,6 +348,13 @@ fn config_edits_that_break_or_delete_the_file_keep_the_running_config() {
         },
     );
     assert_eq!(listing(&gateway), before);
+    // The operator sees it where they look, with the file and the reason.
+    let (_, answer) = gateway.api("GET", "/api/v1/config", "");
+    let refused = answer["refused_edit"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("config.json") && refused.contains("the edit was refused"),
+        "{answer}"
+    );
     std::fs::remove_file(&path).expect("delete");
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(
@@ -369,6 +376,9 @@ fn config_edits_that_break_or_delete_the_file_keep_the_running_config() {
                 .then_some(())
         },
     );
+    // A valid edit clears it.
+    let (_, answer) = gateway.api("GET", "/api/v1/config", "");
+    assert_eq!(answer["refused_edit"], Value::Null, "{answer}");
 }
 
 /// An HTTP upstream whose 500 page never ends: the gateway reads only its start, reports the
