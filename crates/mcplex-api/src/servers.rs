@@ -30,6 +30,33 @@ pub struct Server {
     /// servers, servers not started yet, and when the CLI read the store itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<Isolation>,
+    /// Its failures (exits, broken connections) in the last ten minutes, when it had any: a
+    /// server that comes back after each crash is up between them, not healthy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<RecentFailures>,
+}
+
+/// A server's recent failures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecentFailures {
+    /// How many in the last ten minutes.
+    pub recent: u32,
+    /// The last one's reason (redacted).
+    pub last: Option<String>,
+}
+
+/// From this many failures in ten minutes a server that is up is in a crash loop.
+pub const CRASH_LOOP_FAILURES: u32 = 3;
+
+impl Server {
+    /// Up, but failing again and again lately.
+    pub fn crash_looping(&self) -> bool {
+        matches!(self.status, ServerStatus::Ready)
+            && self
+                .failures
+                .as_ref()
+                .is_some_and(|f| f.recent >= CRASH_LOOP_FAILURES)
+    }
 }
 
 /// How a stdio server's process is confined (`docs/isolation.md`).

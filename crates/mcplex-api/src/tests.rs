@@ -36,12 +36,23 @@ fn a_server_row_from_a_gateway_carries_its_tool_counts() {
                 summary: "partial: landlock (ABI 7)".into(),
                 denied: Some("EACCES: permission denied, open '/srv/x'".into()),
             }),
+            failures: Some(RecentFailures {
+                recent: 3,
+                last: Some("exited: 1".into()),
+            }),
         }],
     };
     check(
         &answer,
-        r#"{"servers":[{"name":"github","state":"quarantined","status":"unhealthy: exited: 1","tools":3,"withheld":1,"isolation":{"level":"partial","quarantine":true,"network":false,"mechanisms":["landlock (ABI 7)"],"missing":["namespaces (EPERM)"],"summary":"partial: landlock (ABI 7)","denied":"EACCES: permission denied, open '/srv/x'"}}]}"#,
+        r#"{"servers":[{"name":"github","state":"quarantined","status":"unhealthy: exited: 1","tools":3,"withheld":1,"isolation":{"level":"partial","quarantine":true,"network":false,"mechanisms":["landlock (ABI 7)"],"missing":["namespaces (EPERM)"],"summary":"partial: landlock (ABI 7)","denied":"EACCES: permission denied, open '/srv/x'"},"failures":{"recent":3,"last":"exited: 1"}}]}"#,
     );
+    // Unhealthy is not a crash loop (it is not up); ready with as many failures is.
+    assert!(!answer.servers[0].crash_looping());
+    let up = Server {
+        status: ServerStatus::Ready,
+        ..answer.servers[0].clone()
+    };
+    assert!(up.crash_looping());
 }
 
 #[test]
@@ -53,6 +64,7 @@ fn a_server_row_from_the_store_has_no_tool_counts() {
         tools: None,
         withheld: None,
         isolation: None,
+        failures: None,
     };
     check(
         &row,

@@ -224,6 +224,11 @@ impl Gateway {
         self.upstreams.isolation(server)
     }
 
+    /// `server`'s failures within the last ten minutes (`None`: no such server).
+    pub fn failures(&self, server: &str) -> Option<mcplex_upstream::Failures> {
+        self.upstreams.failures(server)
+    }
+
     /// Reports every finished call to `records` (bounded: when the writer falls behind, records
     /// are dropped and counted, calls never wait). Argument values only with `with_arguments`.
     pub fn audit_to(&self, records: mpsc::Sender<AuditRecord>, with_arguments: bool) {

@@ -242,6 +242,17 @@ impl Upstreams {
             .clone();
         Some(ServerIsolation { report, denied })
     }
+
+    /// What went wrong with `server` lately (`None`: no such server).
+    pub fn failures(&self, server: &str) -> Option<crate::Failures> {
+        let slot = self.slot(server)?;
+        let failures = slot
+            .failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .lately();
+        Some(failures)
+    }
 }
 
 /// What one start needs to know.

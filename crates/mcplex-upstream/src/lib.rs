@@ -12,6 +12,7 @@
 
 mod connect;
 mod error;
+mod failures;
 mod isolation;
 mod lifecycle;
 mod login;
@@ -23,6 +24,7 @@ mod supervisor;
 mod wire;
 
 pub use error::UpstreamError;
+pub use failures::{FAILURE_WINDOW, Failures};
 pub use isolation::{Isolation, ServerIsolation};
 pub use lifecycle::Offer;
 pub use login::oauth_challenge;

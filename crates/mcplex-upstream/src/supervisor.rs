@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::connect::connect;
+use crate::failures::RecentFailures;
 use crate::isolation::{Denied, Isolation};
 use crate::lifecycle::{self, Offer, OfferParts};
 use crate::login::{LoginCheck, check_login, login_change, logins_change};
@@ -102,6 +103,8 @@ pub(crate) struct ServerSlot {
     pub(crate) report: Mutex<Option<Report>>,
     /// The last stderr line of its process that looked like the sandbox refusing something.
     pub(crate) denied: Denied,
+    /// What went wrong lately.
+    pub(crate) failures: Mutex<RecentFailures>,
 }
 
 /// All upstream connections of a gateway. Servers can be added and removed while it runs
@@ -191,6 +194,7 @@ impl Upstreams {
             isolation: self.isolation.clone(),
             report: Mutex::new(None),
             denied: Denied::default(),
+            failures: Mutex::default(),
         });
         servers.insert(server.name.clone(), slot.clone());
         let stop = slot.stop.clone();
@@ -438,6 +442,7 @@ async fn back_off(
     // The one place a server's last error is recorded: redacted here, it is redacted in
     // the log, the status the API and `/readyz` show, and every "not connected" error.
     let reason = slot.redactor.redact(&reason);
+    slot.failed(&reason);
     *failures = failures.saturating_add(1);
     let backoff = BACKOFF_FIRST
         .saturating_mul(2u32.saturating_pow((*failures).min(16) - 1))

@@ -154,6 +154,16 @@ async fn servers(
         state.gateway.isolation(name).map(isolation_view)
     });
     servers.retain(|server| reach.admits_server(&server.name));
+    for server in &mut servers {
+        server.failures = state
+            .gateway
+            .failures(&server.name)
+            .filter(|f| f.recent > 0)
+            .map(|f| mcplex_api::RecentFailures {
+                recent: f.recent,
+                last: f.last,
+            });
+    }
     Json(ServersAnswer { servers })
 }
 
@@ -200,6 +210,7 @@ pub fn servers_of(
                 tools: Some(view.tool_count),
                 withheld: Some(withheld),
                 isolation: isolation(name),
+                failures: None,
             }
         })
         .collect()

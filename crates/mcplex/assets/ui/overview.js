@@ -7,7 +7,14 @@ const PAGE = 25;
 
 /** The status word of a server: ready, connecting, unhealthy: reason, needs_login: reason... */
 function statusWord(server) {
-  return server.state === "quarantined" ? "quarantined" : server.status;
+  if (server.state === "quarantined") return "quarantined";
+  if (crashLooping(server)) return `crash_loop: ${server.failures.recent} failures in 10 min, last: ${server.failures.last || "?"}`;
+  return server.status;
+}
+
+/** Up, but failing again and again lately (as the API's CRASH_LOOP_FAILURES says): not green. */
+function crashLooping(server) {
+  return server.status === "ready" && server.failures && server.failures.recent >= 3;
 }
 
 /** How a server's process is isolated: a word, the one-line summary, and a refusal it may have met. */
@@ -44,7 +51,7 @@ export async function overview(root, cx) {
     const counts = Object.fromEntries(stats.servers.map((s) => [s.server, s]));
     const list = servers.servers;
     const enabled = list.filter((s) => s.status !== "disabled");
-    const connected = enabled.filter((s) => s.status === "ready").length;
+    const connected = enabled.filter((s) => s.status === "ready" && !crashLooping(s)).length;
     const quarantined = list.filter((s) => s.state === "quarantined").length;
     const served = list.reduce((n, s) => n + (s.tools || 0), 0);
     const calls = stats.servers.reduce((n, s) => n + s.calls, 0);

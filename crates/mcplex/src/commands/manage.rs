@@ -358,6 +358,7 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
                     tools: None,
                     withheld: None,
                     isolation: None,
+                    failures: None,
                 })
                 .collect()
         }
@@ -378,6 +379,19 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
             server.state.as_str(),
             server.status.to_string(),
         )?;
+        if let Some(failures) = &server.failures {
+            let loop_word = if server.crash_looping() {
+                "crash loop: "
+            } else {
+                ""
+            };
+            outln!(
+                "{:24} {loop_word}{} failure(s) in 10 min, last: {}",
+                "",
+                failures.recent,
+                failures.last.as_deref().unwrap_or("-")
+            )?;
+        }
         if let Some(isolation) = &server.isolation {
             outln!("{:24} isolation {}", "", isolation.summary)?;
             if let Some(denied) = &isolation.denied {

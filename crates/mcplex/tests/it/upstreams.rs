@@ -102,6 +102,37 @@ fn a_crashed_upstream_is_restarted_and_serves_again() {
     assert_ne!(old_pid, new_pid);
 }
 
+/// A server that exits on every call comes back each time, so it is up between crashes; it is
+/// shown as a crash loop with its failures and the last reason, never as a healthy server.
+#[test]
+fn a_server_that_crashes_on_every_call_is_a_crash_loop_not_ready() {
+    let gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    let server = || {
+        let (_, answer) = gateway.api("GET", "/api/v1/servers", "");
+        answer["servers"][0].clone()
+    };
+    assert_eq!(server()["failures"], Value::Null, "no failure yet");
+    for round in 0..3 {
+        let _ = gateway.client("legacy", "call", &["fixture__crash", "{}"]);
+        eventually(
+            &format!("the fixture back after crash {round}"),
+            Duration::from_secs(30),
+            || (server()["status"] == "ready").then_some(()),
+        );
+    }
+    let server = server();
+    assert_eq!(server["status"], "ready", "{server}");
+    assert!(server["failures"]["recent"].as_u64() >= Some(3), "{server}");
+    assert!(server["failures"]["last"].as_str().is_some(), "{server}");
+    let listed = crate::oauth_rig::mcplex_on(&gateway, &["servers", "list"])
+        .output()
+        .expect("servers list");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("crash loop: "), "{listed}");
+}
+
 #[test]
 fn a_command_that_does_not_exist_fails_alone() {
     let gateway = Gateway::start(json!({"mcpServers": {
