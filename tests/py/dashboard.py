@@ -104,7 +104,9 @@ def scenario_review(opts, browser, shots):
     page.goto(opts.link)
     page.wait_for_selector("h1#page-title")
     expect(page.locator("h1#page-title")).to_have_text("Overview")
-    expect(page.locator(".cards")).to_contain_text("Waiting for you")
+    expect(page.locator(".cards")).to_contain_text("Needs you")
+    expect(page.locator("#needs-you")).to_be_visible()
+    facts["needs_you"] = page.inner_text("#needs-you")
     shots.take(page, "overview")
     other = browser.new_context()
     again = other.new_page()
@@ -123,7 +125,13 @@ def scenario_review(opts, browser, shots):
     facts["isolation_q_word"] = page.inner_text("#iso-q")
     facts["isolation_q_summary"] = page.get_attribute("#iso-q", "title")
     shots.take(page, "servers")
+    # Approving shows the tools it will pin and serve first; a second click approves.
     page.click("#approve-q")
+    expect(page.locator("#approve-preview")).to_be_visible()
+    facts["approve_preview"] = page.inner_text("#approve-preview")
+    facts["approved_before_confirm"] = page.locator("#quarantine-q").count()
+    shots.take(page, "approve-preview")
+    page.click("#confirm-approve-q")
     expect(page.locator("#quarantine-q")).to_be_visible()
     # A decision made elsewhere (the CLI goes through the same API) shows without a reload.
     bearer = {"Authorization": f"Bearer {opts.key}"}
@@ -146,7 +154,10 @@ def scenario_review(opts, browser, shots):
     page.select_option("#filter-state", "changed")
     expect(page.locator("table")).to_contain_text("fixture:weather", timeout=10000)
     shots.take(page, "tools")
-    page.click("a[href='#/tools/fixture%3Aweather']")
+    # The Overview names it, one click from its review.
+    goto(page, base, "overview")
+    expect(page.locator("#needs-you")).to_contain_text("fixture:weather", timeout=10000)
+    page.click("#needs-you a[href='#/tools/fixture%3Aweather']")
     expect(page.locator("ins").first).to_be_visible()
     facts["inserted"] = " ".join(page.locator("ins").all_inner_texts())
     facts["deleted"] = " ".join(page.locator("del").all_inner_texts())

@@ -54,6 +54,7 @@ def main():
             facts["who"] = page.inner_text("#who")
             page.goto(f"{base}/ui/#/servers")
             page.click(f"#approve-{opts.server}")
+            page.click(f"#confirm-approve-{opts.server}")
             expect(page.locator("p.ok")).to_be_visible()
             facts["approved"] = page.inner_text("p.ok")
             shots.take(page, "alice-approved")

@@ -34,18 +34,44 @@ function isolationCell(server) {
       : null);
 }
 
+/** What waits for the operator, each one click from where it is decided. */
+function needsYou(servers, approvals, refusedEdit) {
+  const needs = [];
+  for (const name of approvals.servers) {
+    needs.push({ kind: "quarantined", text: `Server ${name} waits for approval.`, href: "#/servers", action: `Review ${name}` });
+  }
+  for (const t of approvals.tools.filter((t) => t.reason !== "server_quarantined")) {
+    needs.push({ kind: t.status, text: `Tool ${t.id} is ${t.reason.replaceAll("_", " ")}.`, href: `#/tools/${encodeURIComponent(t.id)}`, action: `Review ${t.id}` });
+  }
+  for (const s of servers) {
+    if (String(s.status).startsWith("needs_login")) {
+      needs.push({ kind: "needs_login", text: `Server ${s.name} needs a login.`, href: "#/servers", action: `Log in to ${s.name}` });
+    } else if (crashLooping(s)) {
+      needs.push({ kind: "crash_loop", text: `Server ${s.name} failed ${s.failures.recent} times in 10 min (last: ${s.failures.last || "?"}).`, href: "#/servers", action: `See ${s.name}` });
+    } else if (String(s.status).startsWith("unhealthy")) {
+      needs.push({ kind: "unhealthy", text: `Server ${s.name} is not answering: ${String(s.status).slice("unhealthy: ".length)}`, href: "#/servers", action: `See ${s.name}` });
+    }
+  }
+  if (refusedEdit) {
+    needs.push({ kind: "unhealthy", text: `A config edit was refused: ${refusedEdit}`, href: "#/config", action: "See the config" });
+  }
+  return needs;
+}
+
 export async function overview(root, cx) {
   root.append(h("h1", { id: "page-title" }, "Overview"));
   const body = h("div", {});
   root.append(body);
   let last = "";
   async function refresh() {
-    const [servers, stats, approvals] = await Promise.all([
+    const [servers, stats, approvals, refusedEdit] = await Promise.all([
       cx.api("GET", "/api/v1/servers"),
       cx.api("GET", "/api/v1/stats"),
       cx.api("GET", "/api/v1/approvals"),
+      // The config is an operator's to read: a viewer's page goes without it.
+      cx.api("GET", "/api/v1/config").then((c) => c.refused_edit).catch(() => null),
     ]);
-    const key = JSON.stringify([servers, stats, approvals]);
+    const key = JSON.stringify([servers, stats, approvals, refusedEdit]);
     if (key === last) return;
     last = key;
     const counts = Object.fromEntries(stats.servers.map((s) => [s.server, s]));
@@ -56,20 +82,19 @@ export async function overview(root, cx) {
     const served = list.reduce((n, s) => n + (s.tools || 0), 0);
     const calls = stats.servers.reduce((n, s) => n + s.calls, 0);
     const errors = stats.servers.reduce((n, s) => n + s.errors, 0);
-    const tools = approvals.tools.filter((t) => t.reason !== "server_quarantined").length;
-    const waiting = [
-      approvals.servers.length ? `${approvals.servers.length} server(s)` : null,
-      tools ? `${tools} tool(s)` : null,
-    ].filter(Boolean);
+    const needs = needsYou(list, approvals, refusedEdit);
     const allReady = connected === enabled.length;
     fill(body,
       h("div", { class: "cards" },
         card("Readiness", allReady ? `All ${enabled.length} servers connected` : `${connected} of ${enabled.length} servers connected`,
           allReady ? "good" : "warn", quarantined ? h("p", { class: "muted" }, `${quarantined} quarantined`) : null),
         card("Tools served", String(served)),
-        card("Waiting for you", waiting.length ? waiting.join(", ") : "Nothing to review", waiting.length ? "warn" : "good",
-          waiting.length ? h("a", { href: approvals.servers.length ? "#/servers" : "#/tools" }, "Review") : null),
+        card("Needs you", needs.length ? `${needs.length} item(s)` : "Nothing needs you", needs.length ? "warn" : "good"),
         card("Calls, last hour", `${calls} (${errors} failed)`, errors ? "warn" : null)),
+      needs.length
+        ? h("section", { id: "needs-you", "aria-labelledby": "needs-title" }, h("h2", { id: "needs-title" }, "Needs you"),
+          h("ul", { class: "needs" }, needs.map((n) => h("li", {}, badge(n.kind), " ", n.text, " ", h("a", { href: n.href }, n.action)))))
+        : null,
       h("h2", {}, "Servers"),
       table("Servers", ["Server", "State", "Tools served", "Withheld", "Restarts", "Calls (1 h)", "Errors (1 h)"],
         list.map((s) => {
@@ -118,6 +143,28 @@ export async function servers(root, cx) {
       fill(feedback, problem(e.message));
     }
   }
+  // Approving a server pins and serves every tool it offers: they are shown first, with what
+  // each may do, and approved only on a second, explicit click.
+  async function preview(name) {
+    fill(feedback);
+    try {
+      const answer = await cx.api("GET", "/api/v1/tools");
+      const offered = answer.tools.filter((t) => t.id.startsWith(`${name}:`));
+      const cancel = () => fill(feedback);
+      fill(feedback, h("div", { class: "card", id: "approve-preview", role: "region", "aria-label": `Approve ${name}` },
+        h("h2", {}, `Approve ${name}?`),
+        h("p", {}, `Its ${offered.length} tool(s) will be pinned as they are now and served to every caller whose scope reaches ${name}:`),
+        table(`The tools of ${name}`, ["Tool", "May", "Description"], offered.map((t) => [
+          h("code", {}, t.id), badge(t.permission), t.description == null ? "—" : String(t.description),
+        ]), "It offers no tools yet."),
+        h("div", { class: "row" },
+          h("button", { type: "button", class: "primary", id: `confirm-approve-${name}`, onclick: () => act(name, "approve") }, `Approve ${name} and its ${offered.length} tool(s)`),
+          h("button", { type: "button", onclick: cancel }, "Cancel"))));
+      document.getElementById(`confirm-approve-${name}`)?.focus();
+    } catch (e) {
+      fill(feedback, problem(e.message));
+    }
+  }
   async function refresh() {
     const answer = await cx.api("GET", "/api/v1/servers");
     const tails = {};
@@ -140,7 +187,7 @@ export async function servers(root, cx) {
           ? h("button", { type: "button", class: "primary operator-only", id: `login-${s.name}`, onclick: () => logIn(s.name) }, `Log in to ${s.name}`)
           : null,
         s.state === "quarantined"
-          ? h("button", { type: "button", class: "primary operator-only", id: `approve-${s.name}`, onclick: () => act(s.name, "approve") }, `Approve ${s.name}`)
+          ? h("button", { type: "button", class: "primary operator-only", id: `approve-${s.name}`, onclick: () => preview(s.name) }, `Approve ${s.name}`)
           : h("button", { type: "button", class: "operator-only", id: `quarantine-${s.name}`, onclick: () => act(s.name, "quarantine") }, `Quarantine ${s.name}`),
         h("button", { type: "button", class: "quiet operator-only", id: `stderr-${s.name}`, "aria-expanded": String(open.has(s.name)),
           onclick: () => { open.has(s.name) ? open.delete(s.name) : open.add(s.name); last = ""; refresh(); } },

@@ -155,9 +155,11 @@ export async function review(root, cx, id) {
           ? "Removed text is struck through on the left, added text underlined on the right."
           : "No difference between the pinned and the observed definition."),
         h("div", { class: "actions" },
-          same && !answer.blocked ? null : h("button", { type: "button", class: "primary operator-only", id: "approve", onclick: () => approve(observed.hash) },
-            `Approve exactly ${short(observed.hash)}`),
-          answer.blocked ? null : h("button", { type: "button", class: "operator-only", id: "block", onclick: block }, "Block")));
+          // Neither decision is the default: blocking is marked as the safe one, approving the
+          // exact hash read above is a plain, deliberate click.
+          answer.blocked ? null : h("button", { type: "button", class: "danger operator-only", id: "block", onclick: block }, "Block"),
+          same && !answer.blocked ? null : h("button", { type: "button", class: "operator-only", id: "approve", onclick: () => approve(observed.hash) },
+            `Approve exactly ${short(observed.hash)}`)));
     }
     fill(body, parts);
   }

@@ -99,6 +99,19 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
     let seen = browse(&gateway, &browser, "review", &login_link(&gateway));
     // The login link works once.
     assert_eq!(seen["link_reused_status"], 403, "{seen}");
+    // What needs the operator, each with its action.
+    let needs = seen["needs_you"].as_str().unwrap_or_default();
+    assert!(
+        needs.contains("Server q waits for approval.") && needs.contains("Review q"),
+        "{needs}"
+    );
+    // Approving a server shows the tools it pins first; nothing is approved until confirmed.
+    let preview = seen["approve_preview"].as_str().unwrap_or_default();
+    assert!(
+        preview.contains("q:echo") && preview.contains("Approve q and its"),
+        "{preview}"
+    );
+    assert_eq!(seen["approved_before_confirm"], 0, "{seen}");
     // Approving the quarantined server serves its tools to the agent.
     assert_eq!(seen["q_tools_before"], json!([]));
     let after = seen["q_tools_after"].as_array().expect("names");
