@@ -13,7 +13,7 @@ pub struct ActivityFilter {
     /// An agent token's name; `-` stands for calls without a token (the operator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
-    /// The tool as recorded (`server:tool`).
+    /// Part of the tool as recorded (`server:tool`), in any case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// The outcome as recorded (`ok`, `tool_error`, ...).

@@ -104,6 +104,7 @@ fn served_and_withheld_tools_keep_their_own_fields_in_order() {
                 permission: Permission::Read,
                 pin: "sha256:1".into(),
                 deferred: false,
+                description: Some("Echoes.".into()),
             }),
             Tool::Withheld(WithheldTool {
                 id: "b:rm".into(),
@@ -118,7 +119,7 @@ fn served_and_withheld_tools_keep_their_own_fields_in_order() {
     check(
         &answer,
         concat!(
-            r#"{"tools":[{"id":"a:echo","name":"a__echo","status":"approved","permission":"read","pin":"sha256:1","deferred":false},"#,
+            r#"{"tools":[{"id":"a:echo","name":"a__echo","status":"approved","permission":"read","pin":"sha256:1","deferred":false,"description":"Echoes."},"#,
             r#"{"id":"b:rm","status":"changed","reason":"tool_changed","permission":"destructive","pin":"sha256:2","description":null}]}"#
         ),
     );

@@ -43,6 +43,9 @@ pub struct ServedTool {
     pub pin: String,
     /// Left out of the direct listing until searched for.
     pub deferred: bool,
+    /// The upstream's description, when it is text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// A tool in no listing, with why.

@@ -31,6 +31,7 @@ pub struct ActivityQuery {
     pub limit: usize,
     /// A token's name; [`ActivityQuery::NO_TOKEN`] for rows without one.
     pub token: Option<String>,
+    /// Part of the tool (`server:tool`, any case).
     pub tool: Option<String>,
     /// The outcome (`ok`, `tool_error`, ...).
     pub status: Option<String>,
@@ -137,16 +138,27 @@ impl Store {
         let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
         let no_token = query.token.as_deref() == Some(ActivityQuery::NO_TOKEN);
         let token = query.token.as_deref().filter(|_| !no_token);
+        // The tool filter matches part of the name, in any case: `weather` finds
+        // `fixture:weather` (`%`, `_` and `\` in it stand for themselves).
+        let tool_pattern = query.tool.as_deref().map(|tool| {
+            let escaped = tool
+                .to_lowercase()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            format!("%{escaped}%")
+        });
         let rows = self.db.transaction(Mode::Read, |tx| {
             tx.query(
                 "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica, COALESCE(method, 'tools/call')
                  FROM activity
-                 WHERE (CAST(?1 AS TEXT) IS NULL OR token = ?1) AND (CAST(?2 AS TEXT) IS NULL OR tool = ?2)
+                 WHERE (CAST(?1 AS TEXT) IS NULL OR token = ?1)
+                   AND (CAST(?2 AS TEXT) IS NULL OR lower(tool) LIKE ?2 ESCAPE '\\')
                    AND (CAST(?3 AS TEXT) IS NULL OR status = ?3) AND (CAST(?4 AS BIGINT) = 0 OR token IS NULL)
                  ORDER BY at_ms DESC, rowid DESC LIMIT ?5 OFFSET ?6",
                 &[
                     Param::OptText(token),
-                    Param::OptText(query.tool.as_deref()),
+                    Param::OptText(tool_pattern.as_deref()),
                     Param::OptText(query.status.as_deref()),
                     Param::Int(i64::from(no_token)),
                     Param::Int(limit),

@@ -226,6 +226,27 @@ fn the_audit_log_keeps_rows_newest_first_within_retention() {
             })
             .expect("read");
         assert_eq!(ci, [row(3, Some("ci"), "a:x")]);
+        // The tool filter takes part of the name in any case; `%` and `_` match only themselves.
+        store
+            .record_activity(&[row(4, None, "Fix_Ture:Weather")], 0)
+            .expect("record");
+        let by_part = |part: &str| {
+            store
+                .activity(&ActivityQuery {
+                    limit: 10,
+                    tool: Some(part.into()),
+                    ..Default::default()
+                })
+                .expect("read")
+                .iter()
+                .map(|a| a.at_ms)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(by_part("weather"), [4]);
+        assert_eq!(by_part("x_t"), [4]);
+        assert_eq!(by_part("a:"), [3, 2, 1]);
+        assert_eq!(by_part("%"), Vec::<i64>::new());
+        assert_eq!(by_part("a_x"), Vec::<i64>::new(), "_ is not a wildcard");
         store.record_activity(&[], 3).expect("prune");
         assert_eq!(
             store
@@ -235,7 +256,7 @@ fn the_audit_log_keeps_rows_newest_first_within_retention() {
                 })
                 .expect("read")
                 .len(),
-            1
+            2
         );
     }
 }

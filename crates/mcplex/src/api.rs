@@ -266,6 +266,11 @@ pub fn tools_of(snapshot: &Snapshot) -> Vec<Tool> {
             permission: permission(t.permission),
             pin: t.pin.clone(),
             deferred: t.deferred,
+            description: t
+                .raw
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         })
     });
     let withheld = withheld_of(snapshot).into_iter().map(Tool::Withheld);

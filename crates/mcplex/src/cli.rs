@@ -58,7 +58,7 @@ pub enum Command {
         /// Only calls made with this token.
         #[arg(long)]
         token: Option<String>,
-        /// Only calls of this tool (`server:tool`).
+        /// Only calls whose tool (`server:tool`) contains this, in any case.
         #[arg(long)]
         tool: Option<String>,
         /// Print JSON instead of a table.

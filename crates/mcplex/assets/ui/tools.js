@@ -13,7 +13,7 @@ export async function tools(root, cx) {
   const server = h("select", { id: "filter-server" }, h("option", { value: "" }, "All servers"));
   const state = h("select", { id: "filter-state" }, h("option", { value: "" }, "Any state"),
     STATES.map((s) => h("option", { value: s }, s)));
-  const text = h("input", { id: "filter-text", type: "search", placeholder: "name or id" });
+  const text = h("input", { id: "filter-text", type: "search", placeholder: "name, id or description" });
   const feedback = h("div", { "aria-live": "polite" });
   const body = h("div", {});
   const paging = { page: 0 };
@@ -48,7 +48,7 @@ export async function tools(root, cx) {
     const shown = answer.tools.filter((t) =>
       (!server.value || t.id.startsWith(`${server.value}:`)) &&
       (!state.value || t.status === state.value) &&
-      (!needle || `${t.id} ${t.name || ""}`.toLowerCase().includes(needle)));
+      (!needle || `${t.id} ${t.name || ""} ${typeof t.description === "string" ? t.description : ""}`.toLowerCase().includes(needle)));
     const key = JSON.stringify([shown, paging.page]);
     if (key === last) return;
     last = key;
