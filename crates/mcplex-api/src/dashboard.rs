@@ -35,6 +35,35 @@ pub struct ActivityAnswer {
     pub more: bool,
 }
 
+/// `GET /api/v1/trends?hours=N` (1 to 168, default 24): the audit log's calls, failures and
+/// latency over time, every replica's, in about 48 buckets, oldest first, empty ones included.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrendsAnswer {
+    /// Unix milliseconds the first bucket starts at.
+    pub since_ms: i64,
+    pub bucket_ms: i64,
+    pub buckets: Vec<TrendPoint>,
+}
+
+/// One bucket of [`TrendsAnswer`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrendPoint {
+    pub start_ms: i64,
+    pub calls: u64,
+    /// Of those, the ones whose outcome was not `ok`.
+    pub errors: u64,
+    /// Mean and longest call, in milliseconds (0 without calls).
+    pub avg_ms: u64,
+    pub max_ms: u64,
+}
+
+/// The query of `GET /api/v1/trends`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrendsQuery {
+    #[serde(default)]
+    pub hours: Option<u32>,
+}
+
 /// `GET /api/v1/stats`: calls and errors of the last hour per server, and restarts since start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatsAnswer {

@@ -24,7 +24,7 @@ pub use answers::{Done, ErrorAnswer, IdentityAnswer, IdentityRequest, LoginStart
 pub use dashboard::{
     ActivityAnswer, ActivityFilter, ConfigAnswer, DiagnosticEntry, LoginRequest, NoModel, Ranking,
     SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats, SessionAnswer, StatsAnswer,
-    StderrAnswer, WithoutModel,
+    StderrAnswer, TrendPoint, TrendsAnswer, TrendsQuery, WithoutModel,
 };
 pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch};
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};

@@ -86,6 +86,8 @@ pub mod paths {
     pub const ACTIVITY: &str = "/api/v1/activity";
     /// `GET`: [`crate::StatsAnswer`].
     pub const STATS: &str = "/api/v1/stats";
+    /// `GET` [`crate::TrendsQuery`]: [`crate::TrendsAnswer`].
+    pub const TRENDS: &str = "/api/v1/trends";
     /// `POST` [`crate::SearchRequest`]: [`crate::SearchAnswer`].
     pub const SEARCH: &str = "/api/v1/search";
     /// `GET`: [`crate::ConfigAnswer`].

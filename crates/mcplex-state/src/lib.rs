@@ -31,6 +31,7 @@ mod secret;
 mod sql;
 mod store;
 mod tokens;
+mod trends;
 mod usage;
 
 pub use activity::{Activity, ActivityCount, ActivityQuery};
@@ -46,6 +47,7 @@ pub use store::{Location, Opened, Store};
 pub use tokens::{
     NewToken, OAUTH_CALLER_PREFIX, OPERATOR_CALLER_PREFIX, TokenRecord, TokenSpec, now_unix,
 };
+pub use trends::TrendBucket;
 pub use usage::UsageCount;
 
 #[cfg(test)]

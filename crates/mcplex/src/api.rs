@@ -72,6 +72,7 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .route(paths::IDENTITY, post(identity))
         .with_state(state.clone())
         .merge(crate::api_limits::router(state.clone()))
+        .merge(crate::api_trends::router(state.clone()))
         .merge(crate::upstream_login::router(state.clone()))
         .merge(crate::api_views::router(state))
         .layer(audited)

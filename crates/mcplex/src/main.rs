@@ -4,6 +4,7 @@
 
 mod api;
 mod api_limits;
+mod api_trends;
 mod api_views;
 mod audit;
 mod auth;

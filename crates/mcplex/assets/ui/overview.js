@@ -2,6 +2,7 @@
 // effective config redacted, with the current diagnostics). All read /api/v1 only.
 
 import { h, fill, problem, table, paged, badge, busy } from "./dom.js";
+import { trendChart } from "./chart.js";
 
 const PAGE = 25;
 
@@ -34,6 +35,15 @@ function isolationCell(server) {
       : null);
 }
 
+/** The last 24 hours: calls (failed in red) and the mean latency, every replica's. */
+function trendSection(trends) {
+  const { chart, words } = trendChart(trends, "trend-calls");
+  return h("section", { "aria-labelledby": "trend-title" },
+    h("h2", { id: "trend-title" }, "Last 24 hours"),
+    h("div", { class: "card" }, chart, h("p", { class: "muted", id: "trend-words" }, words,
+      " Bars: calls (failed in red); line: mean latency.")));
+}
+
 /** What waits for the operator, each one click from where it is decided. */
 function needsYou(servers, approvals, refusedEdit) {
   const needs = [];
@@ -64,14 +74,15 @@ export async function overview(root, cx) {
   root.append(body);
   let last = "";
   async function refresh() {
-    const [servers, stats, approvals, refusedEdit] = await Promise.all([
+    const [servers, stats, approvals, refusedEdit, trends] = await Promise.all([
       cx.api("GET", "/api/v1/servers"),
       cx.api("GET", "/api/v1/stats"),
       cx.api("GET", "/api/v1/approvals"),
-      // The config is an operator's to read: a viewer's page goes without it.
+      // The config and the trends are an operator's to read: a viewer's page goes without.
       cx.api("GET", "/api/v1/config").then((c) => c.refused_edit).catch(() => null),
+      cx.api("GET", "/api/v1/trends?hours=24").catch(() => null),
     ]);
-    const key = JSON.stringify([servers, stats, approvals, refusedEdit]);
+    const key = JSON.stringify([servers, stats, approvals, refusedEdit, trends]);
     if (key === last) return;
     last = key;
     const counts = Object.fromEntries(stats.servers.map((s) => [s.server, s]));
@@ -95,6 +106,7 @@ export async function overview(root, cx) {
         ? h("section", { id: "needs-you", "aria-labelledby": "needs-title" }, h("h2", { id: "needs-title" }, "Needs you"),
           h("ul", { class: "needs" }, needs.map((n) => h("li", {}, badge(n.kind), " ", n.text, " ", h("a", { href: n.href }, n.action)))))
         : null,
+      trends ? trendSection(trends) : null,
       h("h2", {}, "Servers"),
       table("Servers", ["Server", "State", "Tools served", "Withheld", "Restarts", "Calls (1 h)", "Errors (1 h)"],
         list.map((s) => {

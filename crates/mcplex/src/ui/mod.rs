@@ -53,6 +53,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("app.js", JS, include_str!("../../assets/ui/app.js")),
     ("dom.js", JS, include_str!("../../assets/ui/dom.js")),
     ("diff.js", JS, include_str!("../../assets/ui/diff.js")),
+    ("chart.js", JS, include_str!("../../assets/ui/chart.js")),
     ("form.js", JS, include_str!("../../assets/ui/form.js")),
     (
         "overview.js",

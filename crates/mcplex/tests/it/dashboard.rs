@@ -105,6 +105,15 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
         needs.contains("Server q waits for approval.") && needs.contains("Review q"),
         "{needs}"
     );
+    // The last 24 hours as a chart, in words too.
+    assert_eq!(seen["trend_bars"], 48, "{seen}");
+    assert!(
+        seen["trend_words"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("calls,"),
+        "{seen}"
+    );
     // Approving a server shows the tools it pins first; nothing is approved until confirmed.
     let preview = seen["approve_preview"].as_str().unwrap_or_default();
     assert!(

@@ -67,6 +67,19 @@ fn metrics_request_ids_and_the_audit_log_describe_every_call() {
     assert_eq!(made["tool"], "/api/v1/tokens");
     assert_eq!(made["method"], "api POST");
     let rows = calls_of(&all);
+    // Over time: the same three calls (two of them refused) in the trend, not the operator's
+    // action; every bucket of the hour is there, empty ones too.
+    let (status, trend) = gateway.api("GET", "/api/v1/trends?hours=1", "");
+    assert_eq!(status, 200, "{trend}");
+    let buckets = trend["buckets"].as_array().expect("buckets");
+    assert_eq!(buckets.len(), 12, "{trend}");
+    let sum = |field: &str| {
+        buckets
+            .iter()
+            .filter_map(|b| b[field].as_u64())
+            .sum::<u64>()
+    };
+    assert_eq!((sum("calls"), sum("errors")), (3, 2), "{trend}");
     let echo = rows
         .iter()
         .find(|r| r["tool"] == "fixture:echo")
