@@ -136,6 +136,9 @@ def scenario_review(opts, browser, shots):
     shots.take(page, "approve-preview")
     page.click("#confirm-approve-q")
     expect(page.locator("#quarantine-q")).to_be_visible()
+    # The tail opened under q's own button; after the approval the keyboard stays at the answer.
+    facts["tail_in_row"] = page.locator("tbody tr", has_text="Hide stderr").locator("pre.tail").count()
+    facts["focus_after_approve"] = page.evaluate("document.activeElement.id")
     # A decision made elsewhere (the CLI goes through the same API) shows without a reload.
     bearer = {"Authorization": f"Bearer {opts.key}"}
     facts["elsewhere_quarantine"] = raw(base, "POST", "/api/v1/servers/fixture/quarantine", bearer)[0]

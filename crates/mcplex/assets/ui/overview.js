@@ -137,9 +137,12 @@ export async function servers(root, cx) {
     fill(feedback);
     try {
       const done = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/${action}`);
-      fill(feedback, h("p", { class: "ok" }, done.message));
+      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
+      fill(feedback, said);
       last = "";
       await refresh();
+      // The button pressed is gone (the row now offers the opposite): keyboard focus stays here.
+      said.focus();
     } catch (e) {
       fill(feedback, problem(e.message));
     }
@@ -201,11 +204,14 @@ export async function servers(root, cx) {
         s.state === "quarantined"
           ? h("button", { type: "button", class: "primary operator-only", id: `approve-${s.name}`, onclick: () => preview(s.name) }, `Approve ${s.name}`)
           : h("button", { type: "button", class: "operator-only", id: `quarantine-${s.name}`, onclick: () => act(s.name, "quarantine") }, `Quarantine ${s.name}`),
-        h("button", { type: "button", class: "quiet operator-only", id: `stderr-${s.name}`, "aria-expanded": String(open.has(s.name)),
-          onclick: () => { open.has(s.name) ? open.delete(s.name) : open.add(s.name); last = ""; refresh(); } },
-        open.has(s.name) ? "Hide stderr" : "Show stderr")),
-    ]), "No server is configured."), controls,
-    [...open].map((name) => stderrBlock(name, tails[name])));
+        // Only a process the gateway started has a stderr; its tail opens right under the button.
+        s.isolation
+          ? h("button", { type: "button", class: "quiet operator-only", id: `stderr-${s.name}`, "aria-expanded": String(open.has(s.name)),
+            onclick: () => { open.has(s.name) ? open.delete(s.name) : open.add(s.name); last = ""; refresh(); } },
+            open.has(s.name) ? "Hide stderr" : "Show stderr")
+          : null,
+        open.has(s.name) ? stderrBlock(s.name, tails[s.name]) : null),
+    ]), "No server is configured."), controls);
     if (focused) document.getElementById(focused)?.focus();
   }
   await refresh();

@@ -121,6 +121,8 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
         "{preview}"
     );
     assert_eq!(seen["approved_before_confirm"], 0, "{seen}");
+    assert_eq!(seen["tail_in_row"], 1, "{seen}");
+    assert_eq!(seen["focus_after_approve"], "server-done", "{seen}");
     // Approving the quarantined server serves its tools to the agent.
     assert_eq!(seen["q_tools_before"], json!([]));
     let after = seen["q_tools_after"].as_array().expect("names");
