@@ -124,6 +124,8 @@ def scenario_review(opts, browser, shots):
     page.click("#stderr-q")
     expect(page.locator("pre.tail")).to_contain_text("starting", timeout=10000)
     facts["stderr_tail"] = page.inner_text("pre.tail")
+    # The tail opened in q's own row, under its button.
+    facts["tail_in_row"] = page.locator("tbody tr", has_text="Hide stderr").locator("pre.tail").count()
     # How each server's process is isolated: q, quarantined, under the quarantine policy.
     facts["isolation_q_word"] = page.inner_text("#iso-q")
     facts["isolation_q_summary"] = page.get_attribute("#iso-q", "title")
@@ -136,8 +138,7 @@ def scenario_review(opts, browser, shots):
     shots.take(page, "approve-preview")
     page.click("#confirm-approve-q")
     expect(page.locator("#quarantine-q")).to_be_visible()
-    # The tail opened under q's own button; after the approval the keyboard stays at the answer.
-    facts["tail_in_row"] = page.locator("tbody tr", has_text="Hide stderr").locator("pre.tail").count()
+    # After the approval the keyboard stays at the answer.
     facts["focus_after_approve"] = page.evaluate("document.activeElement.id")
     # A decision made elsewhere (the CLI goes through the same API) shows without a reload.
     bearer = {"Authorization": f"Bearer {opts.key}"}
