@@ -111,8 +111,11 @@ CREATE TABLE IF NOT EXISTS dashboard_logouts (
 /// Version 10: an agent token's own limits on tool calls (`limits`, the config's JSON shape),
 /// each replica's counts of limited callers' calls, which the replicas exchange twice a second
 /// (see `usage.rs`), and logins begun in the dashboard (`pending_logins.rs`).
-const SCHEMA_V10: &str = "
-ALTER TABLE tokens ADD COLUMN limits TEXT;
+/// The tables version 10 adds, the same in both dialects but for the type of bytes.
+macro_rules! version_10_tables {
+    ($bytes:literal) => {
+        concat!(
+            "
 CREATE TABLE IF NOT EXISTS call_usage (
     instance TEXT NOT NULL,
     caller TEXT NOT NULL,
@@ -125,10 +128,20 @@ CREATE TABLE IF NOT EXISTS call_usage (
 );
 CREATE TABLE IF NOT EXISTS pending_logins (
     state TEXT PRIMARY KEY,
-    sealed BLOB NOT NULL,
+    sealed ",
+            $bytes,
+            " NOT NULL,
     begun_at BIGINT NOT NULL
 );
-";
+"
+        )
+    };
+}
+
+const SCHEMA_V10: &str = concat!(
+    "ALTER TABLE tokens ADD COLUMN limits TEXT;",
+    version_10_tables!("BLOB")
+);
 
 /// One step of the schema, written for both databases. Every PostgreSQL step is idempotent
 /// (`IF NOT EXISTS`): PostgreSQL stores of earlier releases were created whole at version 4 and
@@ -198,24 +211,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
 ];
 
 /// Version 10 in PostgreSQL: as [`SCHEMA_V10`], idempotent.
-const POSTGRES_V10: &str = "
-ALTER TABLE tokens ADD COLUMN IF NOT EXISTS limits TEXT;
-CREATE TABLE IF NOT EXISTS call_usage (
-    instance TEXT NOT NULL,
-    caller TEXT NOT NULL,
-    class TEXT NOT NULL,
-    minute BIGINT NOT NULL,
-    current_calls BIGINT NOT NULL,
-    previous_calls BIGINT NOT NULL,
-    in_flight BIGINT NOT NULL,
-    PRIMARY KEY (instance, caller, class)
+const POSTGRES_V10: &str = concat!(
+    "ALTER TABLE tokens ADD COLUMN IF NOT EXISTS limits TEXT;",
+    version_10_tables!("BYTEA")
 );
-CREATE TABLE IF NOT EXISTS pending_logins (
-    state TEXT PRIMARY KEY,
-    sealed BYTEA NOT NULL,
-    begun_at BIGINT NOT NULL
-);
-";
 
 /// Version 1 in PostgreSQL: every integer 64-bit, bytes as `BYTEA`.
 const POSTGRES_V1: &str = "

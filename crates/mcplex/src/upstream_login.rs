@@ -21,6 +21,7 @@ use serde::Deserialize;
 
 use crate::api::{ApiState, error, off_runtime};
 use crate::logins::StoreLogins;
+use crate::ui::text_page as page;
 
 /// Where the authorization server sends the browser back.
 pub const CALLBACK_PATH: &str = "/ui/oauth/callback";
@@ -197,14 +198,4 @@ async fn callback(State(store): State<Arc<Store>>, Query(query): Query<CallbackQ
         ),
         Err(e) => page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
-}
-
-/// A plain-text page for a person (no markup: nothing of the query is ever interpreted).
-fn page(status: StatusCode, text: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        format!("{text}\n"),
-    )
-        .into_response()
 }

@@ -116,6 +116,17 @@ async fn secure_headers(request: Request, next: Next) -> Response {
     response
 }
 
+/// A plain-text page for a person who arrived by a redirect (a login's or a sign-in's answer):
+/// nothing of the request is ever interpreted as markup.
+pub(crate) fn text_page(status: StatusCode, text: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("{text}\n"),
+    )
+        .into_response()
+}
+
 async fn index() -> Response {
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response()
 }

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::Person;
+use super::text_page as page;
 use crate::auth::Access;
 use crate::oauth::keys::IssuerKeys;
 use crate::oauth::rules::Rules;
@@ -440,14 +441,4 @@ async fn callback(
         }
         Err(why) => page(StatusCode::INTERNAL_SERVER_ERROR, &why),
     }
-}
-
-/// A plain-text page for a person (nothing of the request is ever interpreted as markup).
-fn page(status: StatusCode, text: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        format!("{text}\n"),
-    )
-        .into_response()
 }
