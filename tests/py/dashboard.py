@@ -107,6 +107,9 @@ def scenario_review(opts, browser, shots):
     expect(page.locator(".cards")).to_contain_text("Needs you")
     expect(page.locator("#needs-you")).to_be_visible()
     facts["needs_you"] = page.inner_text("#needs-you")
+    # The navigation counts them, on every page.
+    expect(page.locator("#needs-count")).to_be_visible(timeout=10000)
+    facts["needs_count"] = page.inner_text("#needs-count")
     expect(page.locator("svg#trend-calls")).to_be_visible()
     facts["trend_bars"] = page.locator("svg#trend-calls rect.bar").count()
     facts["trend_words"] = page.inner_text("#trend-words")
@@ -140,6 +143,15 @@ def scenario_review(opts, browser, shots):
     expect(page.locator("#quarantine-q")).to_be_visible()
     # After the approval the keyboard stays at the answer.
     facts["focus_after_approve"] = page.evaluate("document.activeElement.id")
+    # Quarantine asks first; declined, nothing changes.
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("#quarantine-q")
+    page.wait_for_timeout(300)
+    facts["quarantine_asked"] = asked
+    facts["q_still_approved"] = page.locator("#quarantine-q").count()
+    # With nothing left to decide, the navigation's count goes away.
+    expect(page.locator("#needs-count")).to_be_hidden(timeout=10000)
     # A decision made elsewhere (the CLI goes through the same API) shows without a reload.
     bearer = {"Authorization": f"Bearer {opts.key}"}
     facts["elsewhere_quarantine"] = raw(base, "POST", "/api/v1/servers/fixture/quarantine", bearer)[0]

@@ -3,7 +3,7 @@
 // shows within a couple of seconds, without a reload).
 
 import { h, fill, problem } from "./dom.js";
-import { overview, servers, config } from "./overview.js";
+import { overview, servers, config, needsCount } from "./overview.js";
 import { tools, review } from "./tools.js";
 import { tokens } from "./tokens.js";
 import { activity, search } from "./activity.js";
@@ -215,10 +215,27 @@ async function route() {
   }
 }
 
+// The navigation says how many things need the operator, whatever page is open.
+const needsBadge = h("span", { class: "count", id: "needs-count", hidden: true });
+nav.querySelector('a[href="#/overview"]').append(" ", needsBadge);
+let needsTimer = null;
+async function showNeeds() {
+  if (!csrf || document.body.dataset.viewer === "true") { needsBadge.hidden = true; return; }
+  try {
+    const count = await needsCount(api);
+    needsBadge.textContent = String(count);
+    needsBadge.title = `${count} thing(s) need you`;
+    needsBadge.setAttribute("aria-label", `${count} need you`);
+    needsBadge.hidden = count === 0;
+  } catch { /* the page says what failed; the count waits for the next round */ }
+}
+
 /** Shows the pages; after a login the focus moves to the page (at boot it stays at the top). */
 function start(focusPage) {
   nav.hidden = false;
   logoutButton.hidden = false;
+  if (!needsTimer) needsTimer = setInterval(showNeeds, 5000);
+  showNeeds();
   if (!location.hash) history.replaceState(null, "", "#/overview");
   route();
   if (focusPage) main.focus();

@@ -44,6 +44,16 @@ function trendSection(trends) {
       " Bars: calls (failed in red); line: mean latency.")));
 }
 
+/** How many things need the operator now (the navigation's count). */
+export async function needsCount(api) {
+  const [servers, approvals, refusedEdit] = await Promise.all([
+    api("GET", "/api/v1/servers"),
+    api("GET", "/api/v1/approvals"),
+    api("GET", "/api/v1/config").then((c) => c.refused_edit).catch(() => null),
+  ]);
+  return needsYou(servers.servers, approvals, refusedEdit).length;
+}
+
 /** What waits for the operator, each one click from where it is decided. */
 function needsYou(servers, approvals, refusedEdit) {
   const needs = [];
@@ -134,6 +144,8 @@ export async function servers(root, cx) {
   const paging = { page: 0 };
   let last = "";
   async function act(name, action) {
+    if (action === "quarantine"
+      && !window.confirm(`Quarantine ${name}? Its tools stop being served to every caller at once, on every replica.`)) return;
     fill(feedback);
     try {
       const done = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/${action}`);

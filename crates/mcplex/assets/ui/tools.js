@@ -31,6 +31,7 @@ export async function tools(root, cx) {
   async function block(id) {
     fill(feedback);
     try {
+      if (!window.confirm(`Block ${id}? It stops being served to every caller at once, whatever its definition.`)) return;
       const done = await cx.api("POST", `/api/v1/tools/${encodeURIComponent(id)}/block`);
       fill(feedback, h("p", { class: "ok" }, done.message));
       await refresh();
@@ -124,6 +125,7 @@ export async function review(root, cx, id) {
   async function block() {
     fill(feedback);
     try {
+      if (!window.confirm(`Block ${id}? It stops being served to every caller at once, whatever its definition.`)) return;
       const done = await cx.api("POST", `/api/v1/tools/${encodeURIComponent(id)}/block`);
       fill(feedback, h("p", { class: "ok" }, done.message));
       await load();
