@@ -163,8 +163,10 @@ async fn callback(State(store): State<Arc<Store>>, Query(query): Query<CallbackQ
         return page(
             StatusCode::BAD_REQUEST,
             &format!(
-                "The authorization server refused the login to {}: {refused} {detail}",
-                pending.server
+                "The authorization server refused the login to {}: {} {}",
+                pending.server,
+                crate::ui::short(&refused),
+                crate::ui::short(&detail)
             ),
         );
     }

@@ -116,6 +116,16 @@ async fn secure_headers(request: Request, next: Next) -> Response {
     response
 }
 
+/// Text another party sent (an authorization server's error, a query parameter) as a page or a
+/// log line may carry it: without control characters, at most 300 characters.
+pub(crate) fn short(text: &str) -> String {
+    let mut kept: String = text.chars().filter(|c| !c.is_control()).take(300).collect();
+    if text.chars().count() > 300 {
+        kept.push('…');
+    }
+    kept
+}
+
 /// A plain-text page for a person who arrived by a redirect (a login's or a sign-in's answer):
 /// nothing of the request is ever interpreted as markup.
 pub(crate) fn text_page(status: StatusCode, text: &str) -> Response {

@@ -23,11 +23,14 @@ use mcplex_oauth::{PENDING_FOR_SECS, Pkce, random_text};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::Person;
 use super::text_page as page;
+use super::{Person, short};
 use crate::auth::Access;
 use crate::oauth::keys::IssuerKeys;
 use crate::oauth::rules::Rules;
+
+/// How long the issuer's endpoints are kept.
+const ENDPOINTS_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Where the issuer sends the browser back.
 pub const CALLBACK_PATH: &str = "/ui/oidc/callback";
@@ -44,6 +47,9 @@ pub struct SignIn {
     public_origin: Option<String>,
     http: reqwest::Client,
     keys: IssuerKeys,
+    /// The issuer's endpoints, as last read from its metadata (an hour at most): a sign-in,
+    /// which anyone may begin, costs the issuer nothing.
+    endpoints: tokio::sync::Mutex<Option<(std::time::Instant, Value)>>,
     /// What a person who is not an operator may read: what `auth.rules` grant their claims.
     rules: Rules,
     access: Arc<Access>,
@@ -84,6 +90,7 @@ impl SignIn {
             public_origin,
             http: mcplex_oauth::http_client()?,
             keys: IssuerKeys::new(&auth.issuer)?,
+            endpoints: tokio::sync::Mutex::new(None),
             rules: Rules::new(&auth.rules, profiles),
             access,
         }))
@@ -118,16 +125,30 @@ impl SignIn {
         }
     }
 
+    /// The issuer's metadata with its authorization and token endpoints, read at most once an
+    /// hour.
+    async fn endpoints(&self) -> Result<Value, String> {
+        let mut cached = self.endpoints.lock().await;
+        if let Some((at, metadata)) = cached.as_ref()
+            && at.elapsed() < ENDPOINTS_MAX_AGE
+        {
+            return Ok(metadata.clone());
+        }
+        let metadata = self
+            .keys
+            .metadata(&["authorization_endpoint", "token_endpoint"])
+            .await?;
+        *cached = Some((std::time::Instant::now(), metadata.clone()));
+        Ok(metadata)
+    }
+
     /// The person's claims from the callback's `code`, once every check passed.
     async fn claims(
         &self,
         pending: &PendingSignIn,
         code: &str,
     ) -> Result<Map<String, Value>, String> {
-        let metadata = self
-            .keys
-            .metadata(&["authorization_endpoint", "token_endpoint"])
-            .await?;
+        let metadata = self.endpoints().await?;
         let token_endpoint = text(&metadata, "token_endpoint")?;
         let mut form = vec![
             ("grant_type", "authorization_code".to_owned()),
@@ -157,14 +178,18 @@ impl SignIn {
         if !status.is_success() {
             return Err(format!(
                 "the token endpoint refused the code: {} {}",
-                answer
-                    .get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no error code)"),
-                answer
-                    .get("error_description")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
+                short(
+                    answer
+                        .get("error")
+                        .and_then(Value::as_str)
+                        .unwrap_or("(no error code)")
+                ),
+                short(
+                    answer
+                        .get("error_description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                )
             ));
         }
         let id_token = text(&answer, "id_token")?;
@@ -275,11 +300,7 @@ async fn begin(State(sign_in): State<Arc<SignIn>>, headers: HeaderMap) -> Respon
             "The request names no Host to come back to.",
         );
     };
-    let metadata = match sign_in
-        .keys
-        .metadata(&["authorization_endpoint", "token_endpoint"])
-        .await
-    {
+    let metadata = match sign_in.endpoints().await {
         Ok(metadata) => metadata,
         Err(why) => {
             tracing::warn!("dashboard sign-in: {why}");
@@ -389,7 +410,7 @@ async fn callback(
     if let Some(error) = query.error {
         return page(
             StatusCode::FORBIDDEN,
-            &format!("The issuer did not sign you in: {error}."),
+            &format!("The issuer did not sign you in: {}.", short(&error)),
         );
     }
     let Some(code) = query.code else {
