@@ -206,6 +206,16 @@ impl CallLimiter {
         caller: Option<&Arc<str>>,
         permission: Permission,
     ) -> Result<Admission, Limited> {
+        self.admit_at(caller, permission, Moment::now())
+    }
+
+    /// [`CallLimiter::admit`] at `now` (tests pick the moment).
+    pub(crate) fn admit_at(
+        self: &Arc<Self>,
+        caller: Option<&Arc<str>>,
+        permission: Permission,
+        now: Moment,
+    ) -> Result<Admission, Limited> {
         let free = Admission { held: None };
         let Some(caller) = caller else {
             return Ok(free);
@@ -215,7 +225,6 @@ impl CallLimiter {
             return Ok(free);
         }
         let classes = LimitClass::of(permission);
-        let now = Moment::now();
         let remote = self.remote.load();
         let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
         let usage = local.entry(caller.clone()).or_default();
@@ -276,7 +285,10 @@ impl CallLimiter {
 
     /// This replica's counts for the exchange, and forgets callers with nothing left to count.
     pub fn report(&self) -> Vec<UsageRow> {
-        let now = Moment::now();
+        self.report_at(Moment::now())
+    }
+
+    pub(crate) fn report_at(&self, now: Moment) -> Vec<UsageRow> {
         let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
         local.retain(|_, usage| {
             usage.refused.in_last_minute(now) > 0
@@ -307,7 +319,10 @@ impl CallLimiter {
 
     /// What the other replicas counted (their rows summed), in force from the next call.
     pub fn absorb(&self, others: Vec<UsageRow>) {
-        let now = Moment::now();
+        self.absorb_at(others, Moment::now());
+    }
+
+    pub(crate) fn absorb_at(&self, others: Vec<UsageRow>, now: Moment) {
         let mut remote: HashMap<String, [ClassUsage; 3]> = HashMap::new();
         for row in others {
             let counts = &mut remote.entry(row.caller).or_default()[row.class.index()];
@@ -329,7 +344,10 @@ impl CallLimiter {
 
     /// Every caller with a limit that made or was refused a call recently, on any replica.
     pub fn usage(&self) -> Vec<CallerUsage> {
-        let now = Moment::now();
+        self.usage_at(Moment::now())
+    }
+
+    pub(crate) fn usage_at(&self, now: Moment) -> Vec<CallerUsage> {
         let mut callers: HashMap<String, CallerUsage> = HashMap::new();
         let mut add = |caller: &str, counts: ClassUsage, refused: u64| {
             let entry = callers

@@ -1,5 +1,6 @@
 //! The limiter on its own: classes, in-flight places freed on drop, the operator unlimited, a
 //! token's own limits over the default, and two replicas' counts added through report/absorb.
+//! Every test runs at a fixed moment, mid-minute: none depends on where the wall clock is.
 
 use std::sync::Arc;
 
@@ -7,7 +8,11 @@ use mcplex_catalog::Permission;
 use mcplex_config::CallLimits;
 use serde_json::json;
 
+use crate::limits_window::Moment;
 use crate::{CallLimiter, LimitClass, LimitKind};
+
+/// Twenty seconds into a minute window.
+const NOW: Moment = Moment(1_000 * 60_000 + 20_000);
 
 fn limits(value: serde_json::Value) -> CallLimits {
     CallLimits::from_json(&value, "test").expect("valid limits")
@@ -23,7 +28,7 @@ fn limiter(defaults: serde_json::Value) -> Arc<CallLimiter> {
 fn each_class_is_held_to_its_own_limit_and_every_call_counts_in_all() {
     let limiter = limiter(json!({"calls_per_minute": 3, "destructive": {"calls_per_minute": 1}}));
     let caller: Arc<str> = "agent".into();
-    let admit = |permission| limiter.admit(Some(&caller), permission);
+    let admit = |permission| limiter.admit_at(Some(&caller), permission, NOW);
     drop(admit(Permission::Destructive).expect("first destructive call"));
     let refused = admit(Permission::Destructive)
         .err()
@@ -43,7 +48,7 @@ fn each_class_is_held_to_its_own_limit_and_every_call_counts_in_all() {
     for _ in 0..10 {
         drop(
             limiter
-                .admit(None, Permission::Destructive)
+                .admit_at(None, Permission::Destructive, NOW)
                 .expect("operator"),
         );
     }
@@ -54,23 +59,23 @@ fn a_place_in_flight_is_freed_when_the_call_ends() {
     let limiter = limiter(json!({"concurrent_calls": 1}));
     let caller: Arc<str> = "agent".into();
     let first = limiter
-        .admit(Some(&caller), Permission::Read)
+        .admit_at(Some(&caller), Permission::Read, NOW)
         .expect("first");
     let busy = limiter
-        .admit(Some(&caller), Permission::Read)
+        .admit_at(Some(&caller), Permission::Read, NOW)
         .err()
         .expect("busy");
     assert_eq!(busy.kind, LimitKind::ConcurrentCalls);
     // Another caller has places of its own.
     drop(
         limiter
-            .admit(Some(&"other".into()), Permission::Read)
+            .admit_at(Some(&"other".into()), Permission::Read, NOW)
             .expect("other"),
     );
     drop(first);
     drop(
         limiter
-            .admit(Some(&caller), Permission::Read)
+            .admit_at(Some(&caller), Permission::Read, NOW)
             .expect("freed"),
     );
 }
@@ -82,18 +87,26 @@ fn a_tokens_own_limits_apply_over_the_default_and_unlimited_callers_are_not_coun
     limiter.set_own([("limited".to_owned(), limits(json!({"calls_per_minute": 1})))].into());
     drop(
         limiter
-            .admit(Some(&limited), Permission::Read)
+            .admit_at(Some(&limited), Permission::Read, NOW)
             .expect("first"),
     );
-    assert!(limiter.admit(Some(&limited), Permission::Read).is_err());
+    assert!(
+        limiter
+            .admit_at(Some(&limited), Permission::Read, NOW)
+            .is_err()
+    );
     for _ in 0..5 {
         drop(
             limiter
-                .admit(Some(&free), Permission::Read)
+                .admit_at(Some(&free), Permission::Read, NOW)
                 .expect("no limit"),
         );
     }
-    let callers: Vec<String> = limiter.usage().into_iter().map(|u| u.caller).collect();
+    let callers: Vec<String> = limiter
+        .usage_at(NOW)
+        .into_iter()
+        .map(|u| u.caller)
+        .collect();
     assert_eq!(callers, ["limited"]);
 }
 
@@ -102,19 +115,27 @@ fn replicas_hold_a_caller_to_one_limit_through_their_reports() {
     let defaults = json!({"calls_per_minute": 4, "concurrent_calls": 3});
     let (one, two) = (limiter(defaults.clone()), limiter(defaults));
     let caller: Arc<str> = "agent".into();
-    let held = one.admit(Some(&caller), Permission::Read).expect("one");
-    drop(one.admit(Some(&caller), Permission::Read).expect("one"));
-    drop(two.admit(Some(&caller), Permission::Read).expect("two"));
-    two.absorb(one.report());
-    one.absorb(two.report());
+    let held = one
+        .admit_at(Some(&caller), Permission::Read, NOW)
+        .expect("one");
+    drop(
+        one.admit_at(Some(&caller), Permission::Read, NOW)
+            .expect("one"),
+    );
+    drop(
+        two.admit_at(Some(&caller), Permission::Read, NOW)
+            .expect("two"),
+    );
+    two.absorb_at(one.report_at(NOW), NOW);
+    one.absorb_at(two.report_at(NOW), NOW);
     // Three made, one in flight on `one`: `two` admits the fourth, then nobody does.
     drop(
-        two.admit(Some(&caller), Permission::Read)
+        two.admit_at(Some(&caller), Permission::Read, NOW)
             .expect("the fourth"),
     );
-    one.absorb(two.report());
-    assert!(one.admit(Some(&caller), Permission::Read).is_err());
-    let usage = one.usage();
+    one.absorb_at(two.report_at(NOW), NOW);
+    assert!(one.admit_at(Some(&caller), Permission::Read, NOW).is_err());
+    let usage = one.usage_at(NOW);
     assert_eq!((usage[0].calls_last_minute, usage[0].in_flight), (4, 1));
     drop(held);
 }
