@@ -121,18 +121,23 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         match *request.method() {
             Method::POST => self.post(request).await,
             Method::DELETE => {
-                let mut response = Box::pin(self.0.service.handle(request))
-                    .await
-                    .into_response();
+                let mut response = self.rmcp(request).await;
                 if response.status() == StatusCode::ACCEPTED {
                     *response.status_mut() = StatusCode::OK;
                 }
                 response
             }
-            _ => Box::pin(self.0.service.handle(request))
-                .await
-                .into_response(),
+            _ => self.rmcp(request).await,
         }
+    }
+
+    /// Hands `request` to rmcp's service. Boxed: rmcp's future is large, and every request's
+    /// future (fast ones too) would be as large and be moved whole between the layers in front
+    /// of this one.
+    async fn rmcp(&self, request: Request<Body>) -> Response {
+        Box::pin(self.0.service.handle(request))
+            .await
+            .into_response()
     }
 
     async fn post(self, request: Request<Body>) -> Response {
@@ -219,13 +224,9 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                     let Some(place) = self.0.book.owners.reserve(&owner) else {
                         return too_many_for_caller(request.id.clone(), &self.0.book.owners);
                     };
-                    let response = Box::pin(
-                        self.0
-                            .service
-                            .handle(Request::from_parts(parts, Body::from(bytes))),
-                    )
-                    .await
-                    .into_response();
+                    let response = self
+                        .rmcp(Request::from_parts(parts, Body::from(bytes)))
+                        .await;
                     // Unclaimed (no session opened, or this future dropped), the place is freed.
                     if let Some(opened) = response
                         .headers()
@@ -252,11 +253,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             return holding(response, held);
         }
         let request = Request::from_parts(parts, Body::from(bytes));
-        // Boxed: rmcp's future is large, and every request's future (fast ones too) would be as
-        // large and be moved whole between the layers in front of this one.
-        let response = Box::pin(self.0.service.handle(request))
-            .await
-            .into_response();
+        let response = self.rmcp(request).await;
         holding(response, held)
     }
 
@@ -271,13 +268,9 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         session: &str,
     ) -> Response {
         let known = self.0.sessions.peer_known(session);
-        let response = Box::pin(
-            self.0
-                .service
-                .handle(Request::from_parts(parts, Body::from(bytes))),
-        )
-        .await
-        .into_response();
+        let response = self
+            .rmcp(Request::from_parts(parts, Body::from(bytes)))
+            .await;
         if let Some((known, ended)) = known
             && response.status().is_success()
         {
