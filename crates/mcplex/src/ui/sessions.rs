@@ -37,6 +37,9 @@ const MAX_LINKS: usize = 16;
 const SESSION_PURPOSE: &str = "mcplex-ui-session";
 const CSRF_PURPOSE: &str = "mcplex-ui-csrf";
 const LOGOUT_PURPOSE: &str = "mcplex-ui-logout";
+/// The longest session value: a cookie with its attributes stays under browsers' 4 KB.
+const MAX_SESSION_BYTES: usize = 3500;
+
 /// Between a session's random nonce and the base64url name of the person it is for (neither
 /// alphabet has it).
 const WHO_SEPARATOR: char = '~';
@@ -137,6 +140,14 @@ impl Sessions {
             "{expires_at}.{nonce}.{}",
             self.signature(expires_at, &nonce)
         );
+        // A browser drops a cookie past 4 KB without a word: the person would be sent back to
+        // the login again and again.
+        if id.len() > MAX_SESSION_BYTES {
+            return Err(format!(
+                "who you are and what you may read do not fit in a session ({} bytes, at most {MAX_SESSION_BYTES}): the rule that grants your reach names too many servers; an operator can give it a profile instead",
+                id.len()
+            ));
+        }
         Ok(Opened {
             csrf: self.csrf(&id),
             id,
@@ -427,6 +438,19 @@ mod tests {
         let forged = parts.join(".");
         assert_eq!(sessions.lookup(&forged, 1001), None);
         assert_eq!(sessions.person(&forged, 1001), None);
+    }
+
+    #[test]
+    fn a_session_too_large_for_a_cookie_is_refused_with_why() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sessions = Sessions::new(store(dir.path()), "key");
+        let servers: std::collections::BTreeSet<String> =
+            (0..200).map(|i| format!("server-number-{i}")).collect();
+        let reach = mcplex_trust::Scope::new(Some(servers), mcplex_trust::Permissions::ALL);
+        let refused = sessions
+            .open_as(1000, &Person::viewer("mallory", &reach))
+            .expect_err("too large");
+        assert!(refused.contains("do not fit in a session"), "{refused}");
     }
 
     #[test]
