@@ -334,6 +334,7 @@ def scenario_tokens(opts, browser, shots):
     page.click("#token-create")
     expect(page.locator("#token-secret")).to_be_visible()
     secret = page.input_value("#token-secret")
+    facts["limit_after_create"] = page.input_value("#token-limit-calls_per_minute")
     expect(page.locator("table")).to_contain_text("agent-1")
     facts["token_row"] = page.locator("tbody tr", has_text="agent-1").inner_text()
     shots.take(page, "tokens")

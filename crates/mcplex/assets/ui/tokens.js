@@ -114,7 +114,9 @@ function createForm(cx, serverNames, profiles, tools, created, done) {
     };
     try {
       const answer = await cx.api("POST", "/api/v1/tokens", request);
+      // The next token starts from nothing: its limits are not the last one's.
       name.value = "";
+      limitInputs.forEach((input) => { input.value = ""; });
       fill(created, secretBox(answer));
       done();
     } catch (err) { fill(error, problem(err.message)); }

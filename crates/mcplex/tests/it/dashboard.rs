@@ -261,6 +261,10 @@ fn tokens_made_on_the_page_work_for_agents_until_revoked_and_calls_show_live() {
         "{seen}"
     );
     assert_eq!(seen["token_usage"], "1 calls, 0 in flight", "{seen}");
+    assert_eq!(
+        seen["limit_after_create"], "",
+        "the next token starts without limits"
+    );
     assert_eq!(seen["agent_call"]["result"]["isError"], false, "{seen}");
     assert_eq!(seen["before_revoke_http"]["status"], 200, "{seen}");
     assert!(seen["activity_seconds"].as_f64() < Some(2.0), "{seen}");
