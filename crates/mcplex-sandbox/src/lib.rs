@@ -34,3 +34,9 @@ pub fn protect_this_process() {
         eprintln!("mcplex: cannot make the process undumpable: {e}");
     }
 }
+
+/// The user this process acts as (its effective uid): whose files in a shared directory such as
+/// `/tmp` are its own.
+pub fn effective_uid() -> u32 {
+    sys::geteuid()
+}

@@ -135,15 +135,16 @@ impl fmt::Display for Refused {
     }
 }
 
-/// The plan for one start (`None`: run it unconfined, as `"sandbox": false` says) and what the
-/// operator is told; refused when `required` and the kernel lacks a mechanism the policy needs.
+/// The plan for one start (`None`: run it unconfined, as `"sandbox": false` says, once it is
+/// approved: a quarantined server is confined whatever its config says) and what the operator
+/// is told; refused when `required` and the kernel lacks a mechanism the policy needs.
 pub fn plan(
     policy: &Policy<'_>,
     protected: &Protected,
     support: &Support,
 ) -> Result<(Option<Plan>, Report), Refused> {
     let sandbox = policy.sandbox;
-    if !sandbox.enabled {
+    if !sandbox.enabled && !policy.quarantined {
         let report = Report {
             level: Level::Off,
             quarantine: false,
@@ -488,6 +489,18 @@ mod tests {
         assert_eq!(report.level, Level::Off);
         let (_, nothing) = plan_of(&Sandbox::default(), &support(false, 0)).expect("plan");
         assert_eq!(nothing.level, Level::Off, "no mechanism at all");
+        // Until it is approved, the opt-out does not apply: quarantine confines it.
+        let temp = PathBuf::from("/tmp/x/server.1");
+        let (confined, report) = super::plan(
+            &policy(&sandbox, true, &temp),
+            &Protected::default(),
+            &support(true, 7),
+        )
+        .expect("plan");
+        let confined =
+            confined.expect("a quarantined server is confined even with \"sandbox\": false");
+        assert_eq!(report.level, Level::Full);
+        assert!(!confined.network && report.quarantine && confined.write.is_empty());
     }
 
     #[test]

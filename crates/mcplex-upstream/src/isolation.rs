@@ -133,7 +133,9 @@ impl Isolation {
             report,
         };
         let support = self.support().await;
-        let Some(helper) = self.helper.as_ref().filter(|_| start.sandbox.enabled) else {
+        // A quarantined server is confined even when its config opts it out.
+        let confined = start.sandbox.enabled || self.quarantined(start.server);
+        let Some(helper) = self.helper.as_ref().filter(|_| confined) else {
             let (_, report) = mcplex_sandbox::plan(
                 &self.policy(start, Path::new("/")),
                 &self.protected,
@@ -146,7 +148,7 @@ impl Isolation {
             .and_then(|()| restrict_to_owner(&self.temp_base))
             .map_err(|e| format!("cannot make {}: {e}", self.temp_base.display()))?;
         let temp = tempfile::Builder::new()
-            .prefix(&format!("{}.", start.server))
+            .prefix(&temp_prefix(start.server))
             .tempdir_in(&self.temp_base)
             .map_err(|e| format!("cannot make a temp directory: {e}"))?;
         let (plan, report) =
@@ -214,10 +216,7 @@ impl Upstreams {
             let Some(slot) = servers.get(&name).cloned() else {
                 continue;
             };
-            let Transport::Stdio { sandbox, .. } = &slot.config.transport else {
-                continue;
-            };
-            if !sandbox.enabled {
+            if !matches!(slot.config.transport, Transport::Stdio { .. }) {
                 continue;
             }
             tracing::info!(server = %name, "restarting upstream: its approval changed, and with it its sandbox");
@@ -316,3 +315,21 @@ pub(crate) fn denial_hint(server: &str) -> String {
 
 /// Shared between a server's slot and its stderr reader: the last line that looked denied.
 pub(crate) type Denied = Arc<Mutex<Option<String>>>;
+
+/// A temp directory's name prefix from a server's name: its letters, digits, `-` and `_` (a
+/// name is the config's, which may hold `/` or `..`), at most 32 of them.
+fn temp_prefix(server: &str) -> String {
+    let mut prefix: String = server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(32)
+        .collect();
+    prefix.push('.');
+    prefix
+}

@@ -22,7 +22,9 @@ pub fn files_read() -> Vec<PathBuf> {
 
 fn note_read(path: &std::path::Path) {
     let mut files = FILES_READ.lock().unwrap_or_else(PoisonError::into_inner);
-    let path = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    // As given (absolute), not resolved: the sandbox resolves it at each start, so a config
+    // behind a symlink that is pointed elsewhere later (a Kubernetes ConfigMap's) stays hidden.
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
     if !files.contains(&path) {
         files.push(path);
     }

@@ -38,7 +38,8 @@ pub(crate) fn kill_child_with_parent(command: &mut tokio::process::Command) {
             }
             // The parent may have died before prctl took effect.
             if u32::try_from(libc::getppid()).ok() != Some(gateway) {
-                return Err(std::io::Error::other("parent exited during spawn"));
+                // No allocation after a fork of a threaded process: a raw error.
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
             Ok(())
         });

@@ -38,7 +38,12 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
     }
     let limit = settle_limit(&config);
     let logins = crate::logins::for_command(&config);
-    let isolation = crate::isolation::for_config(&config);
+    // The demo's servers are built in: no process, no store to read approvals from.
+    let isolation = if args.demo {
+        crate::isolation::for_config(&config)
+    } else {
+        crate::isolation::for_command(&config)
+    };
     let core = Core::start(
         config,
         builtin,

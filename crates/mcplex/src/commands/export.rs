@@ -44,7 +44,7 @@ pub async fn run(args: ExportArgs) -> Result<ExitCode> {
                 logins,
                 Duration::ZERO,
                 Some(trust),
-                crate::isolation::for_config(&config),
+                crate::isolation::for_command(&config),
             );
             settle(&core.gateway, limit).await;
             let snapshot = core.gateway.snapshot();

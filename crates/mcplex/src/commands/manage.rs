@@ -253,7 +253,7 @@ fn connect_address(listen: &str) -> String {
 }
 
 /// The state database of `config`, with the founding servers recorded if this creates it.
-pub(super) fn open_offline(config: &Config) -> Result<(Arc<Store>, Trust)> {
+pub(crate) fn open_offline(config: &Config) -> Result<(Arc<Store>, Trust)> {
     let (store, _) = crate::load::open_store(config)?;
     let store = Arc::new(store);
     let mut trust = Trust::load(store.clone(), config)?;
@@ -323,7 +323,7 @@ pub(super) async fn observe(config: &Config) -> Arc<Snapshot> {
         None,
         Duration::ZERO,
         None,
-        crate::isolation::for_config(config),
+        crate::isolation::for_command(config),
     );
     settle(&core.gateway, limit).await;
     let snapshot = core.gateway.snapshot();

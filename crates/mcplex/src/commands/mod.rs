@@ -7,6 +7,7 @@ mod callback;
 mod check;
 mod export;
 mod manage;
+pub(crate) use manage::open_offline;
 pub(crate) mod review;
 mod serve;
 mod start;

@@ -228,6 +228,26 @@ fn a_server_added_while_running_is_quarantined_without_network_until_approved() 
     }
 }
 
+/// `"sandbox": false` opts an approved server out; it does not let a server added while the
+/// gateway runs out of quarantine's confinement.
+#[test]
+fn an_opted_out_server_is_still_confined_while_quarantined() {
+    let gateway = start(json!({"fixture": fixture_server("fixture", &[])}));
+    let attempts = attempts_on(&gateway);
+    let mut server = hostile(&["--attack-at-start", &attempts.to_string()]);
+    server["sandbox"] = json!(false);
+    let config =
+        json!({"mcpServers": {"fixture": fixture_server("fixture", &[]), "hostile": server}});
+    std::fs::write(
+        gateway.dir.path().join("config.json"),
+        serde_json::to_vec_pretty(&config).expect("json"),
+    )
+    .expect("edit the config");
+    let first = attack_at_start(&gateway, "hostile", 0);
+    assert_contained(&first);
+    assert_all_denied(&first, "connect");
+}
+
 #[test]
 fn a_server_without_network_cannot_reach_the_gateways_port() {
     let mut server = hostile(&[]);
