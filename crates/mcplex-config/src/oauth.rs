@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::ConfigError;
 use crate::parse::{Cx, kind, warn_unknown};
 
-const OAUTH_KEYS: &[&str] = &["client_id", "client_secret", "scopes", "grant"];
+const OAUTH_KEYS: &[&str] = &["client_id", "client_secret", "scopes", "grant", "per_user"];
 
 /// How mcplex obtains tokens for one server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -20,6 +20,10 @@ pub struct OAuthConfig {
     /// Scopes to ask for; empty: those the server's metadata lists, else none.
     pub scopes: Vec<String>,
     pub grant: OAuthGrant,
+    /// `per_user`: each caller (agent token, OAuth subject, the operator) has its own login to
+    /// the server and its calls go out with it, never another's. The gateway's own login (the
+    /// operator's) lists the tools.
+    pub per_user: bool,
 }
 
 /// Which grant obtains the tokens.
@@ -95,11 +99,34 @@ impl Cx<'_> {
                 "\"grant\": \"client_credentials\" needs \"client_id\" and \"client_secret\"",
             ));
         }
+        let per_user = match field("per_user") {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(Value::String(text)) if text == "token_exchange" => {
+                return Err(self.err(
+                    format!("{key}.per_user"),
+                    "\"token_exchange\" (RFC 8693) is not supported yet: use true, and each caller logs in once",
+                ));
+            }
+            Some(other) => {
+                return Err(self.err(
+                    format!("{key}.per_user"),
+                    format!("must be true or false, found {}", kind(other)),
+                ));
+            }
+        };
+        if per_user && grant == OAuthGrant::ClientCredentials {
+            return Err(self.err(
+                format!("{key}.per_user"),
+                "a client-credentials login is the gateway's own, never a caller's: \"per_user\" needs \"authorization_code\"",
+            ));
+        }
         Ok(OAuthConfig {
             client_id,
             client_secret,
             scopes,
             grant,
+            per_user,
         })
     }
 

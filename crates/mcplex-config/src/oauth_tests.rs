@@ -96,3 +96,20 @@ fn a_secret_read_from_the_environment_can_be_hidden_too() {
     let redactor = Redactor::for_server(&config.servers[0]).with(["from-the-env-value".to_owned()]);
     assert_eq!(redactor.redact("x from-the-env-value y"), "x [redacted] y");
 }
+
+#[test]
+fn per_user_is_a_flag_of_a_person_s_login() {
+    assert!(!oauth_of("{}").per_user);
+    assert!(oauth_of(r#"{"per_user": true}"#).per_user);
+    let server = |block: &str| {
+        refused(&format!(
+            r#"{{"mcpServers": {{"s": {{"url": "https://m.example/mcp", "oauth": {block}}}}}}}"#
+        ))
+    };
+    assert!(server(r#"{"per_user": "yes"}"#).contains("oauth.per_user: must be true or false"));
+    assert!(server(r#"{"per_user": "token_exchange"}"#).contains("not supported yet"));
+    assert!(
+        server(r#"{"per_user": true, "grant": "client_credentials", "client_id": "i", "client_secret": "s"}"#)
+            .contains("needs \"authorization_code\"")
+    );
+}

@@ -173,6 +173,8 @@ impl Gateway {
             Value::String(request_id.to_owned()),
         );
         params.insert("_meta".to_owned(), Value::Object(meta));
+        // On a `per_user` server the call goes out with the caller's own login.
+        let caller = cx.token;
         let options = CallOptions {
             timeout: Some(self.upstreams.call_timeout(&id.server)),
             cancel: Some(cx.cancel),
@@ -183,7 +185,12 @@ impl Gateway {
         drop(snapshot);
         let outcome = self
             .upstreams
-            .call_tool_raw(&id.server, Value::Object(params), options)
+            .call_tool_raw(
+                &id.server,
+                Value::Object(params),
+                options,
+                caller.as_deref(),
+            )
             .await
             .map_err(DispatchError::from);
         (Some(id), outcome)

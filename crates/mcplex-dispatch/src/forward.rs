@@ -57,7 +57,13 @@ impl Gateway {
         };
         let outcome = self
             .upstreams
-            .request(server, method.as_str(), Value::Object(params), options)
+            .request(
+                server,
+                method.as_str(),
+                Value::Object(params),
+                options,
+                cx.token.as_deref(),
+            )
             .await
             .map_err(DispatchError::Upstream);
         let finished = Finished {
@@ -68,7 +74,7 @@ impl Gateway {
                 server,
                 subject: &subject,
             },
-            token: cx.token,
+            token: cx.token.clone(),
             request_bytes,
             arguments: None,
         };

@@ -21,6 +21,9 @@ pub const PENDING_FOR_SECS: i64 = 600;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingLogin {
     pub server: String,
+    /// Whose own login it is, on a `per_user` server (`None`: the gateway's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
     pub server_url: String,
     /// The `state` the callback must bring back.
     pub state: String,
@@ -57,6 +60,8 @@ pub struct LoginTarget<'a> {
     /// The `WWW-Authenticate` of the server's 401, when the caller saw one.
     pub challenge: Option<&'a str>,
     pub redirect_uri: &'a str,
+    /// The caller whose own login it is, on a `per_user` server (`None`: the gateway's).
+    pub caller: Option<&'a str>,
 }
 
 /// Begins a login to `target`.
@@ -87,6 +92,7 @@ pub async fn begin(
     })?;
     let pending = PendingLogin {
         server: server.to_owned(),
+        caller: target.caller.map(str::to_owned),
         server_url: server_url.to_owned(),
         state,
         redirect_uri: redirect_uri.to_owned(),

@@ -31,7 +31,10 @@ pub use discovery::{
 };
 pub use error::OAuthError;
 pub use flow::{Begun, LoginTarget, PENDING_FOR_SECS, PendingLogin, begin, finish};
-pub use login::{LoginStore, Logins, ServerLogin, StoredLogin, configured_secret, http_client};
+pub use login::{
+    ConnectLinks, LoginKey, LoginStore, Logins, ServerLogin, StoredLogin, configured_secret,
+    http_client,
+};
 pub use pkce::{Pkce, challenge_of, random_text};
 pub use protocol::{
     AuthorizationRequest, Client, Grant, Granted, authorization_url, register, request_token,

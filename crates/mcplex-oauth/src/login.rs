@@ -1,7 +1,8 @@
 //! One server's login as the gateway uses it: [`ServerLogin`] hands out the bearer token,
 //! renews it before it expires (or when the server refused it), and persists every change at
 //! once through a [`LoginStore`], so that a rotated refresh token is never lost and every
-//! replica sees it. [`Logins`] holds one per OAuth server and is told when the store changed.
+//! replica sees it. [`Logins`] holds one per OAuth server (and, for a `per_user` server, one
+//! per caller that called it) and is told when the store changed.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,15 +57,47 @@ impl StoredLogin {
     }
 }
 
-/// Where logins persist. Calls block (they run on a blocking thread).
-pub trait LoginStore: Send + Sync + 'static {
-    fn load(&self, server: &str) -> Result<Option<StoredLogin>, String>;
-    fn save(&self, server: &str, login: &StoredLogin) -> Result<(), String>;
+/// Whose login to which server: the gateway's own (the operator's, `caller: None`), or one
+/// caller's own login to a `per_user` server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LoginKey {
+    pub server: String,
+    pub caller: Option<String>,
 }
 
-/// The bearer token of one OAuth server.
+impl LoginKey {
+    /// The gateway's own login to `server`.
+    pub fn server(server: &str) -> LoginKey {
+        LoginKey {
+            server: server.to_owned(),
+            caller: None,
+        }
+    }
+
+    /// `caller`'s own login to `server`.
+    pub fn caller(server: &str, caller: &str) -> LoginKey {
+        LoginKey {
+            server: server.to_owned(),
+            caller: Some(caller.to_owned()),
+        }
+    }
+}
+
+/// Where logins persist. Calls block (they run on a blocking thread).
+pub trait LoginStore: Send + Sync + 'static {
+    fn load(&self, key: &LoginKey) -> Result<Option<StoredLogin>, String>;
+    fn save(&self, key: &LoginKey, login: &StoredLogin) -> Result<(), String>;
+}
+
+/// Makes the link a caller follows to connect its own account to a `per_user` server (the
+/// gateway's `/connect` page): `(server, caller)` → URL, `None` when none can be made.
+pub type ConnectLinks = Box<dyn Fn(&str, &str) -> Option<String> + Send + Sync>;
+
+/// The bearer token of one OAuth server (for one caller, on a `per_user` server).
 pub struct ServerLogin {
     name: String,
+    /// The caller whose own login this is (`None`: the gateway's).
+    caller: Option<String>,
     url: String,
     config: OAuthConfig,
     http: reqwest::Client,
@@ -235,12 +268,25 @@ impl ServerLogin {
     }
 
     fn no_login(&self, why: &str) -> OAuthError {
-        OAuthError::NoLogin(format!("{why}: run `mcplex auth login {}`", self.name))
+        match &self.caller {
+            None => OAuthError::NoLogin(format!("{why}: run `mcplex auth login {}`", self.name)),
+            Some(caller) => OAuthError::NoLogin(format!(
+                "{why}: {caller} has not connected its own account to {}",
+                self.name
+            )),
+        }
+    }
+
+    fn key(&self) -> LoginKey {
+        LoginKey {
+            server: self.name.clone(),
+            caller: self.caller.clone(),
+        }
     }
 
     async fn load(&self) -> Result<Option<StoredLogin>, OAuthError> {
-        let (store, name) = (self.store.clone(), self.name.clone());
-        let loaded = tokio::task::spawn_blocking(move || store.load(&name))
+        let (store, key) = (self.store.clone(), self.key());
+        let loaded = tokio::task::spawn_blocking(move || store.load(&key))
             .await
             .map_err(|e| OAuthError::Store(e.to_string()))?
             .map_err(OAuthError::Store)?;
@@ -249,8 +295,8 @@ impl ServerLogin {
     }
 
     async fn save(&self, login: &StoredLogin) -> Result<(), OAuthError> {
-        let (store, name, login) = (self.store.clone(), self.name.clone(), login.clone());
-        tokio::task::spawn_blocking(move || store.save(&name, &login))
+        let (store, key, login) = (self.store.clone(), self.key(), login.clone());
+        tokio::task::spawn_blocking(move || store.save(&key, &login))
             .await
             .map_err(|e| OAuthError::Store(e.to_string()))?
             .map_err(OAuthError::Store)
@@ -274,8 +320,9 @@ pub fn configured_secret(config: &OAuthConfig) -> Result<Option<Secret>, OAuthEr
 pub struct Logins {
     store: Arc<dyn LoginStore>,
     http: reqwest::Client,
-    servers: Mutex<HashMap<String, Arc<ServerLogin>>>,
+    servers: Mutex<HashMap<LoginKey, Arc<ServerLogin>>>,
     changed: watch::Sender<u64>,
+    connect_links: Option<ConnectLinks>,
 }
 
 impl Logins {
@@ -285,7 +332,27 @@ impl Logins {
             http: http_client()?,
             servers: Mutex::new(HashMap::new()),
             changed: watch::Sender::new(0),
+            connect_links: None,
         })
+    }
+
+    /// These logins with `links`, which make the link a caller follows to connect its own
+    /// account to a `per_user` server.
+    pub fn with_connect_links(mut self, links: ConnectLinks) -> Logins {
+        self.connect_links = Some(links);
+        self
+    }
+
+    /// The link `caller` follows to connect its own account to `server`.
+    pub fn connect_link(&self, server: &str, caller: &str) -> Option<String> {
+        self.connect_links.as_ref()?(server, caller)
+    }
+
+    /// `caller`'s own login to `per_user` server `server` (which names no caller's login
+    /// unless its `"oauth"` says `per_user`).
+    pub fn for_caller(&self, server: &ServerConfig, caller: &str) -> Option<Arc<ServerLogin>> {
+        server.oauth.as_ref().filter(|oauth| oauth.per_user)?;
+        self.login(server, Some(caller))
     }
 
     /// The login of `server`, when it is an OAuth URL server. The same one while its URL and
@@ -299,13 +366,21 @@ impl Logins {
     /// that asked for one (HTTP 401 with a Bearer challenge), with the defaults discovery fills
     /// in (its `"oauth"` block, when there is one, as configured).
     pub fn for_url_server(&self, server: &ServerConfig) -> Option<Arc<ServerLogin>> {
+        self.login(server, None)
+    }
+
+    fn login(&self, server: &ServerConfig, caller: Option<&str>) -> Option<Arc<ServerLogin>> {
         let config = server.oauth.clone().unwrap_or_default();
         let url = match &server.transport {
             Transport::Http { url, .. } | Transport::Sse { url, .. } => url.clone(),
             _ => return None,
         };
+        let key = LoginKey {
+            server: server.name.clone(),
+            caller: caller.map(str::to_owned),
+        };
         let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(login) = servers.get(&server.name)
+        if let Some(login) = servers.get(&key)
             && login.url == url
             && login.config == config
         {
@@ -313,6 +388,7 @@ impl Logins {
         }
         let login = Arc::new(ServerLogin {
             name: server.name.clone(),
+            caller: key.caller.clone(),
             url,
             config,
             http: self.http.clone(),
@@ -320,7 +396,7 @@ impl Logins {
             current: tokio::sync::Mutex::new(None),
             stale: AtomicBool::new(false),
         });
-        servers.insert(server.name.clone(), login.clone());
+        servers.insert(key, login.clone());
         Some(login)
     }
 

@@ -22,11 +22,14 @@ pub enum ErrorType {
     ToolError,
     /// The gateway could not do what it should have; not the caller's fault.
     Internal,
+    /// The server acts for each caller with the caller's own account, and this caller has not
+    /// connected one: the body's `connect_url` starts its login.
+    NotConnected,
 }
 
 impl ErrorType {
     /// Every error type, in a stable order.
-    pub const ALL: [ErrorType; 7] = [
+    pub const ALL: [ErrorType; 8] = [
         ErrorType::InvalidParams,
         ErrorType::NotFound,
         ErrorType::LimitExceeded,
@@ -34,6 +37,7 @@ impl ErrorType {
         ErrorType::CallFailed,
         ErrorType::ToolError,
         ErrorType::Internal,
+        ErrorType::NotConnected,
     ];
 
     /// The wire text: the one table of these words.
@@ -46,6 +50,7 @@ impl ErrorType {
             ErrorType::CallFailed => "call_failed",
             ErrorType::ToolError => "tool_error",
             ErrorType::Internal => "internal",
+            ErrorType::NotConnected => "not_connected",
         }
     }
 }

@@ -16,6 +16,7 @@
 
 mod activity;
 mod admin_key;
+mod caller_logins;
 mod control;
 mod dashboard;
 mod dir;
@@ -36,6 +37,7 @@ mod usage;
 
 pub use activity::{Activity, ActivityCount, ActivityQuery};
 pub use admin_key::AdminKey;
+pub use caller_logins::CallerLoginRow;
 pub use control::{ChangeSignal, INSTANCE_STALE_AFTER_SECS, Instance};
 pub use dir::{API_KEY_FILE, DATABASE_FILE, TOKEN_KEY_FILE, api_key, default_data_dir};
 pub use embeddings::Embedding;

@@ -78,3 +78,33 @@ fn a_sealed_login_opens_only_for_its_server_and_only_untouched() {
         "a fresh nonce each time"
     );
 }
+
+#[test]
+fn each_caller_s_login_is_its_own_and_opens_for_no_other_caller() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _) = Store::open(dir.path()).expect("open");
+    assert_eq!(store.caller_login("s", "alice").expect("read"), None);
+    let before = store.generation().expect("generation");
+    store.put_caller_login("s", "alice", LOGIN).expect("put");
+    assert_eq!(store.generation().expect("generation"), before + 1);
+    assert_eq!(
+        store.caller_login("s", "alice").expect("read").as_deref(),
+        Some(LOGIN)
+    );
+    assert_eq!(store.caller_login("s", "bob").expect("read"), None);
+    assert_eq!(store.oauth_login("s").expect("the gateway's own"), None);
+    // A row copied to another caller does not open.
+    let key = store.token_key().expect("key");
+    let sealed = seal(&key, "s\0alice", LOGIN).expect("seal");
+    assert!(open(&key, "s\0bob", &sealed).is_err());
+    let rows = store.caller_logins().expect("list");
+    assert_eq!(
+        rows.iter()
+            .map(|r| (r.server.as_str(), r.caller.as_str()))
+            .collect::<Vec<_>>(),
+        [("s", "alice")]
+    );
+    assert!(store.delete_caller_login("s", "alice").expect("revoke"));
+    assert!(!store.delete_caller_login("s", "alice").expect("again"));
+    assert_eq!(store.caller_login("s", "alice").expect("read"), None);
+}

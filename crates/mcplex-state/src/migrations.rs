@@ -3,7 +3,7 @@
 //! order, in the transaction that opens the store (`store.rs`).
 
 /// The schema version this build writes; older databases are migrated forward.
-pub(crate) const SCHEMA_VERSION: i64 = 10;
+pub(crate) const SCHEMA_VERSION: i64 = 11;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -143,6 +143,26 @@ const SCHEMA_V10: &str = concat!(
     version_10_tables!("BLOB")
 );
 
+/// Version 11: each caller's own OAuth login to a `per_user` server, sealed like the
+/// gateway's (see `logins.rs`); the same in both dialects but for the type of bytes.
+macro_rules! version_11_tables {
+    ($bytes:literal) => {
+        concat!(
+            "
+CREATE TABLE IF NOT EXISTS caller_logins (
+    server TEXT NOT NULL,
+    caller TEXT NOT NULL,
+    sealed ",
+            $bytes,
+            " NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (server, caller)
+);
+"
+        )
+    };
+}
+
 /// One step of the schema, written for both databases. Every PostgreSQL step is idempotent
 /// (`IF NOT EXISTS`): PostgreSQL stores of earlier releases were created whole at version 4 and
 /// on, with columns of later steps already there.
@@ -207,6 +227,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 10,
         sqlite: SCHEMA_V10,
         postgres: POSTGRES_V10,
+    },
+    Migration {
+        version: 11,
+        sqlite: version_11_tables!("BLOB"),
+        postgres: version_11_tables!("BYTEA"),
     },
 ];
 

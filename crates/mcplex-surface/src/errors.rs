@@ -47,6 +47,24 @@ pub(crate) fn to_wire(error: DispatchError) -> Result<serde_json::Value, ErrorDa
                 "retry_after_seconds": limited.retry_after.as_secs().max(1),
             })),
         ),
+        DispatchError::Upstream(UpstreamError::NotConnected {
+            server,
+            caller,
+            link,
+        }) => {
+            let message = UpstreamError::NotConnected {
+                server: server.clone(),
+                caller: caller.clone(),
+                link: link.clone(),
+            }
+            .to_string();
+            return Ok(crate::results::not_connected(
+                &server,
+                &caller,
+                link.as_deref(),
+                &message,
+            ));
+        }
         DispatchError::Upstream(upstream) => {
             let message = upstream.to_string();
             let server = upstream.server().to_owned();
@@ -72,7 +90,8 @@ pub(crate) fn to_wire(error: DispatchError) -> Result<serde_json::Value, ErrorDa
                 ),
                 UpstreamError::Closed { .. }
                 | UpstreamError::Unavailable { .. }
-                | UpstreamError::Transport { .. } => ErrorData::new(
+                | UpstreamError::Transport { .. }
+                | UpstreamError::NotConnected { .. } => ErrorData::new(
                     ErrorCode(UPSTREAM_UNAVAILABLE),
                     message,
                     Some(json!({"server": server})),

@@ -50,6 +50,7 @@ pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use door::{Door, Lanes};
 pub use oauth::{AccessTokens, METADATA_PATH, ResourceServer, TokenRefusal, Verification};
 pub use results::invalid_arguments as invalid_arguments_result;
+pub use results::not_connected as not_connected_result;
 pub use retrieve::RetrieveSurface;
 pub use session_access::SessionActor;
 

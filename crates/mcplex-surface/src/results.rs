@@ -25,3 +25,16 @@ pub fn invalid_arguments(name: &str, problem: &str, input_schema: Value) -> Valu
         "hint": format!("Fix arguments to match input_schema, then retry. For the full definition call describe_tool({{tool_ids:[\"{name}\"]}})."),
     }))
 }
+
+/// A call to a `per_user` server by a caller that has not connected its own account: what to
+/// open (when a link could be made), as a result the model can show its user.
+pub fn not_connected(server: &str, caller: &str, link: Option<&str>, message: &str) -> Value {
+    error(json!({
+        "error": message,
+        "error_type": ErrorType::NotConnected,
+        "server": server,
+        "caller": caller,
+        "connect_url": link,
+        "hint": "Ask the user to open connect_url in a browser and finish the login, then call the tool again.",
+    }))
+}

@@ -16,10 +16,14 @@ use crate::supervisor::{BuiltinConnector, ServerSlot};
 use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
 
 /// Shuts a half-opened connection down if the opener fails, times out or is dropped.
-struct ShutdownOnDrop(Option<Arc<RpcConnection>>);
+pub(crate) struct ShutdownOnDrop(Option<Arc<RpcConnection>>);
 
 impl ShutdownOnDrop {
-    fn defuse(mut self) -> Arc<RpcConnection> {
+    pub(crate) fn new(connection: Arc<RpcConnection>) -> ShutdownOnDrop {
+        ShutdownOnDrop(Some(connection))
+    }
+
+    pub(crate) fn defuse(mut self) -> Arc<RpcConnection> {
         self.0.take().expect("defused once")
     }
 }

@@ -36,6 +36,25 @@ pub enum UpstreamError {
     /// The wire failed (spawn, HTTP status, I/O, unparsable answer).
     #[error("server {server:?}: {reason}")]
     Transport { server: String, reason: String },
+    /// A `per_user` server, and the caller has not connected its own account to it (or its
+    /// login was revoked or can no longer be renewed): `link` starts its own login.
+    #[error("{}", not_connected(server, caller, link.as_deref()))]
+    NotConnected {
+        server: String,
+        caller: String,
+        link: Option<String>,
+    },
+}
+
+fn not_connected(server: &str, caller: &str, link: Option<&str>) -> String {
+    match link {
+        Some(link) => format!(
+            "{server} acts for each caller with the caller's own account, and {caller} has not connected one: open {link} to connect it, then call again"
+        ),
+        None => format!(
+            "{server} acts for each caller with the caller's own account, and {caller} has not connected one: ask the operator for the link to connect it"
+        ),
+    }
 }
 
 fn humantime_secs(duration: Duration) -> String {
@@ -54,7 +73,8 @@ impl UpstreamError {
             | UpstreamError::Cancelled { server }
             | UpstreamError::Closed { server, .. }
             | UpstreamError::Unavailable { server, .. }
-            | UpstreamError::Transport { server, .. } => server,
+            | UpstreamError::Transport { server, .. }
+            | UpstreamError::NotConnected { server, .. } => server,
         }
     }
 }
@@ -91,7 +111,9 @@ impl UpstreamError {
                 server,
                 reason: redactor.redact(&reason),
             },
-            other @ (UpstreamError::Timeout { .. } | UpstreamError::Cancelled { .. }) => other,
+            other @ (UpstreamError::Timeout { .. }
+            | UpstreamError::Cancelled { .. }
+            | UpstreamError::NotConnected { .. }) => other,
         }
     }
 }

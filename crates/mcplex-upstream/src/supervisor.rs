@@ -105,6 +105,8 @@ pub(crate) struct ServerSlot {
     pub(crate) denied: Denied,
     /// What went wrong lately.
     pub(crate) failures: Mutex<RecentFailures>,
+    /// A `per_user` server's callers' own connections.
+    pub(crate) callers: crate::callers::CallerConnections,
 }
 
 /// All upstream connections of a gateway. Servers can be added and removed while it runs
@@ -195,17 +197,23 @@ impl Upstreams {
             report: Mutex::new(None),
             denied: Denied::default(),
             failures: Mutex::default(),
+            callers: Default::default(),
         });
         servers.insert(server.name.clone(), slot.clone());
         let stop = slot.stop.clone();
-        self.tasks.spawn(supervise(
-            slot,
+        let supervised = supervise(
+            slot.clone(),
             self.builtin.clone(),
             self.logins.clone(),
             self.events.clone(),
             self.notices.clone(),
             stop,
-        ));
+        );
+        self.tasks.spawn(async move {
+            supervised.await;
+            // The server stopped: so do its callers' own connections.
+            slot.callers.close_all().await;
+        });
     }
 
     pub(crate) fn slot(&self, server: &str) -> Option<Arc<ServerSlot>> {
@@ -223,39 +231,46 @@ impl Upstreams {
         })
     }
 
-    /// Sends `tools/call` with `params` (`name`, `arguments`) to `server` and returns the raw result.
+    /// Sends `tools/call` with `params` (`name`, `arguments`) to `server` as the operator and
+    /// returns the raw result.
     pub async fn call_tool(
         &self,
         server: &str,
         params: Value,
         options: CallOptions,
     ) -> Result<Value, UpstreamError> {
-        self.request(server, "tools/call", params, options).await
+        self.request(server, "tools/call", params, options, None)
+            .await
     }
 
-    /// [`Upstreams::call_tool`], the result as the server wrote it where its wire kept it.
+    /// [`Upstreams::call_tool`] for `caller` (see [`Upstreams::request`]), the result as the
+    /// server wrote it where its wire kept it.
     pub async fn call_tool_raw(
         &self,
         server: &str,
         params: Value,
         options: CallOptions,
+        caller: Option<&str>,
     ) -> Result<RawResult, UpstreamError> {
-        let connection = self.connection(server)?;
+        let connection = self.connection(server, caller).await?;
         connection
             .request_raw("tools/call", Some(params), options)
             .await
     }
 
     /// Sends any request to `server` (`prompts/get`, `resources/read`, `completion/complete`,
-    /// ...) and returns the raw result.
+    /// ...) and returns the raw result. On a `per_user` server a `caller` (an agent token's
+    /// name, an OAuth subject) is served only over its own login; the operator (`None`) over
+    /// the gateway's.
     pub async fn request(
         &self,
         server: &str,
         method: &str,
         params: Value,
         options: CallOptions,
+        caller: Option<&str>,
     ) -> Result<Value, UpstreamError> {
-        let connection = self.connection(server)?;
+        let connection = self.connection(server, caller).await?;
         connection.request(method, Some(params), options).await
     }
 
@@ -264,13 +279,22 @@ impl Upstreams {
         self.notices.subscribe()
     }
 
-    fn connection(&self, server: &str) -> Result<Arc<RpcConnection>, UpstreamError> {
+    async fn connection(
+        &self,
+        server: &str,
+        caller: Option<&str>,
+    ) -> Result<Arc<RpcConnection>, UpstreamError> {
         let slot = self
             .slot(server)
             .ok_or_else(|| UpstreamError::Unavailable {
                 server: server.to_owned(),
                 state: "not configured or disabled".to_owned(),
             })?;
+        if let Some(caller) = caller
+            && slot.config.oauth.as_ref().is_some_and(|o| o.per_user)
+        {
+            return slot.caller_connection(self.logins.as_deref(), caller).await;
+        }
         let connection = slot
             .connection
             .read()

@@ -299,12 +299,17 @@ pub enum AuthCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Forget a server's login (its tokens and registration).
+    /// Forget a server's login (its tokens and registration), or revoke one caller's own login
+    /// to a `per_user` server.
     Logout {
         #[command(flatten)]
         config: ConfigArgs,
         /// The server, as the config names it.
         server: String,
+        /// The caller whose own login to revoke (an agent token's name, `oauth:<subject>`,
+        /// `operator:<person>`), as `auth status` lists it.
+        #[arg(long)]
+        caller: Option<String>,
     },
 }
 

@@ -3,39 +3,57 @@
 
 use std::sync::Arc;
 
-use mcplex_oauth::{LoginStore, Logins, StoredLogin};
+use mcplex_oauth::{LoginKey, LoginStore, Logins, StoredLogin};
 use mcplex_state::Store;
 
 /// The store as the place logins persist.
 pub struct StoreLogins(pub Arc<Store>);
 
 impl LoginStore for StoreLogins {
-    fn load(&self, server: &str) -> Result<Option<StoredLogin>, String> {
-        let Some(bytes) = self.0.oauth_login(server).map_err(|e| e.to_string())? else {
+    fn load(&self, key: &LoginKey) -> Result<Option<StoredLogin>, String> {
+        let opened = match &key.caller {
+            None => self.0.oauth_login(&key.server),
+            Some(caller) => self.0.caller_login(&key.server, caller),
+        };
+        let Some(bytes) = opened.map_err(|e| e.to_string())? else {
             return Ok(None);
         };
         // serde's message could quote the text, which holds tokens: only its category.
         serde_json::from_slice(&bytes).map(Some).map_err(|e| {
             format!(
-                "the stored login of {server:?} is unreadable ({:?}); log in again",
+                "the stored login of {:?} is unreadable ({:?}); log in again",
+                key.server,
                 e.classify()
             )
         })
     }
 
-    fn save(&self, server: &str, login: &StoredLogin) -> Result<(), String> {
+    fn save(&self, key: &LoginKey, login: &StoredLogin) -> Result<(), String> {
         let bytes = serde_json::to_vec(login).map_err(|e| e.to_string())?;
-        self.0
-            .put_oauth_login(server, &bytes)
-            .map_err(|e| e.to_string())
+        match &key.caller {
+            None => self.0.put_oauth_login(&key.server, &bytes),
+            Some(caller) => self.0.put_caller_login(&key.server, caller, &bytes),
+        }
+        .map_err(|e| e.to_string())
     }
 }
 
 /// The logins of a gateway over `store`; `None` (OAuth servers then need a login that cannot
 /// be made here) when no HTTP client can be built.
 pub fn logins(store: Arc<Store>) -> Option<Arc<Logins>> {
+    new_logins(store).map(Arc::new)
+}
+
+/// The logins of a gateway that serves `config`: a call to a `per_user` server by a caller
+/// with no login of its own carries the link that connects it.
+pub fn serving(store: Arc<Store>, config: &mcplex_config::Config) -> Option<Arc<Logins>> {
+    let links = crate::connect::links(store.clone(), crate::connect::public_origin(config));
+    new_logins(store).map(|logins| Arc::new(logins.with_connect_links(links)))
+}
+
+fn new_logins(store: Arc<Store>) -> Option<Logins> {
     match Logins::new(Arc::new(StoreLogins(store))) {
-        Ok(logins) => Some(Arc::new(logins)),
+        Ok(logins) => Some(logins),
         Err(e) => {
             tracing::warn!("OAuth servers cannot log in: {e}");
             None

@@ -11,6 +11,7 @@ mod auth;
 mod cli;
 mod commands;
 mod config_view;
+mod connect;
 mod demo;
 mod isolation;
 mod load;

@@ -175,6 +175,18 @@ fn call_error(e: DispatchError) -> Response {
             );
             response
         }
+        // The tool result `/mcp` gives: the model shows its user the link.
+        DispatchError::Upstream(UpstreamError::NotConnected {
+            server,
+            caller,
+            link,
+        }) => Json(mcplex_surface::not_connected_result(
+            &server,
+            &caller,
+            link.as_deref(),
+            &message,
+        ))
+        .into_response(),
         DispatchError::Upstream(UpstreamError::Timeout { .. }) => {
             error(StatusCode::GATEWAY_TIMEOUT, message)
         }

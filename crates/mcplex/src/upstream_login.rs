@@ -4,7 +4,9 @@
 //! authorization server sends the browser back to `GET /ui/oauth/callback`, which finishes it
 //! and stores the login, where every gateway of the store finds it. What was begun waits in the
 //! store (sealed, single use, ten minutes), so the callback may reach any replica; its `state`
-//! is what ties the callback to the operator who began it.
+//! is what ties the callback to the operator who began it. A caller's own login to a
+//! `per_user` server (`connect.rs`) begins here too and comes back to the same callback, which
+//! stores it as that caller's.
 
 use std::sync::Arc;
 
@@ -14,8 +16,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use mcplex_api::{LoginStarted, paths};
-use mcplex_config::Transport;
-use mcplex_oauth::{LoginStore, PENDING_FOR_SECS, PendingLogin};
+use mcplex_config::{ServerConfig, Transport};
+use mcplex_oauth::{LoginKey, LoginStore, PENDING_FOR_SECS, PendingLogin};
 use mcplex_state::Store;
 use serde::Deserialize;
 
@@ -49,57 +51,68 @@ async fn begin(
     let Some(server) = config.servers.iter().find(|s| s.name == name) else {
         return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
     };
-    let url = match &server.transport {
-        Transport::Http { url, .. } | Transport::Sse { url, .. } => url.clone(),
-        _ => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("{name} is not a URL server: it has no OAuth login"),
-            );
-        }
-    };
     let Some(origin) = origin_of(&headers) else {
         return error(
             StatusCode::BAD_REQUEST,
             "the request names no Origin or Host to send the browser back to",
         );
     };
-    let http = match mcplex_oauth::http_client() {
-        Ok(http) => http,
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    match begin_login(state.access.store(), server, &origin, None).await {
+        Ok(url) => Json(LoginStarted { url }).into_response(),
+        Err((status, why)) => error(status, why),
+    }
+}
+
+/// Begins a login to URL server `server` whose answer comes back to `origin`'s callback, for
+/// `caller` (its own login to a `per_user` server; `None`: the gateway's): what was begun is
+/// kept in the store; the answer is the URL to open.
+pub(crate) async fn begin_login(
+    store: &Arc<Store>,
+    server: &ServerConfig,
+    origin: &str,
+    caller: Option<&str>,
+) -> Result<String, (StatusCode, String)> {
+    let url = match &server.transport {
+        Transport::Http { url, .. } | Transport::Sse { url, .. } => url.clone(),
+        _ => {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                format!("{} is not a URL server: it has no OAuth login", server.name),
+            ));
+        }
     };
+    let http = mcplex_oauth::http_client()
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let oauth = server.oauth.clone().unwrap_or_default();
     let redirect_uri = format!("{origin}{CALLBACK_PATH}");
     let challenge = mcplex_upstream::oauth_challenge(&url).await;
     let target = mcplex_oauth::LoginTarget {
-        server: &name,
+        server: &server.name,
         server_url: &url,
         challenge: challenge.as_deref(),
         redirect_uri: &redirect_uri,
+        caller,
     };
-    let begun = match mcplex_oauth::begin(&http, &target, &oauth).await {
-        Ok(begun) => begun,
-        Err(e) => return error(StatusCode::BAD_GATEWAY, e.to_string()),
-    };
-    let bytes = match serde_json::to_vec(&begun.pending) {
-        Ok(bytes) => bytes,
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
-    };
+    let begun = mcplex_oauth::begin(&http, &target, &oauth)
+        .await
+        .map_err(|e| (StatusCode::BAD_GATEWAY, e.to_string()))?;
+    let bytes = serde_json::to_vec(&begun.pending)
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let pending_state = begun.pending.state.clone();
-    let kept = off_runtime(state.access.store(), move |store| {
+    let kept = off_runtime(store, move |store| {
         store.put_pending_login(&pending_state, &bytes, PENDING_FOR_SECS)
     })
     .await;
     match kept {
-        Ok(Ok(())) => Json(LoginStarted {
-            url: begun.url.to_string(),
-        })
-        .into_response(),
-        Ok(Err(e)) => error(
+        Ok(Ok(())) => Ok(begun.url.to_string()),
+        Ok(Err(e)) => Err((
             StatusCode::SERVICE_UNAVAILABLE,
             format!("the login could not be kept in the store: {e}"),
-        ),
-        Err(failed) => failed,
+        )),
+        Err(_) => Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the store's worker failed".to_owned(),
+        )),
     }
 }
 
@@ -186,14 +199,29 @@ async fn callback(State(store): State<Arc<Store>>, Query(query): Query<CallbackQ
             );
         }
     };
-    let server = pending.server.clone();
+    let key = LoginKey {
+        server: pending.server.clone(),
+        caller: pending.caller.clone(),
+    };
     let logins = StoreLogins(store.clone());
-    let saved = tokio::task::spawn_blocking(move || logins.save(&server, &login)).await;
+    let saved = tokio::task::spawn_blocking(move || logins.save(&key, &login)).await;
     match saved {
-        Ok(Ok(())) => {
-            tracing::info!(server = %pending.server, "logged in from the dashboard");
-            Redirect::to("/ui/#/servers").into_response()
-        }
+        Ok(Ok(())) => match &pending.caller {
+            None => {
+                tracing::info!(server = %pending.server, "logged in from the dashboard");
+                Redirect::to("/ui/#/servers").into_response()
+            }
+            Some(caller) => {
+                tracing::info!(server = %pending.server, caller = %caller, "a caller connected its own account");
+                page(
+                    StatusCode::OK,
+                    &format!(
+                        "Connected: {caller}'s calls to {} now go out with this account. You can close this page and call the tool again.",
+                        pending.server
+                    ),
+                )
+            }
+        },
         Ok(Err(e)) => page(
             StatusCode::SERVICE_UNAVAILABLE,
             &format!("The login could not be stored: {e}"),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use mcplex_config::{Config, OAuthGrant, Overrides, ServerConfig, Transport};
-use mcplex_oauth::{LoginStore, StoredLogin, http_client, now_unix};
+use mcplex_oauth::{LoginKey, LoginStore, StoredLogin, http_client, now_unix};
 use serde::Serialize;
 
 use super::callback::{CALLBACK_PATH, wait_for_code};
@@ -62,6 +62,7 @@ pub async fn login(
         server_url: url,
         challenge: challenge.as_deref(),
         redirect_uri: &redirect_uri,
+        caller: None,
     };
     let begun = mcplex_oauth::begin(&http, &target, &oauth).await?;
     eprintln!(
@@ -113,7 +114,7 @@ fn open_browser(url: &str) {
 }
 
 async fn store_login(logins: StoreLogins, name: String, login: StoredLogin) -> Result<()> {
-    tokio::task::spawn_blocking(move || logins.save(&name, &login))
+    tokio::task::spawn_blocking(move || logins.save(&LoginKey::server(&name), &login))
         .await?
         .map_err(anyhow::Error::msg)
 }
@@ -122,6 +123,9 @@ async fn store_login(logins: StoreLogins, name: String, login: StoredLogin) -> R
 #[derive(Serialize)]
 struct LoginStatus {
     server: String,
+    /// Whose own login to a `per_user` server (none: the gateway's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    caller: Option<String>,
     grant: &'static str,
     /// `logged_in`, `expired` (refreshable or not), `none` or `unreadable`.
     status: String,
@@ -142,7 +146,7 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
         matches!(
             server.transport,
             Transport::Http { .. } | Transport::Sse { .. }
-        ) && matches!(logins.load(&server.name), Ok(Some(_)))
+        ) && matches!(logins.load(&LoginKey::server(&server.name)), Ok(Some(_)))
     };
     let default_oauth = mcplex_config::OAuthConfig::default();
     let rows: Vec<LoginStatus> = config
@@ -160,13 +164,14 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
             };
             let mut row = LoginStatus {
                 server: server.name.clone(),
+                caller: None,
                 grant,
                 status: "none".into(),
                 issuer: None,
                 expires_at: None,
                 refreshable: false,
             };
-            match logins.load(&server.name) {
+            match logins.load(&LoginKey::server(&server.name)) {
                 Ok(Some(login)) => {
                     row.status = if login.expires_at.is_some_and(|at| at <= now) {
                         "expired".into()
@@ -184,13 +189,15 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
             row
         })
         .collect();
+    let rows = with_callers(rows, &logins, &config, now)?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&rows)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{:24} {:20} {:12} {:26} ISSUER",
+        "{:24} {:24} {:20} {:12} {:26} ISSUER",
         "SERVER",
+        "CALLER",
         "GRANT",
         "STATUS",
         "EXPIRES (UTC)"
@@ -205,8 +212,9 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
             })
             .unwrap_or_else(|| "-".into());
         outln!(
-            "{:24} {:20} {:12} {:26} {}",
+            "{:24} {:24} {:20} {:12} {:26} {}",
             row.server,
+            row.caller.as_deref().unwrap_or("-"),
             row.grant,
             row.status,
             expires,
@@ -219,9 +227,72 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn logout(args: &ConfigArgs, name: &str) -> Result<ExitCode> {
+/// `rows` (the gateway's logins), each followed by the callers' own logins to that server when
+/// it is `per_user`: who is connected.
+fn with_callers(
+    rows: Vec<LoginStatus>,
+    logins: &StoreLogins,
+    config: &mcplex_config::Config,
+    now: i64,
+) -> Result<Vec<LoginStatus>> {
+    let callers = logins.0.caller_logins()?;
+    let per_user = |name: &str| {
+        config
+            .servers
+            .iter()
+            .any(|s| s.name == name && s.oauth.as_ref().is_some_and(|o| o.per_user))
+    };
+    let mut out = Vec::with_capacity(rows.len() + callers.len());
+    for row in rows {
+        let server = row.server.clone();
+        out.push(row);
+        if !per_user(&server) {
+            continue;
+        }
+        for caller in callers.iter().filter(|c| c.server == server) {
+            let key = LoginKey::caller(&server, &caller.caller);
+            let mut row = LoginStatus {
+                server: server.clone(),
+                caller: Some(caller.caller.clone()),
+                grant: "authorization_code",
+                status: "none".into(),
+                issuer: None,
+                expires_at: None,
+                refreshable: false,
+            };
+            match logins.load(&key) {
+                Ok(Some(login)) => {
+                    row.status = if login.expires_at.is_some_and(|at| at <= now) {
+                        "expired".into()
+                    } else {
+                        "logged_in".into()
+                    };
+                    row.refreshable = login.refresh_token.is_some();
+                    row.issuer = Some(login.issuer);
+                    row.expires_at = login.expires_at;
+                }
+                Ok(None) => {}
+                Err(e) => row.status = format!("unreadable: {e}"),
+            }
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+pub fn logout(args: &ConfigArgs, name: &str, caller: Option<&str>) -> Result<ExitCode> {
     let config = crate::load::load(args, Overrides::default())?;
     let (store, _) = crate::load::open_store(&config)?;
+    if let Some(caller) = caller {
+        if store.delete_caller_login(name, caller)? {
+            eprintln!(
+                "Revoked {caller}'s login to {name}; its next call asks it to connect again."
+            );
+        } else {
+            eprintln!("{caller} had no login to {name}.");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if store.delete_oauth_login(name)? {
         eprintln!("Logged out of {name}; running gateways stop using the login.");
     } else {

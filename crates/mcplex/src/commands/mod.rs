@@ -98,7 +98,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 timeout,
             } => auth::login(&config, &server, no_browser, &timeout).await,
             AuthCommand::Status { config, json } => auth::status(&config, json),
-            AuthCommand::Logout { config, server } => auth::logout(&config, &server),
+            AuthCommand::Logout {
+                config,
+                server,
+                caller,
+            } => auth::logout(&config, &server, caller.as_deref()),
         },
         Command::Call(args) => call::run(args).await,
         Command::Export(args) => export::run(args).await,

@@ -135,7 +135,7 @@ fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Star
     // Most clients list once, at once, and never re-list on list_changed: the first listings
     // wait up to startup_wait for servers still starting. Calls to ready servers never wait.
     let grace = config.startup_wait;
-    let logins = crate::logins::logins(store.clone());
+    let logins = crate::logins::serving(store.clone(), config);
     let core = Core::start(
         (**config).clone(),
         builtin,
@@ -339,9 +339,14 @@ fn app(
         Some(auth) => crate::ui::SignIn::new(auth, &config.profiles, api.access.clone())?,
         None => None,
     };
-    let dashboard = crate::ui::router(api.access.clone(), sign_in).merge(
-        crate::upstream_login::callback_router(api.access.store().clone()),
-    );
+    let dashboard = crate::ui::router(api.access.clone(), sign_in)
+        .merge(crate::upstream_login::callback_router(
+            api.access.store().clone(),
+        ))
+        .merge(crate::connect::router(
+            api.access.store().clone(),
+            api.config.clone(),
+        ));
     let api = crate::api::router(api, config.http.max_body_bytes);
     let mcp = router(Routes {
         gateway: core.gateway.clone(),

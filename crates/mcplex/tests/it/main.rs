@@ -28,6 +28,7 @@ mod isolation_servers;
 mod limits;
 mod listing;
 mod oauth;
+mod oauth_per_user;
 mod oauth_resource;
 mod oauth_rig;
 mod observability;

@@ -1,0 +1,199 @@
+//! Each caller's own connection to a `per_user` OAuth server: opened at the caller's first
+//! request with the caller's own login (never the gateway's, never another caller's), kept
+//! while it is used, closed after [`IDLE`] without a request or when its login is gone. A
+//! caller with no usable login gets [`UpstreamError::NotConnected`], carrying the link that
+//! connects its account. The gateway's own connection (the supervisor's, with the operator's
+//! login) lists the tools and serves the operator.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use mcplex_config::Transport;
+use mcplex_oauth::{Logins, ServerLogin};
+use tokio::sync::mpsc;
+
+use crate::UpstreamError;
+use crate::connect::ShutdownOnDrop;
+use crate::lifecycle;
+use crate::rpc::RpcConnection;
+use crate::supervisor::ServerSlot;
+use crate::wire::http;
+
+/// A caller's connection unused this long is closed (the next request opens another).
+pub(crate) const IDLE: Duration = Duration::from_secs(600);
+/// Callers' connections held open at once per server; past it the least recently used closes.
+pub(crate) const MAX_HELD: usize = 256;
+
+/// One caller's connection, when it has one open.
+#[derive(Default)]
+struct Held {
+    connection: Option<Arc<RpcConnection>>,
+    last_used: Option<Instant>,
+}
+
+/// The callers' connections of one server.
+#[derive(Default)]
+pub(crate) struct CallerConnections {
+    /// Each caller's cell; its async lock makes one caller's connection open once.
+    by_caller: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Held>>>>,
+}
+
+impl CallerConnections {
+    fn cell(&self, caller: &str) -> Arc<tokio::sync::Mutex<Held>> {
+        self.by_caller
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(caller.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    /// Closes connections idle past [`IDLE`], and the least recently used past [`MAX_HELD`];
+    /// cells in use are skipped.
+    fn prune(&self, now: Instant) {
+        let mut by_caller = self
+            .by_caller
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut open: Vec<(Instant, String)> = Vec::new();
+        by_caller.retain(|caller, cell| {
+            let Ok(mut held) = cell.try_lock() else {
+                return true;
+            };
+            let last_used = held.last_used.unwrap_or(now);
+            if held.connection.is_none() || now.duration_since(last_used) >= IDLE {
+                if let Some(connection) = held.connection.take() {
+                    tokio::spawn(async move { connection.shutdown().await });
+                }
+                return false;
+            }
+            open.push((last_used, caller.clone()));
+            true
+        });
+        if open.len() > MAX_HELD {
+            open.sort();
+            for (_, caller) in open.iter().take(open.len() - MAX_HELD) {
+                if let Some(cell) = by_caller.remove(caller)
+                    && let Ok(mut held) = cell.try_lock()
+                    && let Some(connection) = held.connection.take()
+                {
+                    tokio::spawn(async move { connection.shutdown().await });
+                }
+            }
+        }
+    }
+
+    /// Closes `caller`'s connection (its login is gone).
+    async fn close(&self, caller: &str) {
+        let cell = self
+            .by_caller
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(caller);
+        if let Some(cell) = cell
+            && let Some(connection) = cell.lock().await.connection.take()
+        {
+            connection.shutdown().await;
+        }
+    }
+
+    /// Every caller's connection, closed (the server stops).
+    pub(crate) async fn close_all(&self) {
+        let cells: Vec<_> = self
+            .by_caller
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .map(|(_, cell)| cell)
+            .collect();
+        for cell in cells {
+            if let Some(connection) = cell.lock().await.connection.take() {
+                connection.shutdown().await;
+            }
+        }
+    }
+}
+
+impl ServerSlot {
+    /// `caller`'s own connection to this `per_user` server, opened with its own login.
+    pub(crate) async fn caller_connection(
+        &self,
+        logins: Option<&Logins>,
+        caller: &str,
+    ) -> Result<Arc<RpcConnection>, UpstreamError> {
+        let server = self.config.name.clone();
+        let login = logins
+            .and_then(|logins| logins.for_caller(&self.config, caller))
+            .ok_or_else(|| UpstreamError::Transport {
+                server: server.clone(),
+                reason: "this gateway has no token store for its callers' logins".to_owned(),
+            })?;
+        // Asked at every request: a revoked login ends the caller's connection at once.
+        if let Err(e) = login.bearer().await {
+            if !e.needs_login() {
+                return Err(UpstreamError::Transport {
+                    server,
+                    reason: format!("the caller's login could not be renewed: {e}"),
+                });
+            }
+            self.callers.close(caller).await;
+            return Err(UpstreamError::NotConnected {
+                link: logins.and_then(|logins| logins.connect_link(&server, caller)),
+                server,
+                caller: caller.to_owned(),
+            });
+        }
+        let now = Instant::now();
+        let cell = self.callers.cell(caller);
+        let connection = {
+            let mut held = cell.lock().await;
+            held.last_used = Some(now);
+            match held.connection.clone().filter(|c| !c.is_closed()) {
+                Some(connection) => connection,
+                None => {
+                    let connection = self.open_for_caller(login).await.map_err(|reason| {
+                        UpstreamError::Transport {
+                            server: server.clone(),
+                            reason: self.redactor.redact(&reason),
+                        }
+                    })?;
+                    held.connection = Some(connection.clone());
+                    connection
+                }
+            }
+        };
+        self.callers.prune(now);
+        Ok(connection)
+    }
+
+    /// Opens a connection that sends `login`'s token: the handshake only (the gateway's own
+    /// connection lists the tools).
+    async fn open_for_caller(&self, login: Arc<ServerLogin>) -> Result<Arc<RpcConnection>, String> {
+        let Transport::Http { url, headers, .. } = &self.config.transport else {
+            return Err("\"per_user\" needs a streamable HTTP server".to_owned());
+        };
+        let server: Arc<str> = self.config.name.as_str().into();
+        let wire = http::open(
+            server.clone(),
+            self.redactor.clone(),
+            url,
+            headers,
+            Some(login),
+            Arc::new(AtomicBool::new(false)),
+        )?;
+        // Nothing listens: listings and their changes come through the gateway's connection.
+        let (notifications, _) = mpsc::unbounded_channel();
+        let connection = RpcConnection::start(server, self.redactor.clone(), wire, notifications);
+        let guard = ShutdownOnDrop::new(connection.clone());
+        tokio::time::timeout(
+            self.config.init_timeout,
+            lifecycle::open(&connection, self.config.lifecycle),
+        )
+        .await
+        .map_err(|_| "the handshake timed out".to_owned())?
+        .map_err(|e| e.to_string())?;
+        Ok(guard.defuse())
+    }
+}

@@ -1,0 +1,152 @@
+//! Each caller's own upstream login (`"oauth": {"per_user": true}`, #31), against the official
+//! Python SDK's auth server with our provider and the official Python SDK as the agents'
+//! client: the operator's login lists the tools; an agent without a login of its own gets a
+//! tool error carrying the link that connects it; following the link (the provider approves
+//! without a person) connects that agent only, whose calls then carry its own token, never the
+//! gateway's nor another agent's; a second agent still gets a link; its token is refreshed when
+//! it expires; the operator revokes one agent's login and its next call asks again; a link
+//! signed for one agent opens for no other.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, python_client};
+use crate::oauth_rig::{
+    follow, get_url, log_in, mcplex_on, python_oauth_server, stats, tokens_seen, wait_status,
+};
+
+/// The result of calling `py__whoami` as `token` with the Python SDK.
+fn whoami(gateway: &Gateway, token: &str) -> Value {
+    let out = python_client(
+        &["--url", &gateway.url, "--token", token],
+        "legacy",
+        "calls",
+        &["py__whoami", "{}"],
+    );
+    out["outcomes"][0]["result"].clone()
+}
+
+/// The link a refused call carries, checked to be the not-connected tool error.
+fn connect_url(result: &Value, caller: &str) -> String {
+    assert_eq!(result["isError"], json!(true), "{result}");
+    let body = &result["structuredContent"];
+    assert_eq!(body["error_type"], "not_connected", "{result}");
+    assert_eq!(body["caller"], caller, "{result}");
+    body["connect_url"]
+        .as_str()
+        .expect("a connect_url")
+        .to_owned()
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// `mcplex auth status --json`'s rows for callers of `server`.
+fn connected(gateway: &Gateway, server: &str) -> Vec<String> {
+    let output = mcplex_on(gateway, &["auth", "status", "--json"])
+        .output()
+        .expect("auth status");
+    let rows: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .filter(|row| row["server"] == server && row["status"] == "logged_in")
+        .filter_map(|row| row["caller"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn each_agent_connects_its_own_account_and_never_gets_another_s() {
+    let (_server, port) = python_oauth_server(&[("ACCESS_TTL", "4")]);
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "py": {"url": format!("http://127.0.0.1:{port}/mcp"), "oauth": {"per_user": true}},
+    }}));
+    // The operator's login is the gateway's own: it lists the tools (and serves the operator).
+    wait_status(&gateway, "py", "needs_login");
+    log_in(&gateway, "py");
+    wait_status(&gateway, "py", "ready");
+    let operator_tokens = tokens_seen(port);
+    let permissions = "read,write,destructive";
+    let a = gateway.create_token(json!({"name": "agent-a", "permissions": permissions}));
+    let b = gateway.create_token(json!({"name": "agent-b", "permissions": permissions}));
+
+    // Agent A has no login of its own: a tool error with the link, nothing sent upstream.
+    let refused = whoami(&gateway, &a);
+    let link = connect_url(&refused, "agent-a");
+    assert!(
+        link.starts_with(&format!("http://{}/ui/connect/", gateway.authority())),
+        "{link}"
+    );
+    assert!(text(&refused).contains("open http://"), "{refused}");
+    assert_eq!(tokens_seen(port), operator_tokens, "nothing went upstream");
+
+    // Following it as a browser: the authorization server, then the gateway's callback.
+    let page = follow(&link);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("Connected: agent-a"), "{}", page.body);
+    let answered = whoami(&gateway, &a);
+    assert_eq!(text(&answered), "authorized", "{answered}");
+    let a_tokens: Vec<String> = tokens_seen(port)
+        .into_iter()
+        .filter(|t| !operator_tokens.contains(t))
+        .collect();
+    assert!(!a_tokens.is_empty(), "agent A's own token went upstream");
+    assert_eq!(connected(&gateway, "py"), ["agent-a"]);
+
+    // Agent B still gets a link of its own, and nothing of A's goes out for it.
+    let seen_before_b = tokens_seen(port).len();
+    let b_link = connect_url(&whoami(&gateway, &b), "agent-b");
+    assert_ne!(b_link, link);
+    assert_eq!(
+        tokens_seen(port).len(),
+        seen_before_b,
+        "B's call never left"
+    );
+    // A's link names A, whoever follows it: B cannot use it to reach A's login, and a link
+    // with B's name under A's signature does not open.
+    let (payload, mac) = link
+        .rsplit('/')
+        .next()
+        .and_then(|l| l.split_once('.'))
+        .expect("payload.mac");
+    let (b_payload, _) = b_link
+        .rsplit('/')
+        .next()
+        .and_then(|l| l.split_once('.'))
+        .expect("payload.mac");
+    assert_ne!(payload, b_payload);
+    let forged = format!(
+        "http://{}/ui/connect/{b_payload}.{mac}",
+        gateway.authority()
+    );
+    let refused_link = get_url(&forged);
+    assert_eq!(refused_link.status, 400, "{}", refused_link.body);
+
+    // A's token expires (4 s): the next call refreshes A's own login.
+    let refreshes = stats(port)["refreshes"].as_u64().unwrap_or(0);
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(text(&whoami(&gateway, &a)), "authorized");
+    assert!(
+        stats(port)["refreshes"].as_u64().unwrap_or(0) > refreshes,
+        "{}",
+        stats(port)
+    );
+
+    // The operator revokes A's login: A's next call asks it to connect again.
+    let revoked = mcplex_on(&gateway, &["auth", "logout", "py", "--caller", "agent-a"])
+        .output()
+        .expect("auth logout --caller");
+    assert!(revoked.status.success(), "{revoked:?}");
+    assert!(connected(&gateway, "py").is_empty());
+    crate::harness::eventually("A's login gone", Duration::from_secs(10), || {
+        let result = whoami(&gateway, &a);
+        (result["structuredContent"]["error_type"] == "not_connected").then_some(())
+    });
+    // The operator's own login was never touched.
+    assert!(
+        crate::harness::call_raw(&gateway, "/mcp", None, "py__whoami", json!({}))
+            .contains("authorized")
+    );
+}
