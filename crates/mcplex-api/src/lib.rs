@@ -29,8 +29,8 @@ pub use dashboard::{
 pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch};
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};
 pub use servers::{
-    ApprovalsAnswer, CRASH_LOOP_FAILURES, Isolation, IsolationLevel, RecentFailures, Server,
-    ServerState, ServerStatus, ServersAnswer,
+    ApprovalsAnswer, CRASH_LOOP_FAILURES, ConnectedCaller, Isolation, IsolationLevel,
+    RecentFailures, Server, ServerState, ServerStatus, ServersAnswer,
 };
 pub use tokens::{
     CallerUsage, CreateToken, CreatedToken, LimitsAnswer, SetLimits, Token, TokenStatus,

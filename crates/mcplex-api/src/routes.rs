@@ -60,6 +60,11 @@ pub mod paths {
     pub const SERVER_ACTION: &str = "/api/v1/servers/{name}/{action}";
     /// `POST`: [`crate::LoginStarted`]: an OAuth login to the server, begun for a browser.
     pub const SERVER_LOGIN: &str = "/api/v1/servers/{name}/login";
+    /// `DELETE`: [`crate::Done`]: revokes one caller's own login to a `per_user` server.
+    pub const CALLER_LOGIN: &str = "/api/v1/servers/{name}/logins/{caller}";
+    /// `DELETE`, for an agent (its token) or anyone: [`crate::Done`]: forgets the caller's
+    /// own login to a `per_user` server (it disconnects itself).
+    pub const CONNECTION: &str = "/api/v1/connections/{name}";
     /// `GET`: [`crate::ToolsAnswer`].
     pub const TOOLS: &str = "/api/v1/tools";
     /// `POST` (`?hash=H` on approve): [`crate::Done`].

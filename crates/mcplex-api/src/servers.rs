@@ -34,6 +34,18 @@ pub struct Server {
     /// server that comes back after each crash is up between them, not healthy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failures: Option<RecentFailures>,
+    /// A `per_user` server's callers that connected their own account (for the operator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connected: Option<Vec<ConnectedCaller>>,
+}
+
+/// A caller's own login to a `per_user` server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectedCaller {
+    /// An agent token's name, `oauth:<subject>`.
+    pub caller: String,
+    /// Unix seconds of its login or last refresh.
+    pub updated_at: i64,
 }
 
 /// A server's recent failures.

@@ -40,11 +40,15 @@ fn a_server_row_from_a_gateway_carries_its_tool_counts() {
                 recent: 3,
                 last: Some("exited: 1".into()),
             }),
+            connected: Some(vec![ConnectedCaller {
+                caller: "agent-a".into(),
+                updated_at: 1_700_000_000,
+            }]),
         }],
     };
     check(
         &answer,
-        r#"{"servers":[{"name":"github","state":"quarantined","status":"unhealthy: exited: 1","tools":3,"withheld":1,"isolation":{"level":"partial","quarantine":true,"network":false,"mechanisms":["landlock (ABI 7)"],"missing":["namespaces (EPERM)"],"summary":"partial: landlock (ABI 7)","denied":"EACCES: permission denied, open '/srv/x'"},"failures":{"recent":3,"last":"exited: 1"}}]}"#,
+        r#"{"servers":[{"name":"github","state":"quarantined","status":"unhealthy: exited: 1","tools":3,"withheld":1,"isolation":{"level":"partial","quarantine":true,"network":false,"mechanisms":["landlock (ABI 7)"],"missing":["namespaces (EPERM)"],"summary":"partial: landlock (ABI 7)","denied":"EACCES: permission denied, open '/srv/x'"},"failures":{"recent":3,"last":"exited: 1"},"connected":[{"caller":"agent-a","updated_at":1700000000}]}]}"#,
     );
     // Unhealthy is not a crash loop (it is not up); ready with as many failures is.
     assert!(!answer.servers[0].crash_looping());
@@ -65,6 +69,7 @@ fn a_server_row_from_the_store_has_no_tool_counts() {
         withheld: None,
         isolation: None,
         failures: None,
+        connected: None,
     };
     check(
         &row,

@@ -263,9 +263,12 @@ async fn access_token(guard: &Guard, headers: &HeaderMap, token: &str) -> Result
 const LOGIN_BODY_LIMIT: u64 = 8 * 1024;
 
 /// The `/api/v1` routes that take an agent token like an MCP route (their handlers read the
-/// [`Caller`] and answer within its scope): the provider projection and `POST /api/v1/call`.
+/// [`Caller`] and answer within its scope): the provider projection, `POST /api/v1/call` and
+/// `DELETE /api/v1/connections/{name}` (a caller forgets its own login to a `per_user` server).
 fn agent_api(path: &str) -> bool {
-    path.starts_with("/api/v1/projection/") || path == "/api/v1/call"
+    path.starts_with("/api/v1/projection/")
+        || path == "/api/v1/call"
+        || path.starts_with("/api/v1/connections/")
 }
 
 /// The dashboard's own paths (`/ui`, `/ui/…`).

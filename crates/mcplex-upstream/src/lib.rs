@@ -19,6 +19,7 @@ mod lifecycle;
 mod login;
 mod raw_result;
 mod relay;
+mod requests;
 mod rpc;
 mod stderr_tail;
 mod supervisor;

@@ -28,8 +28,7 @@ use crate::failures::RecentFailures;
 use crate::isolation::{Denied, Isolation};
 use crate::lifecycle::{self, Offer, OfferParts};
 use crate::login::{LoginCheck, check_login, login_change, logins_change};
-use crate::rpc::{CallOptions, RpcConnection};
-use crate::{RawResult, UpstreamError};
+use crate::rpc::RpcConnection;
 
 /// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
 pub type BuiltinConnector = Arc<
@@ -85,9 +84,9 @@ pub(crate) struct ServerSlot {
     pub(crate) config: ServerConfig,
     /// The server's secrets: every text about it (states, errors, logs) passes through this.
     pub(crate) redactor: Arc<Redactor>,
-    connection: RwLock<Option<Arc<RpcConnection>>>,
+    pub(crate) connection: RwLock<Option<Arc<RpcConnection>>>,
     /// For "not connected" errors: what the supervisor last knew.
-    state: Mutex<String>,
+    pub(crate) state: Mutex<String>,
     /// Stops this server's supervisor (a child of the gateway-wide shutdown).
     pub(crate) stop: CancellationToken,
     /// An OAuth server's login (`None` for the others, and for an OAuth server of a gateway
@@ -116,7 +115,7 @@ pub struct Upstreams {
     call_timeout: Duration,
     builtin: Option<BuiltinConnector>,
     /// Where OAuth servers' tokens come from.
-    logins: Option<Arc<Logins>>,
+    pub(crate) logins: Option<Arc<Logins>>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     notices: broadcast::Sender<UpstreamNotice>,
     pub(crate) shutdown: CancellationToken,
@@ -231,85 +230,9 @@ impl Upstreams {
         })
     }
 
-    /// Sends `tools/call` with `params` (`name`, `arguments`) to `server` as the operator and
-    /// returns the raw result.
-    pub async fn call_tool(
-        &self,
-        server: &str,
-        params: Value,
-        options: CallOptions,
-    ) -> Result<Value, UpstreamError> {
-        self.request(server, "tools/call", params, options, None)
-            .await
-    }
-
-    /// [`Upstreams::call_tool`] for `caller` (see [`Upstreams::request`]), the result as the
-    /// server wrote it where its wire kept it.
-    pub async fn call_tool_raw(
-        &self,
-        server: &str,
-        params: Value,
-        options: CallOptions,
-        caller: Option<&str>,
-    ) -> Result<RawResult, UpstreamError> {
-        let connection = self.connection(server, caller).await?;
-        connection
-            .request_raw("tools/call", Some(params), options)
-            .await
-    }
-
-    /// Sends any request to `server` (`prompts/get`, `resources/read`, `completion/complete`,
-    /// ...) and returns the raw result. On a `per_user` server a `caller` (an agent token's
-    /// name, an OAuth subject) is served only over its own login; the operator (`None`) over
-    /// the gateway's.
-    pub async fn request(
-        &self,
-        server: &str,
-        method: &str,
-        params: Value,
-        options: CallOptions,
-        caller: Option<&str>,
-    ) -> Result<Value, UpstreamError> {
-        let connection = self.connection(server, caller).await?;
-        connection.request(method, Some(params), options).await
-    }
-
     /// Notices from every upstream, from now on.
     pub fn notices(&self) -> broadcast::Receiver<UpstreamNotice> {
         self.notices.subscribe()
-    }
-
-    async fn connection(
-        &self,
-        server: &str,
-        caller: Option<&str>,
-    ) -> Result<Arc<RpcConnection>, UpstreamError> {
-        let slot = self
-            .slot(server)
-            .ok_or_else(|| UpstreamError::Unavailable {
-                server: server.to_owned(),
-                state: "not configured or disabled".to_owned(),
-            })?;
-        if let Some(caller) = caller
-            && slot.config.oauth.as_ref().is_some_and(|o| o.per_user)
-        {
-            return slot.caller_connection(self.logins.as_deref(), caller).await;
-        }
-        let connection = slot
-            .connection
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        connection
-            .filter(|c| !c.is_closed())
-            .ok_or_else(|| UpstreamError::Unavailable {
-                server: server.to_owned(),
-                state: slot
-                    .state
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone(),
-            })
     }
 
     /// Stops every supervisor and terminates every upstream (whole process groups), then returns.

@@ -57,7 +57,8 @@ pub struct ApiState {
 }
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
-    let agent_routes = crate::projection::router(state.clone());
+    let agent_routes = crate::projection::router(state.clone())
+        .merge(crate::api_connections::caller_router(state.clone()));
     // Every operator's action is written to the audit log, whichever route takes it.
     let audited =
         axum::middleware::from_fn_with_state(state.clone(), crate::operator_audit::record);
@@ -74,6 +75,7 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .merge(crate::api_limits::router(state.clone()))
         .merge(crate::api_trends::router(state.clone()))
         .merge(crate::upstream_login::router(state.clone()))
+        .merge(crate::api_connections::router(state.clone()))
         .merge(crate::api_views::router(state))
         .layer(audited)
         .merge(agent_routes)
@@ -155,7 +157,14 @@ async fn servers(
         state.gateway.isolation(name).map(isolation_view)
     });
     servers.retain(|server| reach.admits_server(&server.name));
+    // Who connected their own account is for the operator, not for viewers.
+    let mut connected = if reach == Scope::full() {
+        crate::api_connections::connected(&state).await
+    } else {
+        std::collections::HashMap::new()
+    };
     for server in &mut servers {
+        server.connected = connected.remove(&server.name);
         server.failures = state
             .gateway
             .failures(&server.name)
@@ -212,6 +221,7 @@ pub fn servers_of(
                 withheld: Some(withheld),
                 isolation: isolation(name),
                 failures: None,
+                connected: None,
             }
         })
         .collect()

@@ -3,6 +3,7 @@
 //! codes. Everything with logic of its own lives in the library crates.
 
 mod api;
+mod api_connections;
 mod api_limits;
 mod api_trends;
 mod api_views;

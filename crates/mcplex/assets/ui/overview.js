@@ -161,6 +161,21 @@ export async function servers(root, cx) {
   }
   // The server's OAuth login, begun by the gateway: the authorization server sends the browser
   // back to the gateway, which stores the login and returns here.
+  // One caller's own login to a per_user server, revoked: its next call asks it to connect again.
+  async function revoke(name, caller) {
+    if (!window.confirm(`Revoke ${caller}'s login to ${name}? Its next call asks it to connect its account again.`)) return;
+    fill(feedback);
+    try {
+      const done = await cx.api("DELETE", `/api/v1/servers/${encodeURIComponent(name)}/logins/${encodeURIComponent(caller)}`);
+      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
+      fill(feedback, said);
+      last = "";
+      await refresh();
+      said.focus();
+    } catch (e) {
+      fill(feedback, problem(e.message));
+    }
+  }
   async function logIn(name) {
     fill(feedback);
     try {
@@ -222,12 +237,28 @@ export async function servers(root, cx) {
             onclick: () => { open.has(s.name) ? open.delete(s.name) : open.add(s.name); last = ""; refresh(); } },
             open.has(s.name) ? "Hide stderr" : "Show stderr")
           : null,
-        open.has(s.name) ? stderrBlock(s.name, tails[s.name]) : null),
+        open.has(s.name) ? stderrBlock(s.name, tails[s.name]) : null,
+        s.connected ? connectedBlock(s, revoke) : null),
     ]), "No server is configured."), controls);
     if (focused) document.getElementById(focused)?.focus();
   }
   await refresh();
   return { refresh, every: 2000 };
+}
+
+/** A per_user server's callers that connected their own account, each revocable. */
+function connectedBlock(server, revoke) {
+  const callers = server.connected;
+  return h("div", { class: "connected", id: `connected-${server.name}` },
+    h("p", { class: "reason" }, callers.length
+      ? `Each caller uses its own account; connected: ${callers.length}.`
+      : "Each caller uses its own account; none has connected yet."),
+    callers.length
+      ? h("ul", {}, ...callers.map((c) => h("li", {},
+        h("code", {}, c.caller), " ",
+        h("button", { type: "button", class: "quiet operator-only", id: `revoke-${server.name}-${c.caller}`, onclick: () => revoke(server.name, c.caller) },
+          `Revoke ${c.caller}`))))
+      : null);
 }
 
 function stderrBlock(name, tail) {

@@ -359,6 +359,7 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
                     withheld: None,
                     isolation: None,
                     failures: None,
+                    connected: None,
                 })
                 .collect()
         }

@@ -124,6 +124,43 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
     let refused_link = get_url(&forged);
     assert_eq!(refused_link.status, 400, "{}", refused_link.body);
 
+    // B connects its own account: its calls carry a token that is neither A's nor the
+    // operator's.
+    let page = follow(&b_link);
+    assert!(page.body.contains("Connected: agent-b"), "{}", page.body);
+    let before_b = tokens_seen(port);
+    assert_eq!(text(&whoami(&gateway, &b)), "authorized");
+    let b_tokens: Vec<String> = tokens_seen(port)
+        .into_iter()
+        .filter(|t| !before_b.contains(t))
+        .collect();
+    assert!(!b_tokens.is_empty(), "B's own token went upstream");
+    for token in &b_tokens {
+        assert!(!a_tokens.contains(token) && !operator_tokens.contains(token));
+    }
+    // The operator sees who is connected.
+    let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
+    let callers: Vec<&str> = servers["servers"][0]["connected"]
+        .as_array()
+        .expect("connected callers")
+        .iter()
+        .filter_map(|c| c["caller"].as_str())
+        .collect();
+    assert_eq!(callers, ["agent-a", "agent-b"], "{servers:#}");
+    // B disconnects itself with its own token; its next call asks again.
+    let (status, body) = crate::http::http_send(
+        gateway.authority(),
+        "DELETE",
+        "/api/v1/connections/py",
+        &[("Authorization", &format!("Bearer {b}"))],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    crate::harness::eventually("B's login gone", Duration::from_secs(10), || {
+        let result = whoami(&gateway, &b);
+        (result["structuredContent"]["error_type"] == "not_connected").then_some(())
+    });
+
     // A's token expires (4 s): the next call refreshes A's own login.
     let refreshes = stats(port)["refreshes"].as_u64().unwrap_or(0);
     std::thread::sleep(Duration::from_secs(5));
@@ -140,6 +177,8 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
         .expect("auth logout --caller");
     assert!(revoked.status.success(), "{revoked:?}");
     assert!(connected(&gateway, "py").is_empty());
+    let (status, _) = gateway.api("DELETE", "/api/v1/servers/py/logins/agent-a", "");
+    assert_eq!(status, 404, "already revoked");
     crate::harness::eventually("A's login gone", Duration::from_secs(10), || {
         let result = whoami(&gateway, &a);
         (result["structuredContent"]["error_type"] == "not_connected").then_some(())
