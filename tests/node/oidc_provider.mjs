@@ -5,11 +5,15 @@
 // claims of the profile and groups scopes come from the userinfo endpoint, as the provider
 // gives them by default for the code flow.
 //
-// Usage: node oidc_provider.mjs PORT CLIENT_ID CLIENT_SECRET REDIRECT_URI
+// With AGENT_REDIRECT_URI it also registers "agent-app" (secret "agent-app-secret"), an agent's
+// application that gets JWT access tokens for the gateway (audience "mcplex", the "mcp" scope)
+// on a person's behalf through the code flow with a `resource` (RFC 8707).
+//
+// Usage: node oidc_provider.mjs PORT CLIENT_ID CLIENT_SECRET REDIRECT_URI [AGENT_REDIRECT_URI]
 // Prints "listening <issuer>" once it accepts connections.
 import Provider from "oidc-provider";
 
-const [port, clientId, clientSecret, redirectUri] = process.argv.slice(2);
+const [port, clientId, clientSecret, redirectUri, agentRedirectUri] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
 
 const provider = new Provider(issuer, {
@@ -22,6 +26,18 @@ const provider = new Provider(issuer, {
       response_types: ["code"],
       token_endpoint_auth_method: "client_secret_basic",
     },
+    ...(agentRedirectUri
+      ? [
+          {
+            client_id: "agent-app",
+            client_secret: "agent-app-secret",
+            redirect_uris: [agentRedirectUri],
+            grant_types: ["authorization_code"],
+            response_types: ["code"],
+            token_endpoint_auth_method: "client_secret_basic",
+          },
+        ]
+      : []),
   ],
   claims: {
     openid: ["sub"],
@@ -42,7 +58,21 @@ const provider = new Provider(issuer, {
     };
   },
   pkce: { required: () => true },
-  features: { devInteractions: { enabled: true } },
+  features: {
+    devInteractions: { enabled: true },
+    // A token asked for with a `resource` is a JWT for the gateway; without one (the dashboard's
+    // sign-in), an opaque token for the userinfo endpoint, as before.
+    resourceIndicators: {
+      enabled: true,
+      useGrantedResource: () => true,
+      getResourceServerInfo: () => ({
+        scope: "mcp",
+        audience: "mcplex",
+        accessTokenFormat: "jwt",
+        jwt: { sign: { alg: "RS256" } },
+      }),
+    },
+  },
   cookies: { keys: ["mcplex-test-only-cookie-key"] },
 });
 

@@ -6,10 +6,13 @@
 //! authorization server; its answer comes back to the dashboard's callback, which stores the
 //! login as that caller's, and the caller's next call goes out with it.
 //!
-//! What proves the person following the link is the caller: the link itself, which only the
-//! caller received (in its own call's result), signed for that caller and server. Whoever
-//! completes the login ties their upstream account to that caller alone; the link never
-//! grants access to anyone else's login.
+//! Whoever completes the login ties their upstream account to the link's caller: a link passed
+//! to someone else would tie their account to another identity. So the page the link opens says
+//! what it does and whom it connects before anything begins, and when the caller is an OAuth
+//! subject and the dashboard's sign-in can ask the issuer, the person first signs in there
+//! (`/ui/oidc/prove/<link>`): only the same subject gets the proof (`?proof=`, bound to the
+//! link, ten minutes) that lets the login begin. An agent token has no person behind it at the
+//! issuer: its link, which only the agent received in its own call's result, is the proof.
 
 use std::sync::Arc;
 
@@ -33,6 +36,12 @@ pub const CONNECT_PATH: &str = "/ui/connect";
 const LINK_LIFETIME_SECS: i64 = 3600;
 /// What the mac covers besides the payload, so that it can stand for nothing else.
 const PURPOSE: &str = "mcplex-connect";
+/// What a proof's mac covers besides the link.
+const PROOF_PURPOSE: &str = "mcplex-connect-proof";
+/// How long a subject's proof lets the login begin.
+const PROOF_LIFETIME_SECS: i64 = 600;
+/// The prefix of an OAuth subject's caller name.
+const SUBJECT_PREFIX: &str = "oauth:";
 
 /// What a link says.
 #[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,46 +104,149 @@ fn verify(store: &Store, text: &str, now: i64) -> Option<Link> {
     (link.ends_at > now).then_some(link)
 }
 
+/// The subject an OAuth subject's link `text` is for, when this store signed it and it has not
+/// ended at `now` (`None` for an agent token's link).
+pub(crate) fn subject_of(store: &Store, text: &str, now: i64) -> Option<String> {
+    let link = verify(store, text, now)?;
+    link.caller.strip_prefix(SUBJECT_PREFIX).map(str::to_owned)
+}
+
+/// A proof that the person following link `text` signed in at the issuer as its subject.
+pub(crate) fn prove(store: &Store, text: &str, now: i64) -> String {
+    let ends_at = now.saturating_add(PROOF_LIFETIME_SECS);
+    let mac = store.token_mac(&format!("{PROOF_PURPOSE}\n{text}\n{ends_at}"));
+    format!("{ends_at}.{mac}")
+}
+
+fn proof_holds(store: &Store, text: &str, proof: &str, now: i64) -> bool {
+    let Some((ends_at, mac)) = proof.split_once('.') else {
+        return false;
+    };
+    let expected = store.token_mac(&format!("{PROOF_PURPOSE}\n{text}\n{ends_at}"));
+    mcplex_surface::same_secret(mac, &expected) && ends_at.parse::<i64>().is_ok_and(|e| e > now)
+}
+
+/// Where the login of link `text` begins, with the subject's proof when it has one.
+pub(crate) fn begin_path(text: &str, proof: Option<&str>) -> String {
+    match proof {
+        Some(proof) => format!("{CONNECT_PATH}/{text}/begin?proof={proof}"),
+        None => format!("{CONNECT_PATH}/{text}/begin"),
+    }
+}
+
 #[derive(Clone)]
 struct Connect {
     store: Arc<Store>,
     config: watch::Receiver<Arc<Config>>,
 }
 
-/// `GET /ui/connect/{link}`, open like every `/ui` page: the signed link is the proof.
+/// `GET /ui/connect/{link}` (what the link does) and `/ui/connect/{link}/begin` (the login),
+/// open like every `/ui` page: the signed link, and a subject's proof, are what they check.
 pub fn router(store: Arc<Store>, config: watch::Receiver<Arc<Config>>) -> Router {
     Router::new()
         .route(&format!("{CONNECT_PATH}/{{link}}"), get(follow))
+        .route(&format!("{CONNECT_PATH}/{{link}}/begin"), get(begin))
         .with_state(Connect { store, config })
 }
 
-async fn follow(State(connect): State<Connect>, Path(text): Path<String>) -> Response {
-    if text.len() > 4096 {
-        return page(
+/// What a checked link says, the server it is for and the config it was checked against.
+type Checked = (Link, mcplex_config::ServerConfig, Arc<Config>);
+
+/// A link checked, or why it is refused (the page's status and text).
+fn checked(connect: &Connect, text: &str) -> Result<Checked, (StatusCode, String)> {
+    let refused = || {
+        (
             StatusCode::BAD_REQUEST,
-            "This link is not one of this gateway's.",
-        );
-    }
-    let Some(link) = verify(&connect.store, &text, mcplex_oauth::now_unix()) else {
-        return page(
-            StatusCode::BAD_REQUEST,
-            "This link is not one of this gateway's, or it ended (a link lasts an hour): call the tool again for a new one.",
-        );
+            "This link is not one of this gateway's, or it ended (a link lasts an hour): call the tool again for a new one.".to_owned(),
+        )
     };
+    if text.len() > 4096 {
+        return Err(refused());
+    }
+    let link = verify(&connect.store, text, mcplex_oauth::now_unix()).ok_or_else(refused)?;
     let config = connect.config.borrow().clone();
-    let Some(server) = config
+    let server = config
         .servers
         .iter()
         .find(|s| s.name == link.server && s.oauth.as_ref().is_some_and(|o| o.per_user))
-    else {
+        .cloned()
+        .ok_or_else(|| {
+            (
+                StatusCode::NOT_FOUND,
+                format!(
+                    "{} no longer asks each caller for its own login.",
+                    link.server
+                ),
+            )
+        })?;
+    Ok((link, server, config))
+}
+
+/// Whether `config`'s issuer must confirm who follows a link for `caller`: an OAuth subject's,
+/// when the dashboard's sign-in is configured.
+fn needs_proof(config: &Config, caller: &str) -> bool {
+    caller.starts_with(SUBJECT_PREFIX)
+        && config
+            .auth
+            .as_ref()
+            .is_some_and(|auth| auth.dashboard.is_some())
+}
+
+/// What the link does, and the way on: the login, or first the issuer's sign-in.
+async fn follow(State(connect): State<Connect>, Path(text): Path<String>) -> Response {
+    let (link, _, config) = match checked(&connect, &text) {
+        Ok(checked) => checked,
+        Err((status, why)) => return page(status, &why),
+    };
+    let (caller, server) = (escape(&link.caller), escape(&link.server));
+    let what = format!(
+        "<p>This link connects an account on <strong>{server}</strong> to <strong>{caller}</strong> on this gateway: every call {caller} makes to {server} will act as the account you log in with there.</p>"
+    );
+    let body = if needs_proof(&config, &link.caller) {
+        let subject = escape(link.caller.trim_start_matches(SUBJECT_PREFIX));
+        format!(
+            "{what}\n<p>First sign in at the issuer as <strong>{subject}</strong>: only {subject} can follow this link.</p>\n<p><a id=\"continue\" href=\"/ui/oidc/prove/{text}\">Sign in as {subject}</a></p>"
+        )
+    } else {
+        format!(
+            "{what}\n<p>Continue only if {caller} is yours (an agent you run).</p>\n<p><a id=\"continue\" href=\"{}\">Log in to {server}</a></p>",
+            begin_path(&text, None)
+        )
+    };
+    html_page(StatusCode::OK, &format!("Connect {server}"), &body)
+}
+
+#[derive(serde::Deserialize)]
+struct BeginQuery {
+    proof: Option<String>,
+}
+
+/// Begins the caller's login, once the subject is proven where it must be.
+async fn begin(
+    State(connect): State<Connect>,
+    Path(text): Path<String>,
+    axum::extract::Query(query): axum::extract::Query<BeginQuery>,
+) -> Response {
+    let (link, server, config) = match checked(&connect, &text) {
+        Ok(checked) => checked,
+        Err((status, why)) => return page(status, &why),
+    };
+    let now = mcplex_oauth::now_unix();
+    if needs_proof(&config, &link.caller)
+        && !query
+            .proof
+            .as_deref()
+            .is_some_and(|proof| proof_holds(&connect.store, &text, proof, now))
+    {
         return page(
-            StatusCode::NOT_FOUND,
+            StatusCode::FORBIDDEN,
             &format!(
-                "{} no longer asks each caller for its own login.",
-                link.server
+                "Only {} can follow this link: open the link itself and sign in at the issuer first.",
+                link.caller
             ),
         );
-    };
+    }
+    let server = &server;
     let origin = public_origin(&config);
     match crate::upstream_login::begin_login(&connect.store, server, &origin, Some(&link.caller))
         .await
@@ -152,6 +264,35 @@ async fn follow(State(connect): State<Connect>, Path(text): Path<String>) -> Res
             ),
         ),
     }
+}
+
+/// `text` for HTML.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A small HTML page: what a link does, readable without the dashboard's script.
+fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body><h1>{title}</h1>\n{body}\n</body></html>\n"
+    );
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        html,
+    )
+        .into_response()
 }
 
 #[cfg(test)]
@@ -183,5 +324,42 @@ mod tests {
         let other = tempfile::tempdir().expect("tempdir");
         let (other, _) = Store::open(other.path()).expect("store");
         assert_eq!(verify(&other, &text, 0), None);
+    }
+
+    #[test]
+    fn a_proof_holds_for_its_link_only_and_only_for_ten_minutes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = Store::open(dir.path()).expect("store");
+        let sign_for = |caller: &str| {
+            sign(
+                &store,
+                &Link {
+                    server: "github".into(),
+                    caller: caller.into(),
+                    ends_at: 10_000,
+                },
+            )
+            .expect("signed")
+        };
+        let (alice, bob) = (sign_for("oauth:alice"), sign_for("oauth:bob"));
+        assert_eq!(subject_of(&store, &alice, 0).as_deref(), Some("alice"));
+        assert_eq!(subject_of(&store, &sign_for("agent-a"), 0), None);
+        let proof = prove(&store, &alice, 100);
+        assert!(proof_holds(&store, &alice, &proof, 100));
+        assert!(!proof_holds(
+            &store,
+            &alice,
+            &proof,
+            100 + PROOF_LIFETIME_SECS
+        ));
+        assert!(
+            !proof_holds(&store, &bob, &proof, 100),
+            "another link's proof"
+        );
+        assert!(!proof_holds(&store, &alice, "1.2", 0));
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

@@ -8,6 +8,8 @@
 //! `operators` gets an operator's session; anyone else whose claims `auth.rules` grant something
 //! gets a viewer's (read-only, within that reach); the rest are refused with who they are and
 //! why. Who they are is signed inside the session. Every sign-in and refusal is one log line naming the person.
+//! The same flow proves who follows a connect link (`/ui/oidc/prove/<link>`, see `connect.rs`):
+//! no session then, only a proof for the link when the person is its subject.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -61,6 +63,10 @@ struct PendingSignIn {
     verifier: String,
     redirect_uri: String,
     begun_at: i64,
+    /// A sign-in that proves who follows this connect link (`connect.rs`), not a dashboard
+    /// session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    connect: Option<String>,
 }
 
 impl SignIn {
@@ -100,6 +106,7 @@ impl SignIn {
         Router::new()
             .route("/ui/sign-in", get(offer))
             .route("/ui/oidc/login", get(begin))
+            .route("/ui/oidc/prove/{link}", get(prove))
             .route(CALLBACK_PATH, get(callback))
             .with_state(Arc::new(self))
     }
@@ -268,6 +275,37 @@ impl SignIn {
     }
 }
 
+/// After a sign-in that proves who follows connect link `link`: on to the caller's login when
+/// the person is the link's subject, else refused with both names.
+fn proven(sign_in: &SignIn, link: &str, claims: &Map<String, Value>, who: &str) -> Response {
+    let store = sign_in.access.store();
+    let now = mcplex_oauth::now_unix();
+    let Some(subject) = crate::connect::subject_of(store, link, now) else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "The link is not an OAuth subject's, or it ended: call the tool again for a new one.",
+        );
+    };
+    let signed_in_as = claims
+        .get("sub")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if signed_in_as != subject {
+        tracing::warn!(
+            "connect: {who} signed in at {} to follow a link for {subject}; refused",
+            sign_in.issuer
+        );
+        return page(
+            StatusCode::FORBIDDEN,
+            &format!(
+                "You are signed in at the issuer as {who}, but this link connects the account of {subject}: only {subject} can follow it."
+            ),
+        );
+    }
+    let proof = crate::connect::prove(store, link, now);
+    Redirect::to(&crate::connect::begin_path(link, Some(&proof))).into_response()
+}
+
 fn text(object: &Value, field: &str) -> Result<String, String> {
     object
         .get(field)
@@ -294,7 +332,27 @@ async fn offer(State(sign_in): State<Arc<SignIn>>) -> Json<Value> {
 }
 
 async fn begin(State(sign_in): State<Arc<SignIn>>, headers: HeaderMap) -> Response {
-    let Some(redirect_uri) = sign_in.redirect_uri(&headers) else {
+    start(&sign_in, &headers, None).await
+}
+
+/// The sign-in that proves the person following connect link `link` is its subject.
+async fn prove(
+    State(sign_in): State<Arc<SignIn>>,
+    headers: HeaderMap,
+    axum::extract::Path(link): axum::extract::Path<String>,
+) -> Response {
+    if link.len() > 4096 {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "This link is not one of this gateway's.",
+        );
+    }
+    start(&sign_in, &headers, Some(link)).await
+}
+
+/// Sends the browser to the issuer, the sign-in kept in the store until it comes back.
+async fn start(sign_in: &SignIn, headers: &HeaderMap, connect: Option<String>) -> Response {
+    let Some(redirect_uri) = sign_in.redirect_uri(headers) else {
         return page(
             StatusCode::BAD_REQUEST,
             "The request names no Host to come back to.",
@@ -341,6 +399,7 @@ async fn begin(State(sign_in): State<Arc<SignIn>>, headers: HeaderMap) -> Respon
         verifier: pkce.verifier.expose().to_owned(),
         redirect_uri,
         begun_at: mcplex_oauth::now_unix(),
+        connect,
     };
     let Ok(bytes) = serde_json::to_vec(&pending) else {
         return page(
@@ -424,6 +483,9 @@ async fn callback(
         }
     };
     let who = name_of(&claims);
+    if let Some(link) = &pending.connect {
+        return proven(&sign_in, link, &claims, &who);
+    }
     let person = if sign_in.settings.operators.iter().any(|m| m.holds(&claims)) {
         Person::operator(&who)
     } else {

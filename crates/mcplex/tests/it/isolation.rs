@@ -391,3 +391,48 @@ fn limits_apply_and_a_refusal_reaches_the_operator_with_its_fix() {
         "{tail:#}"
     );
 }
+
+/// `mcplex serve --stdio` (one gateway per client, spawned by it) confines its servers the
+/// same way: the hostile server, reached through the official Python SDK over stdio, reads and
+/// writes none of the gateway's files, sees only its own PID namespace and holds no capability.
+#[test]
+fn a_gateway_serving_one_client_over_stdio_confines_its_servers_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"hostile": hostile(&[])}}).to_string(),
+    )
+    .expect("config");
+    let argv = json!([
+        tools().mcplex,
+        "serve",
+        "--stdio",
+        "--config",
+        config,
+        "--data-dir",
+        data
+    ])
+    .to_string();
+    let path = |p: std::path::PathBuf| p.display().to_string();
+    let attempts = json!({
+        "read": [path(data.join("state.db")), path(data.join("token_key")), path(config.clone())],
+        "write": [path(data.clone()), path(dir.path().to_path_buf())],
+    });
+    let out = crate::harness::python_client(
+        &["--stdio", &argv],
+        "legacy",
+        "call",
+        &["hostile__probe", &attempts.to_string()],
+    );
+    let answer = &out["result"]["structuredContent"];
+    for kind in ["read", "write"] {
+        assert_all_denied(answer, kind);
+    }
+    assert!(
+        answer["pid"].as_u64().is_some_and(|pid| pid < 10),
+        "{answer:#}"
+    );
+    assert_eq!(answer["capabilities"], "0000000000000000", "{answer:#}");
+}

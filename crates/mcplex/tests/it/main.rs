@@ -8,6 +8,7 @@ mod cluster;
 mod cluster_rig;
 mod code;
 mod conformance;
+mod connect_sign_in;
 mod control_plane;
 mod dashboard;
 mod direct_modes;

@@ -2,7 +2,7 @@
 //! Python SDK's auth server with our provider and the official Python SDK as the agents'
 //! client: the operator's login lists the tools; an agent without a login of its own gets a
 //! tool error carrying the link that connects it; following the link (the provider approves
-//! without a person) connects that agent only, whose calls then carry its own token, never the
+//! without a person) after its page says whom it connects, connects that agent only, whose calls then carry its own token, never the
 //! gateway's nor another agent's; a second agent still gets a link; its token is refreshed when
 //! it expires; the operator revokes one agent's login and its next call asks again; a link
 //! signed for one agent opens for no other.
@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::harness::{Gateway, python_client};
+use crate::http::Reply;
 use crate::oauth_rig::{
     follow, get_url, log_in, mcplex_on, python_oauth_server, stats, tokens_seen, wait_status,
 };
@@ -37,6 +38,25 @@ fn connect_url(result: &Value, caller: &str) -> String {
         .as_str()
         .expect("a connect_url")
         .to_owned()
+}
+
+/// Follows a connect link as a browser would: its page (what it does, for whom), then its
+/// "continue" link through the authorization server to the gateway's callback.
+fn connect(gateway: &Gateway, link: &str, caller: &str) -> Reply {
+    let page = get_url(link);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body.contains(caller) && page.body.contains("Continue only if"),
+        "{}",
+        page.body
+    );
+    let href = page
+        .body
+        .split("id=\"continue\" href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the continue link");
+    follow(&format!("http://{}{href}", gateway.authority()))
 }
 
 fn text(result: &Value) -> &str {
@@ -83,7 +103,7 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
     assert_eq!(tokens_seen(port), operator_tokens, "nothing went upstream");
 
     // Following it as a browser: the authorization server, then the gateway's callback.
-    let page = follow(&link);
+    let page = connect(&gateway, &link, "agent-a");
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("Connected: agent-a"), "{}", page.body);
     let answered = whoami(&gateway, &a);
@@ -126,7 +146,7 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
 
     // B connects its own account: its calls carry a token that is neither A's nor the
     // operator's.
-    let page = follow(&b_link);
+    let page = connect(&gateway, &b_link, "agent-b");
     assert!(page.body.contains("Connected: agent-b"), "{}", page.body);
     let before_b = tokens_seen(port);
     assert_eq!(text(&whoami(&gateway, &b)), "authorized");

@@ -12,13 +12,16 @@ use serde_json::{Value, json};
 
 use crate::harness::{Background, Gateway, fixture_server, free_port, tools};
 
-const CLIENT_SECRET: &str = "dashboard-client-secret-for-tests";
+pub const CLIENT_SECRET: &str = "dashboard-client-secret-for-tests";
 
-fn oidc_provider(port: u16, redirect_uri: &str) -> Background {
+/// The provider on `port`, its dashboard client sent back to `redirect_uri`, and with
+/// `agent_redirect` an agent's application (`agent-app`) that gets JWTs for the gateway.
+pub fn oidc_provider(port: u16, redirect_uri: &str, agent_redirect: Option<&str>) -> Background {
     let mut command = Command::new("node");
     command
         .arg(tools().repo.join("tests/node/oidc_provider.mjs"))
-        .args([&port.to_string(), "dashboard", CLIENT_SECRET, redirect_uri]);
+        .args([&port.to_string(), "dashboard", CLIENT_SECRET, redirect_uri])
+        .args(agent_redirect);
     crate::harness::listening_within(
         command,
         port,
@@ -36,6 +39,7 @@ fn an_operator_signs_in_and_acts_a_viewer_reads_within_the_rules_a_stranger_is_r
     let _provider = oidc_provider(
         provider_port,
         &format!("http://127.0.0.1:{gateway_port}/ui/oidc/callback"),
+        None,
     );
     let issuer = format!("http://127.0.0.1:{provider_port}");
     let gateway = Gateway::start_at(
