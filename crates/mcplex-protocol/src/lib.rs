@@ -13,3 +13,7 @@ pub use error_type::ErrorType;
 
 /// The `_meta` key that carries the gateway's request id to the upstream.
 pub const REQUEST_ID_META: &str = "io.mcplex/request-id";
+
+/// The `_meta` key of a 2026-07-28 request's client capabilities (what the session era's
+/// handshake declared).
+pub const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";

@@ -4,7 +4,7 @@
 
 use crate::Caller;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
-use mcplex_protocol::ProtocolEra;
+use mcplex_protocol::{CLIENT_CAPABILITIES_META, ProtocolEra};
 use mcplex_upstream::{RawResult, UpstreamError};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, JsonObject, ProgressNotificationParam};
@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::errors::to_wire;
+use crate::errors::{to_wire, url_elicitation_required};
 use crate::fast::Untouched;
 use crate::relay::PeerRelay;
 use crate::typed::call_response;
@@ -59,9 +59,41 @@ pub(crate) async fn call(
             Some(answer) => answer,
             None => to_wire(DispatchError::UnknownTool { name })?,
         },
+        Err(DispatchError::Upstream(UpstreamError::NotConnected {
+            server,
+            caller,
+            link: Some(link),
+        })) if declares_url_elicitation(context) => {
+            let message = format!("{caller} has not connected its own account to {server}");
+            return Err(url_elicitation_required(
+                &server,
+                &link,
+                &message,
+                !stateless_caller(context),
+            ));
+        }
         Err(error) => to_wire(error)?,
     };
     finish(raw, context)
+}
+
+/// Whether the client of `context` takes URL elicitations: declared in its handshake (the
+/// session era) or in the request's `_meta` (2026-07-28).
+fn declares_url_elicitation(context: &RequestContext<RoleServer>) -> bool {
+    if stateless_caller(context) {
+        return context
+            .meta
+            .0
+            .get(CLIENT_CAPABILITIES_META)
+            .and_then(|capabilities| capabilities.get("elicitation"))
+            .and_then(|elicitation| elicitation.get("url"))
+            .is_some();
+    }
+    context
+        .peer
+        .peer_info()
+        .and_then(|info| info.capabilities.elicitation.as_ref()?.url.clone())
+        .is_some()
 }
 
 /// A tool result as rmcp's response. 2026-07-28 results state their type, which an older

@@ -13,6 +13,35 @@ const UPSTREAM_UNAVAILABLE: i32 = -32002;
 /// Implementation-defined server error: one of the caller's limits refused the call (429's
 /// JSON-RPC cousin); `data.retry_after_seconds` says when to try again.
 pub const RATE_LIMITED: i32 = -32029;
+/// The protocol's "URL elicitation required" (2025-11-25 on): the request can go on once the
+/// user has completed the URL elicitations in `data.elicitations`.
+const URL_ELICITATION_REQUIRED: i32 = -32042;
+
+/// A call to a `per_user` server by a caller that has not connected its account, for a client
+/// that declared URL elicitation: the link as a URL elicitation its client shows its user
+/// (`with_id`: the session era's `elicitationId`, which 2026-07-28 dropped).
+pub(crate) fn url_elicitation_required(
+    server: &str,
+    link: &str,
+    message: &str,
+    with_id: bool,
+) -> ErrorData {
+    let mut elicitation = json!({
+        "mode": "url",
+        "message": format!("Connect your account on {server}: {message}"),
+        "url": link,
+    });
+    if with_id {
+        // Unique per link: the link's own mac ends it.
+        let id: String = link.chars().rev().take(16).collect();
+        elicitation["elicitationId"] = json!(format!("mcplex-connect-{id}"));
+    }
+    ErrorData::new(
+        ErrorCode(URL_ELICITATION_REQUIRED),
+        format!("{server} needs your own account: open the URL to connect it, then call again"),
+        Some(json!({"elicitations": [elicitation]})),
+    )
+}
 
 /// A failed call as the caller sees it: a tool result the model can act on (`Ok`), or a
 /// JSON-RPC error (`Err`).

@@ -12,10 +12,9 @@ use crate::UpstreamError;
 use crate::rpc::{CallOptions, RpcConnection};
 use mcplex_config::Lifecycle;
 
-use mcplex_protocol::{LATEST_SESSION_VERSION, STATELESS_VERSION};
+use mcplex_protocol::{CLIENT_CAPABILITIES_META, LATEST_SESSION_VERSION, STATELESS_VERSION};
 
 const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
-const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
 /// A listing longer than this many pages is cut (a server whose cursors never end).
 const MAX_PAGES: usize = 1000;
 

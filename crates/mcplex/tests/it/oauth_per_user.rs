@@ -1,7 +1,8 @@
 //! Each caller's own upstream login (`"oauth": {"per_user": true}`, #31), against the official
 //! Python SDK's auth server with our provider and the official Python SDK as the agents'
 //! client: the operator's login lists the tools; an agent without a login of its own gets a
-//! tool error carrying the link that connects it; following the link (the provider approves
+//! tool error carrying the link that connects it (a URL elicitation, for a client that declared
+//! them); following the link (the provider approves
 //! without a person) after its page says whom it connects, connects that agent only, whose calls then carry its own token, never the
 //! gateway's nor another agent's; a second agent still gets a link; its token is refreshed when
 //! it expires; the operator revokes one agent's login and its next call asks again; a link
@@ -101,6 +102,31 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
     );
     assert!(text(&refused).contains("open http://"), "{refused}");
     assert_eq!(tokens_seen(port), operator_tokens, "nothing went upstream");
+    // A client that declared URL elicitation gets the link as one (the protocol's -32042), in
+    // both eras; the session era's carries an elicitationId.
+    for (mode, with_id) in [("legacy", true), ("2026-07-28", false)] {
+        let out = python_client(
+            &["--url", &gateway.url, "--token", &a, "--answer"],
+            mode,
+            "call",
+            &["py__whoami", "{}"],
+        );
+        let error = &out["error"];
+        assert_eq!(error["code"], -32042, "{mode}: {out}");
+        let elicitation = &error["data"]["elicitations"][0];
+        assert_eq!(elicitation["mode"], "url", "{mode}: {out}");
+        assert!(
+            elicitation["url"]
+                .as_str()
+                .is_some_and(|url| url.contains("/ui/connect/")),
+            "{mode}: {out}"
+        );
+        assert_eq!(
+            elicitation["elicitationId"].is_string(),
+            with_id,
+            "{mode}: {out}"
+        );
+    }
 
     // Following it as a browser: the authorization server, then the gateway's callback.
     let page = connect(&gateway, &link, "agent-a");
