@@ -92,6 +92,12 @@ pub fn resource_metadata_urls(server_url: &Url) -> Vec<Url> {
     well_known(server_url, &["oauth-protected-resource"], false)
 }
 
+/// An issuer named with or without a trailing slash is the same issuer: the one comparison of
+/// issuers (metadata against the issuer asked for, a token's `iss` against the configured one).
+pub fn same_issuer(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
 /// The well-known URLs of an issuer's metadata, in the order RFC 8414 and OpenID Connect
 /// Discovery say to try them: OAuth with path insertion, OpenID with path insertion, OpenID with
 /// the path appended (for an issuer with no path: the two root documents).
@@ -210,7 +216,7 @@ pub(crate) fn judge(
     }
     // RFC 8414 §3.3: the metadata must be the issuer's own.
     if let Some(said) = &server.issuer
-        && said.trim_end_matches('/') != issuer.trim_end_matches('/')
+        && !same_issuer(said, issuer)
     {
         return Err(OAuthError::Metadata(format!(
             "the authorization server metadata names issuer {}, not {}",

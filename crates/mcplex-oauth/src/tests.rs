@@ -323,3 +323,13 @@ fn a_challenge_names_metadata_only_at_the_servers_own_origin() {
     );
     assert_eq!(crate::discovery::challenge_metadata_url(&url, None), None);
 }
+
+#[test]
+fn an_issuer_with_or_without_its_trailing_slash_is_the_same() {
+    assert!(crate::same_issuer("https://id/", "https://id"));
+    assert!(crate::same_issuer(
+        "https://id/realms/a",
+        "https://id/realms/a/"
+    ));
+    assert!(!crate::same_issuer("https://id2", "https://id"));
+}

@@ -41,7 +41,7 @@ const PROOF_PURPOSE: &str = "mcplex-connect-proof";
 /// How long a subject's proof lets the login begin.
 const PROOF_LIFETIME_SECS: i64 = 600;
 /// The prefix of an OAuth subject's caller name.
-const SUBJECT_PREFIX: &str = "oauth:";
+const SUBJECT_PREFIX: &str = mcplex_state::OAUTH_CALLER_PREFIX;
 
 /// What a link says.
 #[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,14 +5,13 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::{EncodingKey, Header};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcplex_config::{AuthRule, AuthSettings, RuleMatch};
 use mcplex_trust::Permission;
 use ring::rand::SystemRandom;
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
 
-use super::keys::IssuerKeys;
 use super::*;
 
 /// Nothing listens there: a refresh fails at once.
@@ -161,7 +160,11 @@ async fn every_bad_token_is_refused_with_its_reason() {
         (claims(), "k2", "unknown key"),
     ];
     for (claims, kid, reason) in cases {
-        let refused = tokens.claims(&sign(&key, kid, &claims)).await.err();
+        let refused = tokens
+            .verifier
+            .access_token(&sign(&key, kid, &claims), &tokens.audience)
+            .await
+            .err();
         assert!(
             refused.as_deref().is_some_and(|r| r.contains(reason)),
             "{claims} → {refused:?}"
@@ -175,7 +178,11 @@ async fn every_bad_token_is_refused_with_its_reason() {
         ("a.b.c", "malformed"),
         ("bm9wZQ.bm9wZQ.c2ln", "not a JWT"),
     ] {
-        let refused = tokens.claims(token).await.err();
+        let refused = tokens
+            .verifier
+            .access_token(token, &tokens.audience)
+            .await
+            .err();
         assert!(
             refused.as_deref().is_some_and(|r| r.contains(reason)),
             "{reason} → {refused:?}"

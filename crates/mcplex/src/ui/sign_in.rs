@@ -11,7 +11,6 @@
 //! The same flow proves who follows a connect link (`/ui/oidc/prove/<link>`, see `connect.rs`):
 //! no session then, only a proof for the link when the person is its subject.
 
-use std::str::FromStr;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
@@ -19,7 +18,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use jsonwebtoken::{Algorithm, Validation};
 use mcplex_config::{AuthSettings, ClientSecret, DashboardSignIn};
 use mcplex_oauth::{PENDING_FOR_SECS, Pkce, random_text};
 use serde::{Deserialize, Serialize};
@@ -28,8 +26,7 @@ use serde_json::{Map, Value, json};
 use super::text_page as page;
 use super::{Person, short};
 use crate::auth::Access;
-use crate::oauth::keys::IssuerKeys;
-use crate::oauth::rules::Rules;
+use mcplex_oauth::{IssuerKeys, JwtVerifier, Rules};
 
 /// How long the issuer's endpoints are kept.
 const ENDPOINTS_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -43,12 +40,11 @@ const PENDING_PREFIX: &str = "sign-in:";
 pub struct SignIn {
     issuer: String,
     settings: DashboardSignIn,
-    algorithms: Vec<Algorithm>,
-    leeway_seconds: u64,
     /// The origin of `auth.resource`, the public URL people reach the gateway at.
     public_origin: Option<String>,
     http: reqwest::Client,
-    keys: IssuerKeys,
+    /// The issuer's keys and the one JWT check, shared with the access tokens' (`mcplex-oauth`).
+    verifier: JwtVerifier,
     /// The issuer's endpoints, as last read from its metadata (an hour at most): a sign-in,
     /// which anyone may begin, costs the issuer nothing.
     endpoints: tokio::sync::Mutex<Option<(std::time::Instant, Value)>>,
@@ -78,11 +74,6 @@ impl SignIn {
         let Some(settings) = auth.dashboard.clone() else {
             return Ok(None);
         };
-        let algorithms = auth
-            .algorithms
-            .iter()
-            .map(|name| Algorithm::from_str(name))
-            .collect::<Result<Vec<_>, _>>()?;
         let public_origin = auth
             .resource
             .as_deref()
@@ -91,11 +82,13 @@ impl SignIn {
         Ok(Some(SignIn {
             issuer: auth.issuer.clone(),
             settings,
-            algorithms,
-            leeway_seconds: auth.leeway.as_secs(),
             public_origin,
             http: mcplex_oauth::http_client()?,
-            keys: IssuerKeys::new(&auth.issuer)?,
+            verifier: JwtVerifier::new(
+                IssuerKeys::new(&auth.issuer)?,
+                &auth.algorithms,
+                auth.leeway.as_secs(),
+            )?,
             endpoints: tokio::sync::Mutex::new(None),
             rules: Rules::new(&auth.rules, profiles),
             access,
@@ -142,7 +135,8 @@ impl SignIn {
             return Ok(metadata.clone());
         }
         let metadata = self
-            .keys
+            .verifier
+            .keys()
             .metadata(&["authorization_endpoint", "token_endpoint"])
             .await?;
         *cached = Some((std::time::Instant::now(), metadata.clone()));
@@ -212,33 +206,9 @@ impl SignIn {
 
     /// The ID token's claims when its signature, issuer, audience, time and nonce hold.
     async fn verified(&self, id_token: &str, nonce: &str) -> Result<Map<String, Value>, String> {
-        let header = jsonwebtoken::decode_header(id_token)
-            .map_err(|e| format!("the ID token is not a JWT ({e})"))?;
-        if !self.algorithms.contains(&header.alg) {
-            return Err(format!(
-                "the ID token's algorithm {:?} is not accepted (auth.algorithms)",
-                header.alg
-            ));
-        }
-        let kid = header.kid.as_deref();
-        let keys = self.keys.for_token(kid, header.alg).await?;
-        let mut validation = Validation::new(header.alg);
-        validation.leeway = self.leeway_seconds;
-        let issuer = self.issuer.trim_end_matches('/');
-        validation.set_issuer(&[issuer.to_owned(), format!("{issuer}/")]);
-        validation.set_audience(&[&self.settings.client_id]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        let mut refusal = "no key of the issuer verifies it".to_owned();
-        for key in keys.matching(kid, header.alg) {
-            match jsonwebtoken::decode::<Map<String, Value>>(id_token, key, &validation) {
-                Ok(data) if data.claims.get("nonce").and_then(Value::as_str) == Some(nonce) => {
-                    return Ok(data.claims);
-                }
-                Ok(_) => return Err("the ID token's nonce is not this sign-in's".into()),
-                Err(e) => refusal = format!("the ID token is refused: {e}"),
-            }
-        }
-        Err(refusal)
+        self.verifier
+            .id_token(id_token, &self.settings.client_id, nonce)
+            .await
     }
 
     /// Claims the userinfo endpoint adds (groups, often), for the same subject only; a failure

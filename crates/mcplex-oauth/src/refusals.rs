@@ -18,6 +18,12 @@ struct Window {
     suppressed: u64,
 }
 
+impl Default for RefusalLog {
+    fn default() -> RefusalLog {
+        RefusalLog::new()
+    }
+}
+
 impl RefusalLog {
     pub fn new() -> RefusalLog {
         RefusalLog {

@@ -1,5 +1,7 @@
-//! The issuer's signing keys: where they are (`jwks_uri` from its RFC 8414 metadata, the OpenID
-//! configuration as the fallback), fetched and cached, refreshed when a token names a key the
+//! The resource-server half: an issuer's signing keys, which verify the JWTs it issues (access
+//! tokens for the gateway, ID tokens of the dashboard's sign-in): where they are (`jwks_uri`
+//! from its metadata, found where discovery looks for an authorization server's), fetched and
+//! cached, refreshed when a token names a key the
 //! cache does not hold and when the cache is an hour old.
 //!
 //! A refresh happens at most once per [`REFRESH_COOLDOWN`], whatever asks for it: tokens with
@@ -14,6 +16,9 @@ use arc_swap::ArcSwap;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
+use url::Url;
+
+use crate::{OAuthError, same_issuer, server_metadata_urls};
 
 /// The least time between two fetches of the keys.
 pub const REFRESH_COOLDOWN: Duration = Duration::from_secs(5);
@@ -51,11 +56,13 @@ struct Refresher {
 }
 
 impl IssuerKeys {
-    pub fn new(issuer: &str) -> anyhow::Result<IssuerKeys> {
+    pub fn new(issuer: &str) -> Result<IssuerKeys, OAuthError> {
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .connect_timeout(FETCH_TIMEOUT)
-            .build()?;
+            .redirect(crate::same_origin_redirects())
+            .build()
+            .map_err(|e| OAuthError::Unreachable(format!("cannot build the HTTP client: {e}")))?;
         Ok(IssuerKeys {
             issuer: issuer.to_owned(),
             http,
@@ -64,9 +71,8 @@ impl IssuerKeys {
         })
     }
 
-    /// Keys already known (tests; an issuer whose keys are configured rather than fetched).
-    #[cfg(test)]
-    pub fn with_jwks(issuer: &str, jwks: &Value) -> anyhow::Result<IssuerKeys> {
+    /// Keys already known (an issuer whose keys are given rather than fetched: tests).
+    pub fn with_jwks(issuer: &str, jwks: &Value) -> Result<IssuerKeys, OAuthError> {
         let keys = IssuerKeys::new(issuer)?;
         keys.cache.store(Arc::new(KeySet::parse(jwks, 1)));
         Ok(keys)
@@ -130,6 +136,11 @@ impl IssuerKeys {
         Ok(())
     }
 
+    /// The issuer, as configured.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
     /// The number of the key set in use (each fetch makes a new one).
     pub fn generation(&self) -> u64 {
         self.cache.load().generation
@@ -163,7 +174,10 @@ impl IssuerKeys {
     /// issuer is not this issuer's (RFC 8414 §3.3).
     pub async fn metadata(&self, needed: &[&str]) -> Result<Value, String> {
         let mut failures = Vec::new();
-        for url in metadata_urls(&self.issuer) {
+        let issuer = Url::parse(&self.issuer)
+            .map_err(|e| format!("the issuer {:?} is not a URL: {e}", self.issuer))?;
+        for url in server_metadata_urls(&issuer) {
+            let url = url.to_string();
             let metadata = match self.get_json(&url).await {
                 Ok(metadata) => metadata,
                 Err(why) => {
@@ -203,7 +217,7 @@ impl IssuerKeys {
         if !status.is_success() {
             return Err(format!("{url}: HTTP {status}"));
         }
-        let body = mcplex_oauth::read_capped(response)
+        let body = crate::read_capped(response)
             .await
             .map_err(|why| format!("{url}: {why}"))?;
         serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
@@ -283,54 +297,9 @@ fn fits(jwk: &Jwk, alg: Algorithm) -> bool {
     type_fits && named_fits
 }
 
-/// An issuer named with or without a trailing slash is the same issuer.
-pub fn same_issuer(a: &str, b: &str) -> bool {
-    a.trim_end_matches('/') == b.trim_end_matches('/')
-}
-
-/// Where the issuer's metadata may be: RFC 8414's path-inserted well-known URL, then OpenID
-/// Connect's appended one, then the path-inserted OpenID form.
-fn metadata_urls(issuer: &str) -> Vec<String> {
-    let issuer = issuer.trim_end_matches('/');
-    let after_scheme = issuer.find("://").map_or(0, |at| at + 3);
-    let path_at = issuer[after_scheme..]
-        .find('/')
-        .map_or(issuer.len(), |at| after_scheme + at);
-    let (origin, path) = issuer.split_at(path_at);
-    let mut urls = vec![
-        format!("{origin}/.well-known/oauth-authorization-server{path}"),
-        format!("{issuer}/.well-known/openid-configuration"),
-    ];
-    if !path.is_empty() {
-        urls.push(format!("{origin}/.well-known/openid-configuration{path}"));
-    }
-    urls
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn metadata_is_looked_for_where_rfc_8414_and_openid_put_it() {
-        assert_eq!(
-            metadata_urls("https://id.example.com/"),
-            [
-                "https://id.example.com/.well-known/oauth-authorization-server",
-                "https://id.example.com/.well-known/openid-configuration",
-            ]
-        );
-        assert_eq!(
-            metadata_urls("https://id.example.com/realms/team"),
-            [
-                "https://id.example.com/.well-known/oauth-authorization-server/realms/team",
-                "https://id.example.com/realms/team/.well-known/openid-configuration",
-                "https://id.example.com/.well-known/openid-configuration/realms/team",
-            ]
-        );
-        assert!(same_issuer("https://id/", "https://id"));
-        assert!(!same_issuer("https://id2", "https://id"));
-    }
 
     #[test]
     fn unusable_keys_are_left_out_one_by_one() {
