@@ -9,6 +9,9 @@
 // application that gets JWT access tokens for the gateway (audience "mcplex", the "mcp" scope)
 // on a person's behalf through the code flow with a `resource` (RFC 8707).
 //
+// Two agents, "agent-one" and "agent-two" (secrets "<name>-secret"), get their own JWTs for the
+// gateway with client credentials (their subject is their client id).
+//
 // Usage: node oidc_provider.mjs PORT CLIENT_ID CLIENT_SECRET REDIRECT_URI [AGENT_REDIRECT_URI]
 // Prints "listening <issuer>" once it accepts connections.
 import Provider from "oidc-provider";
@@ -26,6 +29,14 @@ const provider = new Provider(issuer, {
       response_types: ["code"],
       token_endpoint_auth_method: "client_secret_basic",
     },
+    ...["agent-one", "agent-two"].map((name) => ({
+      client_id: name,
+      client_secret: `${name}-secret`,
+      grant_types: ["client_credentials"],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: "client_secret_basic",
+    })),
     ...(agentRedirectUri
       ? [
           {
@@ -60,6 +71,7 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   features: {
     devInteractions: { enabled: true },
+    clientCredentials: { enabled: true },
     // A token asked for with a `resource` is a JWT for the gateway; without one (the dashboard's
     // sign-in), an opaque token for the userinfo endpoint, as before.
     resourceIndicators: {
@@ -75,6 +87,9 @@ const provider = new Provider(issuer, {
   },
   cookies: { keys: ["mcplex-test-only-cookie-key"] },
 });
+
+// A fault of the provider's own shows in the test's output, not only as "server_error".
+provider.on("server_error", (_ctx, error) => console.error("oidc-provider server_error:", error));
 
 provider.listen(Number(port), "127.0.0.1", () => {
   console.log(`listening ${issuer}`);

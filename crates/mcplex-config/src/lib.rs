@@ -39,7 +39,7 @@ pub use model::{
     DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv, Lifecycle, Overrides,
     RoutingMode, SearchModel, ServerConfig, StoreUrl, ToolResponseMode, Transport,
 };
-pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant};
+pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant, PerUser};
 pub use parse::parse_config;
 pub use redact::{REDACTED, Redactor};
 pub use redact_url::{redact_url, redact_urls};

@@ -20,10 +20,29 @@ pub struct OAuthConfig {
     /// Scopes to ask for; empty: those the server's metadata lists, else none.
     pub scopes: Vec<String>,
     pub grant: OAuthGrant,
-    /// `per_user`: each caller (agent token, OAuth subject, the operator) has its own login to
-    /// the server and its calls go out with it, never another's. The gateway's own login (the
-    /// operator's) lists the tools.
-    pub per_user: bool,
+    /// `per_user`: each caller's calls go out with its own credential for the server, never
+    /// another's (`None`: the gateway's login serves everyone). The gateway's own login (the
+    /// operator's) lists the tools either way.
+    pub per_user: Option<PerUser>,
+}
+
+/// Where a caller's own credential for a `per_user` server comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerUser {
+    /// `true`: each caller logs in once (authorization code), from the link its first call
+    /// carries; the login is stored and refreshed like the gateway's.
+    OwnLogin,
+    /// `"token_exchange"`: the caller's own OAuth access token (a JWT of the gateway's issuer)
+    /// is exchanged at the server's authorization server (RFC 8693), with the client of the
+    /// gateway's own login; no second login.
+    TokenExchange,
+}
+
+impl OAuthConfig {
+    /// Whether each caller logs in to this server with its own login.
+    pub fn own_logins(&self) -> bool {
+        self.per_user == Some(PerUser::OwnLogin)
+    }
 }
 
 /// Which grant obtains the tokens.
@@ -100,22 +119,20 @@ impl Cx<'_> {
             ));
         }
         let per_user = match field("per_user") {
-            None | Some(Value::Bool(false)) => false,
-            Some(Value::Bool(true)) => true,
-            Some(Value::String(text)) if text == "token_exchange" => {
-                return Err(self.err(
-                    format!("{key}.per_user"),
-                    "\"token_exchange\" (RFC 8693) is not supported yet: use true, and each caller logs in once",
-                ));
-            }
+            None | Some(Value::Bool(false)) => None,
+            Some(Value::Bool(true)) => Some(PerUser::OwnLogin),
+            Some(Value::String(text)) if text == "token_exchange" => Some(PerUser::TokenExchange),
             Some(other) => {
                 return Err(self.err(
                     format!("{key}.per_user"),
-                    format!("must be true or false, found {}", kind(other)),
+                    format!(
+                        "must be true, false or \"token_exchange\", found {}",
+                        kind(other)
+                    ),
                 ));
             }
         };
-        if per_user && grant == OAuthGrant::ClientCredentials {
+        if per_user.is_some() && grant == OAuthGrant::ClientCredentials {
             return Err(self.err(
                 format!("{key}.per_user"),
                 "a client-credentials login is the gateway's own, never a caller's: \"per_user\" needs \"authorization_code\"",

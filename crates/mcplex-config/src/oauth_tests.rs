@@ -98,16 +98,27 @@ fn a_secret_read_from_the_environment_can_be_hidden_too() {
 }
 
 #[test]
-fn per_user_is_a_flag_of_a_person_s_login() {
-    assert!(!oauth_of("{}").per_user);
-    assert!(oauth_of(r#"{"per_user": true}"#).per_user);
+fn per_user_is_each_caller_s_own_login_or_a_token_exchange() {
+    use crate::PerUser;
+    assert_eq!(oauth_of("{}").per_user, None);
+    assert_eq!(oauth_of(r#"{"per_user": false}"#).per_user, None);
+    assert_eq!(
+        oauth_of(r#"{"per_user": true}"#).per_user,
+        Some(PerUser::OwnLogin)
+    );
+    assert!(oauth_of(r#"{"per_user": true}"#).own_logins());
+    let exchange = oauth_of(r#"{"per_user": "token_exchange"}"#);
+    assert_eq!(exchange.per_user, Some(PerUser::TokenExchange));
+    assert!(!exchange.own_logins());
     let server = |block: &str| {
         refused(&format!(
             r#"{{"mcpServers": {{"s": {{"url": "https://m.example/mcp", "oauth": {block}}}}}}}"#
         ))
     };
-    assert!(server(r#"{"per_user": "yes"}"#).contains("oauth.per_user: must be true or false"));
-    assert!(server(r#"{"per_user": "token_exchange"}"#).contains("not supported yet"));
+    assert!(
+        server(r#"{"per_user": "yes"}"#)
+            .contains("oauth.per_user: must be true, false or \"token_exchange\"")
+    );
     assert!(
         server(r#"{"per_user": true, "grant": "client_credentials", "client_id": "i", "client_secret": "s"}"#)
             .contains("needs \"authorization_code\"")

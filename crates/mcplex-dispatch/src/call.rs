@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mcplex_catalog::{Scope, UnavailableReason};
 use mcplex_names::ToolId;
 use mcplex_protocol::REQUEST_ID_META;
-use mcplex_upstream::{CallOptions, ClientRelay, RawResult, UpstreamError, json_len};
+use mcplex_upstream::{CallOptions, ClientRelay, OnBehalfOf, RawResult, UpstreamError, json_len};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +31,8 @@ pub struct CallContext {
     pub scope: Scope,
     /// The agent token's name, for the audit log.
     pub token: Option<Arc<str>>,
+    /// The OAuth access token the caller presented, for a `per_user` server that exchanges it.
+    pub credential: Option<mcplex_upstream::Secret>,
     /// Cancelled when the client cancels the request or goes away.
     pub cancel: CancellationToken,
     /// Receives the `params` of each upstream progress notification, when the client asked for
@@ -173,8 +175,8 @@ impl Gateway {
             Value::String(request_id.to_owned()),
         );
         params.insert("_meta".to_owned(), Value::Object(meta));
-        // On a `per_user` server the call goes out with the caller's own login.
-        let caller = cx.token;
+        // On a `per_user` server the call goes out with the caller's own credential.
+        let (caller, credential) = (cx.token, cx.credential);
         let options = CallOptions {
             timeout: Some(self.upstreams.call_timeout(&id.server)),
             cancel: Some(cx.cancel),
@@ -189,7 +191,7 @@ impl Gateway {
                 &id.server,
                 Value::Object(params),
                 options,
-                caller.as_deref(),
+                OnBehalfOf::of(caller.as_deref(), credential.as_ref()),
             )
             .await
             .map_err(DispatchError::from);

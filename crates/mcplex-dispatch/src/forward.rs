@@ -18,6 +18,8 @@ use crate::{DispatchError, Gateway, UpstreamRequest};
 pub struct RequestContext {
     /// The agent token's name, for the audit log.
     pub token: Option<std::sync::Arc<str>>,
+    /// The OAuth access token the caller presented, for a `per_user` server that exchanges it.
+    pub credential: Option<mcplex_upstream::Secret>,
     /// Cancelled when the client cancels the request or goes away.
     pub cancel: CancellationToken,
 }
@@ -62,7 +64,7 @@ impl Gateway {
                 method.as_str(),
                 Value::Object(params),
                 options,
-                cx.token.as_deref(),
+                mcplex_upstream::OnBehalfOf::of(cx.token.as_deref(), cx.credential.as_ref()),
             )
             .await
             .map_err(DispatchError::Upstream);

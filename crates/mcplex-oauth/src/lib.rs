@@ -7,7 +7,7 @@
 //! RFC 9728, authorization server metadata per RFC 8414 with the OpenID configuration as the
 //! fallback), dynamic client registration (RFC 7591), the authorization code flow's pieces (PKCE
 //! S256, `state`, `resource` per RFC 8707), the token endpoint's grants (code, refresh, client
-//! credentials), one person's login in two halves ([`begin`], [`finish`]: the CLI's and the
+//! credentials, and RFC 8693's token exchange of a caller's own token: [`Exchanges`]), one person's login in two halves ([`begin`], [`finish`]: the CLI's and the
 //! dashboard's alike), and [`ServerLogin`]: one server's bearer token, refreshed before it expires and
 //! once when the server refuses it, a rotated refresh token stored at once. Every secret is a
 //! [`Secret`], which never prints.
@@ -37,6 +37,7 @@
 mod answer;
 mod discovery;
 mod error;
+mod exchange;
 mod flow;
 mod issuer_keys;
 mod jwt;
@@ -54,6 +55,7 @@ pub use discovery::{
     same_issuer, server_metadata_urls,
 };
 pub use error::OAuthError;
+pub use exchange::Exchanges;
 pub use flow::{Begun, LoginTarget, PENDING_FOR_SECS, PendingLogin, begin, finish};
 pub use issuer_keys::{IssuerKeys, KeySet, REFRESH_COOLDOWN};
 pub use jwt::{Claims, JwtVerifier, subject_of};

@@ -130,6 +130,17 @@ impl ServerLogin {
         Ok(token)
     }
 
+    /// The HTTP client for its authorization server.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// The login as the store holds it now (its token endpoint and client, for a token
+    /// exchange made with them).
+    pub async fn stored(&self) -> Result<Option<StoredLogin>, OAuthError> {
+        self.load().await
+    }
+
     /// The server refused `token` (HTTP 401): renews it once, unless it was renewed meanwhile.
     pub async fn refused(&self, token: &Secret) -> Result<Secret, OAuthError> {
         let mut current = self.current.lock().await;
@@ -323,6 +334,8 @@ pub struct Logins {
     servers: Mutex<HashMap<LoginKey, Arc<ServerLogin>>>,
     changed: watch::Sender<u64>,
     connect_links: Option<ConnectLinks>,
+    /// Tokens exchanged for callers' own access tokens (`"per_user": "token_exchange"`).
+    exchanges: crate::Exchanges,
 }
 
 impl Logins {
@@ -333,7 +346,13 @@ impl Logins {
             servers: Mutex::new(HashMap::new()),
             changed: watch::Sender::new(0),
             connect_links: None,
+            exchanges: crate::Exchanges::default(),
         })
+    }
+
+    /// Callers' tokens exchanged for `"per_user": "token_exchange"` servers.
+    pub fn exchanges(&self) -> &crate::Exchanges {
+        &self.exchanges
     }
 
     /// These logins with `links`, which make the link a caller follows to connect its own
@@ -351,7 +370,7 @@ impl Logins {
     /// `caller`'s own login to `per_user` server `server` (which names no caller's login
     /// unless its `"oauth"` says `per_user`).
     pub fn for_caller(&self, server: &ServerConfig, caller: &str) -> Option<Arc<ServerLogin>> {
-        server.oauth.as_ref().filter(|oauth| oauth.per_user)?;
+        server.oauth.as_ref().filter(|oauth| oauth.own_logins())?;
         self.login(server, Some(caller))
     }
 

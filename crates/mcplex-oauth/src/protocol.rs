@@ -145,7 +145,15 @@ pub enum Grant<'a> {
     ClientCredentials {
         scope: Option<&'a str>,
     },
+    /// RFC 8693: a caller's access token exchanged for one for the resource.
+    TokenExchange {
+        subject_token: &'a Secret,
+    },
 }
+
+/// RFC 8693's names for the grant and for an access token as a token type.
+const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 
 /// Sends `grant` to the token endpoint for `resource`.
 pub async fn request_token(
@@ -202,6 +210,12 @@ fn token_form(grant: &Grant<'_>, resource: &str, client: &Client) -> String {
             if let Some(scope) = scope {
                 form.append_pair("scope", scope);
             }
+        }
+        Grant::TokenExchange { subject_token } => {
+            form.append_pair("grant_type", TOKEN_EXCHANGE_GRANT)
+                .append_pair("subject_token", subject_token.expose())
+                .append_pair("subject_token_type", ACCESS_TOKEN_TYPE)
+                .append_pair("requested_token_type", ACCESS_TOKEN_TYPE);
         }
     }
     form.append_pair("resource", resource);

@@ -15,6 +15,9 @@ pub struct Caller {
     /// local user or the admin API key.
     pub token: Option<Arc<str>>,
     pub scope: Scope,
+    /// The OAuth access token the caller presented (a `per_user` server may exchange it for its
+    /// own); `None` for every other caller.
+    pub credential: Option<mcplex_upstream::Secret>,
 }
 
 impl Caller {
@@ -23,6 +26,7 @@ impl Caller {
         Caller {
             token: None,
             scope: Scope::full(),
+            credential: None,
         }
     }
 }
@@ -65,11 +69,13 @@ impl Reach {
             Some(parts) => parts.extensions.get::<Caller>().cloned().unwrap_or(Caller {
                 token: None,
                 scope: Scope::nothing(),
+                credential: None,
             }),
             None if self.stdio => Caller::local(),
             None => Caller {
                 token: None,
                 scope: Scope::nothing(),
+                credential: None,
             },
         };
         if let Some(servers) = &self.profile {

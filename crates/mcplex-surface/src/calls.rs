@@ -37,6 +37,7 @@ pub(crate) async fn call(
     let cx = CallContext {
         scope: caller.scope,
         token: caller.token,
+        credential: caller.credential,
         cancel: context.ct.clone(),
         progress,
         relay: Some(relay.clone()),

@@ -216,6 +216,7 @@ impl ToolHost for GatewayHost {
         let cx = CallContext {
             scope: self.caller.scope.clone(),
             token: self.caller.token.clone(),
+            credential: self.caller.credential.clone(),
             cancel: self.cancel.child_token(),
             progress: None,
             relay: Some(self.relay.clone()),

@@ -116,6 +116,7 @@ mod tests {
             (token == "agent-token").then(|| Caller {
                 token: Some("agent".into()),
                 scope: Scope::nothing(),
+                credential: None,
             })
         }
         fn is_admin(&self, key: &str) -> bool {

@@ -157,6 +157,7 @@ pub(crate) async fn get_prompt(
 fn request_context(caller: &Caller, context: &RequestContext<RoleServer>) -> DispatchContext {
     DispatchContext {
         token: caller.token.clone(),
+        credential: caller.credential.clone(),
         cancel: context.ct.clone(),
     }
 }

@@ -31,6 +31,7 @@ pub(crate) fn admit(
         Some(reach) if viewer_may(request.method(), path) => Caller {
             token: None,
             scope: reach,
+            credential: None,
         },
         Some(_) => {
             return Some(refuse(

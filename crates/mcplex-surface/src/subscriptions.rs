@@ -186,6 +186,7 @@ impl Subscriptions {
                     UpstreamRequest::subscribe(&target.original),
                     RequestContext {
                         token: caller.token.clone(),
+                        credential: caller.credential.clone(),
                         cancel,
                     },
                 )
@@ -249,6 +250,7 @@ impl Subscriptions {
             // Nobody asked for this one: the last subscriber left, or its session ended.
             let cx = RequestContext {
                 token: None,
+                credential: None,
                 cancel: CancellationToken::new(),
             };
             let unsubscribed = gateway

@@ -1,5 +1,6 @@
 //! Each caller's own connection to a `per_user` OAuth server: opened at the caller's first
-//! request with the caller's own login (never the gateway's, never another caller's), kept
+//! request with the caller's own login, or a token exchanged for the access token it presented
+//! (never the gateway's, never another caller's), kept
 //! while it is used, closed after [`IDLE`] without a request or when its login is gone. A
 //! caller with no usable login gets [`UpstreamError::NotConnected`], carrying the link that
 //! connects its account. The gateway's own connection (the supervisor's, with the operator's
@@ -10,8 +11,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use mcplex_config::Transport;
-use mcplex_oauth::{Logins, ServerLogin};
+use mcplex_config::{PerUser, Transport};
+use mcplex_oauth::{Logins, Secret};
 use tokio::sync::mpsc;
 
 use crate::UpstreamError;
@@ -19,7 +20,7 @@ use crate::connect::ShutdownOnDrop;
 use crate::lifecycle;
 use crate::rpc::RpcConnection;
 use crate::supervisor::ServerSlot;
-use crate::wire::http;
+use crate::wire::http::{self, Bearer};
 
 /// A caller's connection unused this long is closed (the next request opens another).
 pub(crate) const IDLE: Duration = Duration::from_secs(600);
@@ -31,6 +32,8 @@ pub(crate) const MAX_HELD: usize = 256;
 struct Held {
     connection: Option<Arc<RpcConnection>>,
     last_used: Option<Instant>,
+    /// The exchanged token it sends (token exchange): another token needs another connection.
+    exchanged: Option<Secret>,
 }
 
 /// The callers' connections of one server.
@@ -117,49 +120,84 @@ impl CallerConnections {
 }
 
 impl ServerSlot {
-    /// `caller`'s own connection to this `per_user` server, opened with its own login.
+    /// `caller`'s own connection to this `per_user` server, with its own login or, on a
+    /// token-exchange server, a token exchanged for `presented` (the access token the caller
+    /// presented to the gateway).
     pub(crate) async fn caller_connection(
         &self,
         logins: Option<&Logins>,
         caller: &str,
+        presented: Option<&Secret>,
     ) -> Result<Arc<RpcConnection>, UpstreamError> {
         let server = self.config.name.clone();
-        let login = logins
-            .and_then(|logins| logins.for_caller(&self.config, caller))
-            .ok_or_else(|| UpstreamError::Transport {
-                server: server.clone(),
-                reason: "this gateway has no token store for its callers' logins".to_owned(),
+        let transport = |reason: String| UpstreamError::Transport {
+            server: server.clone(),
+            reason,
+        };
+        let logins = logins.ok_or_else(|| {
+            transport("this gateway has no token store for its callers' credentials".to_owned())
+        })?;
+        let per_user = self.config.oauth.as_ref().and_then(|o| o.per_user);
+        let credential = if per_user == Some(PerUser::TokenExchange) {
+            let presented = presented.ok_or_else(|| {
+                transport(format!(
+                    "{server} acts with each caller's own OAuth access token (token exchange), and {caller} presented none: call with an access token of the gateway's issuer"
+                ))
             })?;
-        // Asked at every request: a revoked login ends the caller's connection at once.
-        if let Err(e) = login.bearer().await {
-            if !e.needs_login() {
-                return Err(UpstreamError::Transport {
+            let gateway = self
+                .login()
+                .ok_or_else(|| transport("the server has no login of the gateway's".to_owned()))?;
+            let token = logins
+                .exchanges()
+                .bearer(&gateway, caller, presented)
+                .await
+                .map_err(|e| transport(format!("the token exchange failed: {e}")))?;
+            Bearer::Exchanged(token)
+        } else {
+            let login = logins.for_caller(&self.config, caller).ok_or_else(|| {
+                transport("\"per_user\" needs a URL server with an \"oauth\" block".to_owned())
+            })?;
+            // Asked at every request: a revoked login ends the caller's connection at once.
+            if let Err(e) = login.bearer().await {
+                if !e.needs_login() {
+                    return Err(transport(format!(
+                        "the caller's login could not be renewed: {e}"
+                    )));
+                }
+                self.callers.close(caller).await;
+                return Err(UpstreamError::NotConnected {
+                    link: logins.connect_link(&server, caller),
                     server,
-                    reason: format!("the caller's login could not be renewed: {e}"),
+                    caller: caller.to_owned(),
                 });
             }
-            self.callers.close(caller).await;
-            return Err(UpstreamError::NotConnected {
-                link: logins.and_then(|logins| logins.connect_link(&server, caller)),
-                server,
-                caller: caller.to_owned(),
-            });
-        }
+            Bearer::Login(login)
+        };
         let now = Instant::now();
         let cell = self.callers.cell(caller);
         let connection = {
             let mut held = cell.lock().await;
             held.last_used = Some(now);
-            match held.connection.clone().filter(|c| !c.is_closed()) {
+            let exchanged = match &credential {
+                Bearer::Exchanged(token) => Some(token.clone()),
+                _ => None,
+            };
+            let current = held
+                .connection
+                .clone()
+                .filter(|c| !c.is_closed() && held.exchanged == exchanged);
+            match current {
                 Some(connection) => connection,
                 None => {
-                    let connection = self.open_for_caller(login).await.map_err(|reason| {
-                        UpstreamError::Transport {
-                            server: server.clone(),
-                            reason: self.redactor.redact(&reason),
-                        }
-                    })?;
+                    if let Some(stale) = held.connection.take() {
+                        tokio::spawn(async move { stale.shutdown().await });
+                    }
+                    let connection = self
+                        .open_for_caller(credential)
+                        .await
+                        .map_err(|reason| transport(self.redactor.redact(&reason)))?;
                     held.connection = Some(connection.clone());
+                    held.exchanged = exchanged;
                     connection
                 }
             }
@@ -168,9 +206,9 @@ impl ServerSlot {
         Ok(connection)
     }
 
-    /// Opens a connection that sends `login`'s token: the handshake only (the gateway's own
-    /// connection lists the tools).
-    async fn open_for_caller(&self, login: Arc<ServerLogin>) -> Result<Arc<RpcConnection>, String> {
+    /// Opens a connection that sends the caller's own token: the handshake only (the gateway's
+    /// own connection lists the tools).
+    async fn open_for_caller(&self, credential: Bearer) -> Result<Arc<RpcConnection>, String> {
         let Transport::Http { url, headers, .. } = &self.config.transport else {
             return Err("\"per_user\" needs a streamable HTTP server".to_owned());
         };
@@ -180,7 +218,7 @@ impl ServerSlot {
             self.redactor.clone(),
             url,
             headers,
-            Some(login),
+            credential,
             Arc::new(AtomicBool::new(false)),
         )?;
         // Nothing listens: listings and their changes come through the gateway's connection.

@@ -86,7 +86,7 @@ pub(crate) async fn connect(
                 redactor.clone(),
                 url,
                 headers,
-                slot.login(),
+                slot.login().into(),
                 slot.challenged.clone(),
             )?;
             match open_on(

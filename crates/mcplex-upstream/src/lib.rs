@@ -32,9 +32,12 @@ pub use lifecycle::Offer;
 pub use login::oauth_challenge;
 /// OAuth servers' logins, which [`Upstreams::start`] takes.
 pub use mcplex_oauth::Logins;
+/// A token that never prints: the OAuth access token a caller presented.
+pub use mcplex_oauth::Secret;
 pub use mcplex_sandbox::{Level as IsolationLevel, Protected, Report as IsolationReport};
 pub use raw_result::{RawResult, json_len};
 pub use relay::{ClientRelay, RelayError, RelayFuture};
+pub use requests::OnBehalfOf;
 pub use rpc::{CallOptions, RpcConnection};
 pub use stderr_tail::{TAIL_LINES, stderr_tail};
 pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamState, Upstreams};

@@ -7,7 +7,28 @@ use std::sync::{Arc, PoisonError};
 use serde_json::Value;
 
 use crate::rpc::{CallOptions, RpcConnection};
-use crate::{RawResult, UpstreamError, Upstreams};
+use crate::{RawResult, Secret, UpstreamError, Upstreams};
+
+/// Whom a request is for: the operator (the gateway's own connection), or a caller, with the
+/// OAuth access token it presented when it presented one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OnBehalfOf<'a> {
+    caller: Option<&'a str>,
+    presented: Option<&'a Secret>,
+}
+
+impl<'a> OnBehalfOf<'a> {
+    /// The operator: the gateway's own connection.
+    pub fn operator() -> OnBehalfOf<'a> {
+        OnBehalfOf::default()
+    }
+
+    /// `caller` (an agent token's name, `oauth:<subject>`; `None`: the operator), with the
+    /// access token it presented.
+    pub fn of(caller: Option<&'a str>, presented: Option<&'a Secret>) -> OnBehalfOf<'a> {
+        OnBehalfOf { caller, presented }
+    }
+}
 
 impl Upstreams {
     /// Sends `tools/call` with `params` (`name`, `arguments`) to `server` as the operator and
@@ -18,8 +39,14 @@ impl Upstreams {
         params: Value,
         options: CallOptions,
     ) -> Result<Value, UpstreamError> {
-        self.request(server, "tools/call", params, options, None)
-            .await
+        self.request(
+            server,
+            "tools/call",
+            params,
+            options,
+            OnBehalfOf::operator(),
+        )
+        .await
     }
 
     /// [`Upstreams::call_tool`] for `caller` (see [`Upstreams::request`]), the result as the
@@ -29,9 +56,9 @@ impl Upstreams {
         server: &str,
         params: Value,
         options: CallOptions,
-        caller: Option<&str>,
+        on_behalf: OnBehalfOf<'_>,
     ) -> Result<RawResult, UpstreamError> {
-        let connection = self.connection(server, caller).await?;
+        let connection = self.connection(server, on_behalf).await?;
         connection
             .request_raw("tools/call", Some(params), options)
             .await
@@ -47,16 +74,16 @@ impl Upstreams {
         method: &str,
         params: Value,
         options: CallOptions,
-        caller: Option<&str>,
+        on_behalf: OnBehalfOf<'_>,
     ) -> Result<Value, UpstreamError> {
-        let connection = self.connection(server, caller).await?;
+        let connection = self.connection(server, on_behalf).await?;
         connection.request(method, Some(params), options).await
     }
 
     async fn connection(
         &self,
         server: &str,
-        caller: Option<&str>,
+        on_behalf: OnBehalfOf<'_>,
     ) -> Result<Arc<RpcConnection>, UpstreamError> {
         let slot = self
             .slot(server)
@@ -64,10 +91,16 @@ impl Upstreams {
                 server: server.to_owned(),
                 state: "not configured or disabled".to_owned(),
             })?;
-        if let Some(caller) = caller
-            && slot.config.oauth.as_ref().is_some_and(|o| o.per_user)
+        if let Some(caller) = on_behalf.caller
+            && slot
+                .config
+                .oauth
+                .as_ref()
+                .is_some_and(|o| o.per_user.is_some())
         {
-            return slot.caller_connection(self.logins.as_deref(), caller).await;
+            return slot
+                .caller_connection(self.logins.as_deref(), caller, on_behalf.presented)
+                .await;
         }
         let connection = slot
             .connection

@@ -38,7 +38,7 @@ pub async fn connected(state: &ApiState) -> HashMap<String, Vec<ConnectedCaller>
         .borrow()
         .servers
         .iter()
-        .filter(|s| s.oauth.as_ref().is_some_and(|o| o.per_user))
+        .filter(|s| s.oauth.as_ref().is_some_and(|o| o.own_logins()))
         .map(|s| s.name.clone())
         .collect();
     if per_user.is_empty() {

@@ -124,6 +124,7 @@ impl Authenticator for Access {
         Some(Caller {
             token: Some(record.spec.name.as_str().into()),
             scope,
+            credential: None,
         })
     }
 

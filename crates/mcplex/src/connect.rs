@@ -168,7 +168,7 @@ fn checked(connect: &Connect, text: &str) -> Result<Checked, (StatusCode, String
     let server = config
         .servers
         .iter()
-        .find(|s| s.name == link.server && s.oauth.as_ref().is_some_and(|o| o.per_user))
+        .find(|s| s.name == link.server && s.oauth.as_ref().is_some_and(|o| o.own_logins()))
         .cloned()
         .ok_or_else(|| {
             (

@@ -132,6 +132,7 @@ async fn call(
     caller: Option<Extension<Caller>>,
     Json(request): Json<CallRequest>,
 ) -> Response {
+    let credential = caller.as_ref().and_then(|c| c.credential.clone());
     let (scope, token) = scope_of(caller);
     let call = ToolCall {
         name: request.name,
@@ -140,6 +141,7 @@ async fn call(
     let cx = CallContext {
         scope,
         token,
+        credential,
         cancel: CancellationToken::new(),
         progress: None,
         relay: None,

@@ -3,7 +3,8 @@
 //! with DELETE; a 404 on a session means it expired and the wire is closed (the supervisor then
 //! reconnects). For 2026-07-28 requests the `Mcp-Method` / `Mcp-Name` headers mirror the body.
 //! An OAuth server's requests carry its own login's bearer token (never anyone else's); a 401
-//! renews the token once and sends the request again.
+//! renews the token once and sends the request again. A `per_user` token-exchange connection
+//! carries the token exchanged for its caller, which a 401 cannot renew.
 //! The URL is only ever shown redacted, and what the server answers is redacted before it is
 //! kept in an error (a server may echo the credential it refused).
 
@@ -63,11 +64,27 @@ struct HttpSender {
     closed: CancellationToken,
     /// Whether the GET stream for server-initiated messages was tried already.
     listening: Mutex<bool>,
-    /// The server's OAuth login: its token goes on every request.
-    login: Option<Arc<ServerLogin>>,
+    /// Where the bearer token of every request comes from.
+    bearer: Bearer,
     /// Set when the server answers 401 with a Bearer challenge to a request sent without a
     /// login (the supervisor then takes it up as an OAuth server).
     challenged: Arc<AtomicBool>,
+}
+
+/// Where a wire's bearer token comes from.
+pub(crate) enum Bearer {
+    /// No OAuth: nothing is sent.
+    None,
+    /// A login (the gateway's, or a caller's own): its current token, renewed once on a 401.
+    Login(Arc<ServerLogin>),
+    /// A token exchanged for a caller's own access token: sent as it is.
+    Exchanged(Secret),
+}
+
+impl From<Option<Arc<ServerLogin>>> for Bearer {
+    fn from(login: Option<Arc<ServerLogin>>) -> Bearer {
+        login.map_or(Bearer::None, Bearer::Login)
+    }
 }
 
 /// Opens a streamable HTTP wire. Nothing is sent until the first message.
@@ -76,7 +93,7 @@ pub(crate) fn open(
     redactor: Arc<Redactor>,
     url: &str,
     headers: &BTreeMap<String, String>,
-    login: Option<Arc<ServerLogin>>,
+    bearer: Bearer,
     challenged: Arc<AtomicBool>,
 ) -> Result<Wire, String> {
     let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
@@ -93,7 +110,7 @@ pub(crate) fn open(
         incoming: incoming_tx,
         closed: closed.clone(),
         listening: Mutex::new(false),
-        login,
+        bearer,
         challenged,
     });
     // The GET stream needs an owned handle to the sender, hence the Arc inside the trait object.
@@ -126,11 +143,19 @@ impl HttpSender {
         request
     }
 
-    /// The login's current token; a login only a person can mend closes the wire (the
-    /// supervisor then reports the server as needing a login).
+    /// The token to send: the login's current one (a login only a person can mend closes the
+    /// wire: the supervisor then reports the server as needing a login), or the exchanged one,
+    /// which cannot be renewed when refused.
     async fn bearer(&self, refused: Option<&Secret>) -> Result<Option<Secret>, SendError> {
-        let Some(login) = &self.login else {
-            return Ok(None);
+        let login = match &self.bearer {
+            Bearer::None => return Ok(None),
+            Bearer::Exchanged(token) if refused.is_none() => return Ok(Some(token.clone())),
+            Bearer::Exchanged(_) => {
+                return Err(SendError::Answer(
+                    "the server refused the token exchanged for the caller's (HTTP 401)".into(),
+                ));
+            }
+            Bearer::Login(login) => login,
         };
         let token = match refused {
             None => login.bearer().await,
@@ -205,7 +230,7 @@ impl HttpSender {
     /// For a 401 with an OAuth challenge to a server configured without `"oauth"`: what to do.
     fn oauth_hint(&self, response: &reqwest::Response) -> String {
         let challenged = response.status() == reqwest::StatusCode::UNAUTHORIZED
-            && self.login.is_none()
+            && matches!(self.bearer, Bearer::None)
             && response
                 .headers()
                 .get_all(reqwest::header::WWW_AUTHENTICATE)

@@ -240,7 +240,7 @@ fn with_callers(
         config
             .servers
             .iter()
-            .any(|s| s.name == name && s.oauth.as_ref().is_some_and(|o| o.per_user))
+            .any(|s| s.name == name && s.oauth.as_ref().is_some_and(|o| o.own_logins()))
     };
     let mut out = Vec::with_capacity(rows.len() + callers.len());
     for row in rows {

@@ -64,6 +64,7 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
             CallContext {
                 scope: mcplex_catalog::Scope::full(),
                 token: None,
+                credential: None,
                 cancel: Default::default(),
                 progress: None,
                 relay: None,

@@ -83,6 +83,7 @@ impl OAuthTokens {
             Some(scope) => Ok(Caller {
                 token: Some(format!("{}{who}", mcplex_state::OAUTH_CALLER_PREFIX).into()),
                 scope,
+                credential: Some(mcplex_oauth::Secret::new(token.to_owned())),
             }),
             None => {
                 self.refusals.warn(&format!(

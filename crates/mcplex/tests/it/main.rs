@@ -44,6 +44,7 @@ mod search;
 mod semantic;
 mod sign_in;
 mod store_postgres;
+mod token_exchange;
 mod trust;
 mod upstream_fixtures;
 mod upstreams;
