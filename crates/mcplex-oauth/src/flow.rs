@@ -24,6 +24,11 @@ pub struct PendingLogin {
     /// Whose own login it is, on a `per_user` server (`None`: the gateway's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller: Option<String>,
+    /// What the callback's browser must show to finish it (the keyed hash of a cookie set when
+    /// it began): a caller's own login finishes only in the browser that began it. Set by
+    /// whoever keeps the pending login.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_to: Option<String>,
     pub server_url: String,
     /// The `state` the callback must bring back.
     pub state: String,
@@ -93,6 +98,7 @@ pub async fn begin(
     let pending = PendingLogin {
         server: server.to_owned(),
         caller: target.caller.map(str::to_owned),
+        bound_to: None,
         server_url: server_url.to_owned(),
         state,
         redirect_uri: redirect_uri.to_owned(),

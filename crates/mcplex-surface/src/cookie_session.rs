@@ -62,13 +62,18 @@ fn is_safe(method: &Method) -> bool {
 
 /// The value of the first `mcplex_ui` cookie in the `Cookie` headers.
 pub fn session_id(headers: &HeaderMap) -> Option<&str> {
+    cookie(headers, SESSION_COOKIE)
+}
+
+/// The value of the request's cookie `name`, when it has a non-empty one.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
+        .find(|(found, _)| *found == name)
         .map(|(_, value)| value.trim())
         .filter(|value| !value.is_empty())
 }

@@ -45,7 +45,7 @@ pub use access::{Authenticator, Guard};
 pub use caller::{Caller, Reach};
 pub use code::CodeSurface;
 pub use code_sandbox::{CodeSandbox, set_code_worker};
-pub use cookie_session::{CSRF_HEADER, SESSION_COOKIE, same_secret, session_id};
+pub use cookie_session::{CSRF_HEADER, SESSION_COOKIE, cookie, same_secret, session_id};
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use door::{Door, Lanes};
 pub use oauth::{AccessTokens, METADATA_PATH, ResourceServer, TokenRefusal, Verification};

@@ -10,9 +10,13 @@
 //! to someone else would tie their account to another identity. So the page the link opens says
 //! what it does and whom it connects before anything begins, and when the caller is an OAuth
 //! subject and the dashboard's sign-in can ask the issuer, the person first signs in there
-//! (`/ui/oidc/prove/<link>`): only the same subject gets the proof (`?proof=`, bound to the
-//! link, ten minutes) that lets the login begin. An agent token has no person behind it at the
-//! issuer: its link, which only the agent received in its own call's result, is the proof.
+//! (`/ui/oidc/prove/<link>`): only the same subject gets the proof (a cookie of that browser,
+//! bound to the link, ten minutes) that lets the login begin. An agent token has no person
+//! behind it at the issuer: its link, which only the agent received in its own call's result, is
+//! the proof. Either way the login finishes only in the browser that began it (a cookie set at
+//! the begin, whose keyed hash the pending login carries), so a URL of the flow passed to
+//! someone else cannot tie their account to the caller; and a caller already connected must
+//! disconnect before another account replaces its own.
 
 use std::sync::Arc;
 
@@ -40,6 +44,14 @@ const PURPOSE: &str = "mcplex-connect";
 const PROOF_PURPOSE: &str = "mcplex-connect-proof";
 /// How long a subject's proof lets the login begin.
 const PROOF_LIFETIME_SECS: i64 = 600;
+/// The cookie that carries a subject's proof from the issuer's sign-in to the login's begin.
+const PROOF_COOKIE: &str = "mcplex_connect_proof";
+/// The cookie that ties a caller's login to the browser that began it.
+pub(crate) const BROWSER_COOKIE: &str = "mcplex_connect";
+/// What the browser cookie's keyed hash covers besides the cookie.
+const BROWSER_PURPOSE: &str = "mcplex-connect-browser";
+/// How long the cookies last: as long as a begun login waits.
+const COOKIE_MAX_AGE_SECS: i64 = mcplex_oauth::PENDING_FOR_SECS;
 /// The prefix of an OAuth subject's caller name.
 const SUBJECT_PREFIX: &str = mcplex_state::OAUTH_CALLER_PREFIX;
 
@@ -126,12 +138,52 @@ fn proof_holds(store: &Store, text: &str, proof: &str, now: i64) -> bool {
     mcplex_surface::same_secret(mac, &expected) && ends_at.parse::<i64>().is_ok_and(|e| e > now)
 }
 
-/// Where the login of link `text` begins, with the subject's proof when it has one.
-pub(crate) fn begin_path(text: &str, proof: Option<&str>) -> String {
-    match proof {
-        Some(proof) => format!("{CONNECT_PATH}/{text}/begin?proof={proof}"),
-        None => format!("{CONNECT_PATH}/{text}/begin"),
+/// Where the login of link `text` begins.
+pub(crate) fn begin_path(text: &str) -> String {
+    format!("{CONNECT_PATH}/{text}/begin")
+}
+
+/// The redirect to link `text`'s begin, with the subject's proof as a cookie of this browser.
+pub(crate) fn proven_redirect(
+    store: &Store,
+    text: &str,
+    now: i64,
+    request: &axum::http::HeaderMap,
+) -> Response {
+    let proof = prove(store, text, now);
+    with_cookie(
+        Redirect::to(&begin_path(text)).into_response(),
+        &format!("{PROOF_COOKIE}={proof}; Path={CONNECT_PATH}"),
+        request,
+    )
+}
+
+/// Whether the callback's request comes from the browser whose cookie `bound_to` is the keyed
+/// hash of.
+pub(crate) fn same_browser(store: &Store, request: &axum::http::HeaderMap, bound_to: &str) -> bool {
+    mcplex_surface::cookie(request, BROWSER_COOKIE).is_some_and(|nonce| {
+        mcplex_surface::same_secret(
+            &store.token_mac(&format!("{BROWSER_PURPOSE}\n{nonce}")),
+            bound_to,
+        )
+    })
+}
+
+/// `response` with `cookie` (`name=value; Path=…`): HttpOnly, SameSite=Lax (the authorization
+/// server's redirect back is a navigation from another site), Secure over HTTPS, ten minutes.
+fn with_cookie(mut response: Response, cookie: &str, request: &axum::http::HeaderMap) -> Response {
+    let secure = if crate::ui::reached_over_https(request) {
+        "; Secure"
+    } else {
+        ""
+    };
+    let value = format!("{cookie}; HttpOnly; SameSite=Lax; Max-Age={COOKIE_MAX_AGE_SECS}{secure}");
+    if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .append(axum::http::header::SET_COOKIE, value);
     }
+    response
 }
 
 #[derive(Clone)]
@@ -210,22 +262,17 @@ async fn follow(State(connect): State<Connect>, Path(text): Path<String>) -> Res
     } else {
         format!(
             "{what}\n<p>Continue only if {caller} is yours (an agent you run).</p>\n<p><a id=\"continue\" href=\"{}\">Log in to {server}</a></p>",
-            begin_path(&text, None)
+            begin_path(&text)
         )
     };
     html_page(StatusCode::OK, &format!("Connect {server}"), &body)
 }
 
-#[derive(serde::Deserialize)]
-struct BeginQuery {
-    proof: Option<String>,
-}
-
-/// Begins the caller's login, once the subject is proven where it must be.
+/// Begins the caller's login in this browser, once the subject is proven where it must be.
 async fn begin(
     State(connect): State<Connect>,
     Path(text): Path<String>,
-    axum::extract::Query(query): axum::extract::Query<BeginQuery>,
+    headers: axum::http::HeaderMap,
 ) -> Response {
     let (link, server, config) = match checked(&connect, &text) {
         Ok(checked) => checked,
@@ -233,9 +280,7 @@ async fn begin(
     };
     let now = mcplex_oauth::now_unix();
     if needs_proof(&config, &link.caller)
-        && !query
-            .proof
-            .as_deref()
+        && !mcplex_surface::cookie(&headers, PROOF_COOKIE)
             .is_some_and(|proof| proof_holds(&connect.store, &text, proof, now))
     {
         return page(
@@ -246,14 +291,28 @@ async fn begin(
             ),
         );
     }
-    let server = &server;
+    let Ok(nonce) = mcplex_oauth::random_text(24) else {
+        return page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "No randomness for the login.",
+        );
+    };
+    let bound_to = connect
+        .store
+        .token_mac(&format!("{BROWSER_PURPOSE}\n{nonce}"));
     let origin = public_origin(&config);
-    match crate::upstream_login::begin_login(&connect.store, server, &origin, Some(&link.caller))
-        .await
-    {
+    let caller = crate::upstream_login::ForCaller {
+        caller: &link.caller,
+        bound_to,
+    };
+    match crate::upstream_login::begin_login(&connect.store, &server, &origin, Some(caller)).await {
         Ok(url) => {
             tracing::info!(server = %link.server, caller = %link.caller, "a caller's login to its own account begins");
-            Redirect::to(&url).into_response()
+            with_cookie(
+                Redirect::to(&url).into_response(),
+                &format!("{BROWSER_COOKIE}={nonce}; Path=/ui"),
+                &headers,
+            )
         }
         Err((status, why)) => page(
             status,

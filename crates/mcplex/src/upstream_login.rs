@@ -63,6 +63,12 @@ async fn begin(
     }
 }
 
+/// A caller's own login: whose, and the keyed hash of the cookie of the browser that begins it.
+pub(crate) struct ForCaller<'a> {
+    pub caller: &'a str,
+    pub bound_to: String,
+}
+
 /// Begins a login to URL server `server` whose answer comes back to `origin`'s callback, for
 /// `caller` (its own login to a `per_user` server; `None`: the gateway's): what was begun is
 /// kept in the store; the answer is the URL to open.
@@ -70,7 +76,7 @@ pub(crate) async fn begin_login(
     store: &Arc<Store>,
     server: &ServerConfig,
     origin: &str,
-    caller: Option<&str>,
+    caller: Option<ForCaller<'_>>,
 ) -> Result<String, (StatusCode, String)> {
     let url = match &server.transport {
         Transport::Http { url, .. } | Transport::Sse { url, .. } => url.clone(),
@@ -91,11 +97,12 @@ pub(crate) async fn begin_login(
         server_url: &url,
         challenge: challenge.as_deref(),
         redirect_uri: &redirect_uri,
-        caller,
+        caller: caller.as_ref().map(|c| c.caller),
     };
-    let begun = mcplex_oauth::begin(&http, &target, &oauth)
+    let mut begun = mcplex_oauth::begin(&http, &target, &oauth)
         .await
         .map_err(|e| (StatusCode::BAD_GATEWAY, e.to_string()))?;
+    begun.pending.bound_to = caller.map(|c| c.bound_to);
     let bytes = serde_json::to_vec(&begun.pending)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let pending_state = begun.pending.state.clone();
@@ -138,7 +145,11 @@ struct CallbackQuery {
     error_description: Option<String>,
 }
 
-async fn callback(State(store): State<Arc<Store>>, Query(query): Query<CallbackQuery>) -> Response {
+async fn callback(
+    State(store): State<Arc<Store>>,
+    headers: HeaderMap,
+    Query(query): Query<CallbackQuery>,
+) -> Response {
     let Some(state) = query.state.filter(|s| !s.is_empty() && s.len() <= 200) else {
         return page(StatusCode::BAD_REQUEST, "This login answer names no login.");
     };
@@ -186,6 +197,11 @@ async fn callback(State(store): State<Arc<Store>>, Query(query): Query<CallbackQ
     let Some(code) = query.code else {
         return page(StatusCode::BAD_REQUEST, "The answer has no code.");
     };
+    if let Some(caller) = &pending.caller
+        && let Err(refused) = caller_may_finish(&store, &headers, &pending, caller).await
+    {
+        return refused;
+    }
     let http = match mcplex_oauth::http_client() {
         Ok(http) => http,
         Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
@@ -227,5 +243,43 @@ async fn callback(State(store): State<Arc<Store>>, Query(query): Query<CallbackQ
             &format!("The login could not be stored: {e}"),
         ),
         Err(e) => page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// Whether `caller`'s login may finish here: in the browser that began it (a URL of the flow
+/// passed to someone else would tie their account to the caller), and only for a caller not
+/// connected yet (another account never silently replaces the one it has).
+async fn caller_may_finish(
+    store: &Arc<Store>,
+    headers: &HeaderMap,
+    pending: &PendingLogin,
+    caller: &str,
+) -> Result<(), Response> {
+    let same_browser = pending
+        .bound_to
+        .as_deref()
+        .is_some_and(|bound_to| crate::connect::same_browser(store, headers, bound_to));
+    if !same_browser {
+        tracing::warn!(server = %pending.server, caller, "a caller's login came back to another browser than the one that began it; refused");
+        return Err(page(
+            StatusCode::FORBIDDEN,
+            "This login was begun in another browser: open the link you were given in this one.",
+        ));
+    }
+    let (server, who) = (pending.server.clone(), caller.to_owned());
+    match off_runtime(store, move |store| store.caller_login(&server, &who)).await {
+        Ok(Ok(None)) => Ok(()),
+        Ok(Ok(Some(_))) => Err(page(
+            StatusCode::CONFLICT,
+            &format!(
+                "{caller} is connected to {} already: it disconnects first (DELETE /api/v1/connections/{}), or the operator revokes its login, before another account replaces it.",
+                pending.server, pending.server
+            ),
+        )),
+        Ok(Err(e)) => Err(page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("The store did not answer: {e}"),
+        )),
+        Err(failed) => Err(failed),
     }
 }

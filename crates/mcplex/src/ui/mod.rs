@@ -312,7 +312,7 @@ fn cookie_attributes(request: &HeaderMap) -> &'static str {
 
 /// Whether the browser's request came over HTTPS: its page's `Origin`, or what the proxy in
 /// front says (`X-Forwarded-Proto`, RFC 7239's `Forwarded: proto=`; the first hop's value).
-fn reached_over_https(request: &HeaderMap) -> bool {
+pub(crate) fn reached_over_https(request: &HeaderMap) -> bool {
     let text = |name: &str| request.get(name).and_then(|v| v.to_str().ok());
     fn first(value: &str) -> &str {
         value.split(',').next().unwrap_or_default().trim()

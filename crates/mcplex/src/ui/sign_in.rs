@@ -247,7 +247,13 @@ impl SignIn {
 
 /// After a sign-in that proves who follows connect link `link`: on to the caller's login when
 /// the person is the link's subject, else refused with both names.
-fn proven(sign_in: &SignIn, link: &str, claims: &Map<String, Value>, who: &str) -> Response {
+fn proven(
+    sign_in: &SignIn,
+    link: &str,
+    claims: &Map<String, Value>,
+    who: &str,
+    headers: &HeaderMap,
+) -> Response {
     let store = sign_in.access.store();
     let now = mcplex_oauth::now_unix();
     let Some(subject) = crate::connect::subject_of(store, link, now) else {
@@ -272,8 +278,7 @@ fn proven(sign_in: &SignIn, link: &str, claims: &Map<String, Value>, who: &str) 
             ),
         );
     }
-    let proof = crate::connect::prove(store, link, now);
-    Redirect::to(&crate::connect::begin_path(link, Some(&proof))).into_response()
+    crate::connect::proven_redirect(store, link, now, headers)
 }
 
 fn text(object: &Value, field: &str) -> Result<String, String> {
@@ -454,7 +459,7 @@ async fn callback(
     };
     let who = name_of(&claims);
     if let Some(link) = &pending.connect {
-        return proven(&sign_in, link, &claims, &who);
+        return proven(&sign_in, link, &claims, &who, &headers);
     }
     let person = if sign_in.settings.operators.iter().any(|m| m.holds(&claims)) {
         Person::operator(&who)

@@ -13,9 +13,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::harness::{Gateway, python_client};
-use crate::http::Reply;
+use crate::http::{Reply, Version, exchange};
 use crate::oauth_rig::{
-    follow, get_url, log_in, mcplex_on, python_oauth_server, stats, tokens_seen, wait_status,
+    get_url, log_in, mcplex_on, python_oauth_server, stats, tokens_seen, wait_status,
 };
 
 /// The result of calling `py__whoami` as `token` with the Python SDK.
@@ -42,8 +42,9 @@ fn connect_url(result: &Value, caller: &str) -> String {
 }
 
 /// Follows a connect link as a browser would: its page (what it does, for whom), then its
-/// "continue" link through the authorization server to the gateway's callback.
-fn connect(gateway: &Gateway, link: &str, caller: &str) -> Reply {
+/// "continue" link through the authorization server to the gateway's callback, presenting the
+/// cookie the begin set (`with_cookie`) or not (a URL of the flow opened in another browser).
+fn connect(gateway: &Gateway, link: &str, caller: &str, with_cookie: bool) -> Reply {
     let page = get_url(link);
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(
@@ -57,7 +58,43 @@ fn connect(gateway: &Gateway, link: &str, caller: &str) -> Reply {
         .nth(1)
         .and_then(|rest| rest.split('"').next())
         .expect("the continue link");
-    follow(&format!("http://{}{href}", gateway.authority()))
+    let origin = format!("http://{}", gateway.authority());
+    let begun = get_url(&format!("{origin}{href}"));
+    assert!((300..400).contains(&begun.status), "{}", begun.body);
+    let cookie = begun
+        .header("set-cookie")
+        .and_then(|c| c.split(';').next())
+        .expect("the begin's cookie")
+        .to_owned();
+    let mut next = begun
+        .header("location")
+        .expect("to the authorization server")
+        .to_owned();
+    for _ in 0..6 {
+        let reply = if with_cookie && next.starts_with(&origin) {
+            let path = &next[origin.len()..];
+            exchange(
+                gateway.authority(),
+                Version::Http11,
+                "GET",
+                path,
+                &[("Cookie", &cookie)],
+                "",
+            )
+        } else {
+            get_url(&next)
+        };
+        match reply.header("location") {
+            Some(location) if (300..400).contains(&reply.status) => {
+                next = url::Url::parse(&next)
+                    .and_then(|base| base.join(location))
+                    .expect("a redirect URL")
+                    .to_string();
+            }
+            _ => return reply,
+        }
+    }
+    panic!("too many redirects from {link}");
 }
 
 fn text(result: &Value) -> &str {
@@ -129,7 +166,15 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
     }
 
     // Following it as a browser: the authorization server, then the gateway's callback.
-    let page = connect(&gateway, &link, "agent-a");
+    // The flow's URLs opened in another browser (no cookie of the begin): refused at the end.
+    let elsewhere = connect(&gateway, &link, "agent-a", false);
+    assert_eq!(elsewhere.status, 403, "{}", elsewhere.body);
+    assert!(
+        elsewhere.body.contains("begun in another browser"),
+        "{}",
+        elsewhere.body
+    );
+    let page = connect(&gateway, &link, "agent-a", true);
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("Connected: agent-a"), "{}", page.body);
     let answered = whoami(&gateway, &a);
@@ -140,6 +185,14 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
         .collect();
     assert!(!a_tokens.is_empty(), "agent A's own token went upstream");
     assert_eq!(connected(&gateway, "py"), ["agent-a"]);
+    // Connected: the link cannot put another account in place of A's.
+    let again = connect(&gateway, &link, "agent-a", true);
+    assert_eq!(again.status, 409, "{}", again.body);
+    assert!(
+        again.body.contains("connected to py already"),
+        "{}",
+        again.body
+    );
 
     // Agent B still gets a link of its own, and nothing of A's goes out for it.
     let seen_before_b = tokens_seen(port).len();
@@ -172,7 +225,7 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
 
     // B connects its own account: its calls carry a token that is neither A's nor the
     // operator's.
-    let page = connect(&gateway, &b_link, "agent-b");
+    let page = connect(&gateway, &b_link, "agent-b", true);
     assert!(page.body.contains("Connected: agent-b"), "{}", page.body);
     let before_b = tokens_seen(port);
     assert_eq!(text(&whoami(&gateway, &b)), "authorized");
