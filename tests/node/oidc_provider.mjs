@@ -12,12 +12,21 @@
 // Two agents, "agent-one" and "agent-two" (secrets "<name>-secret"), get their own JWTs for the
 // gateway with client credentials (their subject is their client id).
 //
+// With UPSTREAM_RESOURCE set (an MCP server's URL, whose audience is "upstream"), a client
+// "gateway" (secret "gateway-secret") may also exchange an access token this provider issued for
+// the gateway (audience "mcplex") for one for that server with the same subject: RFC 8693's
+// token exchange, which oidc-provider leaves to a registered grant.
+//
 // Usage: node oidc_provider.mjs PORT CLIENT_ID CLIENT_SECRET REDIRECT_URI [AGENT_REDIRECT_URI]
 // Prints "listening <issuer>" once it accepts connections.
 import Provider from "oidc-provider";
+import * as jose from "jose";
 
 const [port, clientId, clientSecret, redirectUri, agentRedirectUri] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
+const upstreamResource = process.env.UPSTREAM_RESOURCE;
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 
 const provider = new Provider(issuer, {
   clients: [
@@ -37,6 +46,18 @@ const provider = new Provider(issuer, {
       redirect_uris: [],
       token_endpoint_auth_method: "client_secret_basic",
     })),
+    ...(upstreamResource
+      ? [
+          {
+            client_id: "gateway",
+            client_secret: "gateway-secret",
+            grant_types: ["client_credentials", TOKEN_EXCHANGE],
+            response_types: [],
+            redirect_uris: [],
+            token_endpoint_auth_method: "client_secret_basic",
+          },
+        ]
+      : []),
     ...(agentRedirectUri
       ? [
           {
@@ -77,9 +98,9 @@ const provider = new Provider(issuer, {
     resourceIndicators: {
       enabled: true,
       useGrantedResource: () => true,
-      getResourceServerInfo: () => ({
+      getResourceServerInfo: (_ctx, resource) => ({
         scope: "mcp",
-        audience: "mcplex",
+        audience: resource === upstreamResource ? "upstream" : "mcplex",
         accessTokenFormat: "jwt",
         jwt: { sign: { alg: "RS256" } },
       }),
@@ -87,6 +108,53 @@ const provider = new Provider(issuer, {
   },
   cookies: { keys: ["mcplex-test-only-cookie-key"] },
 });
+
+if (upstreamResource) {
+  // The subject token must be this provider's, for the gateway; what comes back is for the
+  // upstream, with the same subject.
+  provider.registerGrantType(
+    TOKEN_EXCHANGE,
+    async (ctx) => {
+      const { subject_token: subjectToken, subject_token_type: subjectType, resource } = ctx.oidc.params;
+      const refuse = (error, description) => {
+        ctx.status = 400;
+        ctx.body = { error, error_description: description };
+      };
+      if (subjectType !== ACCESS_TOKEN_TYPE) return refuse("invalid_request", "subject_token_type");
+      if (resource !== upstreamResource) return refuse("invalid_target", "resource");
+      let payload;
+      try {
+        const keys = jose.createLocalJWKSet(await (await fetch(`${issuer}/jwks`)).json());
+        ({ payload } = await jose.jwtVerify(subjectToken, keys, { issuer, audience: "mcplex" }));
+      } catch (error) {
+        return refuse("invalid_grant", String(error.message));
+      }
+      const resourceServer = new provider.ResourceServer(resource, {
+        scope: "mcp",
+        audience: "upstream",
+        accessTokenFormat: "jwt",
+        jwt: { sign: { alg: "RS256" } },
+      });
+      const token = new provider.AccessToken({
+        accountId: payload.sub,
+        client: ctx.oidc.client,
+        grantId: "token-exchange",
+        gty: "token_exchange",
+        scope: "mcp",
+        resourceServer,
+      });
+      const value = await token.save();
+      ctx.body = {
+        access_token: value,
+        issued_token_type: ACCESS_TOKEN_TYPE,
+        token_type: "Bearer",
+        expires_in: token.expiration,
+        scope: "mcp",
+      };
+    },
+    ["subject_token", "subject_token_type", "requested_token_type", "resource", "audience", "scope"],
+  );
+}
 
 // A fault of the provider's own shows in the test's output, not only as "server_error".
 provider.on("server_error", (_ctx, error) => console.error("oidc-provider server_error:", error));

@@ -9,19 +9,14 @@ live ACCESS_TTL seconds, and rotates refresh tokens (each one works once).
 
 The SDK's token endpoint has no client credentials grant, so a small ASGI layer in front of it
 answers `grant_type=client_credentials` for the one client CC_CLIENT_ID / CC_CLIENT_SECRET.
-Nor has it RFC 8693's token exchange: with TRUSTED_ISSUER set, the layer answers
-`grant_type=urn:ietf:params:oauth:grant-type:token-exchange` for a registered client whose
-`subject_token` is a JWT of that issuer for the audience "mcplex" (verified with PyJWT against
-the issuer's published keys), with an access token of this server for the token's subject.
 
 For the tests' faults and checks (under /test/, never part of OAuth):
   POST /test/revoke       every access and refresh token stops working (refresh: invalid_grant)
   POST /test/expire       every access token stops working (refresh still works)
-  GET  /test/stats        counts of grants, the bearer tokens /mcp was shown and the subject
-                          of each token exchanged (`exchanged`: token -> subject)
+  GET  /test/stats        counts of grants and the bearer tokens /mcp was shown
   POST /test/echo         from now on /mcp answers 502 with the request's Authorization header
                           in its body (a broken proxy in front of the server)
-Variables: PORT, ACCESS_TTL (default 3600), CC_CLIENT_ID, CC_CLIENT_SECRET, TRUSTED_ISSUER,
+Variables: PORT, ACCESS_TTL (default 3600), CC_CLIENT_ID, CC_CLIENT_SECRET,
 REFUSE_REGISTRATION=1 (registration answers 400), BROKEN_METADATA=1 (the authorization
 server's metadata is not JSON).
 """
@@ -33,7 +28,6 @@ import secrets
 import time
 import urllib.parse
 
-import jwt
 import uvicorn
 from mcp.server.auth.provider import (
     AccessToken,
@@ -52,11 +46,9 @@ BASE = f"http://127.0.0.1:{PORT}"
 ACCESS_TTL = int(os.environ.get("ACCESS_TTL", "3600"))
 CC_CLIENT_ID = os.environ.get("CC_CLIENT_ID")
 CC_CLIENT_SECRET = os.environ.get("CC_CLIENT_SECRET")
-TRUSTED_ISSUER = os.environ.get("TRUSTED_ISSUER")
-TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 
 ECHO = {"on": False}
-STATS = {"codes": 0, "refreshes": 0, "client_credentials": 0, "registrations": 0, "bearers": [], "exchanged": {}}
+STATS = {"codes": 0, "refreshes": 0, "client_credentials": 0, "registrations": 0, "bearers": []}
 
 
 class Provider:
@@ -184,39 +176,6 @@ def client_credentials(headers, form):
     return json_response(200, answer.model_dump(exclude_none=True))
 
 
-def basic_client(headers):
-    authorization = headers.get(b"authorization", b"").decode()
-    if not authorization.lower().startswith("basic "):
-        return None, None
-    decoded = base64.b64decode(authorization[6:]).decode()
-    client_id, _, secret = decoded.partition(":")
-    return urllib.parse.unquote(client_id), urllib.parse.unquote(secret)
-
-
-def token_exchange(headers, form):
-    client_id, secret = basic_client(headers)
-    if client_id is None:
-        # A public client (what a person's login registers) names itself in the form.
-        client_id = form.get("client_id", [None])[0]
-    client = provider.clients.get(client_id)
-    if not TRUSTED_ISSUER or client is None or (client.client_secret or None) != (secret or None):
-        return json_response(401, {"error": "invalid_client"})
-    subject_token = form.get("subject_token", [""])[0]
-    if form.get("subject_token_type") != ["urn:ietf:params:oauth:token-type:access_token"]:
-        return json_response(400, {"error": "invalid_request", "error_description": "subject_token_type"})
-    try:
-        keys = jwt.PyJWKClient(f"{TRUSTED_ISSUER}/jwks")
-        key = keys.get_signing_key_from_jwt(subject_token)
-        claims = jwt.decode(subject_token, key.key, algorithms=["RS256", "ES256"], audience="mcplex", issuer=TRUSTED_ISSUER)
-    except jwt.PyJWTError as refused:
-        return json_response(400, {"error": "invalid_grant", "error_description": str(refused)})
-    answer = provider.issue(client_id, [], form.get("resource", [None])[0], refresh=False)
-    STATS["exchanged"][answer.access_token] = claims["sub"]
-    body = answer.model_dump(exclude_none=True)
-    body["issued_token_type"] = "urn:ietf:params:oauth:token-type:access_token"
-    return json_response(200, body)
-
-
 def wrap(app):
     async def asgi(scope, receive, send):
         if scope["type"] != "http":
@@ -248,8 +207,6 @@ def wrap(app):
             form = urllib.parse.parse_qs(body.decode())
             if form.get("grant_type") == ["client_credentials"]:
                 answer = client_credentials(headers, form)
-            elif form.get("grant_type") == [TOKEN_EXCHANGE]:
-                answer = token_exchange(headers, form)
             else:
                 sent = False
 

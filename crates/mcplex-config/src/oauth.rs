@@ -33,8 +33,9 @@ pub enum PerUser {
     /// carries; the login is stored and refreshed like the gateway's.
     OwnLogin,
     /// `"token_exchange"`: the caller's own OAuth access token (a JWT of the gateway's issuer)
-    /// is exchanged at the server's authorization server (RFC 8693), with the client of the
-    /// gateway's own login; no second login.
+    /// is exchanged at that issuer, which must be the server's authorization server too (RFC
+    /// 8693), with the client of the gateway's own login (a person's, or client credentials);
+    /// no second login.
     TokenExchange,
 }
 
@@ -132,7 +133,7 @@ impl Cx<'_> {
                 ));
             }
         };
-        if per_user.is_some() && grant == OAuthGrant::ClientCredentials {
+        if per_user == Some(PerUser::OwnLogin) && grant == OAuthGrant::ClientCredentials {
             return Err(self.err(
                 format!("{key}.per_user"),
                 "a client-credentials login is the gateway's own, never a caller's: \"per_user\" needs \"authorization_code\"",

@@ -110,6 +110,11 @@ fn per_user_is_each_caller_s_own_login_or_a_token_exchange() {
     let exchange = oauth_of(r#"{"per_user": "token_exchange"}"#);
     assert_eq!(exchange.per_user, Some(PerUser::TokenExchange));
     assert!(!exchange.own_logins());
+    // The gateway's own login of a token-exchange server may be its client's credentials.
+    let machine = oauth_of(
+        r#"{"per_user": "token_exchange", "grant": "client_credentials", "client_id": "i", "client_secret": "s"}"#,
+    );
+    assert_eq!(machine.per_user, Some(PerUser::TokenExchange));
     let server = |block: &str| {
         refused(&format!(
             r#"{{"mcpServers": {{"s": {{"url": "https://m.example/mcp", "oauth": {block}}}}}}}"#

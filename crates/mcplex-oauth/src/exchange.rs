@@ -1,7 +1,9 @@
 //! RFC 8693 token exchange for `"per_user": "token_exchange"` servers: a caller's own access
 //! token (a JWT of the gateway's issuer, which the guard verified) is exchanged at the server's
 //! authorization server for a token for that server, with the client and token endpoint of the
-//! gateway's own login to it; no second login. What comes back is held in memory for that caller
+//! gateway's own login to it; no second login. That authorization server must be the gateway's
+//! own issuer: a caller's token, which the gateway accepts, goes to no one else (a server could
+//! otherwise name any authorization server and collect its callers' tokens). What comes back is held in memory for that caller
 //! and that access token until a quarter of its life (at most a minute) before it expires: a new
 //! access token of the caller (another identity, other scopes) is exchanged anew, and nothing is
 //! stored (every replica exchanges for itself).
@@ -12,7 +14,7 @@ use std::sync::{Mutex, PoisonError};
 use sha2::{Digest, Sha256};
 
 use crate::protocol::{Client, Grant, request_token};
-use crate::{LoginKey, OAuthError, Secret, ServerLogin, StoredLogin, now_unix};
+use crate::{LoginKey, OAuthError, Secret, ServerLogin, StoredLogin, now_unix, same_issuer};
 
 /// Exchanged tokens held at once; past it the whole table is dropped (each is one exchange away).
 const MAX_HELD: usize = 10_000;
@@ -28,10 +30,21 @@ struct Exchanged {
 /// The callers' exchanged tokens of a gateway.
 #[derive(Default)]
 pub struct Exchanges {
+    /// The gateway's issuer (`auth.issuer`): the only authorization server a caller's token is
+    /// sent to. `None`: no exchange.
+    issuer: Option<String>,
     held: Mutex<HashMap<LoginKey, Exchanged>>,
 }
 
 impl Exchanges {
+    /// Exchanges at `issuer` only (the issuer of the callers' tokens).
+    pub fn at(issuer: Option<String>) -> Exchanges {
+        Exchanges {
+            issuer,
+            held: Mutex::default(),
+        }
+    }
+
     /// The token for `caller` on `gateway`'s server: the one exchanged for `subject_token`
     /// earlier, while it lasts, else a new exchange.
     pub async fn bearer(
@@ -56,6 +69,21 @@ impl Exchanges {
                 gateway.server()
             ))
         })?;
+        let trusted = self
+            .issuer
+            .as_deref()
+            .filter(|issuer| same_issuer(issuer, &base.issuer));
+        if trusted.is_none() {
+            return Err(OAuthError::Metadata(format!(
+                "{}'s authorization server {} is not the issuer of the callers' tokens ({}): a caller's token is exchanged only where it was issued",
+                gateway.server(),
+                mcplex_config::redact_url(&base.issuer),
+                self.issuer.as_deref().map_or_else(
+                    || "none: \"auth\" is not set".to_owned(),
+                    mcplex_config::redact_url
+                )
+            )));
+        }
         let client = Client {
             id: base.client_id.clone(),
             secret: base

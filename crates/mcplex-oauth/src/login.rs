@@ -355,6 +355,12 @@ impl Logins {
         &self.exchanges
     }
 
+    /// These logins exchanging callers' tokens at `issuer` (the gateway's `auth.issuer`) only.
+    pub fn exchanging_at(mut self, issuer: Option<String>) -> Logins {
+        self.exchanges = crate::Exchanges::at(issuer);
+        self
+    }
+
     /// These logins with `links`, which make the link a caller follows to connect its own
     /// account to a `per_user` server.
     pub fn with_connect_links(mut self, links: ConnectLinks) -> Logins {

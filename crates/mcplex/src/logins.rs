@@ -48,7 +48,8 @@ pub fn logins(store: Arc<Store>) -> Option<Arc<Logins>> {
 /// with no login of its own carries the link that connects it.
 pub fn serving(store: Arc<Store>, config: &mcplex_config::Config) -> Option<Arc<Logins>> {
     let links = crate::connect::links(store.clone(), crate::connect::public_origin(config));
-    new_logins(store).map(|logins| Arc::new(logins.with_connect_links(links)))
+    let issuer = config.auth.as_ref().map(|auth| auth.issuer.clone());
+    new_logins(store).map(|logins| Arc::new(logins.with_connect_links(links).exchanging_at(issuer)))
 }
 
 fn new_logins(store: Arc<Store>) -> Option<Logins> {

@@ -1,19 +1,42 @@
-//! `"per_user": "token_exchange"` (#31, RFC 8693): each agent calls with its own JWT from a real
-//! OpenID Connect provider (npm `oidc-provider`, client credentials: its subject is its client
-//! id), and the gateway exchanges that token at the upstream's authorization server (the
-//! official Python SDK's, with our provider's token-exchange grant, which verifies the JWT
-//! against the provider's published keys) for a token for the upstream, with the client of the
-//! gateway's own login. Each agent's calls go out with the token exchanged for its own JWT,
-//! never another's; a token still fresh is not exchanged again; a caller with no access token
-//! of the issuer is told why.
+//! `"per_user": "token_exchange"` (#31, RFC 8693), all real parts: npm `oidc-provider` is the
+//! issuer of everyone's tokens (agents get their own JWTs for the gateway with client
+//! credentials: their subject is their client id; its token-exchange grant is registered in
+//! `tests/node/oidc_provider.mjs`); the upstream is a second mcplex, a resource server of the same
+//! issuer in front of the fixture server, which names each caller in its audit log. The gateway
+//! lists the upstream with its own client-credentials login and exchanges each agent's JWT for a
+//! token for the upstream with the agent's subject: the upstream sees each agent as itself, never
+//! as the gateway nor as the other agent; a token still fresh is not exchanged again; a caller
+//! with nothing to exchange is told why; an upstream whose authorization server is not the
+//! gateway's issuer never receives a caller's token.
+
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use std::process::Command;
+use crate::harness::{Background, Gateway, eventually, free_port, python_client, tools};
+use crate::oauth_rig::{python_oauth_server, tokens_seen, wait_status};
+use crate::upstream_fixtures::fixture_server;
 
-use crate::harness::{Gateway, free_port, python_client, tools};
-use crate::oauth_rig::{log_in, python_oauth_server, stats, tokens_seen, wait_status};
-use crate::sign_in::oidc_provider;
+/// The provider on `port`, exchanging tokens for `upstream` (its resource URL).
+fn provider(port: u16, upstream: &str) -> Background {
+    let mut command = Command::new("node");
+    command
+        .arg(tools().repo.join("tests/node/oidc_provider.mjs"))
+        .args([
+            &port.to_string(),
+            "dashboard",
+            "unused",
+            "http://127.0.0.1:1/unused",
+        ])
+        .env("UPSTREAM_RESOURCE", upstream);
+    crate::harness::listening_within(
+        command,
+        port,
+        "the OpenID Connect provider",
+        Duration::from_secs(60),
+    )
+}
 
 /// A JWT for the gateway (`resource`) that agent `name` gets with its client credentials (a
 /// form POST, which the tests' own HTTP helper does not send: Python's standard library does).
@@ -50,101 +73,129 @@ except urllib.error.HTTPError as refused:
     token
 }
 
-/// The outcome of calling `py__whoami` with `token` through the Python SDK.
-fn whoami(gateway: &Gateway, token: &str) -> Value {
+/// The outcome of calling `tool` with `token` through the Python SDK.
+fn call(gateway: &Gateway, token: &str, tool: &str, arguments: &str) -> Value {
     let out = python_client(
         &["--url", &gateway.url, "--token", token],
         "legacy",
         "calls",
-        &["py__whoami", "{}"],
+        &[tool, arguments],
     );
     out["outcomes"][0].clone()
 }
 
-/// The subjects whose exchanged tokens reached the upstream's /mcp, in order, each run of
-/// requests (a connection's handshake and call) once.
-fn subjects_seen(port: u16) -> Vec<String> {
-    let exchanged = stats(port)["exchanged"].clone();
-    let mut subjects: Vec<String> = tokens_seen(port)
-        .iter()
-        .filter_map(|token| exchanged[token].as_str().map(str::to_owned))
+/// The callers the upstream's audit log names for calls of the fixture's echo.
+fn callers_upstream_saw(upstream: &Gateway) -> Vec<String> {
+    let (_, answer) = upstream.api("GET", "/api/v1/activity?limit=100", "");
+    let mut callers: Vec<String> = answer["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|row| row["tool"].as_str().is_some_and(|t| t.ends_with("echo")))
+        .filter_map(|row| row["token"].as_str().map(str::to_owned))
         .collect();
-    subjects.dedup();
-    subjects
+    callers.reverse();
+    callers
 }
 
 #[test]
-fn each_agent_s_own_token_is_exchanged_and_only_its_own_goes_upstream() {
-    let provider_port = free_port();
+fn each_agent_reaches_the_upstream_as_itself_through_a_token_exchange() {
+    let (provider_port, upstream_port, gateway_port) = (free_port(), free_port(), free_port());
     let issuer = format!("http://127.0.0.1:{provider_port}");
-    let _provider = oidc_provider(provider_port, "http://127.0.0.1:1/unused", None);
-    let (_upstream, port) = python_oauth_server(&[("TRUSTED_ISSUER", &issuer)]);
-    let gateway_port = free_port();
+    let upstream_url = format!("http://127.0.0.1:{upstream_port}/mcp");
+    let _provider = provider(provider_port, &upstream_url);
+    let everything = json!(["read", "write", "destructive"]);
+    let upstream = Gateway::start_at(
+        json!({
+            "auth": {
+                "issuer": issuer, "audience": "upstream", "resource": upstream_url,
+                "rules": [
+                    {"claim": "sub", "value": "agent-one", "permissions": everything},
+                    {"claim": "sub", "value": "agent-two", "permissions": everything},
+                    {"claim": "sub", "value": "gateway", "permissions": everything}
+                ]
+            },
+            "mcpServers": {"fixture": fixture_server("fixture", &[])}
+        }),
+        "127.0.0.1",
+        upstream_port,
+        &[],
+    );
+    upstream.wait_ready();
+    // A second upstream whose authorization server is another issuer: no caller's token may go
+    // there.
+    let (_elsewhere, elsewhere_port) = python_oauth_server(&[
+        ("CC_CLIENT_ID", "machine"),
+        ("CC_CLIENT_SECRET", "machine-secret"),
+    ]);
     let gateway = Gateway::start_at(
         json!({
             "auth": {
-                "issuer": issuer,
-                "audience": "mcplex",
+                "issuer": issuer, "audience": "mcplex",
                 "rules": [
-                    {"claim": "sub", "value": "agent-one", "servers": ["py"], "permissions": ["read", "write", "destructive"]},
-                    {"claim": "sub", "value": "agent-two", "servers": ["py"], "permissions": ["read", "write", "destructive"]}
+                    {"claim": "sub", "value": "agent-one", "permissions": everything},
+                    {"claim": "sub", "value": "agent-two", "permissions": everything}
                 ]
             },
             "mcpServers": {
-                "py": {"url": format!("http://127.0.0.1:{port}/mcp"), "oauth": {"per_user": "token_exchange"}}
+                "up": {"url": upstream_url, "oauth": {
+                    "per_user": "token_exchange", "grant": "client_credentials",
+                    "client_id": "gateway", "client_secret": "gateway-secret"
+                }},
+                "py": {"url": format!("http://127.0.0.1:{elsewhere_port}/mcp"), "oauth": {
+                    "per_user": "token_exchange", "grant": "client_credentials",
+                    "client_id": "machine", "client_secret": "machine-secret"
+                }}
             }
         }),
         "127.0.0.1",
         gateway_port,
         &[],
     );
-    // The operator's login lists the tools and registers the client the exchanges use.
-    wait_status(&gateway, "py", "needs_login");
-    log_in(&gateway, "py");
-    wait_status(&gateway, "py", "ready");
+    // The gateway's own login (client credentials) lists the upstream's tools.
+    wait_status(&gateway, "up", "ready");
     let resource = format!("http://127.0.0.1:{gateway_port}/mcp");
     let (one, two) = (
         agent_jwt(provider_port, "agent-one", &resource),
         agent_jwt(provider_port, "agent-two", &resource),
     );
-
-    let first = whoami(&gateway, &one);
+    let echo = |token: &str, text: &str| {
+        let outcome = call(
+            &gateway,
+            token,
+            "up:fixture__echo",
+            &json!({"text": text}).to_string(),
+        );
+        assert!(outcome.to_string().contains(text), "{outcome}");
+    };
+    echo(&one, "from one");
+    echo(&two, "from two");
+    echo(&one, "one again");
+    let seen = eventually("the upstream's audit rows", Duration::from_secs(10), || {
+        let seen = callers_upstream_saw(&upstream);
+        (seen.len() >= 3).then_some(seen)
+    });
     assert_eq!(
-        first["result"]["content"][0]["text"], "authorized",
-        "{first}"
+        seen,
+        ["oauth:agent-one", "oauth:agent-two", "oauth:agent-one"]
     );
-    assert_eq!(subjects_seen(port), ["agent-one"]);
-    let second = whoami(&gateway, &two);
-    assert_eq!(
-        second["result"]["content"][0]["text"], "authorized",
-        "{second}"
-    );
-    assert_eq!(subjects_seen(port), ["agent-one", "agent-two"]);
-    // Still fresh: agent one's exchanged token is used again, not exchanged anew.
-    let again = whoami(&gateway, &one);
-    assert_eq!(
-        again["result"]["content"][0]["text"], "authorized",
-        "{again}"
-    );
-    assert_eq!(subjects_seen(port), ["agent-one", "agent-two", "agent-one"]);
-    assert_eq!(
-        stats(port)["exchanged"].as_object().map_or(0, |m| m.len()),
-        2,
-        "one exchange per agent: {}",
-        stats(port)
-    );
-    // Neither agent's own JWT, nor the operator's token, went upstream for them.
-    for token in tokens_seen(port) {
-        assert!(token != one && token != two);
-    }
 
     // An agent token is no OAuth access token: nothing to exchange, and the caller is told.
-    let agent =
+    let plain =
         gateway.create_token(json!({"name": "plain", "permissions": "read,write,destructive"}));
-    let refused = whoami(&gateway, &agent);
-    let text = refused.to_string();
+    let refused = call(&gateway, &plain, "up:fixture__echo", r#"{"text": "x"}"#).to_string();
     assert!(
-        text.contains("token exchange") && text.contains("presented none"),
+        refused.contains("token exchange") && refused.contains("presented none"),
         "{refused}"
     );
+
+    // The other upstream's authorization server is not the issuer: agent one's token never
+    // reaches it.
+    wait_status(&gateway, "py", "ready");
+    let refused = call(&gateway, &one, "py:whoami", "{}").to_string();
+    assert!(
+        refused.contains("is not the issuer of the callers' tokens"),
+        "{refused}"
+    );
+    assert!(!tokens_seen(elsewhere_port).contains(&one));
 }
