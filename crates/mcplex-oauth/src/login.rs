@@ -169,7 +169,9 @@ impl ServerLogin {
         {
             return Ok(stored.clone());
         }
-        let base = stored.as_ref().or(held);
+        // What the store no longer holds was logged out (or revoked): a person's login is not
+        // brought back from the copy in memory. Client credentials need no login to start from.
+        let base = stored.as_ref();
         let renewed = match self.config.grant {
             OAuthGrant::ClientCredentials => self.client_credentials(base).await?,
             OAuthGrant::AuthorizationCode => match self.refresh(base).await {

@@ -62,10 +62,22 @@ impl CallerConnections {
             .unwrap_or_else(PoisonError::into_inner);
         let mut open: Vec<(Instant, String)> = Vec::new();
         by_caller.retain(|caller, cell| {
+            // Another request holds the cell (it may be opening a connection into it).
+            if Arc::strong_count(cell) > 1 {
+                return true;
+            }
             let Ok(mut held) = cell.try_lock() else {
                 return true;
             };
             let last_used = held.last_used.unwrap_or(now);
+            // A call in flight holds its connection: never closed under it.
+            let in_use = held
+                .connection
+                .as_ref()
+                .is_some_and(|c| Arc::strong_count(c) > 1);
+            if in_use {
+                return true;
+            }
             if held.connection.is_none() || now.duration_since(last_used) >= IDLE {
                 if let Some(connection) = held.connection.take() {
                     tokio::spawn(async move { connection.shutdown().await });

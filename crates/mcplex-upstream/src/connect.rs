@@ -162,6 +162,6 @@ async fn open_on(
         capabilities: handshake.capabilities.clone(),
         ..Offer::default()
     };
-    lifecycle::read_offer(&connection, &mut offer, OfferParts::ALL).await;
+    lifecycle::read_offer(&connection, &mut offer, OfferParts::of(config)).await;
     Ok((guard.defuse(), handshake, tools, offer))
 }

@@ -127,10 +127,23 @@ pub(crate) struct OfferParts {
 }
 
 impl OfferParts {
-    pub(crate) const ALL: OfferParts = OfferParts {
-        prompts: true,
-        resources: true,
-    };
+    /// What of `config`'s server the gateway lists: everything, but the resources of a
+    /// `per_user` server, which are the data of the account the gateway's own login is (its
+    /// callers must not see them; each reads through its own connection).
+    pub(crate) fn of(config: &mcplex_config::ServerConfig) -> OfferParts {
+        OfferParts {
+            prompts: true,
+            resources: config.oauth.as_ref().is_none_or(|o| o.per_user.is_none()),
+        }
+    }
+
+    /// The parts of `self` that `allowed` allows.
+    pub(crate) fn within(self, allowed: OfferParts) -> OfferParts {
+        OfferParts {
+            prompts: self.prompts && allowed.prompts,
+            resources: self.resources && allowed.resources,
+        }
+    }
 }
 
 /// Re-reads `parts` of `offer`. A server that declares no capability for a part offers nothing

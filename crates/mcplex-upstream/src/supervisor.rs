@@ -496,6 +496,10 @@ async fn serve(
                     }
                 }
                 last_relist = Some(Instant::now());
+                let stale = Stale {
+                    offer: stale.offer.within(OfferParts::of(&slot.config)),
+                    ..stale
+                };
                 if relist(connection, &mut listed, &stale).await {
                     emit(listed.state());
                 }

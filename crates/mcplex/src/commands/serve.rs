@@ -339,14 +339,10 @@ fn app(
         Some(auth) => crate::ui::SignIn::new(auth, &config.profiles, api.access.clone())?,
         None => None,
     };
-    let dashboard = crate::ui::router(api.access.clone(), sign_in)
-        .merge(crate::upstream_login::callback_router(
-            api.access.store().clone(),
-        ))
-        .merge(crate::connect::router(
-            api.access.store().clone(),
-            api.config.clone(),
-        ));
+    let logins = crate::upstream_login::callback_router(api.access.store().clone()).merge(
+        crate::connect::router(api.access.store().clone(), api.config.clone()),
+    );
+    let dashboard = crate::ui::router(api.access.clone(), sign_in, logins);
     let api = crate::api::router(api, config.http.max_body_bytes);
     let mcp = router(Routes {
         gateway: core.gateway.clone(),

@@ -76,7 +76,9 @@ const ASSETS: &[(&str, &str, &str)] = &[
 const JS: &str = "text/javascript; charset=utf-8";
 const INDEX: &str = include_str!("../../assets/ui/index.html");
 
-pub fn router(access: Arc<Access>, sign_in: Option<SignIn>) -> Router {
+/// The dashboard's routes, `sign_in`'s and `more` (other `/ui` pages: an upstream login's
+/// callback, the connect links), every answer with the dashboard's security headers.
+pub fn router(access: Arc<Access>, sign_in: Option<SignIn>, more: Router) -> Router {
     let sign_in = sign_in.map(SignIn::router).unwrap_or_default();
     Router::new()
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
@@ -92,6 +94,7 @@ pub fn router(access: Arc<Access>, sign_in: Option<SignIn>) -> Router {
         .route("/ui/{file}", get(asset))
         .with_state(access)
         .merge(sign_in)
+        .merge(more)
         .layer(axum::middleware::from_fn(secure_headers))
 }
 

@@ -316,10 +316,13 @@ async fn prove(
     headers: HeaderMap,
     axum::extract::Path(link): axum::extract::Path<String>,
 ) -> Response {
-    if link.len() > 4096 {
+    // Nothing is kept for a link this gateway did not sign, or one that is no subject's.
+    let now = mcplex_oauth::now_unix();
+    if link.len() > 4096 || crate::connect::subject_of(sign_in.access.store(), &link, now).is_none()
+    {
         return page(
             StatusCode::BAD_REQUEST,
-            "This link is not one of this gateway's.",
+            "This link is not one of this gateway's, or it ended: call the tool again for a new one.",
         );
     }
     start(&sign_in, &headers, Some(link)).await
