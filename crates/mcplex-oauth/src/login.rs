@@ -329,6 +329,9 @@ pub fn configured_secret(config: &OAuthConfig) -> Result<Option<Secret>, OAuthEr
     }
 }
 
+/// Logins held in memory at once (the gateway's and its callers').
+const MAX_LOGINS_HELD: usize = 10_000;
+
 /// The logins of every OAuth server of a gateway.
 pub struct Logins {
     store: Arc<dyn LoginStore>,
@@ -423,6 +426,11 @@ impl Logins {
             current: tokio::sync::Mutex::new(None),
             stale: AtomicBool::new(false),
         });
+        // Callers' logins are made on demand: past this many, the callers' are dropped (each is
+        // one store read away), never the gateway's own.
+        if servers.len() >= MAX_LOGINS_HELD {
+            servers.retain(|key, _| key.caller.is_none());
+        }
         servers.insert(key, login.clone());
         Some(login)
     }

@@ -234,3 +234,21 @@ fn mcp_server_git_reads_the_repository_it_was_granted() {
     let status = call(&gateway, "git__git_status", json!({"repo_path": repo}));
     assert!(text(&status).contains("main"), "{status:#}");
 }
+
+/// The way most configs start a server, `npx -y <package>`, works inside the default sandbox:
+/// npm writes its cache and logs under `~/.npm`, which the sandbox lets package runners write.
+#[test]
+fn a_server_started_with_npx_runs_inside_the_default_sandbox() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let granted = dir_in(scratch.path(), "memory");
+    let file = format!("{granted}/memory.jsonl");
+    let gateway = start(json!({"memory": {
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-memory"],
+        "working_dir": tools().repo.join("tests/node").display().to_string(),
+        "env": {"MEMORY_FILE_PATH": file},
+        "sandbox": {"write": [granted]},
+    }}));
+    let graph = call(&gateway, "memory__read_graph", json!({}));
+    assert_ne!(graph["isError"], true, "{graph:#}");
+}
