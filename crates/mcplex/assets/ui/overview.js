@@ -143,39 +143,33 @@ export async function servers(root, cx) {
   const open = new Set();
   const paging = { page: 0 };
   let last = "";
+  // One operator's change: its message is said where the pressed button was (the row now offers
+  // something else), and keyboard focus stays there.
+  async function perform(method, path) {
+    fill(feedback);
+    try {
+      const done = await cx.api(method, path);
+      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
+      fill(feedback, said);
+      last = "";
+      await refresh();
+      said.focus();
+    } catch (e) {
+      fill(feedback, problem(e.message));
+    }
+  }
   async function act(name, action) {
     if (action === "quarantine"
       && !window.confirm(`Quarantine ${name}? Its tools stop being served to every caller at once, on every replica.`)) return;
-    fill(feedback);
-    try {
-      const done = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/${action}`);
-      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
-      fill(feedback, said);
-      last = "";
-      await refresh();
-      // The button pressed is gone (the row now offers the opposite): keyboard focus stays here.
-      said.focus();
-    } catch (e) {
-      fill(feedback, problem(e.message));
-    }
+    await perform("POST", `/api/v1/servers/${encodeURIComponent(name)}/${action}`);
   }
-  // The server's OAuth login, begun by the gateway: the authorization server sends the browser
-  // back to the gateway, which stores the login and returns here.
   // One caller's own login to a per_user server, revoked: its next call asks it to connect again.
   async function revoke(name, caller) {
     if (!window.confirm(`Revoke ${caller}'s login to ${name}? Its next call asks it to connect its account again.`)) return;
-    fill(feedback);
-    try {
-      const done = await cx.api("DELETE", `/api/v1/servers/${encodeURIComponent(name)}/logins/${encodeURIComponent(caller)}`);
-      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
-      fill(feedback, said);
-      last = "";
-      await refresh();
-      said.focus();
-    } catch (e) {
-      fill(feedback, problem(e.message));
-    }
+    await perform("DELETE", `/api/v1/servers/${encodeURIComponent(name)}/logins/${encodeURIComponent(caller)}`);
   }
+  // The server's OAuth login, begun by the gateway: the authorization server sends the browser
+  // back to the gateway, which stores the login and returns here.
   async function logIn(name) {
     fill(feedback);
     try {

@@ -174,6 +174,17 @@ fn attack_at_start(gateway: &Gateway, server: &str, after: usize) -> Value {
     )
 }
 
+/// Adds `server` as "hostile" beside the fixture by editing the running gateway's config file.
+fn add_while_running(gateway: &Gateway, server: Value) {
+    let config =
+        json!({"mcpServers": {"fixture": fixture_server("fixture", &[]), "hostile": server}});
+    std::fs::write(
+        gateway.dir.path().join("config.json"),
+        serde_json::to_vec_pretty(&config).expect("json"),
+    )
+    .expect("edit the config");
+}
+
 #[test]
 fn a_server_added_while_running_is_quarantined_without_network_until_approved() {
     let gateway = start(json!({"fixture": fixture_server("fixture", &[])}));
@@ -184,14 +195,10 @@ fn a_server_added_while_running_is_quarantined_without_network_until_approved() 
         .as_array_mut()
         .expect("list")
         .push(json!(format!("{home}/.npm")));
-    let server = hostile(&["--attack-at-start", &attempts_with_cache.to_string()]);
-    let config =
-        json!({"mcpServers": {"fixture": fixture_server("fixture", &[]), "hostile": server}});
-    std::fs::write(
-        gateway.dir.path().join("config.json"),
-        serde_json::to_vec_pretty(&config).expect("json"),
-    )
-    .expect("edit the config");
+    add_while_running(
+        &gateway,
+        hostile(&["--attack-at-start", &attempts_with_cache.to_string()]),
+    );
 
     let first = attack_at_start(&gateway, "hostile", 0);
     assert_contained(&first);
@@ -236,13 +243,7 @@ fn an_opted_out_server_is_still_confined_while_quarantined() {
     let attempts = attempts_on(&gateway);
     let mut server = hostile(&["--attack-at-start", &attempts.to_string()]);
     server["sandbox"] = json!(false);
-    let config =
-        json!({"mcpServers": {"fixture": fixture_server("fixture", &[]), "hostile": server}});
-    std::fs::write(
-        gateway.dir.path().join("config.json"),
-        serde_json::to_vec_pretty(&config).expect("json"),
-    )
-    .expect("edit the config");
+    add_while_running(&gateway, server);
     let first = attack_at_start(&gateway, "hostile", 0);
     assert_contained(&first);
     assert_all_denied(&first, "connect");
