@@ -87,6 +87,9 @@ impl LoginKey {
 pub trait LoginStore: Send + Sync + 'static {
     fn load(&self, key: &LoginKey) -> Result<Option<StoredLogin>, String>;
     fn save(&self, key: &LoginKey, login: &StoredLogin) -> Result<(), String>;
+    /// Replaces the login of `key` only if one is still stored: false when it is gone (logged
+    /// out or revoked meanwhile), which a refresh must not undo.
+    fn update(&self, key: &LoginKey, login: &StoredLogin) -> Result<bool, String>;
 }
 
 /// Makes the link a caller follows to connect its own account to a `per_user` server (the
@@ -173,16 +176,21 @@ impl ServerLogin {
         // brought back from the copy in memory. Client credentials need no login to start from.
         let base = stored.as_ref();
         let renewed = match self.config.grant {
-            OAuthGrant::ClientCredentials => self.client_credentials(base).await?,
+            OAuthGrant::ClientCredentials => {
+                let renewed = self.client_credentials(base).await?;
+                self.save(&renewed).await?;
+                renewed
+            }
             OAuthGrant::AuthorizationCode => match self.refresh(base).await {
-                Ok(renewed) => renewed,
+                // A logout or a revocation while the refresh was under way wins.
+                Ok(renewed) if self.update(&renewed).await? => renewed,
+                Ok(_) => return Err(self.no_login("logged out while the token was renewed")),
                 Err(refused) if refused.needs_login() => {
                     return self.renewed_elsewhere(base).await?.ok_or(refused);
                 }
                 Err(e) => return Err(e),
             },
         };
-        self.save(&renewed).await?;
         Ok(renewed)
     }
 
@@ -305,6 +313,14 @@ impl ServerLogin {
             .map_err(OAuthError::Store)?;
         // A login made for another URL (the config changed) is not sent to this one.
         Ok(loaded.filter(|login| login.server_url == self.url))
+    }
+
+    async fn update(&self, login: &StoredLogin) -> Result<bool, OAuthError> {
+        let (store, key, login) = (self.store.clone(), self.key(), login.clone());
+        tokio::task::spawn_blocking(move || store.update(&key, &login))
+            .await
+            .map_err(|e| OAuthError::Store(e.to_string()))?
+            .map_err(OAuthError::Store)
     }
 
     async fn save(&self, login: &StoredLogin) -> Result<(), OAuthError> {

@@ -61,6 +61,33 @@ impl Store {
         })
     }
 
+    /// Replaces `caller`'s login to `server` only if one is stored (a refresh), sealed, with a
+    /// generation bump; false when it is gone (disconnected or revoked meanwhile).
+    pub fn update_caller_login(
+        &self,
+        server: &str,
+        caller: &str,
+        login: &[u8],
+    ) -> Result<bool, StateError> {
+        let sealed = seal(&self.token_key()?, &bound_to(server, caller), login)?;
+        let now = now_unix();
+        self.db.transaction(Mode::Write, |tx| {
+            let updated = tx.execute(
+                "UPDATE caller_logins SET sealed = ?3, updated_at = ?4 WHERE server = ?1 AND caller = ?2",
+                &[
+                    Param::Text(server),
+                    Param::Text(caller),
+                    Param::Bytes(&sealed),
+                    Param::Int(now),
+                ],
+            )?;
+            if updated > 0 {
+                crate::control::bump_generation(tx)?;
+            }
+            Ok(updated > 0)
+        })
+    }
+
     /// Forgets `caller`'s login to `server` (a disconnect, a revocation); false when there
     /// was none.
     pub fn delete_caller_login(&self, server: &str, caller: &str) -> Result<bool, StateError> {

@@ -55,6 +55,23 @@ impl Store {
         })
     }
 
+    /// Replaces the login of `server` only if one is stored (a refresh), sealed, with a
+    /// generation bump; false when it is gone (logged out meanwhile).
+    pub fn update_oauth_login(&self, server: &str, login: &[u8]) -> Result<bool, StateError> {
+        let sealed = seal(&self.token_key()?, server, login)?;
+        let now = now_unix();
+        self.db.transaction(Mode::Write, |tx| {
+            let updated = tx.execute(
+                "UPDATE oauth_logins SET sealed = ?2, updated_at = ?3 WHERE server = ?1",
+                &[Param::Text(server), Param::Bytes(&sealed), Param::Int(now)],
+            )?;
+            if updated > 0 {
+                crate::control::bump_generation(tx)?;
+            }
+            Ok(updated > 0)
+        })
+    }
+
     /// Forgets the login of `server`; false when there was none.
     pub fn delete_oauth_login(&self, server: &str) -> Result<bool, StateError> {
         self.db.transaction(Mode::Write, |tx| {

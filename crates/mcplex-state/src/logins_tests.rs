@@ -108,3 +108,47 @@ fn each_caller_s_login_is_its_own_and_opens_for_no_other_caller() {
     assert!(!store.delete_caller_login("s", "alice").expect("again"));
     assert_eq!(store.caller_login("s", "alice").expect("read"), None);
 }
+
+#[test]
+fn a_refresh_updates_only_a_login_still_stored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _) = Store::open(dir.path()).expect("open");
+    assert!(
+        !store.update_oauth_login("s", LOGIN).expect("update"),
+        "nothing to update"
+    );
+    assert_eq!(
+        store.oauth_login("s").expect("read"),
+        None,
+        "not brought into being"
+    );
+    store.put_oauth_login("s", b"{}").expect("put");
+    assert!(store.update_oauth_login("s", LOGIN).expect("update"));
+    assert_eq!(
+        store.oauth_login("s").expect("read").as_deref(),
+        Some(LOGIN)
+    );
+    assert!(
+        !store
+            .update_caller_login("s", "alice", LOGIN)
+            .expect("update")
+    );
+    assert_eq!(store.caller_login("s", "alice").expect("read"), None);
+    store.put_caller_login("s", "alice", b"{}").expect("put");
+    assert!(
+        store
+            .update_caller_login("s", "alice", LOGIN)
+            .expect("update")
+    );
+    store.delete_caller_login("s", "alice").expect("revoke");
+    assert!(
+        !store
+            .update_caller_login("s", "alice", LOGIN)
+            .expect("update")
+    );
+    assert_eq!(
+        store.caller_login("s", "alice").expect("read"),
+        None,
+        "a revocation wins"
+    );
+}

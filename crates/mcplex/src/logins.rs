@@ -28,6 +28,15 @@ impl LoginStore for StoreLogins {
         })
     }
 
+    fn update(&self, key: &LoginKey, login: &StoredLogin) -> Result<bool, String> {
+        let bytes = serde_json::to_vec(login).map_err(|e| e.to_string())?;
+        match &key.caller {
+            None => self.0.update_oauth_login(&key.server, &bytes),
+            Some(caller) => self.0.update_caller_login(&key.server, caller, &bytes),
+        }
+        .map_err(|e| e.to_string())
+    }
+
     fn save(&self, key: &LoginKey, login: &StoredLogin) -> Result<(), String> {
         let bytes = serde_json::to_vec(login).map_err(|e| e.to_string())?;
         match &key.caller {
