@@ -87,12 +87,14 @@ impl Windows {
         }
     }
 
-    /// Calls in the 60 seconds before `now`, estimated (rounded down).
+    /// Calls in the 60 seconds before `now`, estimated, rounded up: a call of the previous
+    /// window still weighs until that window has fully slid by (rounded down, one call made just
+    /// before a minute began counted as none, and a limit let a call too many through).
     pub(crate) fn in_last_minute(self, now: Moment) -> u64 {
         let counts = self.at(now);
         let left = u64::try_from(WINDOW_MS - now.into_window()).unwrap_or(0);
-        let window = u64::try_from(WINDOW_MS).unwrap_or(1);
-        counts.current + counts.previous * left / window
+        let window = u64::try_from(WINDOW_MS).unwrap_or(1).max(1);
+        counts.current + (counts.previous * left).div_ceil(window)
     }
 
     /// How long until one more call fits under `limit` calls a minute, if no other call is
@@ -140,6 +142,14 @@ mod tests {
         // A minute later this window is the previous one; two later, nothing is left.
         assert_eq!(counts.in_last_minute(at_second(11, 30)), 2);
         assert_eq!(counts.in_last_minute(at_second(12, 0)), 0);
+        // One call just before a minute began still counts, until its window has slid by.
+        let one = Windows {
+            window: 10,
+            current: 1,
+            previous: 0,
+        };
+        assert_eq!(one.in_last_minute(at_second(11, 50)), 1);
+        assert_eq!(one.in_last_minute(at_second(12, 0)), 0);
     }
 
     #[test]
