@@ -158,35 +158,9 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
             None => None,
         })
         .map(|(server, oauth)| {
-            let grant = match oauth.grant {
-                OAuthGrant::AuthorizationCode => "authorization_code",
-                OAuthGrant::ClientCredentials => "client_credentials",
-            };
-            let mut row = LoginStatus {
-                server: server.name.clone(),
-                caller: None,
-                grant,
-                status: "none".into(),
-                issuer: None,
-                expires_at: None,
-                refreshable: false,
-            };
-            match logins.load(&LoginKey::server(&server.name)) {
-                Ok(Some(login)) => {
-                    row.status = if login.expires_at.is_some_and(|at| at <= now) {
-                        "expired".into()
-                    } else {
-                        "logged_in".into()
-                    };
-                    row.refreshable = login.refresh_token.is_some()
-                        || oauth.grant == OAuthGrant::ClientCredentials;
-                    row.issuer = Some(login.issuer);
-                    row.expires_at = login.expires_at;
-                }
-                Ok(None) => {}
-                Err(e) => row.status = format!("unreadable: {e}"),
-            }
-            row
+            let key = LoginKey::server(&server.name);
+            let loaded = logins.load(&key);
+            login_status(key, oauth.grant, loaded, now)
         })
         .collect();
     let rows = with_callers(rows, &logins, &config, now)?;
@@ -251,33 +225,53 @@ fn with_callers(
         }
         for caller in callers.iter().filter(|c| c.server == server) {
             let key = LoginKey::caller(&server, &caller.caller);
-            let mut row = LoginStatus {
-                server: server.clone(),
-                caller: Some(caller.caller.clone()),
-                grant: "authorization_code",
-                status: "none".into(),
-                issuer: None,
-                expires_at: None,
-                refreshable: false,
-            };
-            match logins.load(&key) {
-                Ok(Some(login)) => {
-                    row.status = if login.expires_at.is_some_and(|at| at <= now) {
-                        "expired".into()
-                    } else {
-                        "logged_in".into()
-                    };
-                    row.refreshable = login.refresh_token.is_some();
-                    row.issuer = Some(login.issuer);
-                    row.expires_at = login.expires_at;
-                }
-                Ok(None) => {}
-                Err(e) => row.status = format!("unreadable: {e}"),
-            }
-            out.push(row);
+            let loaded = logins.load(&key);
+            out.push(login_status(
+                key,
+                OAuthGrant::AuthorizationCode,
+                loaded,
+                now,
+            ));
         }
     }
     Ok(out)
+}
+
+/// The row of the login `key` (obtained with `grant`), as the store gave it at `now`.
+fn login_status(
+    key: LoginKey,
+    grant: OAuthGrant,
+    loaded: Result<Option<StoredLogin>, String>,
+    now: i64,
+) -> LoginStatus {
+    let mut row = LoginStatus {
+        server: key.server,
+        caller: key.caller,
+        grant: match grant {
+            OAuthGrant::AuthorizationCode => "authorization_code",
+            OAuthGrant::ClientCredentials => "client_credentials",
+        },
+        status: "none".into(),
+        issuer: None,
+        expires_at: None,
+        refreshable: false,
+    };
+    match loaded {
+        Ok(Some(login)) => {
+            row.status = if login.expires_at.is_some_and(|at| at <= now) {
+                "expired".into()
+            } else {
+                "logged_in".into()
+            };
+            row.refreshable =
+                login.refresh_token.is_some() || grant == OAuthGrant::ClientCredentials;
+            row.issuer = Some(login.issuer);
+            row.expires_at = login.expires_at;
+        }
+        Ok(None) => {}
+        Err(e) => row.status = format!("unreadable: {e}"),
+    }
+    row
 }
 
 pub fn logout(args: &ConfigArgs, name: &str, caller: Option<&str>) -> Result<ExitCode> {
