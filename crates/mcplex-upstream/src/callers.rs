@@ -26,6 +26,8 @@ use crate::wire::http::{self, Bearer};
 pub(crate) const IDLE: Duration = Duration::from_secs(600);
 /// Callers' connections held open at once per server; past it the least recently used closes.
 pub(crate) const MAX_HELD: usize = 256;
+/// The least time between two walks over the held connections (a request would walk them all).
+const PRUNE_EVERY: Duration = Duration::from_secs(10);
 
 /// One caller's connection, when it has one open.
 #[derive(Default)]
@@ -41,6 +43,8 @@ struct Held {
 pub(crate) struct CallerConnections {
     /// Each caller's cell; its async lock makes one caller's connection open once.
     by_caller: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Held>>>>,
+    /// When the last walk was.
+    pruned: Mutex<Option<Instant>>,
 }
 
 impl CallerConnections {
@@ -54,8 +58,22 @@ impl CallerConnections {
     }
 
     /// Closes connections idle past [`IDLE`], and the least recently used past [`MAX_HELD`];
-    /// cells in use are skipped.
+    /// cells in use are skipped. At most once per [`PRUNE_EVERY`], unless past the cap.
     fn prune(&self, now: Instant) {
+        {
+            let mut pruned = self.pruned.lock().unwrap_or_else(PoisonError::into_inner);
+            let recent = pruned.is_some_and(|at| now.duration_since(at) < PRUNE_EVERY);
+            let over = self
+                .by_caller
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .len()
+                > MAX_HELD;
+            if recent && !over {
+                return;
+            }
+            *pruned = Some(now);
+        }
         let mut by_caller = self
             .by_caller
             .lock()
