@@ -8,7 +8,7 @@ authorization server and back: connected, and her agent's call now answers. The 
 without the issuer's proof is refused.
 
 Usage: connect_sign_in.py --base http://127.0.0.1:PORT --issuer ISSUER --agent-redirect URI
-                          --tool NAME [--chromium /usr/bin/chromium]
+                          --tool NAME --shots DIR [--chromium /usr/bin/chromium]
 Prints one JSON object of what it saw on stdout; the Rust test asserts on it.
 """
 
@@ -23,7 +23,7 @@ import urllib.request
 
 from playwright.sync_api import sync_playwright
 
-from dashboard import DESKTOP
+from dashboard import DESKTOP, Shots
 from dashboard_sign_in import sign_in_at_the_provider
 
 
@@ -85,9 +85,11 @@ def main():
     parser.add_argument("--issuer", required=True)
     parser.add_argument("--agent-redirect", required=True)
     parser.add_argument("--tool", required=True)
+    parser.add_argument("--shots", required=True)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     opts = parser.parse_args()
     base, facts = opts.base, {}
+    shots = Shots(opts.shots, "connect")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=opts.chromium, args=["--no-sandbox"])
         try:
@@ -103,10 +105,12 @@ def main():
             page = context.new_page()
             page.goto(link)
             facts["page"] = page.inner_text("body")
+            shots.take(page, "page")
             page.click("#continue")
             sign_in_at_the_provider(page, "mallory")
             page.wait_for_url(f"{base}/ui/oidc/callback*")
             facts["mallory"] = page.inner_text("body")
+            shots.take(page, "mallory-refused")
             context.close()
 
             # alice follows it: proven, on to the upstream's authorization server and back.
@@ -117,11 +121,13 @@ def main():
             sign_in_at_the_provider(page, "alice")
             page.wait_for_url(f"{base}/ui/oauth/callback*", timeout=30000)
             facts["alice"] = page.inner_text("body")
+            shots.take(page, "alice-connected")
             context.close()
 
             facts["after_status"], facts["after"] = call(base, token, opts.tool)
         finally:
             browser.close()
+    facts["screenshots"] = shots.taken
     print(json.dumps(facts))
 
 

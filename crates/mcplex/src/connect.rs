@@ -52,8 +52,6 @@ pub(crate) const BROWSER_COOKIE: &str = "mcplex_connect";
 const BROWSER_PURPOSE: &str = "mcplex-connect-browser";
 /// How long the cookies last: as long as a begun login waits.
 const COOKIE_MAX_AGE_SECS: i64 = mcplex_oauth::PENDING_FOR_SECS;
-/// The prefix of an OAuth subject's caller name.
-const SUBJECT_PREFIX: &str = mcplex_state::OAUTH_CALLER_PREFIX;
 
 /// What a link says.
 #[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,17 +65,19 @@ struct Link {
     ends_at: i64,
 }
 
-/// The public URL links and callbacks are made under: the origin of `auth.resource` when it is
-/// set, else the address the gateway listens on (an unspecified one named `localhost`).
-pub fn public_origin(config: &Config) -> String {
-    if let Some(origin) = config
-        .auth
-        .as_ref()
-        .and_then(|auth| auth.resource.as_deref())
+/// The origin of `auth.resource`: the public URL people reach the gateway at, when configured.
+pub(crate) fn resource_origin(auth: &mcplex_config::AuthSettings) -> Option<String> {
+    auth.resource
+        .as_deref()
         .and_then(|resource| url::Url::parse(resource).ok())
         .map(|url| url.origin().ascii_serialization())
         .filter(|origin| origin != "null")
-    {
+}
+
+/// The public URL links and callbacks are made under: the origin of `auth.resource` when it is
+/// set, else the address the gateway listens on (an unspecified one named `localhost`).
+pub fn public_origin(config: &Config) -> String {
+    if let Some(origin) = config.auth.as_ref().and_then(resource_origin) {
         return origin;
     }
     let listen = config
@@ -118,9 +118,11 @@ fn verify(store: &Store, text: &str, now: i64) -> Option<Link> {
 
 /// The subject an OAuth subject's link `text` is for, when this store signed it and it has not
 /// ended at `now` (`None` for an agent token's link).
-pub(crate) fn subject_of(store: &Store, text: &str, now: i64) -> Option<String> {
+pub(crate) fn link_subject(store: &Store, text: &str, now: i64) -> Option<String> {
     let link = verify(store, text, now)?;
-    link.caller.strip_prefix(SUBJECT_PREFIX).map(str::to_owned)
+    link.caller
+        .strip_prefix(mcplex_state::OAUTH_CALLER_PREFIX)
+        .map(str::to_owned)
 }
 
 /// A proof that the person following link `text` signed in at the issuer as its subject.
@@ -237,7 +239,7 @@ fn checked(connect: &Connect, text: &str) -> Result<Checked, (StatusCode, String
 /// Whether `config`'s issuer must confirm who follows a link for `caller`: an OAuth subject's,
 /// when the dashboard's sign-in is configured.
 fn needs_proof(config: &Config, caller: &str) -> bool {
-    caller.starts_with(SUBJECT_PREFIX)
+    caller.starts_with(mcplex_state::OAUTH_CALLER_PREFIX)
         && config
             .auth
             .as_ref()
@@ -255,13 +257,16 @@ async fn follow(State(connect): State<Connect>, Path(text): Path<String>) -> Res
         "<p>This link connects an account on <strong>{server}</strong> to <strong>{caller}</strong> on this gateway: every call {caller} makes to {server} will act as the account you log in with there.</p>"
     );
     let body = if needs_proof(&config, &link.caller) {
-        let subject = escape(link.caller.trim_start_matches(SUBJECT_PREFIX));
+        let subject = escape(
+            link.caller
+                .trim_start_matches(mcplex_state::OAUTH_CALLER_PREFIX),
+        );
         format!(
-            "{what}\n<p>First sign in at the issuer as <strong>{subject}</strong>: only {subject} can follow this link.</p>\n<p><a id=\"continue\" href=\"/ui/oidc/prove/{text}\">Sign in as {subject}</a></p>"
+            "{what}\n<p>First sign in at the issuer as <strong>{subject}</strong>: only {subject} can follow this link.</p>\n<p><a class=\"button primary\" id=\"continue\" href=\"/ui/oidc/prove/{text}\">Sign in as {subject}</a></p>"
         )
     } else {
         format!(
-            "{what}\n<p>Continue only if {caller} is yours (an agent you run).</p>\n<p><a id=\"continue\" href=\"{}\">Log in to {server}</a></p>",
+            "{what}\n<p>Continue only if {caller} is yours (an agent you run).</p>\n<p><a class=\"button primary\" id=\"continue\" href=\"{}\">Log in to {server}</a></p>",
             begin_path(&text)
         )
     };
@@ -344,7 +349,7 @@ fn escape(text: &str) -> String {
 /// A small HTML page: what a link does, readable without the dashboard's script.
 fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body><h1>{title}</h1>\n{body}\n</body></html>\n"
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title><link rel=\"stylesheet\" href=\"/ui/app.css\"></head>\n<body><main><h1>{title}</h1>\n<div class=\"card\">{body}</div></main>\n</body></html>\n"
     );
     (
         status,
@@ -401,8 +406,8 @@ mod tests {
             .expect("signed")
         };
         let (alice, bob) = (sign_for("oauth:alice"), sign_for("oauth:bob"));
-        assert_eq!(subject_of(&store, &alice, 0).as_deref(), Some("alice"));
-        assert_eq!(subject_of(&store, &sign_for("agent-a"), 0), None);
+        assert_eq!(link_subject(&store, &alice, 0).as_deref(), Some("alice"));
+        assert_eq!(link_subject(&store, &sign_for("agent-a"), 0), None);
         let proof = prove(&store, &alice, 100);
         assert!(proof_holds(&store, &alice, &proof, 100));
         assert!(!proof_holds(

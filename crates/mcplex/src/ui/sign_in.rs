@@ -74,11 +74,7 @@ impl SignIn {
         let Some(settings) = auth.dashboard.clone() else {
             return Ok(None);
         };
-        let public_origin = auth
-            .resource
-            .as_deref()
-            .and_then(|resource| url::Url::parse(resource).ok())
-            .map(|url| url.origin().ascii_serialization());
+        let public_origin = crate::connect::resource_origin(auth);
         Ok(Some(SignIn {
             issuer: auth.issuer.clone(),
             settings,
@@ -256,7 +252,7 @@ fn proven(
 ) -> Response {
     let store = sign_in.access.store();
     let now = mcplex_oauth::now_unix();
-    let Some(subject) = crate::connect::subject_of(store, link, now) else {
+    let Some(subject) = crate::connect::link_subject(store, link, now) else {
         return page(
             StatusCode::BAD_REQUEST,
             "The link is not an OAuth subject's, or it ended: call the tool again for a new one.",
@@ -318,7 +314,8 @@ async fn prove(
 ) -> Response {
     // Nothing is kept for a link this gateway did not sign, or one that is no subject's.
     let now = mcplex_oauth::now_unix();
-    if link.len() > 4096 || crate::connect::subject_of(sign_in.access.store(), &link, now).is_none()
+    if link.len() > 4096
+        || crate::connect::link_subject(sign_in.access.store(), &link, now).is_none()
     {
         return page(
             StatusCode::BAD_REQUEST,

@@ -62,6 +62,8 @@ fn only_the_subject_a_link_is_for_can_connect_its_account() {
         .args(["--issuer", &issuer])
         .args(["--agent-redirect", &agent_redirect])
         .args(["--tool", "py__whoami"])
+        .arg("--shots")
+        .arg(crate::dashboard::screenshots())
         .arg("--chromium")
         .arg(&browser)
         .output()
