@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use mcplex_protocol::ServerHealth;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::tools::WithheldTool;
@@ -63,7 +64,7 @@ pub const CRASH_LOOP_FAILURES: u32 = 3;
 impl Server {
     /// Up, but failing again and again lately.
     pub fn crash_looping(&self) -> bool {
-        matches!(self.status, ServerStatus::Ready)
+        matches!(self.status, ServerStatus::Health(ServerHealth::Ready))
             && self
                 .failures
                 .as_ref()
@@ -120,62 +121,42 @@ impl ServerState {
     }
 }
 
-/// The connection to a server, as the gateway sees it; on the wire one string (`"ready"`,
-/// `"unhealthy: <reason>"`, ...).
+/// The connection to a server: the gateway's [`ServerHealth`], or what the CLI says when it read
+/// the store itself. On the wire one string (`"ready"`, `"unhealthy: <reason>"`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerStatus {
-    /// `enabled: false` in the config.
-    Disabled,
-    Connecting,
-    Ready,
-    /// Lost or failed; the gateway is retrying. The reason is for people.
-    Unhealthy {
-        reason: String,
-    },
-    /// An OAuth server with no usable login; the reason says which command to run.
-    NeedsLogin {
-        reason: String,
-    },
+    /// As the running gateway reports it.
+    Health(ServerHealth),
     /// Said by the CLI when it read the store itself: no gateway is registered in it.
     NotRunning,
     /// Said by the CLI when it read the store itself: a gateway is registered but did not answer.
     NotReachable,
 }
 
-const UNHEALTHY_PREFIX: &str = "unhealthy: ";
-const NEEDS_LOGIN_PREFIX: &str = "needs_login: ";
 const NOT_RUNNING: &str = "not running";
 const NOT_REACHABLE: &str = "running (not reachable)";
 
 impl ServerStatus {
     /// The status a wire text names; `None` for text that names none.
     pub fn parse(text: &str) -> Option<ServerStatus> {
-        Some(match text {
-            "disabled" => ServerStatus::Disabled,
-            "connecting" => ServerStatus::Connecting,
-            "ready" => ServerStatus::Ready,
-            NOT_RUNNING => ServerStatus::NotRunning,
-            NOT_REACHABLE => ServerStatus::NotReachable,
-            other => match other.strip_prefix(NEEDS_LOGIN_PREFIX) {
-                Some(reason) => ServerStatus::NeedsLogin {
-                    reason: reason.to_owned(),
-                },
-                None => ServerStatus::Unhealthy {
-                    reason: other.strip_prefix(UNHEALTHY_PREFIX)?.to_owned(),
-                },
-            },
-        })
+        match text {
+            NOT_RUNNING => Some(ServerStatus::NotRunning),
+            NOT_REACHABLE => Some(ServerStatus::NotReachable),
+            other => ServerHealth::parse(other).map(ServerStatus::Health),
+        }
+    }
+}
+
+impl From<ServerHealth> for ServerStatus {
+    fn from(health: ServerHealth) -> ServerStatus {
+        ServerStatus::Health(health)
     }
 }
 
 impl fmt::Display for ServerStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ServerStatus::Disabled => f.write_str("disabled"),
-            ServerStatus::Connecting => f.write_str("connecting"),
-            ServerStatus::Ready => f.write_str("ready"),
-            ServerStatus::Unhealthy { reason } => write!(f, "{UNHEALTHY_PREFIX}{reason}"),
-            ServerStatus::NeedsLogin { reason } => write!(f, "{NEEDS_LOGIN_PREFIX}{reason}"),
+            ServerStatus::Health(health) => health.fmt(f),
             ServerStatus::NotRunning => f.write_str(NOT_RUNNING),
             ServerStatus::NotReachable => f.write_str(NOT_REACHABLE),
         }

@@ -1,6 +1,7 @@
 //! The exact bytes of every body, as the gateway sent them when they were built with `json!`:
 //! each test serializes a typed value, compares the text, and reads it back.
 
+use mcplex_protocol::ServerHealth;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -22,9 +23,9 @@ fn a_server_row_from_a_gateway_carries_its_tool_counts() {
         servers: vec![Server {
             name: "github".into(),
             state: ServerState::Quarantined,
-            status: ServerStatus::Unhealthy {
+            status: ServerStatus::Health(ServerHealth::Unhealthy {
                 reason: "exited: 1".into(),
-            },
+            }),
             tools: Some(3),
             withheld: Some(1),
             isolation: Some(Isolation {
@@ -53,7 +54,7 @@ fn a_server_row_from_a_gateway_carries_its_tool_counts() {
     // Unhealthy is not a crash loop (it is not up); ready with as many failures is.
     assert!(!answer.servers[0].crash_looping());
     let up = Server {
-        status: ServerStatus::Ready,
+        status: ServerStatus::Health(ServerHealth::Ready),
         ..answer.servers[0].clone()
     };
     assert!(up.crash_looping());
@@ -80,17 +81,17 @@ fn a_server_row_from_the_store_has_no_tool_counts() {
 #[test]
 fn every_server_status_reads_back_from_its_text() {
     for status in [
-        ServerStatus::Disabled,
-        ServerStatus::Connecting,
-        ServerStatus::Ready,
-        ServerStatus::Unhealthy {
+        ServerStatus::Health(ServerHealth::Disabled),
+        ServerStatus::Health(ServerHealth::Connecting),
+        ServerStatus::Health(ServerHealth::Ready),
+        ServerStatus::Health(ServerHealth::Unhealthy {
             reason: "connection refused".into(),
-        },
+        }),
         ServerStatus::NotRunning,
         ServerStatus::NotReachable,
-        ServerStatus::NeedsLogin {
+        ServerStatus::Health(ServerHealth::NeedsLogin {
             reason: "not logged in: run `mcplex auth login s`".into(),
-        },
+        }),
     ] {
         assert_eq!(ServerStatus::parse(&status.to_string()), Some(status));
     }

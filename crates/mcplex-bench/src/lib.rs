@@ -25,6 +25,7 @@ mod stats;
 
 pub use cli::BenchCommand;
 
+use mcplex_protocol::ServerHealth;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,9 +33,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use mcplex_catalog::{
-    BuildInput, CatalogCache, ServerStatus, Snapshot, UpstreamTools, build_snapshot,
-};
+use mcplex_catalog::{BuildInput, CatalogCache, Snapshot, UpstreamTools, build_snapshot};
 use mcplex_code::WorkerCommand;
 use mcplex_config::{Config, HotSettings, ServerConfig, Transport};
 use mcplex_dispatch::SemanticSearch;
@@ -164,7 +163,7 @@ pub fn corpus_snapshot_deferring(
             (
                 server,
                 UpstreamTools {
-                    status: ServerStatus::Ready,
+                    status: ServerHealth::Ready,
                     tools: Arc::new(tools),
                     offer: Arc::default(),
                 },

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use mcplex_config::{Config, ServerConfig, Transport};
-use mcplex_upstream::{CallOptions, UpstreamEvent, UpstreamState, Upstreams};
+use mcplex_protocol::ServerHealth;
+use mcplex_upstream::{CallOptions, UpstreamEvent, UpstreamReport, Upstreams};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -94,12 +95,12 @@ async fn open_sessions(base: &str, sessions: usize) -> Result<Arc<Upstreams>> {
     while ready < sessions {
         match tokio::time::timeout_at(deadline, events.recv()).await {
             Ok(Some(UpstreamEvent {
-                state: UpstreamState::Ready { .. },
+                report: UpstreamReport::Listed { .. },
                 ..
             })) => ready += 1,
             Ok(Some(UpstreamEvent {
                 server,
-                state: UpstreamState::Failed { reason },
+                report: UpstreamReport::Health(ServerHealth::Unhealthy { reason }),
             })) => {
                 bail!("session {server} failed: {reason}")
             }

@@ -10,7 +10,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use mcplex_config::{Config, ServerConfig, Transport};
 use mcplex_fixtures::{Fixture, FixtureOptions, serve_http};
-use mcplex_upstream::{UpstreamEvent, UpstreamState, Upstreams};
+use mcplex_protocol::ServerHealth;
+use mcplex_upstream::{UpstreamEvent, UpstreamReport, Upstreams};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -84,13 +85,13 @@ async fn wait_ready(
             match events.recv().await {
                 Some(UpstreamEvent {
                     server,
-                    state: UpstreamState::Ready { .. },
+                    report: UpstreamReport::Listed { .. },
                 }) => {
                     ready.insert(server);
                 }
                 Some(UpstreamEvent {
                     server,
-                    state: UpstreamState::Failed { reason },
+                    report: UpstreamReport::Health(ServerHealth::Unhealthy { reason }),
                 }) => {
                     anyhow::bail!("{server} failed: {reason}");
                 }

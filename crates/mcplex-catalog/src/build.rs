@@ -1,11 +1,11 @@
 //! `build_snapshot`: config + upstream tool lists → ([`Snapshot`], diagnostics).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt;
 use std::sync::Arc;
 
 use mcplex_config::{Config, HotSettings};
 use mcplex_names::{RegistrationTable, ToolId};
+use mcplex_protocol::ServerHealth;
 use mcplex_trust::{Approvals, Change};
 use serde_json::Value;
 
@@ -15,39 +15,11 @@ use crate::offers::{self, Offer};
 use crate::render::direct_entry;
 use crate::snapshot::{CatalogTool, Snapshot, WithheldTool};
 
-/// Where an upstream stands, as far as the catalog cares.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerStatus {
-    /// `enabled: false` in the config.
-    Disabled,
-    /// Starting, initializing or listing for the first time.
-    Connecting,
-    /// Connected; its tool list is current.
-    Ready,
-    /// Lost or failed; the supervisor is retrying. The reason is for people, not for matching.
-    Unhealthy { reason: String },
-    /// An OAuth server with no usable login: none of its tools is served until someone logs in.
-    /// The reason names the command to run.
-    NeedsLogin { reason: String },
-}
-
-impl fmt::Display for ServerStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServerStatus::Disabled => f.write_str("disabled"),
-            ServerStatus::Connecting => f.write_str("connecting"),
-            ServerStatus::Ready => f.write_str("ready"),
-            ServerStatus::Unhealthy { reason } => write!(f, "unhealthy: {reason}"),
-            ServerStatus::NeedsLogin { reason } => write!(f, "needs_login: {reason}"),
-        }
-    }
-}
-
 /// The latest word from one upstream: its status and the raw tool objects of its last listing.
 /// An unhealthy server keeps its last tools so that a short outage does not churn listings.
 #[derive(Debug, Clone)]
 pub struct UpstreamTools {
-    pub status: ServerStatus,
+    pub status: ServerHealth,
     pub tools: Arc<Vec<Value>>,
     /// Its prompts, resources and templates, kept through an outage like the tools.
     pub offer: Arc<Offer>,

@@ -2,10 +2,11 @@
 //! set documented in `docs/direct-surface.md`; an id the caller cannot see is always `not_found`.
 
 use mcplex_names::ToolId;
+use mcplex_protocol::ServerHealth;
 use serde_json::{Map, Value};
 
 use crate::render::full_description;
-use crate::{CatalogTool, ServerStatus, Snapshot};
+use crate::{CatalogTool, Snapshot};
 use mcplex_trust::Scope;
 
 /// Why a tool cannot be called right now.
@@ -62,12 +63,12 @@ impl Snapshot {
                 return Err(UnavailableReason::NotFound);
             }
             return match self.servers.get(tool.id.server.as_ref()).map(|v| &v.status) {
-                Some(ServerStatus::Ready) => Ok(tool),
-                Some(ServerStatus::Connecting) => Err(UnavailableReason::ServerInitializing),
-                Some(ServerStatus::Unhealthy { .. } | ServerStatus::NeedsLogin { .. }) => {
+                Some(ServerHealth::Ready) => Ok(tool),
+                Some(ServerHealth::Connecting) => Err(UnavailableReason::ServerInitializing),
+                Some(ServerHealth::Unhealthy { .. } | ServerHealth::NeedsLogin { .. }) => {
                     Err(UnavailableReason::ServerUnhealthy)
                 }
-                Some(ServerStatus::Disabled) | None => Err(UnavailableReason::NotFound),
+                Some(ServerHealth::Disabled) | None => Err(UnavailableReason::NotFound),
             };
         }
         // Withheld, named by its canonical id or by the display name it has when served: the
@@ -86,9 +87,9 @@ impl Snapshot {
         };
         let server = self.servers.get(id.server.as_ref());
         Err(match server.map(|v| &v.status) {
-            Some(ServerStatus::Disabled) => UnavailableReason::ServerDisabled,
-            Some(ServerStatus::Connecting) => UnavailableReason::ServerInitializing,
-            Some(ServerStatus::NeedsLogin { .. }) => UnavailableReason::ServerUnhealthy,
+            Some(ServerHealth::Disabled) => UnavailableReason::ServerDisabled,
+            Some(ServerHealth::Connecting) => UnavailableReason::ServerInitializing,
+            Some(ServerHealth::NeedsLogin { .. }) => UnavailableReason::ServerUnhealthy,
             _ => UnavailableReason::NotFound,
         })
     }

@@ -2,6 +2,7 @@
 //! the approvals (served, or withheld with the reason), its status, and what it offers besides
 //! tools.
 
+use mcplex_protocol::ServerHealth;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use mcplex_names::ToolId;
 use mcplex_trust::{Approvals, Change, Permission, Verdict, pin_hash, prompt_pin_hash};
 use serde_json::{Map, Value};
 
-use crate::build::{Diagnostic, PROMPT_APPROVAL_PREFIX, ServerStatus, UpstreamTools};
+use crate::build::{Diagnostic, PROMPT_APPROVAL_PREFIX, UpstreamTools};
 use crate::describe::UnavailableReason;
 use crate::offers::{Offer, ServerOffer};
 use crate::snapshot::{ServerView, WithheldTool};
@@ -39,8 +40,8 @@ impl<'a> Gathered<'a> {
         mut approvals: Option<&mut Approvals>,
     ) {
         let (status, upstream) = match (server.enabled, upstream) {
-            (false, _) => (ServerStatus::Disabled, None),
-            (true, None) => (ServerStatus::Connecting, None),
+            (false, _) => (ServerHealth::Disabled, None),
+            (true, None) => (ServerHealth::Connecting, None),
             (true, Some(up)) => (up.status.clone(), Some(up)),
         };
         let quarantined = approvals
@@ -61,7 +62,7 @@ impl<'a> Gathered<'a> {
         // Only a fresh listing is observed: a server still connecting has listed nothing yet,
         // and its (empty) list must not use up the approval that covers its first listing.
         if let Some(approvals) = approvals.as_deref_mut()
-            && status == ServerStatus::Ready
+            && status == ServerHealth::Ready
         {
             let listed: Vec<(String, String)> = tools
                 .iter()

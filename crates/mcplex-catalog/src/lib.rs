@@ -21,8 +21,7 @@ mod snapshot;
 mod validate;
 
 pub use build::{
-    BuildInput, Built, Diagnostic, PROMPT_APPROVAL_PREFIX, ServerStatus, UpstreamTools,
-    build_snapshot,
+    BuildInput, Built, Diagnostic, PROMPT_APPROVAL_PREFIX, UpstreamTools, build_snapshot,
 };
 pub use cache::CatalogCache;
 pub use describe::UnavailableReason;

@@ -1,6 +1,7 @@
 //! Prompts, resources and templates: namespacing, its inverse, transparent servers, collisions,
 //! filters, quarantine and scope.
 
+use mcplex_protocol::ServerHealth;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -9,8 +10,8 @@ use mcplex_trust::{Approvals, Permission, Permissions, Scope, ServerState};
 use serde_json::{Value, json};
 
 use crate::{
-    BuildInput, CatalogCache, Offer, Route, ServerStatus, Snapshot, Target, UpstreamTools,
-    build_snapshot, namespaced_uri, split_namespaced_uri, template_matches,
+    BuildInput, CatalogCache, Offer, Route, Snapshot, Target, UpstreamTools, build_snapshot,
+    namespaced_uri, split_namespaced_uri, template_matches,
 };
 
 fn offer(prompts: Value, resources: Value, templates: Value) -> UpstreamTools {
@@ -19,7 +20,7 @@ fn offer(prompts: Value, resources: Value, templates: Value) -> UpstreamTools {
         _ => Vec::new(),
     };
     UpstreamTools {
-        status: ServerStatus::Ready,
+        status: ServerHealth::Ready,
         tools: Arc::default(),
         offer: Arc::new(Offer {
             capabilities: json!({"prompts": {}, "resources": {"subscribe": true}, "completions": {}}),

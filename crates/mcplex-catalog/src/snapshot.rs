@@ -1,5 +1,6 @@
 //! The snapshot type and its read-only queries. Requests only ever read a snapshot.
 
+use mcplex_protocol::ServerHealth;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use mcplex_names::{RegistrationTable, ToolId};
 use mcplex_signature::Signature;
 use serde_json::{Map, Value};
 
-use crate::{ServerStatus, UnavailableReason};
+use crate::UnavailableReason;
 use mcplex_trust::{Permission, Scope, Verdict};
 
 /// One upstream tool as the catalog knows it.
@@ -49,7 +50,7 @@ pub struct WithheldTool {
 /// What the catalog knows about one configured server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerView {
-    pub status: ServerStatus,
+    pub status: ServerHealth,
     /// Number of tools the server offers in this snapshot.
     pub tool_count: usize,
     /// Not approved: none of its tools is served.

@@ -2,6 +2,7 @@
 //! tools and their diagnostics, deferred entries, argument checks, and what approvals and scopes
 //! withhold or hide.
 
+use mcplex_protocol::ServerHealth;
 use mcplex_trust::{Approvals, Permissions, Scope, ServerState};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,10 +12,7 @@ use serde_json::{Value, json};
 
 use mcplex_config::DirectToolResponseMode;
 
-use crate::{
-    BuildInput, CatalogCache, ServerStatus, Snapshot, UnavailableReason, UpstreamTools,
-    build_snapshot,
-};
+use crate::{BuildInput, CatalogCache, Snapshot, UnavailableReason, UpstreamTools, build_snapshot};
 
 fn config(servers: &str) -> mcplex_config::Config {
     parse_config(
@@ -55,7 +53,7 @@ fn ready(tools: Value) -> UpstreamTools {
         panic!("array")
     };
     UpstreamTools {
-        status: ServerStatus::Ready,
+        status: ServerHealth::Ready,
         tools: Arc::new(tools),
         offer: Arc::default(),
     }
@@ -291,7 +289,7 @@ fn availability_reasons() {
         Some(UnavailableReason::NotFound)
     );
     if let Some(entry) = upstreams.get_mut("github") {
-        entry.status = ServerStatus::Unhealthy {
+        entry.status = ServerHealth::Unhealthy {
             reason: "gone".into(),
         };
     }

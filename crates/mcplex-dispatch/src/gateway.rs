@@ -2,12 +2,13 @@
 //! channels that tell surfaces when what they serve changed. The requests themselves go
 //! through `call.rs` (tool calls) and `forward.rs` (everything else).
 
+use mcplex_protocol::ServerHealth;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use std::time::{Duration, Instant};
 
-use mcplex_catalog::{Diagnostic, ServerStatus, Snapshot};
+use mcplex_catalog::{Diagnostic, Snapshot};
 use mcplex_config::Config;
 use mcplex_upstream::{
     BuiltinConnector, Isolation, Logins, ServerIsolation, UpstreamEvent, UpstreamNotice, Upstreams,
@@ -180,7 +181,7 @@ impl Gateway {
         let pending: Vec<String> = snapshot
             .servers()
             .iter()
-            .filter(|(_, view)| view.status == ServerStatus::Connecting)
+            .filter(|(_, view)| view.status == ServerHealth::Connecting)
             .map(|(name, _)| name.clone())
             .collect();
         (!pending.is_empty()).then_some((pending, left))

@@ -2,14 +2,14 @@
 //! from a store instead of recomputed, plain BM25F whenever the model fails, and the last
 //! failure kept until a pass succeeds.
 
+use mcplex_protocol::ServerHealth;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcplex_catalog::{
-    BuildInput, CatalogCache, EmbedError, Embedder, ServerStatus, Snapshot, UpstreamTools,
-    build_snapshot,
+    BuildInput, CatalogCache, EmbedError, Embedder, Snapshot, UpstreamTools, build_snapshot,
 };
 use mcplex_config::{Config, HotSettings, ServerConfig, Transport};
 use serde_json::{Value, json};
@@ -106,7 +106,7 @@ fn snapshot(tools: &[(&str, &str)]) -> Snapshot {
     let upstreams = BTreeMap::from([(
         "s".to_owned(),
         UpstreamTools {
-            status: ServerStatus::Ready,
+            status: ServerHealth::Ready,
             tools: Arc::new(tools),
             offer: Arc::default(),
         },

@@ -1,12 +1,11 @@
 //! The projection of snapshots built from tool lists given as values: order, deferral, the
 //! search tool, scope, search answers, and the root rewrite of input schemas.
 
+use mcplex_protocol::ServerHealth;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mcplex_catalog::{
-    BuildInput, CatalogCache, Scope, ServerStatus, Snapshot, UpstreamTools, build_snapshot,
-};
+use mcplex_catalog::{BuildInput, CatalogCache, Scope, Snapshot, UpstreamTools, build_snapshot};
 use mcplex_config::{Overrides, parse_config};
 use serde_json::{Value, json};
 
@@ -31,7 +30,7 @@ fn snapshot(servers: Value) -> Snapshot {
             (
                 name.clone(),
                 UpstreamTools {
-                    status: ServerStatus::Ready,
+                    status: ServerHealth::Ready,
                     tools: Arc::new(tools),
                     offer: Arc::default(),
                 },

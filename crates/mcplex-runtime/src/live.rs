@@ -4,15 +4,14 @@
 //! has not seen, and the running gateway's [`Trust`]. [`LiveCatalog`] is the state and its
 //! steps (each testable with events made by hand); [`start`] is the task that feeds it.
 
+use mcplex_protocol::ServerHealth;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use mcplex_catalog::{
-    BuildInput, CatalogCache, Diagnostic, ServerStatus, UpstreamTools, build_snapshot,
-};
+use mcplex_catalog::{BuildInput, CatalogCache, Diagnostic, UpstreamTools, build_snapshot};
 use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
-use mcplex_upstream::{UpstreamEvent, UpstreamState};
+use mcplex_upstream::{UpstreamEvent, UpstreamReport};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -126,14 +125,9 @@ impl LiveCatalog {
         let previous = self.upstreams.remove(&event.server);
         count(&event, previous.as_ref());
         let (tools, offer) = previous.map(|u| (u.tools, u.offer)).unwrap_or_default();
-        let entry = match event.state {
-            UpstreamState::Connecting => UpstreamTools {
-                status: ServerStatus::Connecting,
-                tools,
-                offer,
-            },
-            UpstreamState::Ready { tools, offer } => UpstreamTools {
-                status: ServerStatus::Ready,
+        let entry = match event.report {
+            UpstreamReport::Listed { tools, offer } => UpstreamTools {
+                status: ServerHealth::Ready,
                 tools,
                 offer: Arc::new(mcplex_catalog::Offer {
                     capabilities: offer.capabilities.clone(),
@@ -142,16 +136,16 @@ impl LiveCatalog {
                     resource_templates: offer.resource_templates.clone(),
                 }),
             },
-            UpstreamState::Failed { reason } => UpstreamTools {
-                status: ServerStatus::Unhealthy { reason },
-                tools,
-                offer,
-            },
             // Unlike an outage, a missing login serves nothing: the last tools are dropped.
-            UpstreamState::NeedsLogin { reason } => UpstreamTools {
-                status: ServerStatus::NeedsLogin { reason },
+            UpstreamReport::Health(status @ ServerHealth::NeedsLogin { .. }) => UpstreamTools {
+                status,
                 tools: Arc::default(),
                 offer: Arc::default(),
+            },
+            UpstreamReport::Health(status) => UpstreamTools {
+                status,
+                tools,
+                offer,
             },
         };
         self.upstreams.insert(event.server, entry);
@@ -252,8 +246,8 @@ impl LiveCatalog {
 fn count(event: &UpstreamEvent, previous: Option<&UpstreamTools>) {
     let metrics = mcplex_telemetry::metrics();
     let label = mcplex_telemetry::server(event.server.as_str());
-    let ready = matches!(event.state, UpstreamState::Ready { .. });
-    let was_ready = previous.is_some_and(|u| u.status == ServerStatus::Ready);
+    let ready = matches!(event.report, UpstreamReport::Listed { .. });
+    let was_ready = previous.is_some_and(|u| u.status == ServerHealth::Ready);
     if was_ready && !ready {
         metrics.upstream_restarts.get_or_create(&label).inc();
     }

@@ -2,14 +2,15 @@
 //! published snapshot shows as servers connect, list, fail and come back; diagnostics reported
 //! once; restarts counted.
 
+use mcplex_protocol::ServerHealth;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcplex_catalog::{ServerStatus, Snapshot};
+use mcplex_catalog::Snapshot;
 use mcplex_config::{Config, InheritEnv, ServerConfig, Transport};
 use mcplex_dispatch::Gateway;
-use mcplex_upstream::{Offer, UpstreamEvent, UpstreamState};
+use mcplex_upstream::{Offer, UpstreamEvent, UpstreamReport};
 use serde_json::{Value, json};
 
 use crate::live::LiveCatalog;
@@ -39,17 +40,20 @@ pub(crate) fn tool(name: &str, description: &str) -> Value {
 }
 
 pub(crate) fn ready(server: &str, tools: Vec<Value>) -> UpstreamEvent {
-    let state = UpstreamState::Ready {
+    let report = UpstreamReport::Listed {
         tools: Arc::new(tools),
         offer: Arc::new(Offer::default()),
     };
-    event(server, state)
-}
-
-pub(crate) fn event(server: &str, state: UpstreamState) -> UpstreamEvent {
     UpstreamEvent {
         server: server.to_owned(),
-        state,
+        report,
+    }
+}
+
+pub(crate) fn event(server: &str, health: ServerHealth) -> UpstreamEvent {
+    UpstreamEvent {
+        server: server.to_owned(),
+        report: UpstreamReport::Health(health),
     }
 }
 
@@ -72,7 +76,7 @@ pub(crate) fn served(snapshot: &Snapshot) -> Vec<String> {
     snapshot.tools().iter().map(|t| t.id.to_string()).collect()
 }
 
-fn status(snapshot: &Snapshot, server: &str) -> Option<ServerStatus> {
+fn status(snapshot: &Snapshot, server: &str) -> Option<ServerHealth> {
     snapshot
         .servers()
         .get(server)
@@ -92,7 +96,7 @@ async fn a_server_is_connecting_until_it_lists_its_tools() {
     let (mut live, gateway) = live(config(&["alpha", "beta"]), None);
     live.publish();
     let first = gateway.snapshot();
-    assert_eq!(status(&first, "alpha"), Some(ServerStatus::Connecting));
+    assert_eq!(status(&first, "alpha"), Some(ServerHealth::Connecting));
     assert!(served(&first).is_empty());
 
     live.fold(ready(
@@ -101,8 +105,8 @@ async fn a_server_is_connecting_until_it_lists_its_tools() {
     ));
     live.publish();
     let listed = gateway.snapshot();
-    assert_eq!(status(&listed, "alpha"), Some(ServerStatus::Ready));
-    assert_eq!(status(&listed, "beta"), Some(ServerStatus::Connecting));
+    assert_eq!(status(&listed, "alpha"), Some(ServerHealth::Ready));
+    assert_eq!(status(&listed, "beta"), Some(ServerHealth::Connecting));
     assert_eq!(served(&listed), ["alpha:add", "alpha:echo"]);
     assert!(listed.generation() > first.generation());
 }
@@ -111,10 +115,10 @@ async fn a_server_is_connecting_until_it_lists_its_tools() {
 async fn a_failing_server_keeps_its_last_tools_and_one_restart_is_counted() {
     let name = "live-restarting";
     let (mut live, gateway) = live(config(&[name]), None);
-    live.fold(event(name, UpstreamState::Connecting));
+    live.fold(event(name, ServerHealth::Connecting));
     live.fold(event(
         name,
-        UpstreamState::Failed {
+        ServerHealth::Unhealthy {
             reason: "spawn failed".into(),
         },
     ));
@@ -128,7 +132,7 @@ async fn a_failing_server_keeps_its_last_tools_and_one_restart_is_counted() {
     assert_eq!(up(name), 1);
     live.fold(event(
         name,
-        UpstreamState::Failed {
+        ServerHealth::Unhealthy {
             reason: "closed its output".into(),
         },
     ));
@@ -136,7 +140,7 @@ async fn a_failing_server_keeps_its_last_tools_and_one_restart_is_counted() {
     let failed = gateway.snapshot();
     assert_eq!(
         status(&failed, name),
-        Some(ServerStatus::Unhealthy {
+        Some(ServerHealth::Unhealthy {
             reason: "closed its output".into()
         })
     );
@@ -145,7 +149,7 @@ async fn a_failing_server_keeps_its_last_tools_and_one_restart_is_counted() {
     assert_eq!(up(name), 0);
 
     // Reconnecting and failing again before it is ready is the same restart.
-    live.fold(event(name, UpstreamState::Connecting));
+    live.fold(event(name, ServerHealth::Connecting));
     live.fold(ready(name, vec![tool("echo", "Echo"), tool("new", "New")]));
     live.publish();
     assert_eq!(mcplex_telemetry::upstream_restarts(name), 1);
@@ -187,14 +191,14 @@ async fn a_config_change_forgets_removed_servers_and_shows_new_ones() {
     let snapshot = gateway.snapshot();
     assert_eq!(served(&snapshot), ["beta:other"]);
     assert_eq!(status(&snapshot, "alpha"), None);
-    assert_eq!(status(&snapshot, "gamma"), Some(ServerStatus::Connecting));
+    assert_eq!(status(&snapshot, "gamma"), Some(ServerHealth::Connecting));
 
     // A server added back starts from nothing: its old tools were forgotten.
     live.apply_config(config(&["alpha", "beta"]));
     live.publish();
     assert_eq!(
         status(&gateway.snapshot(), "alpha"),
-        Some(ServerStatus::Connecting)
+        Some(ServerHealth::Connecting)
     );
     assert_eq!(served(&gateway.snapshot()), ["beta:other"]);
 }
@@ -216,7 +220,7 @@ async fn the_task_publishes_at_start_and_after_each_burst() {
     // Published before `start` returned: every configured server is in it.
     assert_eq!(
         status(&gateway.snapshot(), "alpha"),
-        Some(ServerStatus::Connecting)
+        Some(ServerHealth::Connecting)
     );
     published.mark_unchanged();
     events_tx

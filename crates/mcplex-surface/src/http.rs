@@ -14,8 +14,8 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{any, get};
 use axum::{Json, Router};
-use mcplex_catalog::ServerStatus;
 use mcplex_dispatch::Gateway;
+use mcplex_protocol::ServerHealth;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::json;
@@ -235,7 +235,7 @@ async fn readyz(State(readiness): State<Readiness>, request: Request) -> impl In
         .iter()
         .map(|(name, view)| {
             if every_server {
-                ready &= matches!(view.status, ServerStatus::Ready | ServerStatus::Disabled);
+                ready &= matches!(view.status, ServerHealth::Ready | ServerHealth::Disabled);
             }
             (
                 name.clone(),

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use mcplex_config::Redactor;
+use mcplex_protocol::ServerHealth;
 use serde_json::Value;
 
 /// Why a request to an upstream did not produce a result.
@@ -31,8 +32,11 @@ pub enum UpstreamError {
     #[error("server {server:?} disconnected: {reason}")]
     Closed { server: String, reason: String },
     /// The server is configured but has no live connection right now.
-    #[error("server {server:?} is not connected ({state})")]
-    Unavailable { server: String, state: String },
+    #[error("server {server:?} is not connected ({health})")]
+    Unavailable {
+        server: String,
+        health: ServerHealth,
+    },
     /// The wire failed (spawn, HTTP status, I/O, unparsable answer).
     #[error("server {server:?}: {reason}")]
     Transport { server: String, reason: String },
@@ -103,9 +107,9 @@ impl UpstreamError {
                 server,
                 reason: redactor.redact(&reason),
             },
-            UpstreamError::Unavailable { server, state } => UpstreamError::Unavailable {
+            UpstreamError::Unavailable { server, health } => UpstreamError::Unavailable {
                 server,
-                state: redactor.redact(&state),
+                health: health.map_reason(|reason| redactor.redact(reason)),
             },
             UpstreamError::Transport { server, reason } => UpstreamError::Transport {
                 server,

@@ -40,5 +40,5 @@ pub use relay::{ClientRelay, RelayError, RelayFuture};
 pub use requests::OnBehalfOf;
 pub use rpc::{CallOptions, RpcConnection};
 pub use stderr_tail::{TAIL_LINES, stderr_tail};
-pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamState, Upstreams};
+pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamReport, Upstreams};
 pub use wire::sys::raise_open_files_limit;

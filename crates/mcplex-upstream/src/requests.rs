@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, PoisonError};
 
+use mcplex_protocol::ServerHealth;
 use serde_json::Value;
 
 use crate::rpc::{CallOptions, RpcConnection};
@@ -89,7 +90,7 @@ impl Upstreams {
             .slot(server)
             .ok_or_else(|| UpstreamError::Unavailable {
                 server: server.to_owned(),
-                state: "not configured or disabled".to_owned(),
+                health: ServerHealth::Disabled,
             })?;
         if let Some(caller) = on_behalf.caller
             && slot
@@ -111,8 +112,8 @@ impl Upstreams {
             .filter(|c| !c.is_closed())
             .ok_or_else(|| UpstreamError::Unavailable {
                 server: server.to_owned(),
-                state: slot
-                    .state
+                health: slot
+                    .health
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),

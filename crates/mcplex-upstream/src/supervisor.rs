@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use mcplex_config::{Config, Redactor, ServerConfig};
 use mcplex_oauth::{Logins, ServerLogin};
+use mcplex_protocol::ServerHealth;
 use mcplex_sandbox::Report;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -41,28 +42,35 @@ pub type BuiltinConnector = Arc<
         + Sync,
 >;
 
-/// Where one upstream stands.
+/// What a server's supervisor reports: a fresh listing, or a health without one.
 #[derive(Debug, Clone)]
-pub enum UpstreamState {
-    /// First connection attempt under way.
-    Connecting,
-    /// Connected; these are its tools as raw JSON objects, all pages, and what else it offers.
-    Ready {
+pub enum UpstreamReport {
+    /// Connected (so [`ServerHealth::Ready`]); these are its tools as raw JSON objects, all
+    /// pages, and what else it offers.
+    Listed {
         tools: Arc<Vec<Value>>,
         offer: Arc<Offer>,
     },
-    /// Not connected; the supervisor retries after a backoff.
-    Failed { reason: String },
-    /// An OAuth server whose login is missing, expired or refused: nothing is tried until the
-    /// logins change. The reason names the command to run.
-    NeedsLogin { reason: String },
+    /// Connecting, failed (the supervisor retries after a backoff), or an OAuth server whose
+    /// login is missing, expired or refused (nothing is tried until the logins change).
+    Health(ServerHealth),
 }
 
-/// A change of one upstream's state.
+impl UpstreamReport {
+    /// The server's health as this report says it.
+    pub fn health(&self) -> ServerHealth {
+        match self {
+            UpstreamReport::Listed { .. } => ServerHealth::Ready,
+            UpstreamReport::Health(health) => health.clone(),
+        }
+    }
+}
+
+/// A report about one upstream.
 #[derive(Debug, Clone)]
 pub struct UpstreamEvent {
     pub server: String,
-    pub state: UpstreamState,
+    pub report: UpstreamReport,
 }
 
 /// A notification an upstream sent that is about no call and changes no listing (such as
@@ -86,7 +94,7 @@ pub(crate) struct ServerSlot {
     pub(crate) redactor: Arc<Redactor>,
     pub(crate) connection: RwLock<Option<Arc<RpcConnection>>>,
     /// For "not connected" errors: what the supervisor last knew.
-    pub(crate) state: Mutex<String>,
+    pub(crate) health: Mutex<ServerHealth>,
     /// Stops this server's supervisor (a child of the gateway-wide shutdown).
     pub(crate) stop: CancellationToken,
     /// An OAuth server's login (`None` for the others, and for an OAuth server of a gateway
@@ -188,7 +196,7 @@ impl Upstreams {
             config: server.clone(),
             redactor: Arc::new(redactor_of(server)),
             connection: RwLock::new(None),
-            state: Mutex::new("connecting".to_owned()),
+            health: Mutex::new(ServerHealth::Connecting),
             stop: self.shutdown.child_token(),
             login: RwLock::new(self.logins.as_ref().and_then(|l| l.for_server(server))),
             challenged: Arc::new(AtomicBool::new(false)),
@@ -253,8 +261,10 @@ fn redactor_of(server: &ServerConfig) -> Redactor {
     Redactor::for_server(server).with(from_env)
 }
 
-fn set_state(slot: &ServerSlot, state: &str) {
-    *slot.state.lock().unwrap_or_else(PoisonError::into_inner) = state.to_owned();
+/// Records `health` for "not connected" errors and reports it.
+fn set_health(slot: &ServerSlot, emit: &impl Fn(UpstreamReport), health: ServerHealth) {
+    *slot.health.lock().unwrap_or_else(PoisonError::into_inner) = health.clone();
+    emit(UpstreamReport::Health(health));
 }
 
 fn set_connection(slot: &ServerSlot, connection: Option<Arc<RpcConnection>>) {
@@ -274,13 +284,13 @@ async fn supervise(
 ) {
     let mut logins_changed = logins.as_ref().map(|l| l.subscribe());
     let name = slot.config.name.clone();
-    let emit = |state: UpstreamState| {
+    let emit = |report: UpstreamReport| {
         let _ = events.send(UpstreamEvent {
             server: name.clone(),
-            state,
+            report,
         });
     };
-    emit(UpstreamState::Connecting);
+    set_health(&slot, &emit, ServerHealth::Connecting);
     let mut failures: u32 = 0;
     let mut announced: Option<String> = None;
     loop {
@@ -292,8 +302,7 @@ async fn supervise(
                     tracing::warn!(server = %name, "upstream needs an OAuth login: {reason}");
                     announced = Some(reason.clone());
                 }
-                set_state(&slot, &format!("needs_login: {reason}"));
-                emit(UpstreamState::NeedsLogin { reason });
+                set_health(&slot, &emit, ServerHealth::NeedsLogin { reason });
                 failures = 0;
                 if !logins_change(logins_changed.as_mut(), &shutdown).await {
                     return;
@@ -329,12 +338,12 @@ async fn supervise(
                     "upstream ready"
                 );
                 set_connection(&slot, Some(connection.clone()));
-                set_state(&slot, "ready");
+                *slot.health.lock().unwrap_or_else(PoisonError::into_inner) = ServerHealth::Ready;
                 let listed = Listed {
                     tools: Arc::new(tools),
                     offer: Arc::new(offer),
                 };
-                emit(listed.state());
+                emit(listed.report());
                 let reason = serve(
                     &slot,
                     &connection,
@@ -381,7 +390,7 @@ async fn supervise(
 /// Records a failed attempt and waits out the backoff; false when the gateway shuts down.
 async fn back_off(
     slot: &ServerSlot,
-    emit: &impl Fn(UpstreamState),
+    emit: &impl Fn(UpstreamReport),
     failures: &mut u32,
     reason: String,
     shutdown: &CancellationToken,
@@ -396,8 +405,7 @@ async fn back_off(
         .min(BACKOFF_MAX);
     let name = &slot.config.name;
     tracing::warn!(server = %name, "upstream unavailable: {reason}; retrying in {}ms", backoff.as_millis());
-    set_state(slot, &format!("reconnecting after: {reason}"));
-    emit(UpstreamState::Failed { reason });
+    set_health(slot, emit, ServerHealth::Unhealthy { reason });
     tokio::select! {
         () = tokio::time::sleep(backoff) => true,
         () = shutdown.cancelled() => false,
@@ -415,8 +423,8 @@ struct Listed {
 }
 
 impl Listed {
-    fn state(&self) -> UpstreamState {
-        UpstreamState::Ready {
+    fn report(&self) -> UpstreamReport {
+        UpstreamReport::Listed {
             tools: self.tools.clone(),
             offer: self.offer.clone(),
         }
@@ -451,7 +459,7 @@ async fn serve(
     connection: &Arc<RpcConnection>,
     notifications: &mut mpsc::UnboundedReceiver<Value>,
     mut listed: Listed,
-    emit: &impl Fn(UpstreamState),
+    emit: &impl Fn(UpstreamReport),
     notices: &broadcast::Sender<UpstreamNotice>,
     mut logins_changed: Option<&mut watch::Receiver<u64>>,
     shutdown: &CancellationToken,
@@ -501,7 +509,7 @@ async fn serve(
                     ..stale
                 };
                 if relist(connection, &mut listed, &stale).await {
-                    emit(listed.state());
+                    emit(listed.report());
                 }
             }
             () = connection.closed() => return Some("connection lost".to_owned()),

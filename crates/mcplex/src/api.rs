@@ -25,9 +25,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use mcplex_api::{
     ApprovalsAnswer, ApproveQuery, CreateToken, CreatedToken, Done, ErrorAnswer, ServedTool,
-    Server, ServerAction, ServerState, ServerStatus, ServersAnswer, Token, TokenStatus,
-    TokensAnswer, Tool, ToolAction, ToolStatus, ToolsAnswer, WithheldReason, WithheldTool,
-    WithoutModel, paths,
+    Server, ServerAction, ServerState, ServersAnswer, Token, TokenStatus, TokensAnswer, Tool,
+    ToolAction, ToolStatus, ToolsAnswer, WithheldReason, WithheldTool, WithoutModel, paths,
 };
 use mcplex_catalog::{Scope, Snapshot, UnavailableReason};
 use mcplex_config::Config;
@@ -216,7 +215,7 @@ pub fn servers_of(
                 } else {
                     ServerState::Approved
                 },
-                status: server_status(&view.status),
+                status: view.status.clone().into(),
                 tools: Some(view.tool_count),
                 withheld: Some(withheld),
                 isolation: isolation(name),
@@ -225,21 +224,6 @@ pub fn servers_of(
             }
         })
         .collect()
-}
-
-fn server_status(status: &mcplex_catalog::ServerStatus) -> ServerStatus {
-    use mcplex_catalog::ServerStatus as Catalog;
-    match status {
-        Catalog::Disabled => ServerStatus::Disabled,
-        Catalog::Connecting => ServerStatus::Connecting,
-        Catalog::Ready => ServerStatus::Ready,
-        Catalog::Unhealthy { reason } => ServerStatus::Unhealthy {
-            reason: reason.clone(),
-        },
-        Catalog::NeedsLogin { reason } => ServerStatus::NeedsLogin {
-            reason: reason.clone(),
-        },
-    }
 }
 
 async fn server_action(

@@ -6,9 +6,9 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcplex_catalog::ServerStatus;
 use mcplex_config::Config;
 use mcplex_dispatch::Gateway;
+use mcplex_protocol::ServerHealth;
 
 pub use mcplex_runtime::Core;
 
@@ -45,7 +45,7 @@ fn connecting(gateway: &Gateway) -> Vec<String> {
         .snapshot()
         .servers()
         .iter()
-        .filter(|(_, view)| view.status == ServerStatus::Connecting)
+        .filter(|(_, view)| view.status == ServerHealth::Connecting)
         .map(|(name, _)| name.clone())
         .collect()
 }

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use mcplex_api::ListedTool;
-use mcplex_catalog::ServerStatus;
 use mcplex_config::Overrides;
+use mcplex_protocol::ServerHealth;
 use serde_json::Value;
 
 use super::start::{Core, settle, settle_limit};
@@ -49,7 +49,7 @@ pub async fn list(
     let snapshot = core.gateway.snapshot();
     let mut failed = false;
     for (name, view) in snapshot.servers() {
-        if !matches!(view.status, ServerStatus::Ready | ServerStatus::Disabled) {
+        if !matches!(view.status, ServerHealth::Ready | ServerHealth::Disabled) {
             eprintln!("server {name}: {}", view.status);
             failed = true;
         }
