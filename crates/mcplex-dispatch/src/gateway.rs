@@ -147,7 +147,11 @@ impl Gateway {
 
     /// The embedding of a search `query` against `snapshot`: `None` (plain BM25F) without a
     /// model, before the snapshot's tools are embedded, or for a blank query.
-    pub async fn query_vector(&self, snapshot: &Snapshot, query: &str) -> Option<Arc<[f32]>> {
+    pub(crate) async fn query_vector(
+        &self,
+        snapshot: &Snapshot,
+        query: &str,
+    ) -> Option<Arc<[f32]>> {
         let semantic = self.semantic.get()?;
         if query.trim().is_empty() || !snapshot.has_vectors() {
             return None;

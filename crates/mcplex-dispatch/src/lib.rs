@@ -21,6 +21,7 @@ mod limits;
 mod limits_tests;
 mod limits_window;
 mod request;
+mod search;
 mod semantic;
 #[cfg(test)]
 mod semantic_tests;
@@ -33,4 +34,5 @@ pub use gateway::Gateway;
 pub use limits::{Admission, CallLimiter, CallerUsage, LimitClass, LimitKind, Limited, UsageRow};
 pub use mcplex_protocol::REQUEST_ID_META;
 pub use request::{UpstreamMethod, UpstreamRequest};
+pub use search::{Found, RankBy, ToolQuery};
 pub use semantic::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch, passage_key};

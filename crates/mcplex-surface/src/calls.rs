@@ -21,17 +21,25 @@ use crate::fast::Untouched;
 use crate::relay::PeerRelay;
 use crate::typed::call_response;
 
+/// What a call of a name no tool has gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnUnknown {
+    /// The JSON-RPC error every unknown name gets.
+    Refuse,
+    /// A tool result naming the closest reachable tools (`call_tool`'s answer).
+    SuggestClosest,
+}
+
 /// Calls `name` through the one dispatch path on behalf of the request in `context`.
-/// `on_unknown` may turn an unknown-tool failure into a friendlier answer (call_tool names the
-/// closest reachable tools).
 pub(crate) async fn call(
     gateway: &Gateway,
     name: String,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
     caller: Caller,
-    on_unknown: impl FnOnce(&str) -> Option<Value>,
+    on_unknown: OnUnknown,
 ) -> Result<CallToolResponse, ErrorData> {
+    let suggestions_scope = (on_unknown == OnUnknown::SuggestClosest).then(|| caller.scope.clone());
     let (progress, forwarded) = progress_forwarder(context).unzip();
     let relay = PeerRelay::for_request(context);
     let cx = CallContext {
@@ -56,8 +64,11 @@ pub(crate) async fn call(
     let raw = match outcome {
         Ok(Reading::Typed { result, text }) => return Ok(as_written(result, text, context)),
         Ok(Reading::Value(value)) => value,
-        Err(DispatchError::UnknownTool { name }) => match on_unknown(&name) {
-            Some(answer) => answer,
+        Err(DispatchError::UnknownTool { name }) => match suggestions_scope {
+            Some(scope) => {
+                let snapshot = gateway.snapshot();
+                crate::search_tools::unknown_name(gateway, &snapshot, &name, &scope).await
+            }
             None => to_wire(DispatchError::UnknownTool { name })?,
         },
         Err(DispatchError::Upstream(UpstreamError::NotConnected {

@@ -16,7 +16,7 @@ use rmcp::{ErrorData, ServerHandler};
 use crate::Caller;
 use crate::SurfaceOptions;
 use crate::caller::Reach;
-use crate::calls::{call, finish};
+use crate::calls::{OnUnknown, call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::listen::{Clients, ListedTools};
 use crate::search_tools::{self, CALL_TOOL, TOOL_SEARCH};
@@ -129,7 +129,7 @@ impl ServerHandler for DirectSurface {
                     request.arguments,
                     &context,
                     caller,
-                    |_| None,
+                    OnUnknown::Refuse,
                 )
                 .await
             }
@@ -148,13 +148,13 @@ pub(crate) async fn call_by_name(
         Ok(target) => target,
         Err(refusal) => return finish(refusal, context),
     };
-    let suggestions_scope = caller.scope.clone();
-    call(gateway, name, inner, context, caller, move |unknown| {
-        Some(search_tools::unknown_name(
-            &gateway.snapshot(),
-            unknown,
-            &suggestions_scope,
-        ))
-    })
+    call(
+        gateway,
+        name,
+        inner,
+        context,
+        caller,
+        OnUnknown::SuggestClosest,
+    )
     .await
 }

@@ -4,6 +4,7 @@
 //! params ([`PlainCall`]).
 
 use axum::http::{HeaderMap, header};
+use mcplex_protocol::ProtocolEra;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion, RequestId};
 use serde::Deserialize;
 use serde_json::Value;
@@ -59,7 +60,7 @@ fn version_ok(headers: &HeaderMap) -> bool {
     match (values.next(), values.next()) {
         (None, _) => true,
         (Some(value), None) => value.to_str().is_ok_and(|version| {
-            version < ProtocolVersion::V_2026_07_28.as_str()
+            ProtocolEra::of(version) == ProtocolEra::Session
                 && ProtocolVersion::KNOWN_VERSIONS
                     .iter()
                     .any(|known| known.as_str() == version)

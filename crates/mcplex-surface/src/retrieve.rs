@@ -12,11 +12,10 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::Value;
 
 use crate::SurfaceOptions;
 use crate::caller::Reach;
-use crate::calls::{call, finish};
+use crate::calls::{OnUnknown, call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::direct::call_by_name;
 use crate::listen::Clients;
@@ -102,7 +101,7 @@ impl ServerHandler for RetrieveSurface {
                     request.arguments,
                     &context,
                     caller,
-                    |_| None::<Value>,
+                    OnUnknown::Refuse,
                 )
                 .await
             }

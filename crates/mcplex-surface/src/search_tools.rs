@@ -4,7 +4,7 @@
 
 use mcplex_catalog::{CatalogTool, Scope, Snapshot};
 use mcplex_config::ToolResponseMode;
-use mcplex_dispatch::Gateway;
+use mcplex_dispatch::{Gateway, RankBy, ToolQuery};
 use mcplex_protocol::ErrorType;
 use serde_json::{Map, Value, json};
 
@@ -53,16 +53,6 @@ pub(crate) fn retrieve_tools_definition() -> Value {
     })
 }
 
-/// Runs a search, recording its latency.
-fn timed<T>(search: impl FnOnce() -> T) -> T {
-    let started = std::time::Instant::now();
-    let result = search();
-    mcplex_telemetry::metrics()
-        .search_seconds
-        .observe(started.elapsed().as_secs_f64());
-    result
-}
-
 fn query_of(arguments: Option<&Map<String, Value>>, tool: &str) -> Result<String, Value> {
     match arguments.and_then(|a| a.get("query")) {
         None | Some(Value::Null) => Ok(String::new()),
@@ -85,12 +75,16 @@ pub(crate) async fn tool_search(
         Err(error) => return error,
     };
     let snapshot = gateway.snapshot();
-    let query_vector = gateway.query_vector(&snapshot, &query).await;
-    let matches = timed(|| {
-        snapshot.search(&query, query_vector.as_deref(), None, max_matches, |t| {
-            snapshot.visible(t, scope)
-        })
-    });
+    let search = ToolQuery {
+        text: &query,
+        server: None,
+        limit: max_matches,
+        rank_by: RankBy::Meaning,
+    };
+    let matches = gateway
+        .search(&snapshot, search, |t| snapshot.visible(t, scope))
+        .await
+        .matches;
     let tools: Vec<Value> = matches
         .tools
         .iter()
@@ -132,12 +126,16 @@ pub(crate) async fn retrieve_tools(
         .and_then(Value::as_str);
     let snapshot = gateway.snapshot();
     let mode = snapshot.tool_response_mode();
-    let query_vector = gateway.query_vector(&snapshot, &query).await;
-    let matches = timed(|| {
-        snapshot.search(&query, query_vector.as_deref(), server, limit, |t| {
-            snapshot.visible(t, scope)
-        })
-    });
+    let search = ToolQuery {
+        text: &query,
+        server,
+        limit,
+        rank_by: RankBy::Meaning,
+    };
+    let matches = gateway
+        .search(&snapshot, search, |t| snapshot.visible(t, scope))
+        .await
+        .matches;
     let tools: Vec<Value> = matches
         .tools
         .iter()
@@ -204,11 +202,22 @@ fn first_sentence(text: &str) -> &str {
 }
 
 /// The refusal of `call_tool` for a name the caller cannot reach, naming the closest reachable tools.
-pub(crate) fn unknown_name(snapshot: &Snapshot, name: &str, scope: &Scope) -> Value {
-    let closest: Vec<String> = snapshot
-        .search(name, None, None, SUGGESTIONS, |t| {
-            snapshot.visible(t, scope)
-        })
+pub(crate) async fn unknown_name(
+    gateway: &Gateway,
+    snapshot: &Snapshot,
+    name: &str,
+    scope: &Scope,
+) -> Value {
+    let search = ToolQuery {
+        text: name,
+        server: None,
+        limit: SUGGESTIONS,
+        rank_by: RankBy::Words,
+    };
+    let closest: Vec<String> = gateway
+        .search(snapshot, search, |t| snapshot.visible(t, scope))
+        .await
+        .matches
         .tools
         .iter()
         .map(|(t, _)| t.display_name.clone())

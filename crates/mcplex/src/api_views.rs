@@ -24,6 +24,7 @@ use mcplex_api::{
     SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats, StatsAnswer, StderrAnswer,
     paths,
 };
+use mcplex_dispatch::{RankBy, ToolQuery};
 use mcplex_names::ToolId;
 use mcplex_state::{Activity, ActivityQuery};
 use mcplex_surface::Caller;
@@ -175,21 +176,26 @@ async fn search(
     let reach = crate::api::reach(caller);
     let limit = request.limit.unwrap_or(SEARCH_DEFAULT).clamp(1, SEARCH_MAX);
     let snapshot = state.gateway.snapshot();
-    let vector = state.gateway.query_vector(&snapshot, &request.query).await;
-    let ranking = if vector.is_some() && snapshot.has_vectors() {
+    let query = ToolQuery {
+        text: &request.query,
+        server: request.server.as_deref(),
+        limit,
+        rank_by: RankBy::Meaning,
+    };
+    // The operator sees every served tool, as the API key does on `/mcp`; a viewer what their
+    // reach admits.
+    let found = state
+        .gateway
+        .search(&snapshot, query, |tool| {
+            reach.admits(&tool.id.server, tool.permission)
+        })
+        .await;
+    let ranking = if found.hybrid {
         Ranking::Hybrid
     } else {
         Ranking::Bm25
     };
-    // The operator sees every served tool, as the API key does on `/mcp`; a viewer what their
-    // reach admits.
-    let matches = snapshot.search(
-        &request.query,
-        vector.as_deref(),
-        request.server.as_deref(),
-        limit,
-        |tool| reach.admits(&tool.id.server, tool.permission),
-    );
+    let matches = found.matches;
     let tools = matches
         .tools
         .iter()

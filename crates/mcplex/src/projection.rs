@@ -18,7 +18,7 @@ use axum::{Extension, Json, Router};
 use mcplex_api::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch, paths};
 use mcplex_catalog::{Scope, Snapshot};
 use mcplex_config::Config;
-use mcplex_dispatch::{CallContext, DispatchError, ToolCall};
+use mcplex_dispatch::{CallContext, DispatchError, RankBy, ToolCall, ToolQuery};
 use mcplex_projection::{Provider, SearchBy};
 use mcplex_surface::Caller;
 use mcplex_upstream::UpstreamError;
@@ -117,11 +117,20 @@ async fn search(
     };
     let limit = request.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
     let snapshot = state.gateway.snapshot();
-    let vector = state.gateway.query_vector(&snapshot, &request.query).await;
+    let query = ToolQuery {
+        text: &request.query,
+        server: None,
+        limit,
+        rank_by: RankBy::Meaning,
+    };
     // Only deferred tools: the loaded ones are in the request already.
-    let matches = snapshot.search(&request.query, vector.as_deref(), None, limit, |tool| {
-        tool.deferred && snapshot.visible(tool, &scope)
-    });
+    let matches = state
+        .gateway
+        .search(&snapshot, query, |tool| {
+            tool.deferred && snapshot.visible(tool, &scope)
+        })
+        .await
+        .matches;
     let tools: Vec<_> = matches.tools.iter().map(|(tool, _)| *tool).collect();
     let answer = mcplex_projection::search_answer(provider, &tools, request.call_id.as_deref());
     Json(answer).into_response()

@@ -128,6 +128,99 @@ fn no_source_takes_a_display_name_apart_at_double_underscores() {
     report("no source splits a display name on `__`", &problems);
 }
 
+/// Every search of the catalog goes through `Gateway::search` (`mcplex-dispatch/src/search.rs`),
+/// so each is ranked alike and counted in `search_seconds`. A tripwire on a `.search(` call that
+/// is not the gateway's, outside the crates that implement ranking and the benchmark.
+#[test]
+fn every_search_goes_through_the_gateway() {
+    let exempt = [
+        "crates/mcplex-dispatch/src/search.rs",
+        "crates/mcplex-catalog/",
+        "crates/mcplex-search/",
+        "crates/mcplex-bench/",
+    ];
+    let problems = lines_of_library_source(&exempt, |line, previous| {
+        let trimmed = line.trim_start();
+        line.match_indices(".search(").any(|(at, _)| {
+            let before = if trimmed.starts_with(".search(") {
+                previous.trim_end()
+            } else {
+                &line[..at]
+            };
+            !before.ends_with("gateway")
+        })
+    })
+    .into_iter()
+    .map(|(path, line)| {
+        format!("{path} (line {line}): a search that is not `Gateway::search`; call that instead")
+    })
+    .collect::<Vec<_>>();
+    report("searches going through `Gateway::search`", &problems);
+}
+
+/// The protocol era of a revision is decided in one place (`ProtocolEra::of` in
+/// `mcplex-protocol/src/era.rs`): no other source compares revisions, so none names one.
+#[test]
+fn no_source_outside_the_era_module_names_a_protocol_revision() {
+    let exempt = [
+        "crates/mcplex-protocol/src/era.rs",
+        "crates/mcplex-bench/",
+        "crates/mcplex-fixtures/",
+    ];
+    let problems = lines_of_library_source(&exempt, |line, _| {
+        line.contains("ProtocolVersion::V_") || has_revision_literal(line)
+    })
+    .into_iter()
+    .map(|(path, line)| {
+        format!(
+            "{path} (line {line}): a protocol revision outside the era module; ask \
+             `ProtocolEra::of` or use the constants of `mcplex-protocol`"
+        )
+    })
+    .collect::<Vec<_>>();
+    report("protocol revisions named only by the era module", &problems);
+}
+
+/// Whether `line` holds a quoted `"YYYY-MM-DD"`.
+fn has_revision_literal(line: &str) -> bool {
+    line.as_bytes().windows(12).any(|w| {
+        w[0] == b'"'
+            && w[11] == b'"'
+            && w[1..11].iter().enumerate().all(|(i, b)| match i {
+                4 | 7 => *b == b'-',
+                _ => b.is_ascii_digit(),
+            })
+    })
+}
+
+/// (file, line number) of every line of the gateway's non-test source (before a file's
+/// `#[cfg(test)]`) that `matches` (given the line and the one before it), skipping paths that
+/// start with one of `exempt` (relative to the repository) and comment lines.
+fn lines_of_library_source(
+    exempt: &[&str],
+    matches: impl Fn(&str, &str) -> bool,
+) -> Vec<(String, usize)> {
+    let mut found = Vec::new();
+    for path in rs_files_under(&repo().join("crates")) {
+        let shown = shown(&path);
+        if is_test_file(&path) || exempt.iter().any(|e| shown.starts_with(e)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut previous = "";
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            if !line.trim_start().starts_with("//") && matches(line, previous) {
+                found.push((shown.clone(), n + 1));
+            }
+            previous = line;
+        }
+    }
+    found
+}
+
 /// The dependency rules as `ARCHITECTURE.md` states them.
 #[derive(Debug)]
 struct Rules {
