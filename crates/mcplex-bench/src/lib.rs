@@ -36,7 +36,7 @@ use anyhow::{Context, Result};
 use mcplex_catalog::{BuildInput, CatalogCache, Snapshot, UpstreamTools, build_snapshot};
 use mcplex_code::WorkerCommand;
 use mcplex_config::{Config, HotSettings, ServerConfig, Transport};
-use mcplex_dispatch::SemanticSearch;
+use mcplex_runtime::SemanticSearch;
 use serde_json::Value;
 
 /// What the benchmarks need from the binary that runs them.

@@ -118,10 +118,21 @@ pub struct AuditRecord {
     pub arguments: Option<Value>,
 }
 
-/// Where finished requests are reported, once the operator's audit log is attached.
-pub(crate) struct Audit {
+/// Where finished requests are reported: the operator's audit log (bounded: when its writer
+/// falls behind, records are dropped and counted, calls never wait), with argument values only
+/// when `with_arguments`.
+pub struct Audit {
     pub(crate) records: mpsc::Sender<AuditRecord>,
     pub(crate) with_arguments: bool,
+}
+
+impl Audit {
+    pub fn new(records: mpsc::Sender<AuditRecord>, with_arguments: bool) -> Audit {
+        Audit {
+            records,
+            with_arguments,
+        }
+    }
 }
 
 /// One request being accounted for: started when it reached the boundary.

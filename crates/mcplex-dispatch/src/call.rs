@@ -61,7 +61,7 @@ impl Gateway {
         read: impl FnOnce(RawResult) -> Result<T, UpstreamError>,
     ) -> Result<T, DispatchError> {
         let ledger = Ledger::open();
-        let audit = self.audit.get();
+        let audit = self.audit.as_ref();
         let arguments = audit
             .filter(|a| a.with_arguments)
             .and_then(|_| call.arguments.clone().map(Value::Object));

@@ -34,7 +34,7 @@ impl Gateway {
         cx: RequestContext,
     ) -> Result<Value, DispatchError> {
         let ledger = Ledger::open();
-        let audit = self.audit.get();
+        let audit = self.audit.as_ref();
         let (method, mut params, subject) = request.into_parts();
         let request_bytes = if audit.is_some() {
             json_len(&params)

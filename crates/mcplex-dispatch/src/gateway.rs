@@ -15,7 +15,7 @@ use mcplex_upstream::{
 };
 use tokio::sync::{broadcast, mpsc, watch};
 
-use crate::AuditRecord;
+use crate::QueryEmbedder;
 use crate::accounting::Audit;
 
 /// The live gateway: what every surface reads and calls through.
@@ -30,10 +30,11 @@ pub struct Gateway {
     published: watch::Sender<u64>,
     /// Until this instant, listings and calls of unknown names wait for servers still connecting.
     settle_until: Instant,
-    /// Where finished calls are reported, once the operator's audit log is attached.
-    pub(crate) audit: std::sync::OnceLock<Audit>,
-    /// The sentence-embedding model, once attached: searches turn hybrid.
-    semantic: std::sync::OnceLock<crate::SemanticSearch>,
+    /// Where finished calls are reported (`None`: no audit log).
+    pub(crate) audit: Option<Audit>,
+    /// The sentence-embedding model for queries (`None`: searches are BM25F); searches turn
+    /// hybrid once the embedding worker attached a snapshot's vectors.
+    queries: Option<Arc<QueryEmbedder>>,
     /// What the last catalog build reported (set by the catalog task with each publish).
     diagnostics: ArcSwap<Vec<Diagnostic>>,
     /// Why the last edit of the config file was not applied, until a valid one is.
@@ -44,17 +45,21 @@ pub struct Gateway {
 
 impl Gateway {
     /// Starts every enabled server of `config` (their lifecycle events go to `events`) and
-    /// returns the gateway over them at once; servers join as they connect. For `startup_wait`
-    /// after now, listings wait for servers that are still connecting for the first time (zero:
-    /// never wait). The connections belong to the gateway: nothing else can reach them.
+    /// returns the gateway over them at once, whole: servers join as they connect. The
+    /// connections belong to the gateway: nothing else can reach them.
     pub fn start(
         config: &Config,
-        builtin: Option<BuiltinConnector>,
-        logins: Option<Arc<Logins>>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
-        startup_wait: Duration,
-        isolation: Isolation,
+        setup: GatewaySetup,
     ) -> Gateway {
+        let GatewaySetup {
+            builtin,
+            logins,
+            startup_wait,
+            isolation,
+            audit,
+            queries,
+        } = setup;
         let upstreams = Upstreams::start(config, builtin, logins, events, isolation);
         Gateway {
             snapshot: ArcSwap::from_pointee(Snapshot::empty()),
@@ -63,8 +68,8 @@ impl Gateway {
             offers_version: watch::Sender::new(0),
             published: watch::Sender::new(0),
             settle_until: Instant::now() + startup_wait,
-            audit: std::sync::OnceLock::new(),
-            semantic: std::sync::OnceLock::new(),
+            audit,
+            queries,
             diagnostics: ArcSwap::default(),
             refused_edit: ArcSwap::default(),
             limits: {
@@ -119,30 +124,11 @@ impl Gateway {
             self.offers_version.send_modify(|version| *version += 1);
         }
         self.published.send_modify(|count| *count += 1);
-        if let Some(semantic) = self.semantic.get() {
-            semantic.embed_later(self.snapshot());
-        }
     }
 
-    /// Turns on hybrid search with `semantic`'s model: the current snapshot and every one
-    /// published after it are embedded in the background. Once only; later calls are ignored.
-    pub fn search_semantically(&self, semantic: crate::SemanticSearch) {
-        if self.semantic.set(semantic).is_ok()
-            && let Some(semantic) = self.semantic.get()
-        {
-            semantic.embed_later(self.snapshot());
-        }
-    }
-
-    /// The name of the sentence model searches use, once one is set.
+    /// The query model's identity (`None`: searches are BM25F).
     pub fn semantic_model(&self) -> Option<&str> {
-        self.semantic.get().map(crate::SemanticSearch::model)
-    }
-
-    /// Why the model's last pass over the catalog failed, when it did (see
-    /// [`crate::SemanticSearch::embedding_failure`]).
-    pub fn embedding_failure(&self) -> Option<String> {
-        self.semantic.get()?.embedding_failure()
+        self.queries.as_deref().map(QueryEmbedder::model)
     }
 
     /// The embedding of a search `query` against `snapshot`: `None` (plain BM25F) without a
@@ -152,11 +138,11 @@ impl Gateway {
         snapshot: &Snapshot,
         query: &str,
     ) -> Option<Arc<[f32]>> {
-        let semantic = self.semantic.get()?;
+        let queries = self.queries.as_ref()?;
         if query.trim().is_empty() || !snapshot.has_vectors() {
             return None;
         }
-        semantic.query_vector(query).await
+        queries.query_vector(query).await
     }
 
     /// During the startup wait, waits until no server is connecting for the first time (or the
@@ -234,17 +220,39 @@ impl Gateway {
         self.upstreams.failures(server)
     }
 
-    /// Reports every finished call to `records` (bounded: when the writer falls behind, records
-    /// are dropped and counted, calls never wait). Argument values only with `with_arguments`.
-    pub fn audit_to(&self, records: mpsc::Sender<AuditRecord>, with_arguments: bool) {
-        let _ = self.audit.set(Audit {
-            records,
-            with_arguments,
-        });
-    }
-
     /// Terminates every upstream.
     pub async fn shutdown(&self) {
         self.upstreams.shutdown().await;
+    }
+}
+
+/// What a gateway is started with besides its config.
+pub struct GatewaySetup {
+    /// Opens in-process byte streams to built-in servers (the demo).
+    pub builtin: Option<BuiltinConnector>,
+    /// Where OAuth servers' tokens come from.
+    pub logins: Option<Arc<Logins>>,
+    /// For this long after the start, listings and calls of unknown names wait for servers
+    /// still connecting for the first time (zero: never wait).
+    pub startup_wait: Duration,
+    /// How stdio servers are sandboxed.
+    pub isolation: Isolation,
+    /// Where finished requests are reported (`None`: no audit log).
+    pub audit: Option<Audit>,
+    /// The model queries are embedded with (`None`: searches are BM25F).
+    pub queries: Option<Arc<QueryEmbedder>>,
+}
+
+impl GatewaySetup {
+    /// Nothing but `isolation`: no built-in servers, logins, startup wait, audit log or model.
+    pub fn new(isolation: Isolation) -> GatewaySetup {
+        GatewaySetup {
+            builtin: None,
+            logins: None,
+            startup_wait: Duration::ZERO,
+            isolation,
+            audit: None,
+            queries: None,
+        }
     }
 }

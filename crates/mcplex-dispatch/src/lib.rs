@@ -20,19 +20,17 @@ mod limits;
 #[cfg(test)]
 mod limits_tests;
 mod limits_window;
+mod query_embedding;
 mod request;
 mod search;
-mod semantic;
-#[cfg(test)]
-mod semantic_tests;
 
-pub use accounting::{AuditRecord, CallStatus};
+pub use accounting::{Audit, AuditRecord, CallStatus};
 pub use call::{CallContext, ToolCall};
 pub use error::DispatchError;
 pub use forward::RequestContext;
-pub use gateway::Gateway;
+pub use gateway::{Gateway, GatewaySetup};
 pub use limits::{Admission, CallLimiter, CallerUsage, LimitClass, LimitKind, Limited, UsageRow};
 pub use mcplex_protocol::REQUEST_ID_META;
+pub use query_embedding::QueryEmbedder;
 pub use request::{UpstreamMethod, UpstreamRequest};
 pub use search::{Found, RankBy, ToolQuery};
-pub use semantic::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch, passage_key};

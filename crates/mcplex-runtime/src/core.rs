@@ -3,15 +3,14 @@
 //! process (config reload, the store follower, the management API) reaches that task.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcplex_config::Config;
-use mcplex_dispatch::Gateway;
-use mcplex_upstream::{BuiltinConnector, Isolation, Logins};
+use mcplex_dispatch::{Gateway, GatewaySetup};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::live::{Inputs, LiveCatalog};
+use crate::semantic::SemanticSearch;
 use crate::trust::{Trust, TrustRequest};
 
 /// How many operator requests may wait for the catalog task.
@@ -27,23 +26,23 @@ pub struct Core {
     /// The store's write generation as last seen; a new value makes the catalog task reload
     /// the approvals from the store (written by the follower of a serving gateway).
     pub store_generation: watch::Sender<i64>,
+    /// The search model and the worker that embeds each published snapshot (`None`: BM25F).
+    pub semantic: Option<Arc<SemanticSearch>>,
     live: JoinHandle<()>,
 }
 
 impl Core {
     /// Starts every enabled server and returns at once, with the first snapshot (every server
     /// connecting) published; servers join as they connect. With `trust`, only approved servers
-    /// and tools are served; without, everything is (one-shot commands and benchmarks). For
-    /// `startup_wait`, listings wait for servers still connecting (see [`Gateway::start`]).
-    /// Stdio servers start in `isolation`'s sandbox; with `trust`, the ones not approved under
-    /// its quarantine policy from their very first start.
+    /// and tools are served; without, everything is (one-shot commands and benchmarks). Stdio
+    /// servers start in `setup`'s isolation; with `trust`, the ones not approved under its
+    /// quarantine policy from their very first start. With `semantic`, the gateway embeds
+    /// queries with its model and its worker embeds every snapshot the gateway publishes.
     pub fn start(
         config: Config,
-        builtin: Option<BuiltinConnector>,
-        logins: Option<Arc<Logins>>,
-        startup_wait: Duration,
+        mut setup: GatewaySetup,
         mut trust: Option<Trust>,
-        isolation: Isolation,
+        semantic: Option<SemanticSearch>,
     ) -> Core {
         let config = Arc::new(config);
         let (events_tx, events) = mpsc::unbounded_channel();
@@ -53,14 +52,15 @@ impl Core {
             trust.register(&config);
             trust.approved_servers()
         });
-        let gateway = Arc::new(Gateway::start(
-            &config,
-            builtin,
-            logins,
-            events_tx,
-            startup_wait,
-            isolation.approving(approved),
-        ));
+        setup.isolation = setup.isolation.approving(approved);
+        let semantic = semantic.map(Arc::new);
+        if let Some(semantic) = &semantic {
+            setup.queries = Some(semantic.queries());
+        }
+        let gateway = Arc::new(Gateway::start(&config, events_tx, setup));
+        if let Some(semantic) = &semantic {
+            semantic.follow(&gateway);
+        }
         let configs = watch::Sender::new(config.clone());
         let (trust_tx, requests) = mpsc::channel(PENDING_REQUESTS);
         let store_generation = watch::Sender::new(0);
@@ -76,6 +76,7 @@ impl Core {
             config: configs,
             trust: trust_tx,
             store_generation,
+            semantic,
         }
     }
 

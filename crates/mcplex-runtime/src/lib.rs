@@ -8,8 +8,9 @@
 //! ([`reload`]: the file watch and what a re-read applies; which settings are hot is the config
 //! crate's one declaration), following the store ([`follow`]: the write generation, the tokens,
 //! the gateway's registration and heartbeat), the replicas' exchange of call counts for limits
-//! per caller ([`usage`]), and [`Core`], which starts the gateway and the
-//! catalog task together.
+//! per caller ([`usage`]), the embedding worker that attaches each published snapshot's tool
+//! vectors ([`semantic`]), and [`Core`], which starts the gateway whole and the catalog task
+//! together.
 //!
 //! Must not: parse command-line arguments, serve HTTP or MCP, print to stdout, or reach an
 //! upstream other than through `Gateway` (start, reconcile, shutdown).
@@ -18,10 +19,14 @@ mod core;
 pub mod follow;
 pub mod live;
 pub mod reload;
+pub mod semantic;
 pub mod trust;
 pub mod usage;
 
 pub use core::Core;
+pub use semantic::{
+    EmbeddingError, EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch, passage_key,
+};
 pub use trust::{Refusal, Trust, TrustAction, TrustRequest};
 
 #[cfg(test)]
@@ -30,5 +35,7 @@ mod follow_tests;
 mod live_tests;
 #[cfg(test)]
 mod reload_tests;
+#[cfg(test)]
+mod semantic_tests;
 #[cfg(test)]
 mod trust_tests;

@@ -61,14 +61,8 @@ pub(crate) fn event(server: &str, health: ServerHealth) -> UpstreamEvent {
 pub(crate) fn live(config: Arc<Config>, trust: Option<Trust>) -> (LiveCatalog, Arc<Gateway>) {
     let (events, _) = tokio::sync::mpsc::unbounded_channel();
     let nothing = Config::with_servers(Vec::new());
-    let gateway = Arc::new(Gateway::start(
-        &nothing,
-        None,
-        None,
-        events,
-        Duration::ZERO,
-        mcplex_upstream::Isolation::unavailable(),
-    ));
+    let setup = mcplex_dispatch::GatewaySetup::new(mcplex_upstream::Isolation::unavailable());
+    let gateway = Arc::new(Gateway::start(&nothing, events, setup));
     (LiveCatalog::new(gateway.clone(), config, trust), gateway)
 }
 

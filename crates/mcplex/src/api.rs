@@ -49,6 +49,8 @@ pub struct ApiState {
     /// Why searches are BM25F alone, when no sentence model loaded (`search_model` is a cold
     /// setting: this holds for the process's life).
     pub without_model: Option<WithoutModel>,
+    /// The search model's embedding worker (`None`: searches are BM25F).
+    pub semantic: Option<Arc<mcplex_runtime::SemanticSearch>>,
     /// The address this gateway registered in the store and its registration id (its identity
     /// proofs name both).
     pub address: String,

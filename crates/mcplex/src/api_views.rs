@@ -241,7 +241,10 @@ async fn config(State(state): State<ApiState>) -> Json<ConfigAnswer> {
         },
         model: model.map(str::to_owned),
         without_model: state.without_model.clone(),
-        embedding_failed: state.gateway.embedding_failure(),
+        embedding_failed: state
+            .semantic
+            .as_ref()
+            .and_then(|semantic| semantic.embedding_failure()),
     };
     Json(ConfigAnswer {
         config: crate::config_view::config_view(&config),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcplex_config::AuditSettings;
-use mcplex_dispatch::{AuditRecord, Gateway};
+use mcplex_dispatch::{Audit, AuditRecord};
 use mcplex_state::{Activity, Store};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -22,14 +22,15 @@ const LINGER: Duration = Duration::from_millis(100);
 /// How often rows past the retention period are deleted.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
-/// Attaches the audit log to `gateway` unless `settings` turn it off. Each row names `replica`,
-/// the gateway that served the call, so that one log of several gateways says which.
-pub fn start(store: Arc<Store>, gateway: &Gateway, settings: AuditSettings, replica: String) {
+/// Starts the audit log's writer unless `settings` turn it off, and returns where the gateway
+/// reports to it. Each row names `replica`, the gateway that served the call, so that one log of
+/// several gateways says which.
+pub fn start(store: Arc<Store>, settings: AuditSettings, replica: String) -> Option<Audit> {
     if settings.retention_days == 0 {
-        return;
+        return None;
     }
     let (records, mut incoming) = mpsc::channel::<AuditRecord>(QUEUE);
-    gateway.audit_to(records, settings.arguments);
+    let audit = Audit::new(records, settings.arguments);
     let retention_ms = i64::from(settings.retention_days) * DAY_MS;
     tokio::spawn(async move {
         let mut pruned: Option<Instant> = None;
@@ -54,6 +55,7 @@ pub fn start(store: Arc<Store>, gateway: &Gateway, settings: AuditSettings, repl
             }
         }
     });
+    Some(audit)
 }
 
 /// `first` and the records that arrive within [`LINGER`] after it, at most [`BATCH`]. Ends early

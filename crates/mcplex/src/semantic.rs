@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mcplex_api::{NoModel, WithoutModel};
 use mcplex_config::{Config, SearchModel};
-use mcplex_dispatch::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch};
+use mcplex_runtime::{EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch};
 use mcplex_state::Store;
 
 /// What `bench retrieval --model` calls the model built into the binary.

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use mcplex_config::Overrides;
-use mcplex_dispatch::{CallContext, ToolCall};
+use mcplex_dispatch::{CallContext, GatewaySetup, ToolCall};
 use mcplex_names::ToolId;
 use serde_json::{Map, Value};
 
@@ -46,11 +46,13 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
     };
     let core = Core::start(
         config,
-        builtin,
-        logins,
-        std::time::Duration::ZERO,
+        GatewaySetup {
+            builtin,
+            logins,
+            ..GatewaySetup::new(isolation)
+        },
         None,
-        isolation,
+        None,
     );
     settle(&core.gateway, limit).await;
     let outcome = core

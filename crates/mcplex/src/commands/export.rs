@@ -5,7 +5,6 @@
 //! gateway would, with the store's approvals.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 use mcplex_api::{ProjectionAnswer, ProjectionQuery, encode_segment, paths};
@@ -13,6 +12,8 @@ use mcplex_catalog::Scope;
 use mcplex_projection::Provider;
 
 use super::manage::{Target, open_offline, target};
+use mcplex_dispatch::GatewaySetup;
+
 use super::start::{Core, settle, settle_limit};
 use crate::cli::ExportArgs;
 use crate::output::outln;
@@ -40,11 +41,12 @@ pub async fn run(args: ExportArgs) -> Result<ExitCode> {
             let logins = crate::logins::logins(store);
             let core = Core::start(
                 config.clone(),
-                None,
-                logins,
-                Duration::ZERO,
+                GatewaySetup {
+                    logins,
+                    ..GatewaySetup::new(crate::isolation::for_command(&config))
+                },
                 Some(trust),
-                crate::isolation::for_command(&config),
+                None,
             );
             settle(&core.gateway, limit).await;
             let snapshot = core.gateway.snapshot();

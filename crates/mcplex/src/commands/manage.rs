@@ -25,6 +25,7 @@ use super::start::{Core, settle, settle_limit};
 use crate::api::{token_of, token_spec};
 use crate::cli::ConfigArgs;
 use crate::output::outln;
+use mcplex_dispatch::GatewaySetup;
 use mcplex_runtime::{Trust, TrustAction};
 
 /// Where a management command is carried out.
@@ -319,11 +320,9 @@ pub(super) async fn observe(config: &Config) -> Arc<Snapshot> {
     let limit = settle_limit(config);
     let core = Core::start(
         config.clone(),
+        GatewaySetup::new(crate::isolation::for_command(config)),
         None,
         None,
-        Duration::ZERO,
-        None,
-        crate::isolation::for_command(config),
     );
     settle(&core.gateway, limit).await;
     let snapshot = core.gateway.snapshot();

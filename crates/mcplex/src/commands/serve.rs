@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, Result};
 use mcplex_api::WithoutModel;
 use mcplex_config::{Config, Overrides, RoutingMode};
+use mcplex_dispatch::GatewaySetup;
 use mcplex_runtime::Trust;
 use mcplex_runtime::reload::Reloader;
 use mcplex_state::Store;
@@ -38,7 +39,18 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     } else {
         Some(bind(&config.listen).await?)
     };
-    let started = start(&config, setup.builtin)?;
+    // The audit log names this replica: its host, and its port or stdio.
+    let replica = match &listener {
+        None => format!("{}:stdio", mcplex_runtime::follow::host_name()),
+        Some(listener) => {
+            let port = listener
+                .local_addr()
+                .context("listener has no address")?
+                .port();
+            format!("{}:{port}", mcplex_runtime::follow::host_name())
+        }
+    };
+    let started = start(&config, setup.builtin, replica)?;
     // Kept alive for as long as the gateway serves.
     let _reloader = setup
         .source
@@ -119,7 +131,11 @@ struct Started {
 
 /// Opens the store (a store that cannot be opened stops the start before anything runs), loads
 /// the approvals and the search model, and starts the upstreams and the live catalog.
-fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Started> {
+fn start(
+    config: &Arc<Config>,
+    builtin: Option<BuiltinConnector>,
+    replica: String,
+) -> Result<Started> {
     let (store, opened) = crate::load::open_store(config)?;
     let store = Arc::new(store);
     let trust = Trust::load(store.clone(), config).context("cannot load the approvals")?;
@@ -136,19 +152,16 @@ fn start(config: &Arc<Config>, builtin: Option<BuiltinConnector>) -> Result<Star
     // wait up to startup_wait for servers still starting. Calls to ready servers never wait.
     let grace = config.startup_wait;
     let logins = crate::logins::serving(store.clone(), config);
-    let core = Core::start(
-        (**config).clone(),
+    let setup = GatewaySetup {
         builtin,
-        logins.clone(),
-        grace,
-        Some(trust),
-        crate::isolation::for_config(config),
-    );
+        logins: logins.clone(),
+        startup_wait: grace,
+        audit: crate::audit::start(store.clone(), config.audit, replica),
+        ..GatewaySetup::new(crate::isolation::for_config(config))
+    };
+    let core = Core::start((**config).clone(), setup, Some(trust), semantic.ok());
     if let Some(logins) = logins {
         follow_logins(&core, logins);
-    }
-    if let Ok(semantic) = semantic {
-        core.gateway.search_semantically(semantic);
     }
     report_startup_wait(Arc::clone(&core.gateway), grace);
     Ok(Started {
@@ -184,9 +197,7 @@ fn watch_config(path: PathBuf, overrides: Overrides, core: &Core) -> Option<Relo
 
 /// Serves the one client on stdin/stdout until it leaves.
 async fn serve_on_stdio(config: &Config, started: Started) -> Result<ExitCode> {
-    let Started { core, store, .. } = started;
-    let replica = format!("{}:stdio", mcplex_runtime::follow::host_name());
-    crate::audit::start(store, &core.gateway, config.audit, replica);
+    let Started { core, .. } = started;
     let (gateway, options) = (core.gateway.clone(), SurfaceOptions::from_config(config));
     let result = match config.routing_mode {
         RoutingMode::Direct => {
@@ -220,9 +231,6 @@ async fn serve_on_http(
     // still shuts down cleanly (upstreams terminated, the registration removed).
     cancel_on_signal(shutdown.clone());
     let address = listener.local_addr().context("listener has no address")?;
-    // No call can arrive before the listener exists; the audit log names this replica.
-    let replica = format!("{}:{}", mcplex_runtime::follow::host_name(), address.port());
-    crate::audit::start(store.clone(), &core.gateway, config.audit, replica);
     let require_auth = require_auth(config, address);
     let api_key_place = api_key_place(store.location());
     let admin = store.admin_key()?;
@@ -271,6 +279,7 @@ async fn serve_on_http(
         trust: core.trust.clone(),
         config: core.config.subscribe(),
         without_model,
+        semantic: core.semantic.clone(),
         address: address.to_string(),
         instance: follower.instance().to_owned(),
     };

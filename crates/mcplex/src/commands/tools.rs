@@ -8,6 +8,8 @@ use mcplex_config::Overrides;
 use mcplex_protocol::ServerHealth;
 use serde_json::Value;
 
+use mcplex_dispatch::GatewaySetup;
+
 use super::start::{Core, settle, settle_limit};
 use crate::cli::ConfigArgs;
 use crate::output::outln;
@@ -39,11 +41,13 @@ pub async fn list(
     };
     let core = Core::start(
         config,
-        builtin,
-        logins,
-        std::time::Duration::ZERO,
+        GatewaySetup {
+            builtin,
+            logins,
+            ..GatewaySetup::new(isolation)
+        },
         None,
-        isolation,
+        None,
     );
     settle(&core.gateway, limit).await;
     let snapshot = core.gateway.snapshot();

@@ -14,7 +14,7 @@ use mcplex_catalog::{
 use mcplex_config::{Config, HotSettings, ServerConfig, Transport};
 use serde_json::{Value, json};
 
-use crate::{EmbeddingStore, PassageKey, SemanticSearch};
+use crate::semantic::{EmbeddingStore, PassageKey, SemanticSearch};
 
 /// Hashes words into 16 dimensions; counts the texts it embeds; fails on demand, at length
 /// when `loud`.
@@ -222,7 +222,7 @@ async fn a_failing_model_leaves_search_plain_bm25() {
     let broken = snapshot(&TWO);
     assert!(semantic.embed_now(&broken).is_err());
     assert!(!broken.has_vectors(), "no vectors: every search is BM25F");
-    assert!(semantic.query_vector("read a file").await.is_none());
+    assert!(semantic.embed_query("read a file").is_err());
     let plain = broken.search("read a file", Some(&[1.0; 16]), None, 5, |_| true);
     assert_eq!(
         plain

@@ -1,5 +1,6 @@
 //! Semantic search's moving parts: the model, the embeddings it already computed, and the worker
-//! that embeds each published snapshot's tools off the request path.
+//! that embeds each published snapshot's tools off the request path (the gateway embeds only
+//! queries, with the [`QueryEmbedder`] this hands it).
 //!
 //! A snapshot is searched with plain BM25F until its tools are embedded; then the worker attaches
 //! the vectors and searches turn hybrid. Embeddings are kept by a hash of the passage text, so a
@@ -13,14 +14,13 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use mcplex_catalog::{Embedder, Snapshot, Vectors, embeddable};
+use mcplex_catalog::{EmbedError, Embedder, Snapshot, Vectors};
+use mcplex_dispatch::{Gateway, QueryEmbedder};
 use sha2::{Digest, Sha256};
 
 /// Passages embedded per model call: large enough to amortise the call, small enough that a
 /// newer snapshot is not kept waiting long.
 const BATCH: usize = 32;
-/// Query embeddings remembered (agents repeat searches); the cache empties when it is full.
-const QUERY_CACHE: usize = 512;
 
 /// The SHA-256 of a passage's text: how its embedding is found again.
 pub type PassageKey = [u8; 32];
@@ -47,18 +47,46 @@ pub trait EmbeddingStore: Send + Sync {
 /// The characters of an embedding pass's error kept for the management API.
 const FAILURE_CHARS: usize = 500;
 
-/// The model and its caches. Shared by the gateway (query embeddings) and the worker thread
-/// (passage embeddings).
+/// Why a catalog's tools could not be embedded (its searches stay BM25F).
+#[derive(Debug)]
+pub enum EmbeddingError {
+    /// The model itself failed.
+    Model(EmbedError),
+    /// The model answered another number of vectors than it was given passages.
+    Count { vectors: usize, passages: usize },
+    /// The model's vectors were of different sizes, or too few.
+    Ragged,
+}
+
+impl std::fmt::Display for EmbeddingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmbeddingError::Model(error) => error.fmt(f),
+            EmbeddingError::Count { vectors, passages } => write!(
+                f,
+                "the model answered {vectors} vectors for {passages} passages"
+            ),
+            EmbeddingError::Ragged => {
+                f.write_str("the model answered vectors of different sizes, or too few")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EmbeddingError {}
+
+/// The model, its query embedder and the worker that embeds catalogs.
 pub struct SemanticSearch {
     shared: Arc<Shared>,
+    queries: Arc<QueryEmbedder>,
     snapshots: Mutex<Sender<Arc<Snapshot>>>,
 }
 
+/// What the worker thread shares with the handle.
 struct Shared {
     embedder: Arc<dyn Embedder>,
     store: Option<Arc<dyn EmbeddingStore>>,
     passages: Mutex<HashMap<PassageKey, Vec<f32>>>,
-    queries: Mutex<HashMap<String, Arc<[f32]>>>,
     /// Why the worker's last pass could not embed its snapshot; `None` once a pass succeeds.
     failure: Mutex<Option<String>>,
 }
@@ -70,11 +98,11 @@ impl SemanticSearch {
         embedder: Arc<dyn Embedder>,
         store: Option<Arc<dyn EmbeddingStore>>,
     ) -> std::io::Result<SemanticSearch> {
+        let queries = Arc::new(QueryEmbedder::new(Arc::clone(&embedder)));
         let shared = Arc::new(Shared {
             embedder,
             store,
             passages: Mutex::new(HashMap::new()),
-            queries: Mutex::new(HashMap::new()),
             failure: Mutex::new(None),
         });
         let (snapshots, pending) = channel();
@@ -84,8 +112,35 @@ impl SemanticSearch {
             .spawn(move || work(&worker, &pending))?;
         Ok(SemanticSearch {
             shared,
+            queries,
             snapshots: Mutex::new(snapshots),
         })
+    }
+
+    /// What the gateway embeds queries with (`GatewaySetup::queries`).
+    pub fn queries(&self) -> Arc<QueryEmbedder> {
+        Arc::clone(&self.queries)
+    }
+
+    /// Embeds `gateway`'s current snapshot and every one it publishes after, until the gateway
+    /// or this worker is gone.
+    pub fn follow(self: &Arc<Self>, gateway: &Arc<Gateway>) {
+        let mut published = gateway.snapshot_changes();
+        let gateway = Arc::downgrade(gateway);
+        let worker = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let (Some(gateway), Some(worker)) = (gateway.upgrade(), worker.upgrade()) else {
+                    return;
+                };
+                published.mark_unchanged();
+                worker.embed_later(gateway.snapshot());
+                drop((gateway, worker));
+                if published.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
     }
 
     /// The model's identity, for logs.
@@ -104,7 +159,7 @@ impl SemanticSearch {
     }
 
     /// Queues `snapshot` for embedding (the worker takes the newest queued).
-    pub(crate) fn embed_later(&self, snapshot: Arc<Snapshot>) {
+    pub fn embed_later(&self, snapshot: Arc<Snapshot>) {
         let sender = self
             .snapshots
             .lock()
@@ -115,7 +170,7 @@ impl SemanticSearch {
     }
 
     /// Embeds `snapshot`'s tools now, on this thread, and attaches the vectors (the benchmarks).
-    pub fn embed_now(&self, snapshot: &Snapshot) -> Result<(), String> {
+    pub fn embed_now(&self, snapshot: &Snapshot) -> Result<(), EmbeddingError> {
         embed_snapshot(&self.shared, snapshot)
     }
 
@@ -125,63 +180,9 @@ impl SemanticSearch {
     }
 
     /// The embedding of `query`, on this thread and uncached.
-    pub fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, String> {
-        embed_one(&self.shared, query)
+    pub fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, EmbedError> {
+        self.queries.embed_query(query)
     }
-
-    /// The embedding of `query` (its first characters: see [`embeddable`]), computed on a
-    /// blocking thread; `None` when the model fails (logged; the search falls back to BM25).
-    pub async fn query_vector(&self, query: &str) -> Option<Arc<[f32]>> {
-        let query = embeddable(query);
-        let cached = self
-            .shared
-            .queries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(query)
-            .cloned();
-        if cached.is_some() {
-            return cached;
-        }
-        let shared = Arc::clone(&self.shared);
-        let text = query.to_owned();
-        let started = Instant::now();
-        let embedded = tokio::task::spawn_blocking(move || embed_one(&shared, &text)).await;
-        mcplex_telemetry::metrics()
-            .query_embedding_seconds
-            .observe(started.elapsed().as_secs_f64());
-        let vector = match embedded {
-            Ok(Ok(vector)) => vector,
-            Ok(Err(error)) => {
-                tracing::warn!(%error, "semantic search: could not embed a query; using BM25");
-                return None;
-            }
-            Err(error) => {
-                tracing::warn!(%error, "semantic search: the query embedding task failed");
-                return None;
-            }
-        };
-        let mut queries = self
-            .shared
-            .queries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if queries.len() >= QUERY_CACHE {
-            queries.clear();
-        }
-        queries.insert(query.to_owned(), Arc::clone(&vector));
-        Some(vector)
-    }
-}
-
-/// The query's vectors as search wants them: the request's as written, then each part's of a
-/// request for several things (`mcplex_catalog::embed_query`), in one model call.
-fn embed_one(shared: &Shared, text: &str) -> Result<Arc<[f32]>, String> {
-    // The gateway ranks with the default tuning: the vectors it needs are that tuning's.
-    let split_parts = mcplex_catalog::Tuning::default().split_parts;
-    mcplex_catalog::embed_query(shared.embedder.as_ref(), text, split_parts)
-        .map(Arc::from)
-        .map_err(|error| error.to_string())
 }
 
 fn work(shared: &Shared, pending: &Receiver<Arc<Snapshot>>) {
@@ -220,12 +221,12 @@ fn work(shared: &Shared, pending: &Receiver<Arc<Snapshot>>) {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = outcome
             .err()
-            .map(|error| crate::accounting::truncated(&error, FAILURE_CHARS).to_owned());
+            .map(|error| truncated(&error.to_string(), FAILURE_CHARS).to_owned());
     }
 }
 
 /// Embeds the passages not yet cached, then attaches the snapshot's vectors.
-fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
+fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), EmbeddingError> {
     if snapshot.has_vectors() {
         return Ok(());
     }
@@ -253,13 +254,12 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
         let vectors = shared
             .embedder
             .embed(&texts)
-            .map_err(|error| error.to_string())?;
+            .map_err(EmbeddingError::Model)?;
         if vectors.len() != batch.len() {
-            return Err(format!(
-                "the model answered {} vectors for {} passages",
-                vectors.len(),
-                batch.len()
-            ));
+            return Err(EmbeddingError::Count {
+                vectors: vectors.len(),
+                passages: batch.len(),
+            });
         }
         let embedded: Vec<(PassageKey, Vec<f32>)> = batch
             .iter()
@@ -286,9 +286,7 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
             .iter()
             .map(|key| cache.get(key).map(Vec::as_slice))
             .collect();
-        let vectors = rows.and_then(Vectors::new).ok_or_else(|| {
-            "the model answered vectors of different sizes, or too few".to_owned()
-        })?;
+        let vectors = rows.and_then(Vectors::new).ok_or(EmbeddingError::Ragged)?;
         // Forget tools long gone, but keep recent ones: a server that reconnects costs nothing.
         if cache.len() > 2 * keys.len() + 1024 {
             let current: std::collections::HashSet<&PassageKey> = keys.iter().collect();
@@ -311,6 +309,13 @@ fn embed_snapshot(shared: &Shared, snapshot: &Snapshot) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// At most the first `max` characters of `text`, cut at a character boundary.
+fn truncated(text: &str, max: usize) -> &str {
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(at, _)| &text[..at])
 }
 
 /// The key of a passage's embedding.
