@@ -33,6 +33,11 @@
 #   BENCH_PERF        set to record each mcplex run with `perf record --call-graph dwarf` into
 #                     OUT_DIR/perf-<target>-<connections>-<round>.data (CPU per call then includes
 #                     perf's own cost: measure with it unset)
+#   BENCH_INSTRUCTIONS set to also count, after the rounds, the instructions each mcplex build
+#                     executes per call under valgrind's callgrind (one connection, a gateway of
+#                     its own, counted only while wrk runs): a figure a noisy or virtual machine
+#                     (no hardware counters here) does not move, so a regression shows. Needs
+#                     valgrind; the dump is OUT_DIR/callgrind-<target>.out (callgrind_annotate).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -215,4 +220,48 @@ for round in $(seq 1 "$rounds"); do
     done
   done
 done
+# Instructions per call under callgrind: a gateway of its own, started with instrumentation off,
+# counted only over one wrk run at one connection (valgrind runs one thread at a time, so more
+# connections would only queue).
+instructions() {
+  local target=$1 bin=$2
+  command -v valgrind >/dev/null || die "valgrind not found (Debian: apt-get install valgrind)"
+  local cg_port cg_pid session result calls totals
+  cg_port=$(free_port)
+  cat >"$out/$target-callgrind.json" <<EOF
+{"listen": "127.0.0.1:$cg_port", "data_dir": "$out/$target-callgrind-data", "audit_retention_days": 1,
+ "max_sessions": 1000, "mcpServers": {"fixture": {"command": "$fixture", "args": ["--name", "fixture"$upstream_json_args]}}}
+EOF
+  rm -f "$out/callgrind-$target.out"*
+  MCPLEX_LOG=warn valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$out/callgrind-$target.out" \
+    "$bin" serve --config "$out/$target-callgrind.json" >"$out/$target-callgrind.log" 2>&1 &
+  cg_pid=$!
+  pids+=("$cg_pid")
+  wait_port "$cg_port"
+  for _ in $(seq 1 300); do
+    curl -fsS "http://127.0.0.1:$cg_port/readyz?all" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  session=$(open_session "$cg_port" /mcp/all)
+  MCP_PATH=/mcp/all MCP_TOOL=fixture__echo MCP_SESSIONS=$session \
+    wrk -t 1 -c 1 -d 2 -s "$lua" "http://127.0.0.1:$cg_port" >/dev/null 2>&1 || true
+  callgrind_control -i on "$cg_pid" >/dev/null
+  result=$(MCP_PATH=/mcp/all MCP_TOOL=fixture__echo MCP_SESSIONS=$session \
+    wrk -t 1 -c 1 -d "$duration" --timeout 10s -s "$lua" "http://127.0.0.1:$cg_port" | tee "$out/wrk-instructions-$target.txt" | grep "^RESULT")
+  callgrind_control -i off "$cg_pid" >/dev/null
+  # Instrumentation was on only during the run: the dump written at exit holds just that.
+  kill "$cg_pid" 2>/dev/null || true
+  wait "$cg_pid" 2>/dev/null || true
+  calls=$(sed -E 's/.* calls=([0-9]+).*/\1/' <<<"$result")
+  totals=$(awk '/^totals:/ {print $2}' "$out/callgrind-$target.out")
+  awk -v target="$target" -v n="$calls" -v t="${totals:-0}" \
+    'BEGIN { printf "instr %-9s     1  calls=%d instructions_per_call=%.0f\n", target, n, (n > 0 ? t / n : 0) }' |
+    tee -a "$out/results.txt"
+}
+
+if [ -n "${BENCH_INSTRUCTIONS:-}" ]; then
+  if [ -n "${baseline_pid:-}" ]; then instructions baseline "$BASELINE_BIN"; fi
+  instructions mcplex "$mcplex"
+fi
 say "results in $out/results.txt"
