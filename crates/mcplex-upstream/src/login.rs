@@ -1,5 +1,6 @@
 //! What the supervisor asks before it connects an OAuth server: whether its login gives a
-//! token now, needs a person, or failed for a while; and waiting for the logins to change. Also
+//! token now, needs a person (said once per reason, then waiting for the logins to change), or
+//! failed for a while; and after a connection ended, whether it needs a login now. Also
 //! a slot's login, and taking up a server that asked for a login its config did not announce.
 
 use std::sync::atomic::Ordering;
@@ -10,7 +11,10 @@ use mcplex_oauth::{Logins, Secret, ServerLogin};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::supervisor::ServerSlot;
+use mcplex_protocol::ServerHealth;
+
+use crate::UpstreamReport;
+use crate::supervisor::{ServerSlot, set_health};
 
 /// Whether an OAuth server can connect now.
 pub(crate) enum LoginCheck {
@@ -128,4 +132,64 @@ pub async fn oauth_challenge(server_url: &str) -> Option<String> {
         .filter_map(|v| v.to_str().ok())
         .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
         .map(str::to_owned)
+}
+
+/// Where a server's login stands before a connection attempt.
+pub(crate) enum Login {
+    /// Go ahead, with this bearer (none for a server that is not OAuth).
+    Ready(Option<Secret>),
+    /// It needed a person; the logins changed since, so check again.
+    Waited,
+    /// The authorization server failed: back off.
+    Failed(String),
+    /// The gateway is shutting down.
+    Stopped,
+}
+
+/// Checks the server's login; when only a person can fix it, says so (once per reason) and
+/// waits until the logins change.
+pub(crate) async fn await_login(
+    slot: &ServerSlot,
+    emit: &impl Fn(UpstreamReport),
+    announced: &mut Option<String>,
+    logins_changed: Option<&mut watch::Receiver<u64>>,
+    shutdown: &CancellationToken,
+) -> Login {
+    match check_login(&slot.config, slot.login().as_deref()).await {
+        LoginCheck::Ready(bearer) => {
+            *announced = None;
+            Login::Ready(bearer)
+        }
+        LoginCheck::NeedsLogin(reason) => {
+            let reason = slot.redactor.redact(&reason);
+            if announced.as_ref() != Some(&reason) {
+                let name = &slot.config.name;
+                tracing::warn!(server = %name, "upstream needs an OAuth login: {reason}");
+                *announced = Some(reason.clone());
+            }
+            set_health(slot, emit, ServerHealth::NeedsLogin { reason });
+            if logins_change(logins_changed, shutdown).await {
+                Login::Waited
+            } else {
+                Login::Stopped
+            }
+        }
+        LoginCheck::Failed(reason) => Login::Failed(reason),
+    }
+}
+
+/// Whether a connection that just ended needs a login before the next attempt (which is then
+/// not a failure to back off from): a server that asked for one it was not configured for, or
+/// one whose login is gone.
+pub(crate) async fn needs_login_now(slot: &ServerSlot, logins: Option<&Logins>) -> bool {
+    if slot.take_up_login(logins) {
+        return true;
+    }
+    match slot.login() {
+        Some(login) => matches!(
+            check_login(&slot.config, Some(&login)).await,
+            LoginCheck::NeedsLogin(_)
+        ),
+        None => false,
+    }
 }

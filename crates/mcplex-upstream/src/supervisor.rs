@@ -28,7 +28,7 @@ use crate::connect::connect;
 use crate::failures::RecentFailures;
 use crate::isolation::{Denied, Isolation};
 use crate::lifecycle::{self, Offer, OfferParts};
-use crate::login::{LoginCheck, check_login, login_change, logins_change};
+use crate::login::{Login, LoginCheck, await_login, check_login, login_change, needs_login_now};
 use crate::rpc::RpcConnection;
 
 /// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
@@ -262,7 +262,7 @@ fn redactor_of(server: &ServerConfig) -> Redactor {
 }
 
 /// Records `health` for "not connected" errors and reports it.
-fn set_health(slot: &ServerSlot, emit: &impl Fn(UpstreamReport), health: ServerHealth) {
+pub(crate) fn set_health(slot: &ServerSlot, emit: &impl Fn(UpstreamReport), health: ServerHealth) {
     *slot.health.lock().unwrap_or_else(PoisonError::into_inner) = health.clone();
     emit(UpstreamReport::Health(health));
 }
@@ -274,6 +274,8 @@ fn set_connection(slot: &ServerSlot, connection: Option<Arc<RpcConnection>>) {
         .unwrap_or_else(PoisonError::into_inner) = connection;
 }
 
+/// Keeps one server connected until the gateway shuts down: a login when it needs one, a
+/// connection served until it is lost, a backoff after each failure.
 async fn supervise(
     slot: Arc<ServerSlot>,
     builtin: Option<BuiltinConnector>,
@@ -294,96 +296,122 @@ async fn supervise(
     let mut failures: u32 = 0;
     let mut announced: Option<String> = None;
     loop {
-        let bearer = match check_login(&slot.config, slot.login().as_deref()).await {
-            LoginCheck::Ready(bearer) => Ok(bearer),
-            LoginCheck::NeedsLogin(reason) => {
-                let reason = slot.redactor.redact(&reason);
-                if announced.as_ref() != Some(&reason) {
-                    tracing::warn!(server = %name, "upstream needs an OAuth login: {reason}");
-                    announced = Some(reason.clone());
-                }
-                set_health(&slot, &emit, ServerHealth::NeedsLogin { reason });
+        let login = await_login(
+            &slot,
+            &emit,
+            &mut announced,
+            logins_changed.as_mut(),
+            &shutdown,
+        );
+        let bearer = match login.await {
+            Login::Ready(bearer) => bearer,
+            Login::Waited => {
                 failures = 0;
-                if !logins_change(logins_changed.as_mut(), &shutdown).await {
-                    return;
-                }
                 continue;
             }
-            LoginCheck::Failed(reason) => Err(reason),
-        };
-        let bearer = match bearer {
-            Ok(bearer) => bearer,
-            Err(reason) => {
+            Login::Failed(reason) => {
                 if !back_off(&slot, &emit, &mut failures, reason, &shutdown).await {
                     return;
                 }
                 continue;
             }
+            Login::Stopped => return,
         };
-        announced = None;
-        let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
-        let init_timeout = slot.config.init_timeout;
-        let opened = tokio::select! {
-            opened = tokio::time::timeout(init_timeout, connect(&slot, builtin.as_ref(), bearer.as_ref(), notifications_tx)) => opened,
-            () = shutdown.cancelled() => return,
+        let connection = Connection {
+            slot: &slot,
+            emit: &emit,
+            notices: &notices,
+            shutdown: &shutdown,
         };
-        let reason = match opened {
-            Ok(Ok((connection, handshake, tools, offer))) => {
+        let attempt =
+            connection.open_and_serve(builtin.as_ref(), bearer.as_ref(), logins_changed.as_mut());
+        let reason = match attempt.await {
+            Attempt::Lost(reason) => {
                 failures = 0;
-                tracing::info!(
-                    server = %name,
-                    tools = tools.len(),
-                    protocol = %handshake.protocol_version,
-                    upstream = %slot.redactor.redact(&handshake.server_info.to_string()),
-                    "upstream ready"
-                );
-                set_connection(&slot, Some(connection.clone()));
-                *slot.health.lock().unwrap_or_else(PoisonError::into_inner) = ServerHealth::Ready;
-                let listed = Listed {
-                    tools: Arc::new(tools),
-                    offer: Arc::new(offer),
-                };
-                emit(listed.report());
-                let reason = serve(
-                    &slot,
-                    &connection,
-                    &mut notifications,
-                    listed,
-                    &emit,
-                    &notices,
-                    logins_changed.as_mut().filter(|_| slot.login().is_some()),
-                    &shutdown,
-                )
-                .await;
-                set_connection(&slot, None);
-                connection.shutdown().await;
-                match reason {
-                    Some(reason) => reason,
-                    None => return, // shutting down
-                }
+                reason
             }
-            Ok(Err(reason)) => reason,
-            Err(_) => format!(
-                "not ready within init_timeout ({}s)",
-                init_timeout.as_secs_f32()
-            ),
+            Attempt::Failed(reason) => reason,
+            Attempt::Stopped => return,
         };
-        // A server that asked for a login it was not configured for needs one now.
-        if slot.take_up_login(logins.as_deref()) {
-            continue;
-        }
-        // A connection that ended for want of a login is not a failure to back off from.
-        if let Some(login) = slot.login()
-            && matches!(
-                check_login(&slot.config, Some(&login)).await,
-                LoginCheck::NeedsLogin(_)
-            )
-        {
+        if needs_login_now(&slot, logins.as_deref()).await {
             continue;
         }
         if !back_off(&slot, &emit, &mut failures, reason, &shutdown).await {
             return;
         }
+    }
+}
+
+/// How one connection attempt ended.
+enum Attempt {
+    /// It never became ready.
+    Failed(String),
+    /// It was ready, then was lost.
+    Lost(String),
+    /// The gateway is shutting down.
+    Stopped,
+}
+
+/// What one connection attempt reports through and stops with.
+struct Connection<'a, E> {
+    slot: &'a ServerSlot,
+    emit: &'a E,
+    notices: &'a broadcast::Sender<UpstreamNotice>,
+    shutdown: &'a CancellationToken,
+}
+
+impl<E: Fn(UpstreamReport)> Connection<'_, E> {
+    /// Opens a connection within `init_timeout` and, once it is ready, serves it until it is
+    /// lost.
+    async fn open_and_serve(
+        &self,
+        builtin: Option<&BuiltinConnector>,
+        bearer: Option<&mcplex_oauth::Secret>,
+        logins_changed: Option<&mut watch::Receiver<u64>>,
+    ) -> Attempt {
+        let slot = self.slot;
+        let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
+        let init_timeout = slot.config.init_timeout;
+        let opened = tokio::select! {
+            opened = tokio::time::timeout(init_timeout, connect(slot, builtin, bearer, notifications_tx)) => opened,
+            () = self.shutdown.cancelled() => return Attempt::Stopped,
+        };
+        let (connection, handshake, tools, offer) = match opened {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(reason)) => return Attempt::Failed(reason),
+            Err(_) => {
+                let secs = init_timeout.as_secs_f32();
+                return Attempt::Failed(format!("not ready within init_timeout ({secs}s)"));
+            }
+        };
+        tracing::info!(
+            server = %slot.config.name,
+            tools = tools.len(),
+            protocol = %handshake.protocol_version,
+            upstream = %slot.redactor.redact(&handshake.server_info.to_string()),
+            "upstream ready"
+        );
+        set_connection(slot, Some(connection.clone()));
+        *slot.health.lock().unwrap_or_else(PoisonError::into_inner) = ServerHealth::Ready;
+        let listed = Listed {
+            tools: Arc::new(tools),
+            offer: Arc::new(offer),
+        };
+        (self.emit)(listed.report());
+        let ended = serve(
+            slot,
+            &connection,
+            &mut notifications,
+            listed,
+            self.emit,
+            self.notices,
+            logins_changed.filter(|_| slot.login().is_some()),
+            self.shutdown,
+        )
+        .await;
+        set_connection(slot, None);
+        connection.shutdown().await;
+        ended.map_or(Attempt::Stopped, Attempt::Lost)
     }
 }
 
