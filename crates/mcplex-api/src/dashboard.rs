@@ -7,6 +7,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::activity::ActivityEntry;
 
+/// `GET /api/v1/activity/export?format=&since=&token=&tool=&status=`: which rows to export and
+/// how (the filters of [`ActivityFilter`], a start, and `jsonl` (the default) or `csv`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityExportQuery {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// An RFC 3339 time, a date, or a duration back from now (`24h`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
 /// `GET /api/v1/activity?token=&tool=&status=&offset=&limit=`: which rows, newest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActivityFilter {

@@ -22,9 +22,10 @@ mod tools;
 pub use activity::ActivityEntry;
 pub use answers::{Done, ErrorAnswer, IdentityAnswer, IdentityRequest, LoginStarted};
 pub use dashboard::{
-    ActivityAnswer, ActivityFilter, ConfigAnswer, DiagnosticEntry, LoginRequest, NoModel, Ranking,
-    SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats, SessionAnswer, StatsAnswer,
-    StderrAnswer, TrendPoint, TrendsAnswer, TrendsQuery, WithoutModel,
+    ActivityAnswer, ActivityExportQuery, ActivityFilter, ConfigAnswer, DiagnosticEntry,
+    LoginRequest, NoModel, Ranking, SearchAnswer, SearchHit, SearchRequest, SearchStatus,
+    ServerStats, SessionAnswer, StatsAnswer, StderrAnswer, TrendPoint, TrendsAnswer, TrendsQuery,
+    WithoutModel,
 };
 pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch};
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};

@@ -89,6 +89,9 @@ pub mod paths {
     pub const TOOL_REVIEW: &str = "/api/v1/tools/{id}/review";
     /// `GET` [`crate::ActivityFilter`]: [`crate::ActivityAnswer`].
     pub const ACTIVITY: &str = "/api/v1/activity";
+    /// `GET` [`crate::ActivityExportQuery`]: every row it selects, oldest first, streamed as
+    /// JSON Lines or CSV (what `mcplex activity export` writes).
+    pub const ACTIVITY_EXPORT: &str = "/api/v1/activity/export";
     /// `GET`: [`crate::StatsAnswer`].
     pub const STATS: &str = "/api/v1/stats";
     /// `GET` [`crate::TrendsQuery`]: [`crate::TrendsAnswer`].

@@ -37,7 +37,27 @@ pub struct ActivityQuery {
     pub status: Option<String>,
     /// Rows skipped from the newest (paging).
     pub offset: usize,
+    /// Only rows of calls that started at or after this (Unix milliseconds).
+    pub since_ms: Option<i64>,
 }
+
+/// Where an export has got to: the last row it read, oldest first (`rowid` breaks ties of
+/// `at_ms`), so rows written meanwhile neither shift nor repeat a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExportCursor {
+    at_ms: i64,
+    rowid: i64,
+}
+
+/// The filters of [`ActivityQuery`] as SQL: `WHERE` conditions over parameters `?1`..`?5`, shared
+/// by the page and the export so that both read the same rows.
+const FILTERS: &str = "(CAST(?1 AS TEXT) IS NULL OR token = ?1)
+    AND (CAST(?2 AS TEXT) IS NULL OR lower(tool) LIKE ?2 ESCAPE '\\')
+    AND (CAST(?3 AS TEXT) IS NULL OR status = ?3) AND (CAST(?4 AS BIGINT) = 0 OR token IS NULL)
+    AND at_ms >= ?5";
+
+/// The selected columns, in the order [`activity_of`] reads them (from index `first`).
+const SELECTED: &str = "at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica, COALESCE(method, 'tools/call')";
 
 impl ActivityQuery {
     /// The `token` filter for calls made without a token (the local user, the admin key).
@@ -136,51 +156,55 @@ impl Store {
     pub fn activity(&self, query: &ActivityQuery) -> Result<Vec<Activity>, StateError> {
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
-        let no_token = query.token.as_deref() == Some(ActivityQuery::NO_TOKEN);
-        let token = query.token.as_deref().filter(|_| !no_token);
-        // The tool filter matches part of the name, in any case: `weather` finds
-        // `fixture:weather` (`%`, `_` and `\` in it stand for themselves).
-        let tool_pattern = query.tool.as_deref().map(|tool| {
-            let escaped = tool
-                .to_lowercase()
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_");
-            format!("%{escaped}%")
-        });
+        let filters = Filters::of(query);
+        let sql = format!(
+            "SELECT {SELECTED} FROM activity WHERE {FILTERS} ORDER BY at_ms DESC, rowid DESC LIMIT ?6 OFFSET ?7"
+        );
         let rows = self.db.transaction(Mode::Read, |tx| {
-            tx.query(
-                "SELECT at_ms, request_id, token, tool, status, duration_us, request_bytes, response_bytes, arguments, replica, COALESCE(method, 'tools/call')
-                 FROM activity
-                 WHERE (CAST(?1 AS TEXT) IS NULL OR token = ?1)
-                   AND (CAST(?2 AS TEXT) IS NULL OR lower(tool) LIKE ?2 ESCAPE '\\')
-                   AND (CAST(?3 AS TEXT) IS NULL OR status = ?3) AND (CAST(?4 AS BIGINT) = 0 OR token IS NULL)
-                 ORDER BY at_ms DESC, rowid DESC LIMIT ?5 OFFSET ?6",
-                &[
-                    Param::OptText(token),
-                    Param::OptText(tool_pattern.as_deref()),
-                    Param::OptText(query.status.as_deref()),
-                    Param::Int(i64::from(no_token)),
-                    Param::Int(limit),
-                    Param::Int(offset),
-                ],
-            )
+            let mut params = filters.params().to_vec();
+            params.extend([Param::Int(limit), Param::Int(offset)]);
+            tx.query(&sql, &params)
+        })?;
+        rows.iter().map(|row| activity_of(row, 0)).collect()
+    }
+
+    /// Up to `limit` rows matching `query` after `after` (from the oldest when `None`), oldest
+    /// first, each with the cursor that continues after it: an export reads the log in such
+    /// pages, each its own short read, so a long export never holds a transaction open.
+    pub fn activity_after(
+        &self,
+        query: &ActivityQuery,
+        after: Option<ExportCursor>,
+        limit: usize,
+    ) -> Result<Vec<(ExportCursor, Activity)>, StateError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let after = after.unwrap_or(ExportCursor {
+            at_ms: i64::MIN,
+            rowid: i64::MIN,
+        });
+        let filters = Filters::of(query);
+        let sql = format!(
+            "SELECT rowid, {SELECTED} FROM activity WHERE {FILTERS}
+               AND (at_ms > ?6 OR (at_ms = ?6 AND rowid > ?7))
+             ORDER BY at_ms, rowid LIMIT ?8"
+        );
+        let rows = self.db.transaction(Mode::Read, |tx| {
+            let mut params = filters.params().to_vec();
+            params.extend([
+                Param::Int(after.at_ms),
+                Param::Int(after.rowid),
+                Param::Int(limit),
+            ]);
+            tx.query(&sql, &params)
         })?;
         rows.iter()
             .map(|row| {
-                Ok(Activity {
-                    at_ms: row.int(0)?,
-                    request_id: row.text(1)?,
-                    token: row.opt_text(2)?,
-                    tool: row.text(3)?,
-                    status: row.text(4)?,
-                    duration_us: row.int(5)?,
-                    request_bytes: row.int(6)?,
-                    response_bytes: row.int(7)?,
-                    arguments: row.opt_text(8)?,
-                    replica: row.opt_text(9)?,
-                    method: row.text(10)?,
-                })
+                let activity = activity_of(row, 1)?;
+                let cursor = ExportCursor {
+                    at_ms: activity.at_ms,
+                    rowid: row.int(0)?,
+                };
+                Ok((cursor, activity))
             })
             .collect()
     }
@@ -203,6 +227,65 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// An [`ActivityQuery`]'s filters as the parameters of [`FILTERS`].
+struct Filters {
+    token: Option<String>,
+    tool_pattern: Option<String>,
+    status: Option<String>,
+    no_token: bool,
+    since_ms: i64,
+}
+
+impl Filters {
+    fn of(query: &ActivityQuery) -> Filters {
+        let no_token = query.token.as_deref() == Some(ActivityQuery::NO_TOKEN);
+        // The tool filter matches part of the name, in any case: `weather` finds
+        // `fixture:weather` (`%`, `_` and `\` in it stand for themselves).
+        let tool_pattern = query.tool.as_deref().map(|tool| {
+            let escaped = tool
+                .to_lowercase()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            format!("%{escaped}%")
+        });
+        Filters {
+            token: query.token.clone().filter(|_| !no_token),
+            tool_pattern,
+            status: query.status.clone(),
+            no_token,
+            since_ms: query.since_ms.unwrap_or(i64::MIN),
+        }
+    }
+
+    fn params(&self) -> [Param<'_>; 5] {
+        [
+            Param::OptText(self.token.as_deref()),
+            Param::OptText(self.tool_pattern.as_deref()),
+            Param::OptText(self.status.as_deref()),
+            Param::Int(i64::from(self.no_token)),
+            Param::Int(self.since_ms),
+        ]
+    }
+}
+
+/// The [`Activity`] in `row`'s columns [`SELECTED`], starting at column `first`.
+fn activity_of(row: &crate::sql::Row, first: usize) -> Result<Activity, StateError> {
+    Ok(Activity {
+        at_ms: row.int(first)?,
+        request_id: row.text(first + 1)?,
+        token: row.opt_text(first + 2)?,
+        tool: row.text(first + 3)?,
+        status: row.text(first + 4)?,
+        duration_us: row.int(first + 5)?,
+        request_bytes: row.int(first + 6)?,
+        response_bytes: row.int(first + 7)?,
+        arguments: row.opt_text(first + 8)?,
+        replica: row.opt_text(first + 9)?,
+        method: row.text(first + 10)?,
+    })
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ mod tokens;
 mod trends;
 mod usage;
 
-pub use activity::{Activity, ActivityCount, ActivityQuery};
+pub use activity::{Activity, ActivityCount, ActivityQuery, ExportCursor};
 pub use admin_key::AdminKey;
 pub use caller_logins::CallerLoginRow;
 pub use control::{ChangeSignal, INSTANCE_STALE_AFTER_SECS, Instance};

@@ -5,9 +5,11 @@
 //! - `GET  /api/v1/tools/{id}/review`: the pinned and the latest observed definition, by hash
 //!   (approving sends that hash back: `POST /api/v1/tools/{id}/approve?hash=H`).
 //! - `GET  /api/v1/activity?token=&tool=&status=&offset=&limit=`: the audit log, newest first.
+//! - `GET  /api/v1/activity/export?format=&since=&token=&tool=&status=`: all of it, oldest
+//!   first, streamed as JSON Lines or CSV (`activity_export.rs`).
 //! - `GET  /api/v1/stats`: calls and errors per server in the last hour, restarts.
 //! - `POST /api/v1/search`: the catalog ranked exactly as `tool_search`/`retrieve_tools` rank
-//!   it (same query embedding, same `Snapshot::search`), with the scores.
+//!   it (the same `Gateway::search`), with the scores.
 //! - `GET  /api/v1/config`: the effective config redacted (`config_view.rs`), its warnings and
 //!   the catalog's diagnostics.
 //! - `GET  /api/v1/servers/{name}/stderr`: the server's stderr tail on this gateway, redacted.
@@ -20,11 +22,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use mcplex_api::{
-    ActivityAnswer, ActivityEntry, ActivityFilter, ConfigAnswer, DiagnosticEntry, Ranking,
-    SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats, StatsAnswer, StderrAnswer,
-    paths,
+    ActivityAnswer, ActivityEntry, ActivityExportQuery, ActivityFilter, ConfigAnswer,
+    DiagnosticEntry, Ranking, SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats,
+    StatsAnswer, StderrAnswer, paths,
 };
 use mcplex_dispatch::{RankBy, ToolQuery};
+
+use crate::activity_export::{Export, ExportFormat};
 use mcplex_names::ToolId;
 use mcplex_state::{Activity, ActivityQuery};
 use mcplex_surface::Caller;
@@ -43,6 +47,7 @@ pub fn router(state: ApiState) -> Router {
     Router::new()
         .route(paths::TOOL_REVIEW, get(tool_review))
         .route(paths::ACTIVITY, get(activity))
+        .route(paths::ACTIVITY_EXPORT, get(activity_export))
         .route(paths::STATS, get(stats))
         .route(paths::SEARCH, post(search))
         .route(paths::CONFIG, get(config))
@@ -89,6 +94,7 @@ async fn activity(State(state): State<ApiState>, Query(filter): Query<ActivityFi
         tool: blank(filter.tool),
         status: blank(filter.status),
         offset: filter.offset.unwrap_or(0),
+        since_ms: None,
     };
     match off_runtime(state.access.store(), move |store| store.activity(&query)).await {
         Ok(Ok(mut rows)) => {
@@ -100,6 +106,63 @@ async fn activity(State(state): State<ApiState>, Query(filter): Query<ActivityFi
         Ok(Err(e)) => error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
         Err(failed) => failed,
     }
+}
+
+/// Every row the query selects, oldest first, streamed page by page (each page read on a
+/// blocking thread) as JSON Lines or CSV. A store failure after the first page ends the body
+/// early (the status is already sent): the client sees a truncated export, never a wrong one.
+async fn activity_export(
+    State(state): State<ApiState>,
+    Query(query): Query<ActivityExportQuery>,
+) -> Response {
+    let format = match ExportFormat::parse(query.format.as_deref().unwrap_or("jsonl")) {
+        Ok(format) => format,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
+    let blank = |text: Option<String>| text.filter(|t| !t.trim().is_empty());
+    let since_ms = match blank(query.since)
+        .map(|since| crate::activity_export::since_ms(&since, std::time::SystemTime::now()))
+        .transpose()
+    {
+        Ok(since_ms) => since_ms,
+        Err(why) => return error(StatusCode::BAD_REQUEST, format!("since: {why}")),
+    };
+    let selected = ActivityQuery {
+        token: blank(query.token),
+        tool: blank(query.tool),
+        status: blank(query.status),
+        since_ms,
+        ..ActivityQuery::default()
+    };
+    let store = state.access.store().clone();
+    let pages = futures::stream::unfold(Some(Export::new(selected, format)), move |export| {
+        let store = store.clone();
+        async move {
+            let mut export = export?;
+            let read = tokio::task::spawn_blocking(move || {
+                let chunk = export.next_chunk(&store);
+                (export, chunk)
+            })
+            .await;
+            match read {
+                Ok((export, Ok(Some(chunk)))) => {
+                    Some((Ok::<_, std::io::Error>(chunk), Some(export)))
+                }
+                Ok((_, Ok(None))) => None,
+                Ok((_, Err(e))) => {
+                    tracing::warn!("activity export ended early: {e}");
+                    Some((Err(std::io::Error::other(e.to_string())), None))
+                }
+                Err(e) => Some((Err(std::io::Error::other(e.to_string())), None)),
+            }
+        }
+    });
+    let mut response = axum::body::Body::from_stream(pages).into_response();
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static(format.content_type()),
+    );
+    response
 }
 
 /// A stored row as the API and `mcplex activity --json` show it.

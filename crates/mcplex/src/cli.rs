@@ -48,8 +48,11 @@ pub enum Command {
         #[command(subcommand)]
         command: AuthCommand,
     },
-    /// The audit log of tool calls, newest first.
+    /// The audit log of tool calls, newest first; `activity export` writes all of it.
+    #[command(args_conflicts_with_subcommands = true)]
     Activity {
+        #[command(subcommand)]
+        command: Option<ActivityCommand>,
         #[command(flatten)]
         config: ConfigArgs,
         /// At most this many rows.
@@ -135,6 +138,33 @@ pub struct ServeArgs {
     /// the data directory's `demo`).
     #[arg(long)]
     pub demo: bool,
+}
+
+/// `mcplex activity …`
+#[derive(Subcommand)]
+pub enum ActivityCommand {
+    /// Write the audit log, oldest first, to stdout as JSON Lines or CSV (for a log shipper, an
+    /// archive or a spreadsheet), read from the state database while gateways keep writing.
+    Export {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// Only calls from then on: an RFC 3339 time (2026-12-01T08:00:00Z), a date
+        /// (2026-12-01) or a duration back from now (24h, 7d). Default: the whole log.
+        #[arg(long)]
+        since: Option<String>,
+        /// `jsonl` (one JSON object a line, as `activity --json` shows a row) or `csv`.
+        #[arg(long, default_value = "jsonl")]
+        format: String,
+        /// Only calls made with this token (`-` for calls made without one).
+        #[arg(long)]
+        token: Option<String>,
+        /// Only calls whose tool (`server:tool`) contains this, in any case.
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only calls with this outcome (`ok`, `tool_error`, ...).
+        #[arg(long)]
+        status: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]

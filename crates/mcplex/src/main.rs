@@ -2,6 +2,7 @@
 //! JSON-RPC channel), wires config → upstreams → catalog → surfaces, and maps failures to exit
 //! codes. Everything with logic of its own lives in the library crates.
 
+mod activity_export;
 mod api;
 mod api_connections;
 mod api_limits;

@@ -23,6 +23,19 @@ pub fn line(text: fmt::Arguments<'_>) -> anyhow::Result<()> {
         .write_fmt(text)
         .and_then(|()| stdout.write_all(b"\n"))
         .and_then(|()| stdout.flush());
+    outcome(written)
+}
+
+/// Writes `text` to stdout as it is (its own line ends included), like [`line`].
+pub fn chunk(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    outcome(written)
+}
+
+fn outcome(written: std::io::Result<()>) -> anyhow::Result<()> {
     match written {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),

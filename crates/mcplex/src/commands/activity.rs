@@ -1,5 +1,6 @@
 //! `mcplex activity`: the audit log, newest first, read from the state database (a running
-//! gateway keeps writing meanwhile).
+//! gateway keeps writing meanwhile); `mcplex activity export`: all of it, oldest first, as JSON
+//! Lines or CSV (`activity_export.rs`).
 
 use std::process::ExitCode;
 
@@ -8,6 +9,7 @@ use mcplex_api::ActivityEntry;
 use mcplex_config::Overrides;
 use mcplex_state::ActivityQuery;
 
+use crate::activity_export::{Export, ExportFormat};
 use crate::cli::ConfigArgs;
 use crate::output::outln;
 
@@ -58,6 +60,36 @@ pub fn run(
             a.response_bytes,
             a.replica.as_deref().unwrap_or("-")
         )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mcplex activity export`: the rows the filters select, oldest first, to stdout.
+pub fn export(
+    args: &ConfigArgs,
+    since: Option<&str>,
+    format: &str,
+    token: Option<String>,
+    tool: Option<String>,
+    status: Option<String>,
+) -> Result<ExitCode> {
+    let format = ExportFormat::parse(format).map_err(anyhow::Error::msg)?;
+    let since_ms = since
+        .map(|since| crate::activity_export::since_ms(since, std::time::SystemTime::now()))
+        .transpose()
+        .map_err(|why| anyhow::anyhow!("--since: {why}"))?;
+    let config = crate::load::load(args, Overrides::default())?;
+    let (store, _) = crate::load::open_store(&config)?;
+    let query = ActivityQuery {
+        token,
+        tool,
+        status,
+        since_ms,
+        ..ActivityQuery::default()
+    };
+    let mut export = Export::new(query, format);
+    while let Some(chunk) = export.next_chunk(&store)? {
+        crate::output::chunk(&chunk)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -18,8 +18,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{
-    ApikeyCommand, AuthCommand, Cli, Command, ConfigCommand, ServersCommand, TokenCommand,
-    ToolsCommand,
+    ActivityCommand, ApikeyCommand, AuthCommand, Cli, Command, ConfigCommand, ServersCommand,
+    TokenCommand, ToolsCommand,
 };
 use mcplex_runtime::TrustAction;
 
@@ -107,6 +107,19 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Call(args) => call::run(args).await,
         Command::Export(args) => export::run(args).await,
         Command::Activity {
+            command:
+                Some(ActivityCommand::Export {
+                    config,
+                    since,
+                    format,
+                    token,
+                    tool,
+                    status,
+                }),
+            ..
+        } => activity::export(&config, since.as_deref(), &format, token, tool, status),
+        Command::Activity {
+            command: None,
             config,
             limit,
             token,

@@ -2,6 +2,7 @@
 //! Python MCP SDK as the client, in both protocol eras. One binary (matklad's "delete cargo
 //! integration tests"); each module is one area of behaviour.
 
+mod activity_export;
 mod calls;
 mod cli;
 mod cluster;

@@ -111,6 +111,22 @@ fn gateways_on_one_postgres_store_share_tokens_approvals_and_the_audit_log() {
             (calls == 2).then_some(rows)
         },
     );
+    // The export reads the same shared log, oldest first, in pages by (time, row id).
+    let (code, out, err) = cli(
+        "store",
+        &[
+            "activity", "export", "--config", &config, "--token", "shared", "--format", "csv",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let exported: Vec<&str> = out.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(exported.len(), 3, "a header and both calls: {out}");
+    assert!(
+        exported[1..]
+            .iter()
+            .all(|row| row.contains(",shared,tools/call,a:echo,ok,")),
+        "{out}"
+    );
     let replicas: std::collections::BTreeSet<String> = rows
         .as_array()
         .into_iter()
