@@ -4,7 +4,9 @@
 
 mod api;
 mod api_connections;
+mod api_guard;
 mod api_limits;
+mod api_session;
 mod api_trends;
 mod api_views;
 mod audit;
