@@ -369,12 +369,12 @@ mod tests {
 
     #[test]
     fn a_family_owns_its_prefix_and_what_is_under_it() {
-        for prefix in ["/api", "/api/"] {
+        for prefix in ["/fam", "/fam/"] {
             let family = Family::new(prefix, NoGuard);
-            for path in ["/api", "/api/", "/api/v1/servers"] {
+            for path in ["/fam", "/fam/", "/fam/v1/things"] {
                 assert!(family.owns(path), "{prefix} {path}");
             }
-            for path in ["/apix", "/ap", "/", "/mcp/api"] {
+            for path in ["/famx", "/fa", "/", "/mcp/fam"] {
                 assert!(!family.owns(path), "{prefix} {path}");
             }
         }
