@@ -1,9 +1,8 @@
 //! Credentials of a running gateway: the admin API key and the agent tokens, checked for every
 //! HTTP request by the guards (the surface's for MCP routes, `api_guard.rs` for `/api`). Tokens
 //! are looked up by their keyed hash in an in-memory copy of the store, refreshed whenever the
-//! management API changes them. The dashboard's
-//! sessions are checked here too: the `/api` guard asks for a session's CSRF token through
-//! [`Access::session_csrf`].
+//! management API changes them. The dashboard's sessions are checked here too: the `/api` guard
+//! asks for a session's CSRF token through [`Access::session_csrf`].
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
