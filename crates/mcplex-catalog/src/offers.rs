@@ -129,13 +129,35 @@ pub(crate) fn build(
 ) -> Offers {
     servers.sort_by(|a, b| a.config.name.cmp(&b.config.name));
     let mut offers = Offers::default();
+    add_prompts(&mut offers, &servers, diagnostics);
+    for server in &servers {
+        let name: Arc<str> = server.config.name.as_str().into();
+        offers.features.insert(name.clone(), features(server));
+        let mut resources = Resources {
+            offers: &mut offers,
+            diagnostics: &mut *diagnostics,
+            server,
+            name: &name,
+        };
+        resources.add(server.resources, "uri", false);
+        resources.add(server.templates, "uriTemplate", true);
+    }
+    offers
+}
+
+/// Names the servers' prompts by the tools' naming scheme (transparent servers keep their own
+/// names) and lists them, sorted by served name.
+fn add_prompts(
+    offers: &mut Offers,
+    servers: &[ServerOffer<'_>],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let transparent: HashMap<&str, bool> = servers
         .iter()
         .map(|s| (s.config.name.as_str(), !s.config.namespace))
         .collect();
-    // Prompts: the tools' naming scheme, with transparent servers keeping their own names.
     let mut raw_prompts: HashMap<ToolId, &serde_json::Map<String, Value>> = HashMap::new();
-    for server in &servers {
+    for server in servers {
         for prompt in &server.prompts {
             if let Some(name) = prompt.get("name").and_then(Value::as_str) {
                 raw_prompts.insert(ToolId::new(server.config.name.as_str(), name), prompt);
@@ -167,72 +189,81 @@ pub(crate) fn build(
         .enumerate()
         .map(|(i, p)| (served_name(&p.listed).to_owned(), i))
         .collect();
+}
 
-    for server in &servers {
-        let name: Arc<str> = server.config.name.as_str().into();
-        let caps = server.capabilities;
-        offers.features.insert(
-            name.clone(),
-            ServerFeatures {
-                transparent: !server.config.namespace,
-                resources: declares(caps, "resources"),
-                subscribe: caps
-                    .pointer("/resources/subscribe")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                completions: declares(caps, "completions"),
-                logging: declares(caps, "logging"),
-            },
-        );
-        let filter = &server.config.resources;
-        let mut add = |items: &[Value], key: &str, templates: bool| {
-            for item in items {
-                let Some(original) = item.get(key).and_then(Value::as_str) else {
-                    diagnostics.push(Diagnostic {
-                        server: name.to_string(),
-                        message: format!("a resource entry has no {key}; skipped"),
-                    });
-                    continue;
-                };
-                if !filter.admits(original) {
-                    continue;
-                }
-                let served = if server.config.namespace {
-                    namespaced_uri(&name, original)
-                } else {
-                    original.to_owned()
-                };
-                let (list, index) = if templates {
-                    (&mut offers.templates, &mut offers.template_index)
-                } else {
-                    (&mut offers.resources, &mut offers.resource_index)
-                };
-                if let Some(&holder) = index.get(&served) {
-                    if list[holder].server != name {
-                        diagnostics.push(Diagnostic {
-                            server: name.to_string(),
-                            message: format!(
-                                "resource {served:?} is not served: server {:?} already serves that URI; set \"namespace\": true on one of them",
-                                list[holder].server
-                            ),
-                        });
-                    }
-                    continue;
-                }
-                let mut listed = item.clone();
-                listed[key] = Value::from(served.as_str());
-                index.insert(served, list.len());
-                list.push(OfferedResource {
-                    server: name.clone(),
-                    original: original.to_owned(),
-                    listed,
-                });
-            }
-        };
-        add(server.resources, "uri", false);
-        add(server.templates, "uriTemplate", true);
+/// What a server can do besides tools, from its declared capabilities.
+fn features(server: &ServerOffer<'_>) -> ServerFeatures {
+    let caps = server.capabilities;
+    ServerFeatures {
+        transparent: !server.config.namespace,
+        resources: declares(caps, "resources"),
+        subscribe: caps
+            .pointer("/resources/subscribe")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        completions: declares(caps, "completions"),
+        logging: declares(caps, "logging"),
     }
-    offers
+}
+
+/// One server's resources and templates on their way into the offers.
+struct Resources<'o, 's> {
+    offers: &'o mut Offers,
+    diagnostics: &'o mut Vec<Diagnostic>,
+    server: &'o ServerOffer<'s>,
+    name: &'o Arc<str>,
+}
+
+impl Resources<'_, '_> {
+    /// Lists `items` (resources, or templates) under their served URIs (the `key` field): those
+    /// the server's filter admits, namespaced unless the server is transparent, and not already
+    /// held by a server whose name sorts first.
+    fn add(&mut self, items: &[Value], key: &str, templates: bool) {
+        let name = self.name;
+        for item in items {
+            let Some(original) = item.get(key).and_then(Value::as_str) else {
+                self.diagnostics.push(Diagnostic {
+                    server: name.to_string(),
+                    message: format!("a resource entry has no {key}; skipped"),
+                });
+                continue;
+            };
+            if !self.server.config.resources.admits(original) {
+                continue;
+            }
+            let served = if self.server.config.namespace {
+                namespaced_uri(name, original)
+            } else {
+                original.to_owned()
+            };
+            let offers = &mut *self.offers;
+            let (list, index) = if templates {
+                (&mut offers.templates, &mut offers.template_index)
+            } else {
+                (&mut offers.resources, &mut offers.resource_index)
+            };
+            if let Some(&holder) = index.get(&served) {
+                if list[holder].server != *name {
+                    self.diagnostics.push(Diagnostic {
+                        server: name.to_string(),
+                        message: format!(
+                            "resource {served:?} is not served: server {:?} already serves that URI; set \"namespace\": true on one of them",
+                            list[holder].server
+                        ),
+                    });
+                }
+                continue;
+            }
+            let mut listed = item.clone();
+            listed[key] = Value::from(served.as_str());
+            index.insert(served, list.len());
+            list.push(OfferedResource {
+                server: name.clone(),
+                original: original.to_owned(),
+                listed,
+            });
+        }
+    }
 }
 
 /// The diagnostic for a name two `"namespace": false` servers claim: both are named.

@@ -1,5 +1,6 @@
-//! The HTTP listener's front door: every request passes the [`Guard`] here, and a [`Door`] is
-//! the only thing [`crate::serve_http`] serves, so no route is reachable without it.
+//! The HTTP listener's front door: every request passes the [`Guard`] here (the edge checks, then
+//! its route family's guard or the MCP routes' admission), and a [`Door`] is the only thing
+//! [`crate::serve_http`] serves, so no route is reachable without it.
 //!
 //! A POST to an MCP route's exact path (`/mcp`, `/mcp/all`, `/mcp/call`, `/mcp/code`,
 //! `/mcp/p/<profile>`) goes from [`Guard::admit`] straight to that route's [`Front`]: it is the
@@ -53,8 +54,8 @@ struct Inner {
 }
 
 impl Door {
-    /// `app` (the MCP routes, the management API, the dashboard) behind `guard`; `lanes` are
-    /// the MCP routes of `app` whose POSTs skip its router.
+    /// `app` (the MCP routes, and the routes of `guard`'s families beside them) behind `guard`;
+    /// `lanes` are the MCP routes of `app` whose POSTs skip its router.
     pub fn new(app: Router, lanes: Lanes, guard: Guard) -> Door {
         let guarded = app.layer(axum::middleware::from_fn_with_state(
             guard.clone(),
@@ -106,7 +107,7 @@ mod tests {
 
     use super::*;
     use crate::Caller;
-    use crate::access::Authenticator;
+    use crate::access::{Admission, Authenticator, Family, RouteGuard};
 
     /// One agent token, `agent-token`, and the admin key `admin-key`.
     struct OneToken;
@@ -127,6 +128,24 @@ mod tests {
     /// Which way each request went, and with which caller.
     type Seen = Arc<Mutex<Vec<(&'static str, Option<Option<Arc<str>>>)>>>;
 
+    /// The guard of the family `/fam`: lets a request on only with `x-ok`.
+    struct NeedsOk;
+
+    impl RouteGuard for NeedsOk {
+        fn admit<'a>(&'a self, _: &'a Guard, request: &'a mut Request<Body>) -> Admission<'a> {
+            let ok = request.headers().contains_key("x-ok");
+            Box::pin(async move {
+                match ok {
+                    true => Ok(()),
+                    false => Err(Response::builder()
+                        .status(StatusCode::IM_A_TEAPOT)
+                        .body(Body::empty())
+                        .unwrap_or_default()),
+                }
+            })
+        }
+    }
+
     fn door(seen: &Seen) -> Door {
         let guard = Guard {
             trusted_hosts: Arc::new(Vec::new()),
@@ -134,6 +153,7 @@ mod tests {
             max_body_bytes: 64,
             auth: Arc::new(OneToken),
             oauth: None,
+            families: Arc::new(vec![Family::new("/fam", NeedsOk)]),
         };
         let by_router = seen.clone();
         let app = Router::new().route(
@@ -232,5 +252,34 @@ mod tests {
             3,
             "no refused request got through"
         );
+    }
+
+    #[tokio::test]
+    async fn a_familys_paths_pass_the_edge_then_its_own_guard_instead_of_the_mcp_rules() {
+        let door = door(&Seen::default());
+        let at = |path: &str, host: &str, ok: bool| {
+            let mut builder = Request::builder().uri(path).header("host", host);
+            if ok {
+                builder = builder.header("x-ok", "1");
+            }
+            door.serve(builder.body(Body::empty()).expect("request"))
+        };
+        // No credential, yet past the guard: the family's rule, not the MCP routes' (404: no
+        // route is served there in this test).
+        for path in ["/fam", "/fam/", "/fam/x/y"] {
+            assert_eq!(
+                at(path, "127.0.0.1", true).await.status(),
+                StatusCode::NOT_FOUND
+            );
+            assert_eq!(
+                at(path, "127.0.0.1", false).await.status(),
+                StatusCode::IM_A_TEAPOT
+            );
+        }
+        // The edge checks come first, and a path the family does not own is an MCP path's.
+        let foreign = at("/fam", "evil.example", true).await;
+        assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+        let beside = at("/famx", "127.0.0.1", true).await;
+        assert_eq!(beside.status(), StatusCode::UNAUTHORIZED);
     }
 }

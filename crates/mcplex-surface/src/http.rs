@@ -50,9 +50,10 @@ pub struct Routes {
     pub store_reachable: Arc<AtomicBool>,
 }
 
-/// The gateway's MCP routes, `/healthz` and `/readyz`, and the MCP routes' POST lanes. The
-/// caller adds the management API and the dashboard and serves it all through a
-/// [`crate::Door`], which puts the guard in front of everything.
+/// The gateway's MCP routes, `/healthz`, `/readyz` and `/metrics`, and the MCP routes' POST
+/// lanes. The caller adds its own routes (each family under a prefix its [`crate::Family`]
+/// guards) and serves it all through a [`crate::Door`], which puts the guard in front of
+/// everything.
 pub fn router(routes: Routes) -> McpRoutes {
     let Routes {
         gateway,

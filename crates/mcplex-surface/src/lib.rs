@@ -11,12 +11,13 @@
 //! Must not: resolve names, validate, or talk to upstreams except through `Gateway::call`.
 
 mod access;
+mod authority;
 mod caller;
 mod calls;
 mod code;
 mod code_sandbox;
 mod connection;
-mod cookie_session;
+mod cookies;
 mod describe;
 mod detached;
 mod direct;
@@ -34,25 +35,26 @@ mod relay;
 mod results;
 mod retrieve;
 mod search_tools;
-mod session_access;
 mod session_owners;
 mod sessions;
 mod stdio;
 mod subscriptions;
 mod typed;
 
-pub use access::{Authenticator, Guard};
+pub use access::{
+    Admission, Authenticator, Credential, Family, Guard, RouteGuard, credential, declared_length,
+    malformed_authorization, refuse, unauthorized,
+};
 pub use caller::{Caller, Reach};
 pub use code::CodeSurface;
 pub use code_sandbox::{CodeSandbox, set_code_worker};
-pub use cookie_session::{CSRF_HEADER, SESSION_COOKIE, cookie, same_secret, session_id};
+pub use cookies::{cookie, same_secret};
 pub use direct::{DirectSurface, SIGNATURE_LEGEND};
 pub use door::{Door, Lanes};
 pub use oauth::{AccessTokens, METADATA_PATH, ResourceServer, TokenRefusal, Verification};
 pub use results::invalid_arguments as invalid_arguments_result;
 pub use results::not_connected as not_connected_result;
 pub use retrieve::RetrieveSurface;
-pub use session_access::SessionActor;
 
 /// The built-in tools the direct surface lists before the upstream tools: `describe_tool`, and
 /// `tool_search` + `call_tool` when the config defers anything.

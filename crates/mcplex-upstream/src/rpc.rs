@@ -3,7 +3,7 @@
 //! tokens never collide between callers), sends `notifications/cancelled` upstream when a call
 //! times out or its caller goes away, relays the upstream's own requests and logging to the
 //! client of the call they belong to (see `relay.rs`), and hands every other notification to the
-//! supervisor.
+//! supervisor. This file is the sending side; `rpc/inbound.rs` routes what the wire brings.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -15,9 +15,13 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::relay::{ClientRelay, RelayError};
-use crate::wire::{Incoming, RELATED_KEY, SendError, Wire, WireSend};
+use crate::relay::ClientRelay;
+use crate::wire::{SendError, Wire, WireSend};
 use crate::{RawResult, UpstreamError};
+
+mod inbound;
+
+use inbound::route;
 
 /// What a caller attaches to one request.
 #[derive(Default)]
@@ -165,6 +169,8 @@ impl RpcConnection {
             .map_err(|e| e.redacted(&self.redactor))
     }
 
+    /// One request: its message, its place among the pending requests, and the wait for its
+    /// answer.
     async fn exchange(
         &self,
         method: &str,
@@ -178,6 +184,38 @@ impl RpcConnection {
             });
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = self.message(id, method, params, options.progress.is_some())?;
+        let (reply_tx, reply_rx) = oneshot::channel();
+        lock(&self.pending).insert(
+            id,
+            Pending {
+                reply: reply_tx,
+                progress: options.progress,
+                relay: options.relay,
+            },
+        );
+        let guard = PendingGuard {
+            connection: self,
+            id,
+            armed: true,
+        };
+        let wait = Wait {
+            reply: reply_rx,
+            timeout: options.timeout,
+            cancel: options.cancel,
+        };
+        self.send_and_wait(guard, method, message, wait).await
+    }
+
+    /// The JSON-RPC request `id`: `params` (an object, or none) with the connection's `_meta`
+    /// and, when the caller wants progress, our id as its progress token.
+    fn message(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<Value>,
+        progress: bool,
+    ) -> Result<Value, UpstreamError> {
         let mut params = match params {
             Some(Value::Object(map)) => map,
             Some(Value::Null) | None => Map::new(),
@@ -189,7 +227,7 @@ impl RpcConnection {
             }
         };
         let extra_meta = lock(&self.request_meta).clone();
-        if extra_meta.is_some() || options.progress.is_some() {
+        if extra_meta.is_some() || progress {
             let meta = params
                 .entry("_meta")
                 .or_insert_with(|| Value::Object(Map::new()));
@@ -197,7 +235,7 @@ impl RpcConnection {
                 for (key, value) in extra_meta.into_iter().flatten() {
                     meta.insert(key, value);
                 }
-                if options.progress.is_some() {
+                if progress {
                     meta.insert("progressToken".to_owned(), json!(id));
                 }
             }
@@ -206,24 +244,22 @@ impl RpcConnection {
         if !params.is_empty() {
             message["params"] = Value::Object(params);
         }
-        let (reply_tx, reply_rx) = oneshot::channel();
-        lock(&self.pending).insert(
-            id,
-            Pending {
-                reply: reply_tx,
-                progress: options.progress,
-                relay: options.relay,
-            },
-        );
-        let mut guard = PendingGuard {
-            connection: self,
-            id,
-            armed: true,
-        };
+        Ok(message)
+    }
 
+    /// Sends the pending request `guard` holds and waits for its answer, until the caller's
+    /// timeout or cancellation (either abandons it upstream).
+    async fn send_and_wait(
+        &self,
+        mut guard: PendingGuard<'_>,
+        method: &str,
+        message: Value,
+        wait: Wait,
+    ) -> Result<RawResult, UpstreamError> {
+        let id = guard.id;
         // The deadline counts from here: a server that stops reading its input holds the send,
         // and the caller must not wait past its timeout for that either.
-        let deadline = options
+        let deadline = wait
             .timeout
             .map(|after| tokio::time::Instant::now() + after);
         let timeout = async {
@@ -236,7 +272,7 @@ impl RpcConnection {
         let timed_out = || UpstreamError::Timeout {
             server: self.server.to_string(),
             method: method.to_owned(),
-            after: options.timeout.unwrap_or_default(),
+            after: wait.timeout.unwrap_or_default(),
         };
         tokio::select! {
             sent = self.sender.send(message) => if let Err(reason) = sent {
@@ -250,9 +286,9 @@ impl RpcConnection {
                 return Err(timed_out());
             }
         }
-        let cancel = options.cancel.unwrap_or_default();
+        let cancel = wait.cancel.unwrap_or_default();
         let outcome = tokio::select! {
-            reply = reply_rx => Some(reply),
+            reply = wait.reply => Some(reply),
             () = cancel.cancelled() => None,
             () = &mut timeout => {
                 guard.disarm();
@@ -303,6 +339,13 @@ impl RpcConnection {
     }
 }
 
+/// How a caller waits for one answer: its channel, the caller's timeout and cancellation.
+struct Wait {
+    reply: oneshot::Receiver<Result<RawResult, UpstreamError>>,
+    timeout: Option<Duration>,
+    cancel: Option<CancellationToken>,
+}
+
 /// Cancels a request upstream when the future awaiting it is dropped (the downstream client went
 /// away mid-call and its handler was aborted).
 struct PendingGuard<'a> {
@@ -323,152 +366,6 @@ impl Drop for PendingGuard<'_> {
             self.connection.abandon(self.id, "the client went away");
         }
     }
-}
-
-fn route(
-    server: &Arc<str>,
-    redactor: &Arc<Redactor>,
-    sender: &Arc<dyn WireSend>,
-    pending: &Mutex<HashMap<i64, Pending>>,
-    notifications: &mpsc::UnboundedSender<Value>,
-    message: Incoming,
-) {
-    let (shared_server, server) = (server, &**server);
-    let message = match message {
-        Incoming::Answer { id, result } => {
-            match lock(pending).remove(&id) {
-                Some(waiter) => {
-                    let _ = waiter.reply.send(Ok(RawResult::Text {
-                        text: result,
-                        server: shared_server.clone(),
-                    }));
-                }
-                None => tracing::debug!(server, "ignored a late answer to request {id}"),
-            }
-            return;
-        }
-        Incoming::Message(message) => message,
-    };
-    let method = message.get("method").and_then(Value::as_str);
-    let id = message.get("id").filter(|id| !id.is_null());
-    match (method, id) {
-        // An answer to one of our requests.
-        (None, Some(id)) => {
-            let Some(id) = id.as_i64() else {
-                tracing::warn!(server, "ignored an answer with an id we never sent: {id}");
-                return;
-            };
-            let Some(waiter) = lock(pending).remove(&id) else {
-                tracing::debug!(server, "ignored a late answer to request {id}");
-                return;
-            };
-            let outcome = if let Some(error) = message.get("error") {
-                Err(UpstreamError::Rpc {
-                    server: server.to_owned(),
-                    code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
-                    message: error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("unknown error")
-                        .to_owned(),
-                    data: error.get("data").cloned().map(Box::new),
-                })
-            } else {
-                // Moved out, not copied: the answer is not needed any more.
-                let mut message = message;
-                Ok(RawResult::Value(
-                    message
-                        .as_object_mut()
-                        .and_then(|answer| answer.remove("result"))
-                        .unwrap_or(Value::Null),
-                ))
-            };
-            let _ = waiter.reply.send(outcome);
-        }
-        // Progress for one of our requests: our id is the token.
-        (Some("notifications/progress"), None) => {
-            let params = message.get("params").cloned().unwrap_or(Value::Null);
-            let token = params.get("progressToken").and_then(Value::as_i64);
-            let sink = token.and_then(|t| lock(pending).get(&t).and_then(|p| p.progress.clone()));
-            if let Some(sink) = sink {
-                let _ = sink.send(params);
-            }
-        }
-        // A log message about one of our calls goes to that call's client.
-        (Some("notifications/message"), None) => {
-            let mut message = message;
-            match relay_for(pending, &mut message) {
-                Some(relay) => relay.notify(
-                    "notifications/message".to_owned(),
-                    message.get("params").cloned().unwrap_or(Value::Null),
-                ),
-                None => tracing::debug!(
-                    server,
-                    "upstream log message outside a call: {}",
-                    redactor.redact(&message.to_string())
-                ),
-            }
-        }
-        (Some(_), None) => {
-            let mut message = message;
-            if let Some(object) = message.as_object_mut() {
-                object.remove(RELATED_KEY);
-            }
-            let _ = notifications.send(message);
-        }
-        // A request from the server to us.
-        (Some(method), Some(id)) => {
-            let (method, id) = (method.to_owned(), id.clone());
-            let mut message = message;
-            let relay = relay_for(pending, &mut message);
-            let params = message.get("params").cloned().unwrap_or(Value::Null);
-            // Answered off the reader task: the client may take minutes (a person answering an
-            // elicitation), and an HTTP answer may itself produce incoming messages.
-            let (sender, server, redactor) = (sender.clone(), server.to_owned(), redactor.clone());
-            tokio::spawn(async move {
-                let outcome = match (method.as_str(), relay) {
-                    ("ping", _) => Ok(json!({})),
-                    (_, Some(relay)) => relay.request(method.clone(), params).await,
-                    (_, None) => Err(RelayError::unsupported(format!(
-                        "mcplex has no client to forward {method} to: the server sent it outside a tool call"
-                    ))),
-                };
-                let answer = match outcome {
-                    Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                    Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()}),
-                };
-                if let Err(e) = sender.send(answer).await {
-                    let e = redactor.redact(&e.to_string());
-                    tracing::debug!(server, "cannot answer the server's {method}: {e}");
-                }
-            });
-        }
-        (None, None) => tracing::warn!(
-            server,
-            "ignored a message that is neither request, answer nor notification"
-        ),
-    }
-}
-
-/// The relay of the call a server request or notification belongs to: the request whose answer
-/// stream carried it, else the oldest call in flight that has a relay. Removes the wire's mark.
-fn relay_for(
-    pending: &Mutex<HashMap<i64, Pending>>,
-    message: &mut Value,
-) -> Option<Arc<dyn ClientRelay>> {
-    let related = message
-        .as_object_mut()
-        .and_then(|object| object.remove(RELATED_KEY))
-        .and_then(|id| id.as_i64());
-    let pending = lock(pending);
-    if let Some(relay) = related.and_then(|id| pending.get(&id)?.relay.clone()) {
-        return Some(relay);
-    }
-    pending
-        .iter()
-        .filter(|(_, p)| p.relay.is_some())
-        .min_by_key(|(id, _)| **id)
-        .and_then(|(_, p)| p.relay.clone())
 }
 
 #[cfg(test)]

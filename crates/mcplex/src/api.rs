@@ -1,5 +1,5 @@
 //! The management API under `/api/v1`, on the gateway's own listener, behind the admin API key
-//! (checked by the surface guard). JSON in, JSON out: every body is a type of `mcplex-api`,
+//! (checked by its guard, `api_guard.rs`). JSON in, JSON out: every body is a type of `mcplex-api`,
 //! which the CLI reads back; errors are `{"error": "..."}` with a 4xx/5xx status. Approvals go
 //! to the live catalog task (the one owner of approvals); tokens go to the store, on a blocking
 //! thread (no store call runs on an async worker), and the in-memory token table is refreshed.

@@ -1,8 +1,8 @@
 //! Credentials of a running gateway: the admin API key and the agent tokens, checked for every
-//! HTTP request by the surface guard. Tokens are looked up by their keyed hash in an in-memory
-//! copy of the store, refreshed whenever the management API changes them. The dashboard's
-//! sessions are checked here too: the guard asks for a session's CSRF token through
-//! [`Authenticator::session_csrf`].
+//! HTTP request by the guards (the surface's for MCP routes, `api_guard.rs` for `/api`). Tokens
+//! are looked up by their keyed hash in an in-memory copy of the store, refreshed whenever the
+//! management API changes them. The dashboard's sessions are checked here too: the `/api` guard
+//! asks for a session's CSRF token through [`Access::session_csrf`].
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -131,16 +131,24 @@ impl Authenticator for Access {
     fn is_admin(&self, key: &str) -> bool {
         self.store.is_admin_key(key, &self.verifier.load())
     }
+}
 
-    fn session_csrf(&self, id: &str) -> Option<String> {
+/// The dashboard's sessions, as the `/api` guard reads them (`api_session.rs`).
+impl Access {
+    /// The CSRF token of the live dashboard session `id` (a `mcplex_ui` cookie's value).
+    pub fn session_csrf(&self, id: &str) -> Option<String> {
         self.sessions.lookup(id, now_unix()).map(|(csrf, _)| csrf)
     }
 
-    fn session_person(&self, id: &str) -> Option<String> {
+    /// The person the live dashboard session `id` was opened for (signed in at the issuer);
+    /// `None` for a session opened with the API key.
+    pub fn session_person(&self, id: &str) -> Option<String> {
         self.sessions.person(id, now_unix()).map(|p| p.name)
     }
 
-    fn session_viewer(&self, id: &str) -> Option<mcplex_catalog::Scope> {
+    /// The reach of the live dashboard session `id` when it is a viewer's (a person who is not
+    /// an operator: read-only, within this scope); `None` for an operator's or the API key's.
+    pub fn session_viewer(&self, id: &str) -> Option<mcplex_catalog::Scope> {
         self.sessions.person(id, now_unix())?.viewer_scope()
     }
 }

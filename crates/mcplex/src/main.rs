@@ -5,7 +5,9 @@
 mod activity_export;
 mod api;
 mod api_connections;
+mod api_guard;
 mod api_limits;
+mod api_session;
 mod api_trends;
 mod api_views;
 mod audit;

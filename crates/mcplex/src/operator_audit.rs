@@ -13,9 +13,9 @@ use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
 use mcplex_state::Activity;
-use mcplex_surface::SessionActor;
 
 use crate::api::ApiState;
+use crate::api_session::SessionActor;
 
 /// How an operator is named in the audit log's `token` column (no agent token may be).
 pub const OPERATOR_PREFIX: &str = mcplex_state::OPERATOR_CALLER_PREFIX;

@@ -271,6 +271,11 @@ async fn serve_on_http(
         max_body_bytes: config.http.max_body_bytes,
         auth: access.clone(),
         oauth: resource_server(config)?,
+        // The routes beside the MCP routes, each family behind its own guard.
+        families: Arc::new(vec![
+            crate::api_guard::family(access.clone()),
+            crate::ui::family(),
+        ]),
     };
     let login_link = dashboard_link(address, &access);
     let api = ApiState {

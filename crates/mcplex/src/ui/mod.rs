@@ -1,7 +1,9 @@
 //! The dashboard at `/ui`: a few static files (`crates/mcplex/assets/ui/`, embedded at build
 //! time: no Node toolchain, nothing fetched at run time) and its login. The pages read and write
-//! only through `/api/v1`, with the session cookie this module sets (the guard in
-//! `mcplex-surface` turns a live session into the admin and checks CSRF and Origin on writes).
+//! only through `/api/v1`, with the session cookie this module sets (the `/api` guard,
+//! `api_session.rs`, turns a live session into the admin and checks CSRF and Origin on writes).
+//! The dashboard's own routes pass their guard ([`family`]) after the edge checks: its pages
+//! and assets hold no data, and its handlers ask for the login.
 //!
 //! - `GET /ui/` (and `/ui`): the page; `GET /ui/<file>`: its scripts and stylesheet.
 //! - `POST /ui/login` [`LoginRequest`]: the API key, pasted once → the session cookie and
@@ -28,7 +30,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use mcplex_api::{LoginRequest, SessionAnswer};
 use mcplex_state::now_unix;
-use mcplex_surface::{Authenticator, CSRF_HEADER, SESSION_COOKIE, same_secret, session_id};
+use mcplex_surface::{
+    Admission, Authenticator, Family, Guard, RouteGuard, declared_length, refuse, same_secret,
+};
 
 pub use person::Person;
 pub use sessions::{LINK_LIFETIME, Sessions};
@@ -36,6 +40,7 @@ pub use sign_in::SignIn;
 pub use throttle::LoginThrottle;
 
 use crate::api::error;
+use crate::api_session::{CSRF_HEADER, SESSION_COOKIE, session_id};
 use crate::auth::Access;
 
 /// The Content-Security-Policy of every `/ui` answer.
@@ -96,6 +101,31 @@ pub fn router(access: Arc<Access>, sign_in: Option<SignIn>, more: Router) -> Rou
         .merge(sign_in)
         .merge(more)
         .layer(axum::middleware::from_fn(secure_headers))
+}
+
+/// The `/ui` family of routes and its guard.
+pub fn family() -> Family {
+    Family::new("/ui", DashboardGuard)
+}
+
+/// Lets every dashboard request on but a login too large to be one: a login is a key and a few
+/// fields, so its declared length is refused before the body is read.
+struct DashboardGuard;
+
+impl RouteGuard for DashboardGuard {
+    fn admit<'a>(&'a self, _: &'a Guard, request: &'a mut Request) -> Admission<'a> {
+        let too_large = request.uri().path() == "/ui/login"
+            && declared_length(request.headers()).is_some_and(|n| n > LOGIN_BODY_LIMIT as u64);
+        let admitted = if too_large {
+            Err(refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("a login is at most {LOGIN_BODY_LIMIT} bytes"),
+            ))
+        } else {
+            Ok(())
+        };
+        Box::pin(std::future::ready(admitted))
+    }
 }
 
 /// A one-time login link's path for `mcplex serve` to print.
@@ -180,7 +210,7 @@ fn proven_session(access: &Access, headers: &HeaderMap) -> Option<(String, Strin
     same_secret(sent, &csrf).then(|| (id.to_owned(), csrf, expires_at))
 }
 
-/// The largest login body (the guard refuses a larger declared one before it is read).
+/// The largest login body (its guard refuses a larger declared one before it is read).
 const LOGIN_BODY_LIMIT: usize = 8 * 1024;
 
 async fn login(

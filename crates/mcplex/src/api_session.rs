@@ -1,15 +1,43 @@
-//! The dashboard's session cookie, as the guard reads it. A browser that logged in to `/ui`
-//! holds an HttpOnly `mcplex_ui` cookie with a random session id (never the API key); the
-//! binary keeps the sessions and answers [`crate::Authenticator::session_csrf`]. On `/api/…`,
-//! a request with no `Authorization` header and a live session stands for the admin key only
-//! with an `X-CSRF-Token` header equal to the session's token, on every method (reads too),
-//! and on every state-changing method (anything but GET, HEAD, OPTIONS) an `Origin` header
-//! (which the guard has already checked against the listener's Host/Origin rules). Browsers
-//! send a host's cookies to every port of it, so the cookie alone is no credential: the token
-//! lives only in the page (its origin's storage), which another port cannot read, and no route
-//! gives it for the cookie alone.
+//! A dashboard session on the management API (`/api/…`): the session cookie, its CSRF rules,
+//! and what the session may do. A browser that logged in to `/ui` holds an HttpOnly
+//! `mcplex_ui` cookie with a random session id (never the API key); [`crate::ui::Sessions`]
+//! keeps the sessions. A request with no `Authorization` header and a live session stands for
+//! the admin key only with an `X-CSRF-Token` header equal to the session's token, on every
+//! method (reads too), and on every state-changing method (anything but GET, HEAD, OPTIONS) an
+//! `Origin` header (which the edge has already checked against the listener's Host/Origin
+//! rules). Browsers send a host's cookies to every port of it, so the cookie alone is no
+//! credential: the token lives only in the page (its origin's storage), which another port
+//! cannot read, and no route gives it for the cookie alone.
+//!
+//! Once the cookie and the token are proven, an operator's session (the API key's, or a
+//! person's the operators' claims matched) stands for the API key; a viewer's (a person signed
+//! in who is not an operator) reads only what its handlers narrow by the caller's scope, and
+//! changes nothing. Either way the request carries a [`SessionActor`] for the audit log.
 
-use axum::http::{HeaderMap, Method, header};
+use axum::extract::Request;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::Response;
+use mcplex_api::paths;
+use mcplex_surface::{Caller, cookie, refuse, same_secret};
+
+use crate::auth::Access;
+
+/// What the request's session cookie makes of it on `path`: `None` when it carries no live
+/// session (it is judged by its credentials); else `Some`, with its caller and actor attached
+/// (`Ok`) or the refusal (`Err`).
+pub fn admit(access: &Access, request: &mut Request, path: &str) -> Option<Result<(), Response>> {
+    let proven = cookie_access(request.method(), request.headers(), |id| {
+        access.session_csrf(id)
+    });
+    match proven {
+        CookieAccess::None => None,
+        CookieAccess::Refused(why) => Some(Err(refuse(StatusCode::FORBIDDEN, why))),
+        CookieAccess::Admin => Some(match admit_session(access, request, path) {
+            Some(refusal) => Err(refusal),
+            None => Ok(()),
+        }),
+    }
+}
 
 /// The cookie's name.
 pub const SESSION_COOKIE: &str = "mcplex_ui";
@@ -18,7 +46,7 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 
 /// What a request's session cookie allows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CookieAccess {
+enum CookieAccess {
     /// No cookie, or a session that is unknown or expired: the request is judged without it.
     None,
     /// A live session and, for a state-changing method, the right token and an Origin.
@@ -28,7 +56,7 @@ pub(crate) enum CookieAccess {
 }
 
 /// Judges the request's session cookie; `csrf_of` gives a live session's CSRF token.
-pub(crate) fn cookie_access(
+fn cookie_access(
     method: &Method,
     headers: &HeaderMap,
     csrf_of: impl Fn(&str) -> Option<String>,
@@ -65,23 +93,49 @@ pub fn session_id(headers: &HeaderMap) -> Option<&str> {
     cookie(headers, SESSION_COOKIE)
 }
 
-/// The value of the request's cookie `name`, when it has a non-empty one.
-pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(found, _)| *found == name)
-        .map(|(_, value)| value.trim())
-        .filter(|value| !value.is_empty())
+/// Who acts on the management API through a dashboard session, attached by the `/api` guard for the
+/// audit log: the person signed in at the issuer, or `None` for a session of the API key. A
+/// request with the API key itself carries none.
+#[derive(Debug, Clone)]
+pub struct SessionActor(pub Option<String>);
+
+/// Lets the request of a proven session on to `path` with its caller and actor (`None`), or
+/// answers the refusal of what a viewer may not do.
+fn admit_session(access: &Access, request: &mut Request, path: &str) -> Option<Response> {
+    let id = session_id(request.headers());
+    let person = id.and_then(|id| access.session_person(id));
+    let caller = match id.and_then(|id| access.session_viewer(id)) {
+        Some(reach) if viewer_may(request.method(), path) => Caller {
+            token: None,
+            scope: reach,
+            credential: None,
+        },
+        Some(_) => {
+            return Some(refuse(
+                StatusCode::FORBIDDEN,
+                &format!(
+                    "read-only: {} is signed in as a viewer, not an operator",
+                    person.as_deref().unwrap_or("this person")
+                ),
+            ));
+        }
+        None => Caller::local(),
+    };
+    request.extensions_mut().insert(caller);
+    request.extensions_mut().insert(SessionActor(person));
+    None
 }
 
-/// Compares two secrets in time that depends only on their lengths.
-pub fn same_secret(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// What a viewer's session may ask: the reads whose answers are narrowed to the caller's scope
+/// (servers, tools, what waits for approval, the hour's counts, a tool's review, search). The
+/// audit log, tokens, limits, the config and stderr tails are the operators' alone, and so is
+/// every change.
+fn viewer_may(method: &Method, path: &str) -> bool {
+    let reads = matches!(
+        path,
+        paths::SERVERS | paths::TOOLS | paths::APPROVALS | paths::STATS
+    ) || (path.starts_with("/api/v1/tools/") && path.ends_with("/review"));
+    (method == Method::GET && reads) || (method == Method::POST && path == paths::SEARCH)
 }
 
 #[cfg(test)]
@@ -156,13 +210,5 @@ mod tests {
                 "{refused:?}"
             );
         }
-    }
-
-    #[test]
-    fn secrets_compare_by_content_and_length() {
-        assert!(same_secret("abc", "abc"));
-        assert!(!same_secret("abc", "abd"));
-        assert!(!same_secret("abc", "abcd"));
-        assert!(same_secret("", ""));
     }
 }

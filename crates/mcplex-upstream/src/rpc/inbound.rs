@@ -1,0 +1,183 @@
+//! What the wire brings, routed by the reader task of an [`RpcConnection`](super::RpcConnection):
+//! answers to the requests waiting for them, progress and log messages to the call they are
+//! about, the server's own requests to the client of its call (answered off the reader task),
+//! and every other notification to the supervisor.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use mcplex_config::Redactor;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::{Pending, lock};
+use crate::relay::{ClientRelay, RelayError};
+use crate::wire::{Incoming, RELATED_KEY, WireSend};
+use crate::{RawResult, UpstreamError};
+
+/// Takes one message off the wire to where it belongs: an answer to its waiting request,
+/// progress and log messages to the call they are about, a server's request to the client of
+/// its call, every other notification to the supervisor.
+pub(super) fn route(
+    server: &Arc<str>,
+    redactor: &Arc<Redactor>,
+    sender: &Arc<dyn WireSend>,
+    pending: &Mutex<HashMap<i64, Pending>>,
+    notifications: &mpsc::UnboundedSender<Value>,
+    message: Incoming,
+) {
+    let (shared_server, server) = (server, &**server);
+    let message = match message {
+        Incoming::Answer { id, result } => {
+            match lock(pending).remove(&id) {
+                Some(waiter) => {
+                    let _ = waiter.reply.send(Ok(RawResult::Text {
+                        text: result,
+                        server: shared_server.clone(),
+                    }));
+                }
+                None => tracing::debug!(server, "ignored a late answer to request {id}"),
+            }
+            return;
+        }
+        Incoming::Message(message) => message,
+    };
+    let method = message.get("method").and_then(Value::as_str);
+    let id = message.get("id").filter(|id| !id.is_null());
+    match (method, id) {
+        // An answer to one of our requests.
+        (None, Some(_)) => answer(server, pending, message),
+        // Progress for one of our requests: our id is the token.
+        (Some("notifications/progress"), None) => {
+            let params = message.get("params").cloned().unwrap_or(Value::Null);
+            let token = params.get("progressToken").and_then(Value::as_i64);
+            let sink = token.and_then(|t| lock(pending).get(&t).and_then(|p| p.progress.clone()));
+            if let Some(sink) = sink {
+                let _ = sink.send(params);
+            }
+        }
+        // A log message about one of our calls goes to that call's client.
+        (Some("notifications/message"), None) => {
+            let mut message = message;
+            match relay_for(pending, &mut message) {
+                Some(relay) => relay.notify(
+                    "notifications/message".to_owned(),
+                    message.get("params").cloned().unwrap_or(Value::Null),
+                ),
+                None => tracing::debug!(
+                    server,
+                    "upstream log message outside a call: {}",
+                    redactor.redact(&message.to_string())
+                ),
+            }
+        }
+        (Some(_), None) => {
+            let mut message = message;
+            if let Some(object) = message.as_object_mut() {
+                object.remove(RELATED_KEY);
+            }
+            let _ = notifications.send(message);
+        }
+        // A request from the server to us.
+        (Some(_), Some(_)) => serve_request(server, redactor, sender, pending, message),
+        (None, None) => tracing::warn!(
+            server,
+            "ignored a message that is neither request, answer nor notification"
+        ),
+    }
+}
+
+/// Hands a JSON answer (its `result`, or its `error`) to the request it answers.
+fn answer(server: &str, pending: &Mutex<HashMap<i64, Pending>>, mut message: Value) {
+    let Some(id) = message.get("id") else {
+        return;
+    };
+    let Some(id) = id.as_i64() else {
+        tracing::warn!(server, "ignored an answer with an id we never sent: {id}");
+        return;
+    };
+    let Some(waiter) = lock(pending).remove(&id) else {
+        tracing::debug!(server, "ignored a late answer to request {id}");
+        return;
+    };
+    let outcome = if let Some(error) = message.get("error") {
+        Err(UpstreamError::Rpc {
+            server: server.to_owned(),
+            code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+            message: error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error")
+                .to_owned(),
+            data: error.get("data").cloned().map(Box::new),
+        })
+    } else {
+        // Moved out, not copied: the answer is not needed any more.
+        Ok(RawResult::Value(
+            message
+                .as_object_mut()
+                .and_then(|answer| answer.remove("result"))
+                .unwrap_or(Value::Null),
+        ))
+    };
+    let _ = waiter.reply.send(outcome);
+}
+
+/// Answers a server's request (`ping` here, anything else by the client of the call it belongs
+/// to), off the reader task: the client may take minutes (a person answering an elicitation),
+/// and an HTTP answer may itself produce incoming messages.
+fn serve_request(
+    server: &str,
+    redactor: &Arc<Redactor>,
+    sender: &Arc<dyn WireSend>,
+    pending: &Mutex<HashMap<i64, Pending>>,
+    mut message: Value,
+) {
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let relay = relay_for(pending, &mut message);
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    let (sender, server, redactor) = (sender.clone(), server.to_owned(), redactor.clone());
+    tokio::spawn(async move {
+        let outcome = match (method.as_str(), relay) {
+            ("ping", _) => Ok(json!({})),
+            (_, Some(relay)) => relay.request(method.clone(), params).await,
+            (_, None) => Err(RelayError::unsupported(format!(
+                "mcplex has no client to forward {method} to: the server sent it outside a tool call"
+            ))),
+        };
+        let answer = match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()}),
+        };
+        if let Err(e) = sender.send(answer).await {
+            let e = redactor.redact(&e.to_string());
+            tracing::debug!(server, "cannot answer the server's {method}: {e}");
+        }
+    });
+}
+
+/// The relay of the call a server request or notification belongs to: the request whose answer
+/// stream carried it, else the oldest call in flight that has a relay. Removes the wire's mark.
+fn relay_for(
+    pending: &Mutex<HashMap<i64, Pending>>,
+    message: &mut Value,
+) -> Option<Arc<dyn ClientRelay>> {
+    let related = message
+        .as_object_mut()
+        .and_then(|object| object.remove(RELATED_KEY))
+        .and_then(|id| id.as_i64());
+    let pending = lock(pending);
+    if let Some(relay) = related.and_then(|id| pending.get(&id)?.relay.clone()) {
+        return Some(relay);
+    }
+    pending
+        .iter()
+        .filter(|(_, p)| p.relay.is_some())
+        .min_by_key(|(id, _)| **id)
+        .and_then(|(_, p)| p.relay.clone())
+}
