@@ -26,24 +26,7 @@ use mcplex_runtime::TrustAction;
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(args).await,
-        Command::Tools {
-            command:
-                ToolsCommand::List {
-                    config,
-                    server,
-                    json,
-                    demo,
-                },
-        } => tools::list(&config, server.as_deref(), json, demo).await,
-        Command::Tools {
-            command: ToolsCommand::Show { config, id, json },
-        } => review::show(&config, &id, json).await,
-        Command::Tools {
-            command: ToolsCommand::Approve { config, id, hash },
-        } => review::approve(&config, id, hash).await,
-        Command::Tools {
-            command: ToolsCommand::Block { config, id },
-        } => manage::act(&config, TrustAction::BlockTool(id)).await,
+        Command::Tools { command } => tools_command(command).await,
         Command::Servers { command } => match command {
             ServersCommand::List { config, json } => manage::servers(&config, json).await,
             ServersCommand::Approve { config, name } => {
@@ -53,40 +36,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 manage::act(&config, TrustAction::QuarantineServer(name)).await
             }
         },
-        Command::Token { command } => match command {
-            TokenCommand::Create {
-                config,
-                name,
-                servers,
-                permissions,
-                profile,
-                expires,
-                limits,
-            } => {
-                let limits = mcplex_config::CallLimits::from_assignments(&limits)
-                    .map_err(anyhow::Error::msg)?;
-                let request = mcplex_api::CreateToken {
-                    name,
-                    servers,
-                    permissions,
-                    profile,
-                    expires,
-                    limits: (!limits.is_empty()).then(|| limits.to_json()),
-                };
-                manage::create_token(&config, request).await
-            }
-            TokenCommand::Limit {
-                config,
-                name,
-                limits,
-            } => {
-                let limits = mcplex_config::CallLimits::from_assignments(&limits)
-                    .map_err(anyhow::Error::msg)?;
-                manage::limit_token(&config, &name, limits).await
-            }
-            TokenCommand::List { config, json } => manage::tokens(&config, json).await,
-            TokenCommand::Revoke { config, name } => manage::revoke_token(&config, &name).await,
-        },
+        Command::Token { command } => token_command(command).await,
         Command::Apikey {
             command: ApikeyCommand::Rotate { config },
         } => manage::rotate_api_key(&config),
@@ -135,6 +85,61 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench { .. } => anyhow::bail!(
             "this build has no benchmarks: build mcplex with the `bench` feature, e.g. `cargo build --release --bins --features mcplex/bench`"
         ),
+    }
+}
+
+/// `mcplex tools …`.
+async fn tools_command(command: ToolsCommand) -> Result<ExitCode> {
+    match command {
+        ToolsCommand::List {
+            config,
+            server,
+            json,
+            demo,
+        } => tools::list(&config, server.as_deref(), json, demo).await,
+        ToolsCommand::Show { config, id, json } => review::show(&config, &id, json).await,
+        ToolsCommand::Approve { config, id, hash } => review::approve(&config, id, hash).await,
+        ToolsCommand::Block { config, id } => {
+            manage::act(&config, TrustAction::BlockTool(id)).await
+        }
+    }
+}
+
+/// `mcplex token …`.
+async fn token_command(command: TokenCommand) -> Result<ExitCode> {
+    match command {
+        TokenCommand::Create {
+            config,
+            name,
+            servers,
+            permissions,
+            profile,
+            expires,
+            limits,
+        } => {
+            let limits =
+                mcplex_config::CallLimits::from_assignments(&limits).map_err(anyhow::Error::msg)?;
+            let request = mcplex_api::CreateToken {
+                name,
+                servers,
+                permissions,
+                profile,
+                expires,
+                limits: (!limits.is_empty()).then(|| limits.to_json()),
+            };
+            manage::create_token(&config, request).await
+        }
+        TokenCommand::Limit {
+            config,
+            name,
+            limits,
+        } => {
+            let limits =
+                mcplex_config::CallLimits::from_assignments(&limits).map_err(anyhow::Error::msg)?;
+            manage::limit_token(&config, &name, limits).await
+        }
+        TokenCommand::List { config, json } => manage::tokens(&config, json).await,
+        TokenCommand::Revoke { config, name } => manage::revoke_token(&config, &name).await,
     }
 }
 
