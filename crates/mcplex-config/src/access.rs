@@ -129,8 +129,34 @@ impl Cx<'_> {
                     )
                 })?;
         }
+        if let Some(value) = root.get("audit_retention_rows").filter(|v| !v.is_null()) {
+            audit.retention_rows = match value.as_u64() {
+                Some(0) => None,
+                Some(rows) if rows >= 1000 => Some(rows),
+                _ => {
+                    return Err(self.err(
+                        "audit_retention_rows",
+                        format!(
+                            "must be a whole number of rows, at least 1000 (0: no limit), found {value}"
+                        ),
+                    ));
+                }
+            };
+        }
         if let Some(value) = root.get("audit_arguments").filter(|v| !v.is_null()) {
             audit.arguments = self.bool(value, "audit_arguments")?;
+        }
+        if let Some(value) = root.get("audit_sink").filter(|v| !v.is_null()) {
+            audit.sink = match self.string(value, "audit_sink")? {
+                "stdout" => Some(crate::AuditSink::Stdout),
+                "" => {
+                    return Err(self.err(
+                        "audit_sink",
+                        "must be \"stdout\" or the path of a file to append to",
+                    ));
+                }
+                path => Some(crate::AuditSink::File(path.into())),
+            };
         }
         Ok(audit)
     }

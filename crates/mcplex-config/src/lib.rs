@@ -35,9 +35,10 @@ pub use error::ConfigError;
 pub use glob::{Glob, ToolFilter};
 pub use limits::{CallLimits, MAX_LIMIT, Rate};
 pub use model::{
-    AuditSettings, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT, DEFAULT_LISTEN,
-    DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv, Lifecycle, Overrides,
-    RoutingMode, SearchModel, ServerConfig, StoreUrl, ToolResponseMode, Transport,
+    AuditSettings, AuditSink, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT,
+    DEFAULT_LISTEN, DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv,
+    Lifecycle, Overrides, RoutingMode, SearchModel, ServerConfig, StoreUrl, ToolResponseMode,
+    Transport,
 };
 pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant, PerUser};
 pub use parse::parse_config;

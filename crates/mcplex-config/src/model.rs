@@ -54,7 +54,8 @@ pub struct Config {
     pub profiles: Vec<crate::Profile>,
     /// Limits of the code_execution surface.
     pub code: CodeLimits,
-    /// `audit_retention_days` (0: no audit log) and `audit_arguments`.
+    /// `audit_retention_days` (0: no audit log), `audit_retention_rows`, `audit_arguments` and
+    /// `audit_sink`.
     pub audit: AuditSettings,
     /// `auth`: OAuth access tokens from this issuer are accepted beside agent tokens.
     pub auth: Option<crate::AuthSettings>,
@@ -152,19 +153,34 @@ impl ToolResponseMode {
 }
 
 /// The audit log of calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditSettings {
     /// Rows older than this are deleted; 0 turns the audit log off.
     pub retention_days: u32,
+    /// At most this many rows are kept, the newest (`None`: as many as the days keep).
+    pub retention_rows: Option<u64>,
     /// Store argument values too (off by default: they may hold secrets).
     pub arguments: bool,
+    /// Where each audit row is also appended as a line of JSON as it is written (for a log
+    /// shipper), besides the store.
+    pub sink: Option<AuditSink>,
+}
+
+/// `audit_sink`: `"stdout"` or a file path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditSink {
+    Stdout,
+    /// Appended to (created 0600 when missing), never truncated.
+    File(std::path::PathBuf),
 }
 
 impl Default for AuditSettings {
     fn default() -> AuditSettings {
         AuditSettings {
             retention_days: 30,
+            retention_rows: None,
             arguments: false,
+            sink: None,
         }
     }
 }

@@ -193,14 +193,22 @@ fn declare_code(running: &CodeLimits, edited: &mut CodeLimits, edit: &mut Edit) 
 fn declare_audit(running: &AuditSettings, edited: &mut AuditSettings, edit: &mut Edit) {
     let AuditSettings {
         retention_days,
+        retention_rows,
         arguments,
+        sink,
     } = edited;
     edit.cold(
         "audit_retention_days",
         &running.retention_days,
         retention_days,
     );
+    edit.cold(
+        "audit_retention_rows",
+        &running.retention_rows,
+        retention_rows,
+    );
     edit.cold("audit_arguments", &running.arguments, arguments);
+    edit.cold("audit_sink", &running.sink, sink);
 }
 
 /// Turning deferral on needs the search built-ins the gateway listed (or not) at start: on a

@@ -75,7 +75,8 @@ fn every_cold_setting_is_named_by_its_key_in_the_file() {
             "http_idle_timeout": "1s", "max_connections": 2, "session_idle_timeout": "1s",
             "max_sessions": 2, "code_execution_timeout": "1s", "code_execution_memory_limit": "1MB",
             "code_execution_max_tool_calls": 1, "code_execution_max_concurrent_per_caller": 1,
-            "audit_retention_days": 1, "audit_arguments": true}"#,
+            "audit_retention_days": 1, "audit_retention_rows": 5000, "audit_arguments": true,
+            "audit_sink": "stdout"}"#,
     );
     let reloaded = reload(&running, edited);
     let mut named = reloaded.needs_restart.clone();
@@ -104,7 +105,9 @@ fn every_cold_setting_is_named_by_its_key_in_the_file() {
         "code_execution_max_tool_calls",
         "code_execution_max_concurrent_per_caller",
         "audit_retention_days",
+        "audit_retention_rows",
         "audit_arguments",
+        "audit_sink",
     ];
     expected.sort_unstable();
     assert_eq!(named, expected);

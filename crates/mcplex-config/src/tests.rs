@@ -543,3 +543,23 @@ fn startup_wait_defaults_to_thirty_seconds_and_takes_a_duration_or_zero() {
     .expect_err("not a duration");
     assert_eq!(err.key(), Some("startup_wait"));
 }
+
+#[test]
+fn the_audit_log_keeps_days_and_rows_and_may_copy_each_row_to_a_sink() {
+    let config = ok(r#"{"audit_retention_rows": 5000, "audit_sink": "/var/log/mcplex.jsonl"}"#);
+    assert_eq!(config.audit.retention_rows, Some(5000));
+    assert_eq!(
+        config.audit.sink,
+        Some(crate::AuditSink::File("/var/log/mcplex.jsonl".into()))
+    );
+    let config = ok(r#"{"audit_retention_rows": 0, "audit_sink": "stdout"}"#);
+    assert_eq!(config.audit.retention_rows, None, "0: no row limit");
+    assert_eq!(config.audit.sink, Some(crate::AuditSink::Stdout));
+    assert_eq!(ok("{}").audit.sink, None);
+    assert_eq!(
+        refused(r#"{"audit_retention_rows": 10}"#),
+        "cfg.json: audit_retention_rows: must be a whole number of rows, at least 1000 (0: no limit), found 10"
+    );
+    assert!(refused(r#"{"audit_sink": ""}"#).contains("audit_sink: must be \"stdout\""));
+    assert!(refused(r#"{"audit_sink": 3}"#).contains("audit_sink"));
+}

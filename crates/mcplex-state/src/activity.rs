@@ -152,6 +152,19 @@ impl Store {
         })
     }
 
+    /// Keeps the newest `keep` rows and deletes the rest; how many it deleted. Rows are
+    /// numbered as they are inserted, so the newest are the highest row ids.
+    pub fn keep_newest_activity(&self, keep: u64) -> Result<u64, StateError> {
+        let offset = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
+        self.db.transaction(Mode::Write, |tx| {
+            // Fewer rows than `keep`: the subquery is NULL, and nothing is below NULL.
+            tx.execute(
+                "DELETE FROM activity WHERE rowid < (SELECT rowid FROM activity ORDER BY rowid DESC LIMIT 1 OFFSET ?1)",
+                &[Param::Int(offset.saturating_sub(1))],
+            )
+        })
+    }
+
     /// The newest rows matching `query`.
     pub fn activity(&self, query: &ActivityQuery) -> Result<Vec<Activity>, StateError> {
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);

@@ -53,6 +53,8 @@ pub use trends::TrendBucket;
 pub use usage::UsageCount;
 
 #[cfg(test)]
+mod activity_tests;
+#[cfg(test)]
 mod admin_key_tests;
 #[cfg(test)]
 mod logins_tests;

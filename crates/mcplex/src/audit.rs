@@ -1,13 +1,17 @@
 //! The audit writer: finished requests (tool calls and every other request that reached an
 //! upstream) from the gateway, written to the state database in batches off the request path,
-//! with old rows pruned by the retention setting. A batch gathers the records of up to
-//! [`LINGER`] after its first one, so that under load one transaction (and one fsync) carries
-//! many calls instead of a few; old rows are pruned at most every [`PRUNE_EVERY`].
+//! with old rows pruned by the retention settings (days, and rows when `audit_retention_rows`
+//! caps them) and, with `audit_sink`, each row also appended as a line of JSON to a file or
+//! stdout for a log shipper. A batch gathers the records of up to [`LINGER`] after its first
+//! one, so that under load one transaction (and one fsync) carries many calls instead of a few;
+//! old rows are pruned at most every [`PRUNE_EVERY`].
 
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcplex_config::AuditSettings;
+use anyhow::Context;
+use mcplex_config::{AuditSettings, AuditSink};
 use mcplex_dispatch::{Audit, AuditRecord};
 use mcplex_state::{Activity, Store};
 use tokio::sync::mpsc;
@@ -24,14 +28,20 @@ const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 /// Starts the audit log's writer unless `settings` turn it off, and returns where the gateway
 /// reports to it. Each row names `replica`, the gateway that served the call, so that one log of
-/// several gateways says which.
-pub fn start(store: Arc<Store>, settings: AuditSettings, replica: String) -> Option<Audit> {
+/// several gateways says which. A sink that cannot be opened stops the start.
+pub fn start(
+    store: Arc<Store>,
+    settings: AuditSettings,
+    replica: String,
+) -> anyhow::Result<Option<Audit>> {
     if settings.retention_days == 0 {
-        return None;
+        return Ok(None);
     }
+    let mut sink = settings.sink.as_ref().map(Sink::open).transpose()?;
     let (records, mut incoming) = mpsc::channel::<AuditRecord>(QUEUE);
     let audit = Audit::new(records, settings.arguments);
     let retention_ms = i64::from(settings.retention_days) * DAY_MS;
+    let keep_rows = settings.retention_rows;
     tokio::spawn(async move {
         let mut pruned: Option<Instant> = None;
         while let Some(first) = incoming.recv().await {
@@ -45,17 +55,76 @@ pub fn start(store: Arc<Store>, settings: AuditSettings, replica: String) -> Opt
                 // Deletes nothing, through the index: rows were pruned less than a minute ago.
                 i64::MIN
             };
-            let written =
-                tokio::task::spawn_blocking(move || store.record_activity(&batch, keep_after))
-                    .await;
+            let mut taken_sink = sink.take();
+            let written = tokio::task::spawn_blocking(move || {
+                if let Some(sink) = taken_sink.as_mut() {
+                    sink.append(&batch);
+                }
+                let written = store.record_activity(&batch, keep_after);
+                if let (true, Some(keep)) = (prune, keep_rows)
+                    && let Err(e) = store.keep_newest_activity(keep)
+                {
+                    tracing::warn!("audit rows past audit_retention_rows not deleted: {e}");
+                }
+                (taken_sink, written)
+            })
+            .await;
             match written {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::warn!("audit records not written: {e}"),
+                Ok((taken_sink, written)) => {
+                    sink = taken_sink;
+                    if let Err(e) = written {
+                        tracing::warn!("audit records not written: {e}");
+                    }
+                }
                 Err(e) => tracing::warn!("audit writer failed: {e}"),
             }
         }
     });
-    Some(audit)
+    Ok(Some(audit))
+}
+
+/// `audit_sink`: where each row is also appended as one line of JSON (as `mcplex activity
+/// export` writes it) when its batch is written.
+enum Sink {
+    Stdout,
+    File(std::fs::File),
+}
+
+impl Sink {
+    fn open(sink: &AuditSink) -> anyhow::Result<Sink> {
+        use std::os::unix::fs::OpenOptionsExt;
+        Ok(match sink {
+            AuditSink::Stdout => Sink::Stdout,
+            AuditSink::File(path) => Sink::File(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .mode(0o600)
+                    .open(path)
+                    .with_context(|| format!("cannot open audit_sink {}", path.display()))?,
+            ),
+        })
+    }
+
+    /// Appends `rows`, one line each, in one write; a failure is logged and loses only these
+    /// lines (the store keeps the rows).
+    fn append(&mut self, rows: &[Activity]) {
+        let mut lines = String::new();
+        for row in rows {
+            let entry = crate::api_views::entry_of(row.clone());
+            lines.push_str(&serde_json::to_string(&entry).unwrap_or_default());
+            lines.push('\n');
+        }
+        let written = match self {
+            Sink::Stdout => crate::output::chunk(&lines),
+            Sink::File(file) => file
+                .write_all(lines.as_bytes())
+                .map_err(anyhow::Error::from),
+        };
+        if let Err(e) = written {
+            tracing::warn!("audit lines not appended to audit_sink: {e:#}");
+        }
+    }
 }
 
 /// `first` and the records that arrive within [`LINGER`] after it, at most [`BATCH`]. Ends early

@@ -50,6 +50,11 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             format!("{}:{port}", mcplex_runtime::follow::host_name())
         }
     };
+    if listener.is_none() && config.audit.sink == Some(mcplex_config::AuditSink::Stdout) {
+        anyhow::bail!(
+            "audit_sink \"stdout\" cannot be used with --stdio: stdout carries the MCP messages; give a file path"
+        );
+    }
     let started = start(&config, setup.builtin, replica)?;
     // Kept alive for as long as the gateway serves.
     let _reloader = setup
@@ -156,7 +161,7 @@ fn start(
         builtin,
         logins: logins.clone(),
         startup_wait: grace,
-        audit: crate::audit::start(store.clone(), config.audit, replica),
+        audit: crate::audit::start(store.clone(), config.audit.clone(), replica)?,
         ..GatewaySetup::new(crate::isolation::for_config(config))
     };
     let core = Core::start((**config).clone(), setup, Some(trust), semantic.ok());

@@ -139,3 +139,65 @@ fn the_cli_and_the_api_export_the_same_rows_oldest_first_in_jsonl_and_csv() {
         "an agent token does not read it"
     );
 }
+
+#[test]
+fn each_audit_row_is_appended_to_the_sink_as_it_is_written() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let sink = scratch.path().join("audit.jsonl");
+    std::fs::write(&sink, "an earlier line\n").expect("write");
+    let mode_of = |path: &std::path::Path| {
+        std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(path).expect("metadata").permissions(),
+        ) & 0o777
+    };
+    let mode_before = mode_of(&sink);
+    let gateway = Gateway::start(json!({
+        "audit_sink": sink.display().to_string(),
+        "mcpServers": {"fixture": fixture_server("fixture", &[])}
+    }));
+    gateway.wait_ready();
+    for text in ["one", "two"] {
+        let args = json!({"text": text}).to_string();
+        gateway.client("legacy", "call", &["fixture__echo", &args]);
+    }
+    let lines: Vec<String> = eventually("two lines in the sink", Duration::from_secs(10), || {
+        let text = std::fs::read_to_string(&sink).ok()?;
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        (lines.len() == 3).then_some(lines)
+    });
+    assert_eq!(lines[0], "an earlier line", "appended, never truncated");
+    for line in &lines[1..] {
+        let row: Value = serde_json::from_str(line).expect("a JSON object a line");
+        assert_eq!(
+            (row["tool"].as_str(), row["status"].as_str()),
+            (Some("fixture:echo"), Some("ok"))
+        );
+        assert!(row["replica"].as_str().is_some_and(|r| r.ends_with(gateway.authority().rsplit(':').next().unwrap_or("?"))));
+    }
+    assert_eq!(
+        mode_of(&sink),
+        mode_before,
+        "an existing file keeps its mode"
+    );
+
+    // stdout carries MCP in --stdio mode: a stdout sink is refused there, before anything runs.
+    let config = scratch.path().join("stdio.json");
+    std::fs::write(
+        &config,
+        json!({"data_dir": scratch.path().join("data"), "audit_sink": "stdout", "mcpServers": {}})
+            .to_string(),
+    )
+    .expect("write");
+    let (code, out, err) = mcplex(&[
+        "serve",
+        "--stdio",
+        "--config",
+        &config.display().to_string(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("audit_sink \"stdout\" cannot be used with --stdio"),
+        "{err}"
+    );
+}
