@@ -497,7 +497,8 @@ pub fn token_spec(request: &CreateToken, config: &Config) -> Result<TokenSpec, S
     };
     let limits = match &request.limits {
         None => mcplex_config::CallLimits::default(),
-        Some(limits) => mcplex_config::CallLimits::from_json(limits, "the request")?,
+        Some(limits) => mcplex_config::CallLimits::from_json(limits, "the request")
+            .map_err(|e| e.to_string())?,
     };
     Ok(TokenSpec {
         name: request.name.clone(),
