@@ -461,7 +461,7 @@ pub fn token_of(token: &TokenRecord) -> Token {
 
 /// Validates a token request against the config.
 pub fn token_spec(request: &CreateToken, config: &Config) -> Result<TokenSpec, String> {
-    let permissions = Permissions::parse(&request.permissions)?;
+    let permissions = Permissions::parse(&request.permissions).map_err(|e| e.to_string())?;
     let servers = match &request.servers {
         None => None,
         Some(names) => {
