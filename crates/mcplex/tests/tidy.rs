@@ -8,6 +8,7 @@
 //! - Every Rust file opens with a `//!` doc saying what it owns.
 //! - No Rust file is over 600 lines.
 //! - No source holds the literal `"__"` a split of a display name would need.
+//! - No library crate returns `Result<_, String>` (an allow-list names the files still to do).
 //!
 //! Each test reports every offender at once, not the first.
 
@@ -16,6 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+
+#[path = "tidy/string_errors.rs"]
+mod string_errors;
 
 /// The longest a Rust file may be (DEVELOPERS' standard: split by concept past it).
 const MAX_LINES: usize = 600;
