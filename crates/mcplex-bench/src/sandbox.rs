@@ -35,7 +35,9 @@ pub fn run(host: &Host, starts: usize, out: &Path) -> Result<ExitCode> {
         };
         let mut support = support.clone();
         if !namespaces {
-            support.namespaces = Err("left out by the benchmark".to_owned());
+            support.namespaces = Err(mcplex_sandbox::NamespacesError::NotProbed(
+                "left out by the benchmark".to_owned(),
+            ));
         }
         let policy = Policy {
             sandbox: &sandbox,
@@ -104,7 +106,7 @@ pub fn run(host: &Host, starts: usize, out: &Path) -> Result<ExitCode> {
         "program": PROGRAM,
         "starts": starts,
         "landlock_abi": support.landlock_abi,
-        "namespaces": support.namespaces.as_ref().err(),
+        "namespaces": support.namespaces.as_ref().err().map(ToString::to_string),
         "variants": rows,
     });
     crate::write_report(out, &report)?;

@@ -62,3 +62,15 @@ impl RunError {
         }
     }
 }
+
+/// Why a worker could not get its JavaScript engine ready; the worker reports it as the run's
+/// internal failure. Each holds the engine's own message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum EngineError {
+    #[error("cannot start the JavaScript engine: {0}")]
+    Runtime(String),
+    #[error("cannot create a context: {0}")]
+    Context(String),
+    #[error("cannot install the script API: {0}")]
+    Install(String),
+}

@@ -11,7 +11,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Ctx, Function, Promise, Runtime};
 use serde_json::{Value, json};
 
-use crate::error::{MEMORY_LIMIT, TIMEOUT_LIMIT, timeout_message};
+use crate::error::{EngineError, MEMORY_LIMIT, TIMEOUT_LIMIT, timeout_message};
 use crate::protocol::{CallOutcomes, RunRequest, ToolCall, WorkerOutcome};
 
 /// Where a script's tool calls go: blocks until the outcomes of the batch are known.
@@ -53,14 +53,12 @@ pub(crate) struct Sandbox {
 }
 
 impl Sandbox {
-    pub(crate) fn new(bridge: Arc<dyn Bridge>) -> Result<Sandbox, String> {
-        let runtime =
-            Runtime::new().map_err(|e| format!("cannot start the JavaScript engine: {e}"))?;
-        let context =
-            Context::full(&runtime).map_err(|e| format!("cannot create a context: {e}"))?;
+    pub(crate) fn new(bridge: Arc<dyn Bridge>) -> Result<Sandbox, EngineError> {
+        let runtime = Runtime::new().map_err(|e| EngineError::Runtime(e.to_string()))?;
+        let context = Context::full(&runtime).map_err(|e| EngineError::Context(e.to_string()))?;
         context
             .with(|ctx| install(&ctx, bridge))
-            .map_err(|e| format!("cannot install the script API: {e}"))?;
+            .map_err(|e| EngineError::Install(e.to_string()))?;
         Ok(Sandbox { runtime, context })
     }
 

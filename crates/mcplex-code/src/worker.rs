@@ -58,7 +58,7 @@ pub fn serve_worker() -> ExitCode {
     });
     let outcome = match sandbox {
         Ok(sandbox) => sandbox.run(&request),
-        Err(e) => WorkerOutcome::Internal(e),
+        Err(e) => WorkerOutcome::Internal(e.to_string()),
     };
     send(&FromWorker::Done(outcome));
     ExitCode::SUCCESS

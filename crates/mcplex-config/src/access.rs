@@ -67,7 +67,7 @@ impl Cx<'_> {
                 let text = self.string(value, "store")?;
                 crate::StoreUrl::parse(text)
                     .map(Some)
-                    .map_err(|why| self.err("store", &why))
+                    .map_err(|why| self.err("store", why.to_string()))
             }
         }
     }

@@ -2,16 +2,19 @@
 
 use std::time::Duration;
 
+use crate::DurationError;
+
 /// Parses a human duration such as `"30s"` or `"1m 30s"`; a bare number is seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let trimmed = text.trim();
     if let Ok(seconds) = trimmed.parse::<u64>() {
         return Ok(Duration::from_secs(seconds));
     }
-    let duration = humantime::parse_duration(trimmed)
-        .map_err(|e| format!("{e} (write e.g. \"30s\", \"2m\", \"1500ms\")"))?;
+    let duration = humantime::parse_duration(trimmed).map_err(|e| DurationError::Unreadable {
+        reason: e.to_string(),
+    })?;
     if duration.is_zero() {
-        return Err("must be greater than zero".to_owned());
+        return Err(DurationError::Zero);
     }
     Ok(duration)
 }

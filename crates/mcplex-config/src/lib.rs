@@ -31,7 +31,7 @@ pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
 pub use auth::{AuthRule, AuthSettings, DEFAULT_LEEWAY, RuleMatch, SIGNATURE_ALGORITHMS};
 pub use dashboard_sso::{ClaimMatch, DEFAULT_SIGN_IN_SCOPES, DashboardSignIn};
 pub use duration::parse_duration;
-pub use error::ConfigError;
+pub use error::{ConfigError, DurationError, LimitsError, StoreUrlError};
 pub use glob::{Glob, ToolFilter};
 pub use limits::{CallLimits, MAX_LIMIT, Rate};
 pub use model::{

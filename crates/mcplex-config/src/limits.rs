@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::ConfigError;
 use crate::parse::{Cx, kind, warn_unknown};
+use crate::{ConfigError, LimitsError};
 
 /// The keys of a `limits` object.
 const LIMITS_KEYS: &[&str] = &[
@@ -92,30 +92,29 @@ impl CallLimits {
 
     /// Reads a `limits` object from anywhere but the config file (a token's stored limits, an
     /// API request): unknown keys are refused, not warned of. `what` names it in the error.
-    pub fn from_json(value: &Value, what: &str) -> Result<CallLimits, String> {
+    pub fn from_json(value: &Value, what: &str) -> Result<CallLimits, LimitsError> {
         let mut warnings = Vec::new();
-        let limits = read_limits(&Cx { file: what }, Some(value), "limits", &mut warnings)
-            .map_err(|e| e.to_string())?;
+        let limits = read_limits(&Cx { file: what }, Some(value), "limits", &mut warnings)?;
         match warnings.first() {
-            Some(warning) => Err(warning.replace(", ignored", "")),
+            Some(warning) => Err(LimitsError::UnknownKey(warning.replace(", ignored", ""))),
             None => Ok(limits),
         }
     }
 
     /// Reads `key=value` assignments (`calls_per_minute=60`, `write.concurrent_calls=2`), the
     /// command line's form of the same object.
-    pub fn from_assignments(assignments: &[String]) -> Result<CallLimits, String> {
+    pub fn from_assignments(assignments: &[String]) -> Result<CallLimits, LimitsError> {
         let mut object = Map::new();
         for assignment in assignments {
             let Some((key, value)) = assignment.split_once('=') else {
-                return Err(format!(
-                    "--limit {assignment:?}: write it as key=value, e.g. calls_per_minute=60 or write.concurrent_calls=2"
-                ));
+                return Err(LimitsError::NoValue {
+                    assignment: assignment.clone(),
+                });
             };
-            let number: u64 = value
-                .trim()
-                .parse()
-                .map_err(|_| format!("--limit {assignment:?}: {value:?} is not a whole number"))?;
+            let number: u64 = value.trim().parse().map_err(|_| LimitsError::NotANumber {
+                assignment: assignment.clone(),
+                value: value.to_owned(),
+            })?;
             let (class, key) = match key.trim().split_once('.') {
                 Some((class, key)) => (Some(class), key),
                 None => (None, key.trim()),
@@ -126,7 +125,10 @@ impl CallLimits {
                     .entry(class.to_owned())
                     .or_insert_with(|| Value::Object(Map::new()))
                     .as_object_mut()
-                    .ok_or_else(|| format!("--limit {assignment:?}: {class} is not a class"))?,
+                    .ok_or_else(|| LimitsError::NotAClass {
+                        assignment: assignment.clone(),
+                        class: class.to_owned(),
+                    })?,
             };
             target.insert(key.to_owned(), Value::from(number));
         }

@@ -84,11 +84,11 @@ fn bad_limits_are_refused_with_their_key() {
     // Elsewhere than the file an unknown key is an error, not a warning.
     let unknown = CallLimits::from_json(&json!({"per_hour": 5}), "the request")
         .expect_err("unknown key refused");
-    assert!(unknown.contains("limits.per_hour"), "{unknown}");
+    assert!(unknown.to_string().contains("limits.per_hour"), "{unknown}");
     let assignment = CallLimits::from_assignments(&["calls_per_minute".to_owned()])
         .expect_err("no value refused");
-    assert!(assignment.contains("key=value"), "{assignment}");
+    assert!(assignment.to_string().contains("key=value"), "{assignment}");
     let negative = CallLimits::from_assignments(&["write.calls_per_minute=-1".to_owned()])
         .expect_err("not a number");
-    assert!(negative.contains("whole number"), "{negative}");
+    assert!(negative.to_string().contains("whole number"), "{negative}");
 }

@@ -467,12 +467,12 @@ pub struct StoreUrl(String);
 
 impl StoreUrl {
     /// `postgres://…` or `postgresql://…`; anything else is refused with the reason.
-    pub fn parse(url: &str) -> Result<StoreUrl, String> {
+    pub fn parse(url: &str) -> Result<StoreUrl, crate::StoreUrlError> {
         let url = url.trim();
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Ok(StoreUrl(url.to_owned()))
         } else {
-            Err("must be a postgres:// URL (without it, the store is SQLite in data_dir)".into())
+            Err(crate::StoreUrlError::NotPostgres)
         }
     }
 

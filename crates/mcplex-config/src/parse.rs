@@ -91,7 +91,7 @@ pub fn parse_config(text: &str, file: &str, overrides: &Overrides) -> Result<Con
     let auth = cx.auth(&root, &servers, &profiles, &mut warnings)?;
     let limits = crate::limits::read_limits(&cx, root.get("limits"), "limits", &mut warnings)?;
     let store = match &overrides.store {
-        Some(url) => Some(StoreUrl::parse(url).map_err(|why| cx.err("store", &why))?),
+        Some(url) => Some(StoreUrl::parse(url).map_err(|why| cx.err("store", why.to_string()))?),
         None => cx.store(&root)?,
     };
     Ok(Config {

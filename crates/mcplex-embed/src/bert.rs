@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use crate::compact::{Tensor, Tensors, Values};
+use crate::error::BertError;
 use crate::kernels::{Activation, activate, attention, layer_norm};
 use crate::product::Dense;
 
@@ -29,27 +30,25 @@ pub(crate) struct Config {
 impl Config {
     /// Reads `config.json`; what this pass cannot run (another position embedding, another
     /// activation) is refused by name.
-    pub fn parse(bytes: &[u8]) -> Result<Config, String> {
-        let json: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    pub fn parse(bytes: &[u8]) -> Result<Config, BertError> {
+        let json: Value = serde_json::from_slice(bytes)?;
         let size = |key: &str| {
             json[key]
                 .as_u64()
                 .and_then(|v| usize::try_from(v).ok())
                 .filter(|v| *v > 0)
-                .ok_or_else(|| format!("{key} is missing or not a positive number"))
+                .ok_or_else(|| BertError::Size(key.to_owned()))
         };
         let activation = match json["hidden_act"].as_str().unwrap_or("gelu") {
             "gelu" => Activation::Gelu,
             "gelu_new" | "gelu_approximate" | "gelu_pytorch_tanh" => Activation::GeluTanh,
             "relu" => Activation::Relu,
-            other => return Err(format!("hidden_act {other:?} is not supported")),
+            other => return Err(BertError::Activation(other.to_owned())),
         };
         match json["position_embedding_type"].as_str() {
             None | Some("absolute") => {}
             Some(other) => {
-                return Err(format!(
-                    "position_embedding_type {other:?} is not supported"
-                ));
+                return Err(BertError::PositionEmbedding(other.to_owned()));
             }
         }
         match json["model_type"].as_str() {
@@ -57,12 +56,12 @@ impl Config {
             // Other families (RoBERTa numbers its positions from its padding index) would give
             // wrong vectors without an error.
             Some(other) => {
-                return Err(format!("model_type {other:?} is not supported (BERT only)"));
+                return Err(BertError::ModelType(other.to_owned()));
             }
         }
         let epsilon = json["layer_norm_eps"].as_f64().unwrap_or(1e-12) as f32;
         if !(epsilon.is_finite() && epsilon > 0.0) {
-            return Err("layer_norm_eps is not a positive number".to_owned());
+            return Err(BertError::Epsilon);
         }
         let config = Config {
             hidden: size("hidden_size")?,
@@ -74,7 +73,7 @@ impl Config {
             activation,
         };
         if !config.hidden.is_multiple_of(config.heads) {
-            return Err("hidden_size is not a multiple of num_attention_heads".to_owned());
+            return Err(BertError::Heads);
         }
         Ok(config)
     }
@@ -110,11 +109,11 @@ pub(crate) struct Bert {
 impl Bert {
     /// The encoder of `config` from `tensors` (named as Hugging Face's BERT names them, with or
     /// without a `bert.` prefix). Int8 matrices stay int8.
-    pub fn load(config: Config, tensors: Tensors) -> Result<Bert, String> {
+    pub fn load(config: Config, tensors: Tensors) -> Result<Bert, BertError> {
         let prefix = ["", "bert."]
             .into_iter()
             .find(|p| tensors.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
-            .ok_or("no embeddings.word_embeddings.weight tensor")?
+            .ok_or(BertError::NoEmbeddings)?
             .to_owned();
         let mut weights = Weights { tensors, prefix };
         let (hidden, intermediate) = (config.hidden, config.intermediate);
@@ -137,7 +136,7 @@ impl Bert {
         let embeddings_norm = weights.norm("embeddings.LayerNorm", hidden)?;
         let layers = (0..config.layers)
             .map(|i| weights.layer(i, hidden, intermediate))
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, BertError>>()?;
         Ok(Bert {
             config,
             words,
@@ -284,7 +283,7 @@ struct Weights {
 
 impl Weights {
     /// The tensor `name`, whose shape must match `shape` (`None`: any size).
-    fn take(&mut self, name: &str, shape: &[Option<usize>]) -> Result<Values, String> {
+    fn take(&mut self, name: &str, shape: &[Option<usize>]) -> Result<Values, BertError> {
         let full = format!("{}{name}", self.prefix);
         let Tensor {
             shape: found,
@@ -292,7 +291,7 @@ impl Weights {
         } = self
             .tensors
             .remove(&full)
-            .ok_or_else(|| format!("{full} is missing"))?;
+            .ok_or_else(|| BertError::MissingTensor(full.clone()))?;
         let fits = found.len() == shape.len()
             && found
                 .iter()
@@ -300,13 +299,17 @@ impl Weights {
                 .all(|(f, s)| s.is_none_or(|s| s == *f))
             && found.iter().all(|f| *f > 0);
         if !fits {
-            return Err(format!("{full} has shape {found:?}, expected {shape:?}"));
+            return Err(BertError::Shape {
+                name: full,
+                found,
+                expected: shape.to_vec(),
+            });
         }
         Ok(values)
     }
 
     /// Encoder layer `i`.
-    fn layer(&mut self, i: usize, hidden: usize, intermediate: usize) -> Result<Layer, String> {
+    fn layer(&mut self, i: usize, hidden: usize, intermediate: usize) -> Result<Layer, BertError> {
         let at = |name: &str| format!("encoder.layer.{i}.{name}");
         let [query, key, value] = ["query", "key", "value"]
             .map(|part| self.matrix(&at(&format!("attention.self.{part}")), hidden, hidden));
@@ -317,7 +320,7 @@ impl Weights {
             stack([query.0, key.0, value.0]),
             [query.1, key.1, value.1].concat(),
         )
-        .ok_or_else(|| at("attention.self: query, key and value do not stack"))?;
+        .ok_or_else(|| BertError::Stack(at("attention.self")))?;
         Ok(Layer {
             qkv,
             attention_out: self.dense(&at("attention.output.dense"), hidden, hidden)?,
@@ -334,21 +337,21 @@ impl Weights {
         name: &str,
         inputs: usize,
         outputs: usize,
-    ) -> Result<(Values, Vec<f32>), String> {
+    ) -> Result<(Values, Vec<f32>), BertError> {
         let weights = self.take(&format!("{name}.weight"), &[Some(outputs), Some(inputs)])?;
         let bias = self.take(&format!("{name}.bias"), &[Some(outputs)])?;
         Ok((weights, bias.into_f32()))
     }
 
-    fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, String> {
+    fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, BertError> {
         let (weights, bias) = self.matrix(name, inputs, outputs)?;
         Dense::new(inputs, outputs, weights, bias)
-            .ok_or_else(|| format!("{}{name}: its weights do not fill its shape", self.prefix))
+            .ok_or_else(|| BertError::Fill(format!("{}{name}", self.prefix)))
     }
 
     /// A layer norm's scale and shift (`weight`/`bias`, or `gamma`/`beta` in older files: only
     /// when the newer names are absent, so that a wrong shape is reported as such).
-    fn norm(&mut self, name: &str, size: usize) -> Result<Norm, String> {
+    fn norm(&mut self, name: &str, size: usize) -> Result<Norm, BertError> {
         let mut vector = |new: &str, old: &str| {
             let present = self
                 .tensors
@@ -386,7 +389,7 @@ mod tests {
     #[test]
     fn a_layer_norm_of_the_wrong_shape_is_reported_as_such() {
         let mut wrong = weights(&[("norm.weight", vec![3]), ("norm.bias", vec![4])]);
-        let error = wrong.norm("norm", 4).err();
+        let error = wrong.norm("norm", 4).err().map(|e| e.to_string());
         assert_eq!(
             error.as_deref(),
             Some("norm.weight has shape [3], expected [Some(4)]")
@@ -396,7 +399,11 @@ mod tests {
         assert_eq!((norm.weight.len(), norm.bias.len()), (4, 4));
         let mut neither = weights(&[("norm.bias", vec![4])]);
         assert_eq!(
-            neither.norm("norm", 4).err().as_deref(),
+            neither
+                .norm("norm", 4)
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
             Some("norm.gamma is missing")
         );
     }

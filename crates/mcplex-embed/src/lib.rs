@@ -18,11 +18,13 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 mod bert;
 mod compact;
+mod error;
 mod kernels;
 mod product;
 
 use bert::{Bert, Config};
 pub use compact::{CompactError, quantize};
+pub use error::BertError;
 
 /// The model built into the binary: all-MiniLM-L6-v2 (Apache-2.0) fine-tuned on requests for
 /// tools, its matrices int8 (see `model/README.md` for where it comes from and how it was made).
@@ -86,10 +88,11 @@ impl SentenceEncoder {
         let hidden = config.hidden;
         let tensors = compact::read_tensors(builtin::WEIGHTS)
             .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
-        let model = Bert::load(config, tensors).map_err(LoadError::BuiltIn)?;
+        let model = Bert::load(config, tensors).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
         let tokens = MAX_TOKENS.min(model.max_tokens());
-        let tokenizer = tokenizer(builtin::TOKENIZER, tokens).map_err(LoadError::BuiltIn)?;
-        fits(&tokenizer, &model).map_err(LoadError::BuiltIn)?;
+        let tokenizer =
+            tokenizer(builtin::TOKENIZER, tokens).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
+        fits(&tokenizer, &model).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
         let files = fingerprint(&[builtin::CONFIG, builtin::TOKENIZER, builtin::WEIGHTS]);
         Ok(SentenceEncoder {
             model,
@@ -105,27 +108,28 @@ impl SentenceEncoder {
             let path = dir.join(file);
             std::fs::read(&path).map_err(|error| LoadError::Read { path, error })
         };
-        let model_error = |file: &str, message: String| LoadError::Model {
+        let model_error = |file: &str, error: &dyn std::fmt::Display| LoadError::Model {
             path: dir.join(file),
-            message,
+            message: error.to_string(),
         };
         let config_bytes = read("config.json")?;
-        let config = Config::parse(&config_bytes).map_err(|message| LoadError::Config {
+        let config = Config::parse(&config_bytes).map_err(|e| LoadError::Config {
             path: dir.join("config.json"),
-            message,
+            message: e.to_string(),
         })?;
         let hidden = config.hidden;
         let tokenizer_bytes = read("tokenizer.json")?;
         let weights_bytes = read("model.safetensors")?;
         let files = fingerprint(&[&config_bytes[..], &tokenizer_bytes[..], &weights_bytes[..]]);
         let tensors = compact::read_tensors(&weights_bytes)
-            .map_err(|e| model_error("model.safetensors", e.to_string()))?;
+            .map_err(|e| model_error("model.safetensors", &e))?;
         drop(weights_bytes);
-        let model = Bert::load(config, tensors).map_err(|e| model_error("model.safetensors", e))?;
+        let model =
+            Bert::load(config, tensors).map_err(|e| model_error("model.safetensors", &e))?;
         let tokens = MAX_TOKENS.min(model.max_tokens());
         let tokenizer =
-            tokenizer(&tokenizer_bytes, tokens).map_err(|e| model_error("tokenizer.json", e))?;
-        fits(&tokenizer, &model).map_err(|e| model_error("tokenizer.json", e))?;
+            tokenizer(&tokenizer_bytes, tokens).map_err(|e| model_error("tokenizer.json", &e))?;
+        fits(&tokenizer, &model).map_err(|e| model_error("tokenizer.json", &e))?;
         Ok(SentenceEncoder {
             model,
             tokenizer,
@@ -134,12 +138,12 @@ impl SentenceEncoder {
         })
     }
 
-    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, BertError> {
         let encodings = match texts {
             [text] => self.tokenizer.encode(*text, true).map(|one| vec![one]),
             _ => self.tokenizer.encode_batch(texts.to_vec(), true),
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| BertError::Tokenizer(e.to_string()))?;
         let ids: Vec<&[u32]> = encodings
             .iter()
             .map(tokenizers::Encoding::get_ids)
@@ -147,19 +151,17 @@ impl SentenceEncoder {
         let vectors = self.model.embed(&ids);
         // A weights file with an infinite or NaN value would rank garbage first, silently.
         if vectors.iter().flatten().any(|value| !value.is_finite()) {
-            return Err("the model gave a vector that is not finite".to_owned());
+            return Err(BertError::NotFinite);
         }
         Ok(vectors)
     }
 }
 
 /// Whether every id `tokenizer` can give has a row in `model`'s word embeddings.
-fn fits(tokenizer: &Tokenizer, model: &Bert) -> Result<(), String> {
+fn fits(tokenizer: &Tokenizer, model: &Bert) -> Result<(), BertError> {
     let (ids, rows) = (tokenizer.get_vocab_size(true), model.vocabulary());
     if ids > rows {
-        return Err(format!(
-            "the tokenizer has {ids} token ids, the model's word embeddings only {rows}"
-        ));
+        return Err(BertError::Vocabulary { ids, rows });
     }
     Ok(())
 }
@@ -175,15 +177,16 @@ fn batch_pool() -> Result<rayon::ThreadPool, LoadError> {
 /// The tokenizer in `bytes`, cutting texts at `tokens` ([`MAX_TOKENS`], or the model's position
 /// embeddings when it has fewer: the tokenizer cuts before adding [SEP], so every text keeps
 /// it). Nothing is padded: the forward pass packs a batch's texts one after the other.
-fn tokenizer(bytes: &[u8], tokens: usize) -> Result<Tokenizer, String> {
-    let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| e.to_string())?;
+fn tokenizer(bytes: &[u8], tokens: usize) -> Result<Tokenizer, BertError> {
+    let mut tokenizer =
+        Tokenizer::from_bytes(bytes).map_err(|e| BertError::Tokenizer(e.to_string()))?;
     tokenizer.with_padding(None);
     tokenizer
         .with_truncation(Some(TruncationParams {
             max_length: tokens,
             ..TruncationParams::default()
         }))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| BertError::Tokenizer(e.to_string()))?;
     Ok(tokenizer)
 }
 
@@ -227,7 +230,7 @@ impl Embedder for SentenceEncoder {
             1..=QUERY_TEXTS => self.encode(texts),
             _ => self.batches.install(|| self.encode(texts)),
         };
-        encoded.map_err(EmbedError)
+        encoded.map_err(|e| EmbedError(e.to_string()))
     }
 }
 

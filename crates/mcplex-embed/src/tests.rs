@@ -202,7 +202,7 @@ fn a_config_the_pass_cannot_run_is_refused_by_what_is_wrong() {
         let mut config = base.clone();
         config[key] = value.clone();
         match crate::bert::Config::parse(config.to_string().as_bytes()) {
-            Err(error) => assert!(error.contains(reason), "{key}={value}: {error}"),
+            Err(error) => assert!(error.to_string().contains(reason), "{key}={value}: {error}"),
             Ok(_) => panic!("{key}={value} was accepted"),
         }
     }

@@ -18,7 +18,7 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 use url::Url;
 
-use crate::{OAuthError, same_issuer, server_metadata_urls};
+use crate::{IssuerError, JwtError, OAuthError, same_issuer, server_metadata_urls};
 
 /// The least time between two fetches of the keys.
 pub const REFRESH_COOLDOWN: Duration = Duration::from_secs(5);
@@ -84,7 +84,7 @@ impl IssuerKeys {
         &self,
         kid: Option<&str>,
         alg: Algorithm,
-    ) -> Result<Arc<KeySet>, String> {
+    ) -> Result<Arc<KeySet>, JwtError> {
         let set = self.cache.load_full();
         let fresh = set.fetched.is_some_and(|at| at.elapsed() < MAX_AGE);
         if fresh && set.matching(kid, alg).next().is_some() {
@@ -98,16 +98,17 @@ impl IssuerKeys {
             return Ok(set);
         }
         Err(match kid {
-            _ if set.generation == 0 => {
-                "the issuer's signing keys are not loaded yet (see the fetch warning)".to_owned()
-            }
-            Some(kid) => format!("signed by an unknown key (kid {kid:?}) for {alg:?}"),
-            None => format!("no key of the issuer fits {alg:?}"),
+            _ if set.generation == 0 => JwtError::KeysNotLoaded,
+            Some(kid) => JwtError::UnknownKey {
+                kid: kid.to_owned(),
+                alg,
+            },
+            None => JwtError::NoKey(alg),
         })
     }
 
     /// Fetches the keys unless another request did since `seen` or the cooldown forbids.
-    pub async fn refresh(&self, seen: u64) -> Result<(), String> {
+    pub async fn refresh(&self, seen: u64) -> Result<(), IssuerError> {
         let mut refresher = self.refresher.lock().await;
         if self.cache.load().generation != seen {
             return Ok(());
@@ -120,11 +121,9 @@ impl IssuerKeys {
         }
         refresher.last_attempt = Some(Instant::now());
         let fetched = self.fetch(&mut refresher).await;
-        let jwks = fetched.map_err(|why| {
-            format!(
-                "cannot fetch the signing keys of issuer {}: {why}",
-                self.issuer
-            )
+        let jwks = fetched.map_err(|why| IssuerError::Keys {
+            issuer: self.issuer.clone(),
+            error: Box::new(why),
         })?;
         let set = KeySet::parse(&jwks, seen + 1);
         tracing::info!(
@@ -146,7 +145,7 @@ impl IssuerKeys {
         self.cache.load().generation
     }
 
-    async fn fetch(&self, refresher: &mut Refresher) -> Result<Value, String> {
+    async fn fetch(&self, refresher: &mut Refresher) -> Result<Value, IssuerError> {
         let uri = match &refresher.jwks_uri {
             Some(uri) => uri.clone(),
             None => {
@@ -160,28 +159,30 @@ impl IssuerKeys {
 
     /// `jwks_uri` from the issuer's metadata: RFC 8414 first, then OpenID Connect discovery (an
     /// RFC 8414 document may leave `jwks_uri` out; OpenID's may not).
-    async fn discover(&self) -> Result<String, String> {
+    async fn discover(&self) -> Result<String, IssuerError> {
         let metadata = self.metadata(&["jwks_uri"]).await?;
         metadata
             .get("jwks_uri")
             .and_then(Value::as_str)
             .map(str::to_owned)
-            .ok_or_else(|| "no jwks_uri in its metadata".to_owned())
+            .ok_or(IssuerError::NoJwksUri)
     }
 
     /// The first of the issuer's metadata documents (RFC 8414, then OpenID Connect discovery)
     /// that names this issuer and has every field of `needed`. A document that names another
     /// issuer is not this issuer's (RFC 8414 §3.3).
-    pub async fn metadata(&self, needed: &[&str]) -> Result<Value, String> {
+    pub async fn metadata(&self, needed: &[&str]) -> Result<Value, IssuerError> {
         let mut failures = Vec::new();
-        let issuer = Url::parse(&self.issuer)
-            .map_err(|e| format!("the issuer {:?} is not a URL: {e}", self.issuer))?;
+        let issuer = Url::parse(&self.issuer).map_err(|e| IssuerError::NotAUrl {
+            issuer: self.issuer.clone(),
+            reason: e.to_string(),
+        })?;
         for url in server_metadata_urls(&issuer) {
             let url = url.to_string();
             let metadata = match self.get_json(&url).await {
                 Ok(metadata) => metadata,
                 Err(why) => {
-                    failures.push(why);
+                    failures.push(why.to_string());
                     continue;
                 }
             };
@@ -198,29 +199,40 @@ impl IssuerKeys {
                 Some(missing) => failures.push(format!("{url}: no {missing}")),
             }
         }
-        Err(format!(
-            "no usable metadata of issuer {} ({})",
-            self.issuer,
-            failures.join("; ")
-        ))
+        Err(IssuerError::NoMetadata {
+            issuer: self.issuer.clone(),
+            failures,
+        })
     }
 
-    async fn get_json(&self, url: &str) -> Result<Value, String> {
+    async fn get_json(&self, url: &str) -> Result<Value, IssuerError> {
         let response = self
             .http
             .get(url)
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| format!("{url}: {e}"))?;
+            .map_err(|e| IssuerError::Unreachable {
+                url: url.to_owned(),
+                reason: e.to_string(),
+            })?;
         let status = response.status();
         if !status.is_success() {
-            return Err(format!("{url}: HTTP {status}"));
+            return Err(IssuerError::Status {
+                url: url.to_owned(),
+                status,
+            });
         }
         let body = crate::read_capped(response)
             .await
-            .map_err(|why| format!("{url}: {why}"))?;
-        serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
+            .map_err(|error| IssuerError::Body {
+                url: url.to_owned(),
+                error,
+            })?;
+        serde_json::from_slice(&body).map_err(|e| IssuerError::NotJson {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        })
     }
 }
 

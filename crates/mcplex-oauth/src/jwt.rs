@@ -11,7 +11,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
-use crate::{IssuerKeys, OAuthError};
+use crate::{IssuerKeys, JwtError, OAuthError};
 
 /// The claims of a verified JWT.
 pub type Claims = Map<String, Value>;
@@ -54,7 +54,7 @@ impl JwtVerifier {
     }
 
     /// The claims of access token `token` for `audience`, or why it is refused.
-    pub async fn access_token(&self, token: &str, audience: &str) -> Result<Claims, String> {
+    pub async fn access_token(&self, token: &str, audience: &str) -> Result<Claims, JwtError> {
         let mut validation = self.validation(audience);
         validation.validate_nbf = true;
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
@@ -68,15 +68,15 @@ impl JwtVerifier {
         token: &str,
         client_id: &str,
         nonce: &str,
-    ) -> Result<Claims, String> {
+    ) -> Result<Claims, JwtError> {
         let mut validation = self.validation(client_id);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let claims = self
             .verify(token, validation, client_id)
             .await
-            .map_err(|why| format!("the ID token is refused: {why}"))?;
+            .map_err(|why| JwtError::IdToken(Box::new(why)))?;
         if claims.get("nonce").and_then(Value::as_str) != Some(nonce) {
-            return Err("the ID token's nonce is not this sign-in's".into());
+            return Err(JwtError::Nonce);
         }
         Ok(claims)
     }
@@ -96,15 +96,12 @@ impl JwtVerifier {
         token: &str,
         mut validation: Validation,
         audience: &str,
-    ) -> Result<Claims, String> {
+    ) -> Result<Claims, JwtError> {
         let describe = |kind: &ErrorKind| describe(kind, &self.issuer, audience);
         let header = jsonwebtoken::decode_header(token)
-            .map_err(|e| format!("not a JWT ({})", describe(e.kind())))?;
+            .map_err(|e| JwtError::NotAJwt(describe(e.kind())))?;
         if !self.algorithms.contains(&header.alg) {
-            return Err(format!(
-                "signature algorithm {:?} is not accepted (auth.algorithms)",
-                header.alg
-            ));
+            return Err(JwtError::Algorithm(header.alg));
         }
         validation.algorithms = vec![header.alg];
         let kid = header.kid.as_deref();
@@ -116,7 +113,11 @@ impl JwtVerifier {
                 Err(e) => refusal = describe(e.kind()),
             }
         }
-        Err(format!("{refusal} (alg {:?}, kid {kid:?})", header.alg))
+        Err(JwtError::Refused {
+            reason: refusal,
+            alg: header.alg,
+            kid: kid.map(str::to_owned),
+        })
     }
 }
 

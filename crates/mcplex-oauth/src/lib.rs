@@ -54,7 +54,7 @@ pub use discovery::{
     Discovered, discover, resource_covers, resource_metadata_of, resource_metadata_urls,
     same_issuer, server_metadata_urls,
 };
-pub use error::OAuthError;
+pub use error::{AnswerError, IssuerError, JwtError, LoginStoreError, OAuthError};
 pub use exchange::Exchanges;
 pub use flow::{Begun, LoginTarget, PENDING_FOR_SECS, PendingLogin, begin, finish};
 pub use issuer_keys::{IssuerKeys, KeySet, REFRESH_COOLDOWN};

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::protocol::{Client, Grant, Granted, request_token};
-use crate::{OAuthError, Secret, discover, now_unix};
+use crate::{LoginStoreError, OAuthError, Secret, discover, now_unix};
 
 /// A login as stored (sealed) in the store: where tokens come from, the client, the tokens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,11 +85,11 @@ impl LoginKey {
 
 /// Where logins persist. Calls block (they run on a blocking thread).
 pub trait LoginStore: Send + Sync + 'static {
-    fn load(&self, key: &LoginKey) -> Result<Option<StoredLogin>, String>;
-    fn save(&self, key: &LoginKey, login: &StoredLogin) -> Result<(), String>;
+    fn load(&self, key: &LoginKey) -> Result<Option<StoredLogin>, LoginStoreError>;
+    fn save(&self, key: &LoginKey, login: &StoredLogin) -> Result<(), LoginStoreError>;
     /// Replaces the login of `key` only if one is still stored: false when it is gone (logged
     /// out or revoked meanwhile), which a refresh must not undo.
-    fn update(&self, key: &LoginKey, login: &StoredLogin) -> Result<bool, String>;
+    fn update(&self, key: &LoginKey, login: &StoredLogin) -> Result<bool, LoginStoreError>;
 }
 
 /// Makes the link a caller follows to connect its own account to a `per_user` server (the
@@ -310,7 +310,7 @@ impl ServerLogin {
         let loaded = tokio::task::spawn_blocking(move || store.load(&key))
             .await
             .map_err(|e| OAuthError::Store(e.to_string()))?
-            .map_err(OAuthError::Store)?;
+            .map_err(|e| OAuthError::Store(e.to_string()))?;
         // A login made for another URL (the config changed) is not sent to this one.
         Ok(loaded.filter(|login| login.server_url == self.url))
     }
@@ -320,7 +320,7 @@ impl ServerLogin {
         tokio::task::spawn_blocking(move || store.update(&key, &login))
             .await
             .map_err(|e| OAuthError::Store(e.to_string()))?
-            .map_err(OAuthError::Store)
+            .map_err(|e| OAuthError::Store(e.to_string()))
     }
 
     async fn save(&self, login: &StoredLogin) -> Result<(), OAuthError> {
@@ -328,7 +328,7 @@ impl ServerLogin {
         tokio::task::spawn_blocking(move || store.save(&key, &login))
             .await
             .map_err(|e| OAuthError::Store(e.to_string()))?
-            .map_err(OAuthError::Store)
+            .map_err(|e| OAuthError::Store(e.to_string()))
     }
 }
 

@@ -257,7 +257,7 @@ async fn an_answer_is_read_up_to_the_cap_and_refused_past_it() {
             .expect("an answer");
         match read_capped(response).await {
             Ok(body) => assert!(fits && body.len() == size, "{size} bytes read"),
-            Err(why) => assert!(!fits && why.contains("over"), "{size}: {why}"),
+            Err(why) => assert!(!fits && why.to_string().contains("over"), "{size}: {why}"),
         }
     }
 }

@@ -195,7 +195,8 @@ impl Trust {
             return self.approve_tool(id, hash.as_deref(), snapshot);
         }
         let mut next = self.approvals.clone();
-        let (changes, message) = apply(&mut next, action, config).map_err(Refusal::Invalid)?;
+        let (changes, message) =
+            apply(&mut next, action, config).map_err(|e| Refusal::Invalid(e.to_string()))?;
         self.store.apply(&changes).map_err(not_saved)?;
         self.approvals = next;
         Ok(message)
@@ -283,16 +284,39 @@ fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
 
+/// Why [`apply`] changed nothing; a [`Refusal::Invalid`] to the operator.
+#[derive(Debug)]
+enum Inapplicable {
+    UnknownServer(String),
+    NotAToolId(String),
+    /// A tool approval reached the in-memory path, which cannot decide it.
+    ToolApproval,
+}
+
+impl std::fmt::Display for Inapplicable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Inapplicable::UnknownServer(name) => {
+                write!(f, "no server named {name:?} in the config")
+            }
+            Inapplicable::NotAToolId(id) => write!(f, "{id:?} is not a tool id (server:tool)"),
+            Inapplicable::ToolApproval => {
+                f.write_str("a tool approval is decided by the store (Trust::approve_tool)")
+            }
+        }
+    }
+}
+
 fn apply(
     approvals: &mut Approvals,
     action: &TrustAction,
     config: &Config,
-) -> Result<(Vec<Change>, String), String> {
+) -> Result<(Vec<Change>, String), Inapplicable> {
     let configured = |name: &str| {
         if config.servers.iter().any(|s| s.name == name) {
             Ok(())
         } else {
-            Err(format!("no server named {name:?} in the config"))
+            Err(Inapplicable::UnknownServer(name.to_owned()))
         }
     };
     match action {
@@ -306,12 +330,10 @@ fn apply(
             let changes = approvals.quarantine_server(name);
             Ok((changes, format!("server {name} quarantined")))
         }
-        TrustAction::ApproveTool { .. } => {
-            Err("a tool approval is decided by the store (Trust::approve_tool)".to_owned())
-        }
+        TrustAction::ApproveTool { .. } => Err(Inapplicable::ToolApproval),
         TrustAction::BlockTool(id) => {
-            let parsed = ToolId::parse(id)
-                .ok_or_else(|| format!("{id:?} is not a tool id (server:tool)"))?;
+            let parsed =
+                ToolId::parse(id).ok_or_else(|| Inapplicable::NotAToolId(id.to_owned()))?;
             configured(&parsed.server)?;
             let changes = approvals.block_tool(&parsed.server, &parsed.tool);
             Ok((changes, format!("tool {id} blocked")))

@@ -362,7 +362,9 @@ mod tests {
             namespaces: if namespaces {
                 Ok(())
             } else {
-                Err("unshare: Operation not permitted".to_owned())
+                Err(crate::NamespacesError::Refused(
+                    "unshare: Operation not permitted".to_owned(),
+                ))
             },
         }
     }

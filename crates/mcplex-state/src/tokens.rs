@@ -252,9 +252,9 @@ fn stored_limits(text: Option<&str>) -> CallLimits {
         return CallLimits::default();
     };
     serde_json::from_str(text)
-        .map_err(|e| e.to_string())
-        .and_then(|value| CallLimits::from_json(&value, "a stored token"))
-        .unwrap_or_else(|_| {
+        .ok()
+        .and_then(|value| CallLimits::from_json(&value, "a stored token").ok())
+        .unwrap_or_else(|| {
             let least = mcplex_config::Rate {
                 calls_per_minute: Some(1),
                 concurrent_calls: Some(1),

@@ -45,48 +45,79 @@ pub(crate) fn result(
 ) -> Value {
     match answer(snapshot, arguments, scope) {
         Ok(answer) => crate::results::structured(answer),
-        Err(message) => crate::results::error(
-            json!({"error": message, "error_type": ErrorType::InvalidParams, "tool": DESCRIBE_TOOL}),
+        Err(refusal) => crate::results::error(
+            json!({"error": refusal.to_string(), "error_type": ErrorType::InvalidParams, "tool": DESCRIBE_TOOL}),
         ),
     }
 }
 
-/// Answers one `describe_tool` call: `Ok(structured answer)` or `Err(message)` for a bad request,
-/// which the caller turns into an `isError` result.
+/// Why a `describe_tool` request cannot be answered (its arguments are wrong).
+#[derive(Debug)]
+enum Refusal {
+    /// `check` is not a boolean.
+    Check(Value),
+    /// A tool id is not a string.
+    ToolId(Value),
+    /// `tool_ids` is missing, empty or not an array.
+    NoToolIds,
+    /// More tool ids than the mode takes.
+    TooMany {
+        limit: usize,
+        check: bool,
+        got: usize,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Check(other) => {
+                write!(f, "describe_tool: check must be true or false, not {other}")
+            }
+            Refusal::ToolId(id) => write!(f, "describe_tool: tool_ids must be strings, not {id}"),
+            Refusal::NoToolIds => f.write_str(
+                "describe_tool: tool_ids must be a non-empty array of tool names, e.g. {\"tool_ids\": [\"server__tool\"]}",
+            ),
+            Refusal::TooMany { limit, check, got } => {
+                let mode = if *check {
+                    "check mode"
+                } else {
+                    "definition mode (use more calls, or check: true for up to 50)"
+                };
+                write!(f, "describe_tool takes at most {limit} tool_ids in {mode}; got {got}")
+            }
+        }
+    }
+}
+
+/// Answers one `describe_tool` call: `Ok(structured answer)` or the [`Refusal`] of a bad
+/// request, which the caller turns into an `isError` result.
 fn answer(
     snapshot: &Snapshot,
     arguments: Option<&Map<String, Value>>,
     scope: &Scope,
-) -> Result<Value, String> {
+) -> Result<Value, Refusal> {
     let empty = Map::new();
     let arguments = arguments.unwrap_or(&empty);
     let check = match arguments.get("check") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(check)) => *check,
-        Some(other) => {
-            return Err(format!(
-                "describe_tool: check must be true or false, not {other}"
-            ));
-        }
+        Some(other) => return Err(Refusal::Check(other.clone())),
     };
     let ids: Vec<&str> = match arguments.get("tool_ids") {
         Some(Value::Array(ids)) if !ids.is_empty() => ids
             .iter()
-            .map(|id| id.as_str().ok_or_else(|| format!("describe_tool: tool_ids must be strings, not {id}")))
+            .map(|id| id.as_str().ok_or_else(|| Refusal::ToolId(id.clone())))
             .collect::<Result<_, _>>()?,
-        _ => return Err("describe_tool: tool_ids must be a non-empty array of tool names, e.g. {\"tool_ids\": [\"server__tool\"]}".to_owned()),
+        _ => return Err(Refusal::NoToolIds),
     };
     let limit = if check { MAX_CHECKS } else { MAX_DEFINITIONS };
     if ids.len() > limit {
-        let mode = if check {
-            "check mode"
-        } else {
-            "definition mode (use more calls, or check: true for up to 50)"
-        };
-        return Err(format!(
-            "describe_tool takes at most {limit} tool_ids in {mode}; got {}",
-            ids.len()
-        ));
+        return Err(Refusal::TooMany {
+            limit,
+            check,
+            got: ids.len(),
+        });
     }
     let tools: Vec<Value> = ids
         .iter()

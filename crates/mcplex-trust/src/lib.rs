@@ -13,7 +13,7 @@ mod scope;
 
 pub use approvals::{Approvals, Change, ServerRecord, ServerState, ToolRecord, Verdict};
 pub use hash::{ContentHash, content_hash, hex, pin_hash, prompt_pin_hash};
-pub use permission::{Permission, Permissions};
+pub use permission::{Permission, Permissions, PermissionsError};
 pub use scope::Scope;
 
 #[cfg(test)]

@@ -82,20 +82,43 @@ impl Permissions {
     }
 
     /// Parses a comma-separated list such as `read,write`. Names the first unknown entry.
-    pub fn parse(text: &str) -> Result<Permissions, String> {
+    pub fn parse(text: &str) -> Result<Permissions, PermissionsError> {
         let mut set = Permissions::default();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let permission = Permission::parse(part).ok_or_else(|| {
-                format!("unknown permission {part:?} (expected read, write or destructive)")
-            })?;
+            let permission = Permission::parse(part)
+                .ok_or_else(|| PermissionsError::Unknown(part.to_owned()))?;
             set = set.with(permission);
         }
         if set.is_empty() {
-            return Err("no permission given (expected read, write and/or destructive)".into());
+            return Err(PermissionsError::Empty);
         }
         Ok(set)
     }
 }
+
+/// A list of permissions that is not one: it names an unknown one, or none at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionsError {
+    /// The first entry that is not `read`, `write` or `destructive`.
+    Unknown(String),
+    Empty,
+}
+
+impl fmt::Display for PermissionsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PermissionsError::Unknown(part) => write!(
+                f,
+                "unknown permission {part:?} (expected read, write or destructive)"
+            ),
+            PermissionsError::Empty => {
+                f.write_str("no permission given (expected read, write and/or destructive)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PermissionsError {}
 
 impl fmt::Display for Permissions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -62,7 +62,7 @@ fn permission_sets_parse_and_refuse_unknown_names() {
     assert!(set.contains(Permission::Read) && set.contains(Permission::Destructive));
     assert!(!set.contains(Permission::Write));
     assert_eq!(set.to_string(), "read,destructive");
-    assert!(Permissions::parse("read,admin").is_err_and(|e| e.contains("admin")));
+    assert!(Permissions::parse("read,admin").is_err_and(|e| e.to_string().contains("admin")));
     assert!(Permissions::parse("").is_err());
 }
 

@@ -15,12 +15,12 @@ use mcplex_config::{PerUser, Transport};
 use mcplex_oauth::{Logins, Secret};
 use tokio::sync::mpsc;
 
-use crate::UpstreamError;
 use crate::connect::ShutdownOnDrop;
 use crate::lifecycle;
 use crate::rpc::RpcConnection;
 use crate::supervisor::ServerSlot;
 use crate::wire::http::{self, Bearer};
+use crate::{ConnectError, UpstreamError};
 
 /// A caller's connection unused this long is closed (the next request opens another).
 pub(crate) const IDLE: Duration = Duration::from_secs(600);
@@ -225,7 +225,7 @@ impl ServerSlot {
                     let connection = self
                         .open_for_caller(credential)
                         .await
-                        .map_err(|reason| transport(self.redactor.redact(&reason)))?;
+                        .map_err(|reason| transport(self.redactor.redact(&reason.to_string())))?;
                     held.connection = Some(connection.clone());
                     held.exchanged = exchanged;
                     connection
@@ -238,9 +238,12 @@ impl ServerSlot {
 
     /// Opens a connection that sends the caller's own token: the handshake only (the gateway's
     /// own connection lists the tools).
-    async fn open_for_caller(&self, credential: Bearer) -> Result<Arc<RpcConnection>, String> {
+    async fn open_for_caller(
+        &self,
+        credential: Bearer,
+    ) -> Result<Arc<RpcConnection>, ConnectError> {
         let Transport::Http { url, headers, .. } = &self.config.transport else {
-            return Err("\"per_user\" needs a streamable HTTP server".to_owned());
+            return Err(ConnectError::PerUserNeedsHttp);
         };
         let server: Arc<str> = self.config.name.as_str().into();
         let wire = http::open(
@@ -260,8 +263,7 @@ impl ServerSlot {
             lifecycle::open(&connection, self.config.lifecycle),
         )
         .await
-        .map_err(|_| "the handshake timed out".to_owned())?
-        .map_err(|e| e.to_string())?;
+        .map_err(|_| ConnectError::HandshakeTimeout)??;
         Ok(guard.defuse())
     }
 }

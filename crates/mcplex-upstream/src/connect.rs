@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::ConnectError;
 use crate::lifecycle::{self, Offer, OfferParts};
 use crate::rpc::RpcConnection;
 use crate::supervisor::{BuiltinConnector, ServerSlot};
@@ -38,12 +39,14 @@ impl Drop for ShutdownOnDrop {
 
 pub(crate) type Opened = (Arc<RpcConnection>, lifecycle::Handshake, Vec<Value>, Offer);
 
-pub(crate) async fn connect(
+/// Opens a connection to `slot`'s server over its configured transport, up to its first
+/// listing.
+pub(crate) async fn open(
     slot: &ServerSlot,
     builtin: Option<&BuiltinConnector>,
     bearer: Option<&Secret>,
     notifications: mpsc::UnboundedSender<Value>,
-) -> Result<Opened, String> {
+) -> Result<Opened, ConnectError> {
     let config = &slot.config;
     let redactor = &slot.redactor;
     let server: Arc<str> = config.name.as_str().into();
@@ -81,35 +84,8 @@ pub(crate) async fn connect(
             headers,
             fallback_to_sse,
         } => {
-            let wire = http::open(
-                server.clone(),
-                redactor.clone(),
-                url,
-                headers,
-                slot.login().into(),
-                slot.challenged.clone(),
-            )?;
-            match open_on(
-                server.clone(),
-                redactor,
-                wire,
-                config,
-                notifications.clone(),
-            )
-            .await
-            {
-                Ok(opened) => Ok(opened),
-                Err(streamable) if *fallback_to_sse => {
-                    match sse::connect(server.clone(), redactor.clone(), url, headers, bearer).await
-                    {
-                        Ok(wire) => open_on(server, redactor, wire, config, notifications).await,
-                        Err(legacy) => Err(format!(
-                            "streamable HTTP failed ({streamable}); legacy SSE failed too ({legacy})"
-                        )),
-                    }
-                }
-                Err(e) => Err(e),
-            }
+            let fallback = *fallback_to_sse;
+            open_http(slot, url, headers, fallback, bearer, notifications).await
         }
         Transport::Sse { url, headers } => {
             let wire = sse::connect(server.clone(), redactor.clone(), url, headers, bearer).await?;
@@ -118,7 +94,7 @@ pub(crate) async fn connect(
         Transport::Builtin { kind } => {
             let (reader, writer) = builtin
                 .and_then(|connect| connect(kind))
-                .ok_or_else(|| format!("no built-in server {kind:?}"))?;
+                .ok_or_else(|| ConnectError::NoBuiltin(kind.clone()))?;
             let closed = CancellationToken::new();
             let (sender, incoming) = lines_wire(
                 server.clone(),
@@ -143,21 +119,58 @@ pub(crate) async fn connect(
     }
 }
 
+/// Opens a streamable HTTP connection; when it fails and the server may fall back, a legacy SSE
+/// one (failing with both errors when that fails too).
+async fn open_http(
+    slot: &ServerSlot,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    fallback_to_sse: bool,
+    bearer: Option<&Secret>,
+    notifications: mpsc::UnboundedSender<Value>,
+) -> Result<Opened, ConnectError> {
+    let (config, redactor) = (&slot.config, &slot.redactor);
+    let server: Arc<str> = config.name.as_str().into();
+    let wire = http::open(
+        server.clone(),
+        redactor.clone(),
+        url,
+        headers,
+        slot.login().into(),
+        slot.challenged.clone(),
+    )?;
+    let streamable = match open_on(
+        server.clone(),
+        redactor,
+        wire,
+        config,
+        notifications.clone(),
+    )
+    .await
+    {
+        Err(streamable) if fallback_to_sse => streamable,
+        opened => return opened,
+    };
+    match sse::connect(server.clone(), redactor.clone(), url, headers, bearer).await {
+        Ok(wire) => open_on(server, redactor, wire, config, notifications).await,
+        Err(legacy) => Err(ConnectError::BothFailed {
+            streamable: Box::new(streamable),
+            legacy: Box::new(legacy),
+        }),
+    }
+}
+
 async fn open_on(
     server: Arc<str>,
     redactor: &Arc<Redactor>,
     wire: Wire,
     config: &ServerConfig,
     notifications: mpsc::UnboundedSender<Value>,
-) -> Result<Opened, String> {
+) -> Result<Opened, ConnectError> {
     let connection = RpcConnection::start(server, redactor.clone(), wire, notifications);
     let guard = ShutdownOnDrop(Some(connection.clone()));
-    let handshake = lifecycle::open(&connection, config.lifecycle)
-        .await
-        .map_err(|e| e.to_string())?;
-    let tools = lifecycle::list_tools(&connection)
-        .await
-        .map_err(|e| e.to_string())?;
+    let handshake = lifecycle::open(&connection, config.lifecycle).await?;
+    let tools = lifecycle::list_tools(&connection).await?;
     let mut offer = Offer {
         capabilities: handshake.capabilities.clone(),
         ..Offer::default()

@@ -172,3 +172,77 @@ mod tests {
         );
     }
 }
+
+/// Why a connection to a server could not be opened, up to its first listing. URLs are shown
+/// redacted and a header only by its name: its value may be a secret.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ConnectError {
+    #[error("invalid header name {0:?}")]
+    HeaderName(String),
+    /// The header's name; never its value.
+    #[error("header {0:?} has an invalid value")]
+    HeaderValue(String),
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+    /// A sandboxed command that is not a file nor on the server's `PATH`.
+    #[error("cannot start {command:?}: not found (not a file, nor on the server's PATH)")]
+    NotFound { command: String },
+    #[error("cannot start {command:?}: {reason}")]
+    Spawn { command: String, reason: String },
+    #[error("the process exited at once")]
+    ExitedAtOnce,
+    #[error("the process has no stdio pipes")]
+    NoPipes,
+    /// The server requires isolation this kernel cannot give.
+    #[error("{0}")]
+    Sandbox(mcplex_sandbox::Refused),
+    #[error("cannot make {}: {reason}", dir.display())]
+    TempBase {
+        dir: std::path::PathBuf,
+        reason: String,
+    },
+    #[error("cannot make a temp directory: {0}")]
+    TempDir(String),
+    #[error("cannot write the sandbox plan: {0}")]
+    Plan(String),
+    /// `shown` is the URL redacted.
+    #[error("invalid URL {shown:?}: {reason}")]
+    Url { shown: String, reason: String },
+    /// The legacy SSE stream's GET failed to get an answer.
+    #[error("GET {shown}: {reason}")]
+    Get { shown: String, reason: String },
+    /// The legacy SSE stream's GET was answered with an error; `body` is redacted and cut.
+    #[error(
+        "GET {shown}: HTTP {status}: {}{body}",
+        refusal.as_ref().map(|why| format!("{why}: ")).unwrap_or_default()
+    )]
+    Status {
+        shown: String,
+        status: reqwest::StatusCode,
+        refusal: Option<String>,
+        body: String,
+    },
+    #[error("event stream broke: {0}")]
+    StreamBroke(String),
+    /// `endpoint` is redacted.
+    #[error("bad endpoint {endpoint:?}: {reason}")]
+    BadEndpoint { endpoint: String, reason: String },
+    #[error("the event stream ended before announcing an endpoint")]
+    NoEndpoint,
+    #[error("no endpoint event within {0}s")]
+    EndpointTimeout(u64),
+    #[error("streamable HTTP failed ({streamable}); legacy SSE failed too ({legacy})")]
+    BothFailed {
+        streamable: Box<ConnectError>,
+        legacy: Box<ConnectError>,
+    },
+    #[error("no built-in server {0:?}")]
+    NoBuiltin(String),
+    /// The handshake or the first listing failed.
+    #[error(transparent)]
+    Upstream(#[from] UpstreamError),
+    #[error("the handshake timed out")]
+    HandshakeTimeout,
+    #[error("\"per_user\" needs a streamable HTTP server")]
+    PerUserNeedsHttp,
+}

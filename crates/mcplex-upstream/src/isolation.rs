@@ -17,7 +17,7 @@ use mcplex_config::{Sandbox, Transport};
 use mcplex_sandbox::{Level, Plan, Policy, Protected, Report, Support};
 use tokio::sync::OnceCell;
 
-use crate::Upstreams;
+use crate::{ConnectError, Upstreams};
 
 /// How the gateway isolates the stdio servers it starts.
 pub struct Isolation {
@@ -125,7 +125,7 @@ impl Isolation {
 
     /// How to start one server: the program and arguments to run, what to add to its
     /// environment, its private temp directory and its isolation.
-    pub(crate) async fn prepare(&self, start: &Start<'_>) -> Result<Prepared, String> {
+    pub(crate) async fn prepare(&self, start: &Start<'_>) -> Result<Prepared, ConnectError> {
         let direct = |report: Report| Prepared {
             program: start.command.into(),
             args: start.args.iter().map(OsString::from).collect(),
@@ -141,19 +141,22 @@ impl Isolation {
                 &self.protected,
                 support,
             )
-            .map_err(|refused| refused.to_string())?;
+            .map_err(ConnectError::Sandbox)?;
             return Ok(direct(report));
         };
         std::fs::create_dir_all(&self.temp_base)
             .and_then(|()| restrict_to_owner(&self.temp_base))
-            .map_err(|e| format!("cannot make {}: {e}", self.temp_base.display()))?;
+            .map_err(|e| ConnectError::TempBase {
+                dir: self.temp_base.clone(),
+                reason: e.to_string(),
+            })?;
         let temp = tempfile::Builder::new()
             .prefix(&temp_prefix(start.server))
             .tempdir_in(&self.temp_base)
-            .map_err(|e| format!("cannot make a temp directory: {e}"))?;
+            .map_err(|e| ConnectError::TempDir(e.to_string()))?;
         let (plan, report) =
             mcplex_sandbox::plan(&self.policy(start, temp.path()), &self.protected, support)
-                .map_err(|refused| refused.to_string())?;
+                .map_err(ConnectError::Sandbox)?;
         self.warn_once(&report);
         let Some(plan) = plan else {
             return Ok(direct(report));
@@ -275,10 +278,10 @@ pub(crate) struct Prepared {
     pub report: Report,
 }
 
-fn plan_argument(plan: &Plan) -> Result<OsString, String> {
+fn plan_argument(plan: &Plan) -> Result<OsString, ConnectError> {
     serde_json::to_string(plan)
         .map(OsString::from)
-        .map_err(|e| format!("cannot write the sandbox plan: {e}"))
+        .map_err(|e| ConnectError::Plan(e.to_string()))
 }
 
 /// `$TMPDIR/mcplex-sandbox-<uid>`: one per user, so gateways of different users never share it.

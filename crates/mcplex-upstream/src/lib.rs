@@ -25,7 +25,7 @@ mod stderr_tail;
 mod supervisor;
 mod wire;
 
-pub use error::UpstreamError;
+pub use error::{ConnectError, UpstreamError};
 pub use failures::{FAILURE_WINDOW, Failures};
 pub use isolation::{Isolation, ServerIsolation};
 pub use lifecycle::Offer;

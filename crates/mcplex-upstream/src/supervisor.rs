@@ -24,7 +24,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::connect::connect;
+use crate::connect::open;
 use crate::failures::RecentFailures;
 use crate::isolation::{Denied, Isolation};
 use crate::lifecycle::{self, Offer, OfferParts};
@@ -373,12 +373,12 @@ impl<E: Fn(UpstreamReport)> Connection<'_, E> {
         let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
         let init_timeout = slot.config.init_timeout;
         let opened = tokio::select! {
-            opened = tokio::time::timeout(init_timeout, connect(slot, builtin, bearer, notifications_tx)) => opened,
+            opened = tokio::time::timeout(init_timeout, open(slot, builtin, bearer, notifications_tx)) => opened,
             () = self.shutdown.cancelled() => return Attempt::Stopped,
         };
         let (connection, handshake, tools, offer) = match opened {
             Ok(Ok(opened)) => opened,
-            Ok(Err(reason)) => return Attempt::Failed(reason),
+            Ok(Err(error)) => return Attempt::Failed(error.to_string()),
             Err(_) => {
                 let secs = init_timeout.as_secs_f32();
                 return Attempt::Failed(format!("not ready within init_timeout ({secs}s)"));

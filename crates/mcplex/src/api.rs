@@ -447,7 +447,7 @@ pub fn token_of(token: &TokenRecord) -> Token {
 
 /// Validates a token request against the config.
 pub fn token_spec(request: &CreateToken, config: &Config) -> Result<TokenSpec, String> {
-    let permissions = Permissions::parse(&request.permissions)?;
+    let permissions = Permissions::parse(&request.permissions).map_err(|e| e.to_string())?;
     let servers = match &request.servers {
         None => None,
         Some(names) => {
@@ -483,7 +483,8 @@ pub fn token_spec(request: &CreateToken, config: &Config) -> Result<TokenSpec, S
     };
     let limits = match &request.limits {
         None => mcplex_config::CallLimits::default(),
-        Some(limits) => mcplex_config::CallLimits::from_json(limits, "the request")?,
+        Some(limits) => mcplex_config::CallLimits::from_json(limits, "the request")
+            .map_err(|e| e.to_string())?,
     };
     Ok(TokenSpec {
         name: request.name.clone(),

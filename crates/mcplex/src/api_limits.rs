@@ -50,7 +50,7 @@ async fn set_token_limits(
 ) -> Response {
     let limits = match CallLimits::from_json(&request.limits, "the request") {
         Ok(limits) => limits,
-        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+        Err(why) => return error(StatusCode::BAD_REQUEST, why.to_string()),
     };
     let set = {
         let name = name.clone();

@@ -3,47 +3,48 @@
 
 use std::sync::Arc;
 
-use mcplex_oauth::{LoginKey, LoginStore, Logins, StoredLogin};
+use mcplex_oauth::{LoginKey, LoginStore, LoginStoreError, Logins, StoredLogin};
 use mcplex_state::Store;
 
 /// The store as the place logins persist.
 pub struct StoreLogins(pub Arc<Store>);
 
 impl LoginStore for StoreLogins {
-    fn load(&self, key: &LoginKey) -> Result<Option<StoredLogin>, String> {
+    fn load(&self, key: &LoginKey) -> Result<Option<StoredLogin>, LoginStoreError> {
         let opened = match &key.caller {
             None => self.0.oauth_login(&key.server),
             Some(caller) => self.0.caller_login(&key.server, caller),
         };
-        let Some(bytes) = opened.map_err(|e| e.to_string())? else {
+        let Some(bytes) = opened.map_err(|e| LoginStoreError::Store(e.to_string()))? else {
             return Ok(None);
         };
         // serde's message could quote the text, which holds tokens: only its category.
-        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            format!(
-                "the stored login of {:?} is unreadable ({:?}); log in again",
-                key.server,
-                e.classify()
-            )
-        })
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| LoginStoreError::Unreadable {
+                server: key.server.clone(),
+                category: format!("{:?}", e.classify()),
+            })
     }
 
-    fn update(&self, key: &LoginKey, login: &StoredLogin) -> Result<bool, String> {
-        let bytes = serde_json::to_vec(login).map_err(|e| e.to_string())?;
+    fn update(&self, key: &LoginKey, login: &StoredLogin) -> Result<bool, LoginStoreError> {
+        let bytes =
+            serde_json::to_vec(login).map_err(|e| LoginStoreError::Encode(e.to_string()))?;
         match &key.caller {
             None => self.0.update_oauth_login(&key.server, &bytes),
             Some(caller) => self.0.update_caller_login(&key.server, caller, &bytes),
         }
-        .map_err(|e| e.to_string())
+        .map_err(|e| LoginStoreError::Store(e.to_string()))
     }
 
-    fn save(&self, key: &LoginKey, login: &StoredLogin) -> Result<(), String> {
-        let bytes = serde_json::to_vec(login).map_err(|e| e.to_string())?;
+    fn save(&self, key: &LoginKey, login: &StoredLogin) -> Result<(), LoginStoreError> {
+        let bytes =
+            serde_json::to_vec(login).map_err(|e| LoginStoreError::Encode(e.to_string()))?;
         match &key.caller {
             None => self.0.put_oauth_login(&key.server, &bytes),
             Some(caller) => self.0.put_caller_login(&key.server, caller, &bytes),
         }
-        .map_err(|e| e.to_string())
+        .map_err(|e| LoginStoreError::Store(e.to_string()))
     }
 }
 

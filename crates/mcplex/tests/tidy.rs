@@ -9,6 +9,7 @@
 //! - No Rust file is over 600 lines.
 //! - No source holds the literal `"__"` a split of a display name would need.
 //! - No function of the gateway's source is over 100 lines, but the few listed (`functions.rs`).
+//! - No library crate returns `Result<_, String>` (an allow-list names the files still to do).
 //!
 //! Each test reports every offender at once, not the first.
 
@@ -20,6 +21,8 @@ use serde_json::Value;
 
 #[path = "tidy/functions.rs"]
 mod functions;
+#[path = "tidy/string_errors.rs"]
+mod string_errors;
 
 /// The longest a Rust file may be (DEVELOPERS' standard: split by concept past it).
 const MAX_LINES: usize = 600;

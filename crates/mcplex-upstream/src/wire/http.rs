@@ -25,29 +25,30 @@ use super::{
     BoxFuture, INCOMING_BUFFER, Incoming, SendError, Wire, WireSend, error_body, push_messages,
     snippet,
 };
+use crate::ConnectError;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// Builds the configured headers; a header that is not valid HTTP is an error naming it.
-pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, String> {
+pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, ConnectError> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
         let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("invalid header name {name:?}"))?;
+            .map_err(|_| ConnectError::HeaderName(name.clone()))?;
         // The value is secret: never echo it.
-        let value = HeaderValue::from_str(value)
-            .map_err(|_| format!("header {name:?} has an invalid value"))?;
+        let value =
+            HeaderValue::from_str(value).map_err(|_| ConnectError::HeaderValue(name.clone()))?;
         map.insert(header, value);
     }
     Ok(map)
 }
 
-pub(crate) fn client() -> Result<reqwest::Client, String> {
+pub(crate) fn client() -> Result<reqwest::Client, ConnectError> {
     reqwest::Client::builder()
         .redirect(mcplex_oauth::same_origin_redirects())
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        .map_err(|e| ConnectError::Client(e.to_string()))
 }
 
 struct HttpSender {
@@ -95,7 +96,7 @@ pub(crate) fn open(
     headers: &BTreeMap<String, String>,
     bearer: Bearer,
     challenged: Arc<AtomicBool>,
-) -> Result<Wire, String> {
+) -> Result<Wire, ConnectError> {
     let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
     let closed = CancellationToken::new();
     let sender = Arc::new(HttpSender {

@@ -19,6 +19,7 @@ use super::http::{client, header_map};
 use super::{
     BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, error_body, push_messages, snippet,
 };
+use crate::ConnectError;
 
 /// How long the server may take to announce its POST endpoint.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -40,7 +41,7 @@ pub(crate) async fn connect(
     url: &str,
     headers: &BTreeMap<String, String>,
     bearer: Option<&mcplex_oauth::Secret>,
-) -> Result<Wire, String> {
+) -> Result<Wire, ConnectError> {
     let client = client()?;
     let mut headers = header_map(headers)?;
     // An OAuth server's token, for the life of this connection (a refused one ends it, and the
@@ -49,76 +50,59 @@ pub(crate) async fn connect(
         headers.insert(reqwest::header::AUTHORIZATION, value);
     }
     let shown = redact_url(url);
-    let base = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {shown:?}: {e}"))?;
+    let base = reqwest::Url::parse(url).map_err(|e| ConnectError::Url {
+        shown: shown.clone(),
+        reason: e.to_string(),
+    })?;
     let response = client
         .get(base.clone())
         .headers(headers.clone())
         .header(ACCEPT, "text/event-stream")
         .send()
         .await
-        .map_err(|e| format!("GET {shown}: {}", e.without_url()))?;
+        .map_err(|e| ConnectError::Get {
+            shown: shown.clone(),
+            reason: e.without_url().to_string(),
+        })?;
     if !response.status().is_success() {
         let status = response.status();
-        let refusal = mcplex_oauth::redirect_refusal(&response)
-            .map(|why| format!("{why}: "))
-            .unwrap_or_default();
+        let refusal = mcplex_oauth::redirect_refusal(&response).map(|why| why.to_string());
         let body = redactor.redact(&error_body(response).await);
-        return Err(format!(
-            "GET {shown}: HTTP {status}: {refusal}{}",
-            snippet(&body, 300)
-        ));
+        return Err(ConnectError::Status {
+            shown,
+            status,
+            refusal,
+            body: snippet(&body, 300),
+        });
     }
     let mut events = SseStream::from_bytes_stream(response.bytes_stream());
     let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, async {
         while let Some(event) = events.next().await {
-            let event = event.map_err(|e| format!("event stream broke: {e:?}"))?;
+            let event = event.map_err(|e| ConnectError::StreamBroke(format!("{e:?}")))?;
             if event.event.as_deref() == Some("endpoint") {
                 let data = event.data.unwrap_or_default();
                 return base
                     .join(data.trim())
-                    .map_err(|e| format!("bad endpoint {:?}: {e}", redactor.redact(&data)));
+                    .map_err(|e| ConnectError::BadEndpoint {
+                        endpoint: redactor.redact(&data),
+                        reason: e.to_string(),
+                    });
             }
         }
-        Err("the event stream ended before announcing an endpoint".to_owned())
+        Err(ConnectError::NoEndpoint)
     })
     .await
-    .map_err(|_| format!("no endpoint event within {}s", ENDPOINT_TIMEOUT.as_secs()))??;
+    .map_err(|_| ConnectError::EndpointTimeout(ENDPOINT_TIMEOUT.as_secs()))??;
 
     let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
     let closed = CancellationToken::new();
-    {
-        let (closed, redactor) = (closed.clone(), redactor.clone());
-        tokio::spawn(async move {
-            loop {
-                let event = tokio::select! {
-                    event = events.next() => event,
-                    () = closed.cancelled() => break,
-                };
-                match event {
-                    Some(Ok(event)) if matches!(event.event.as_deref(), None | Some("message")) => {
-                        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                            continue;
-                        };
-                        match serde_json::from_str::<Value>(&data) {
-                            Ok(value) => push_messages(&incoming_tx, value, None).await,
-                            Err(e) => {
-                                let data = redactor.redact(&data);
-                                tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
-                            }
-                        }
-                    }
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => {
-                        let e = redactor.redact(&format!("{e:?}"));
-                        tracing::warn!(server = %server, "event stream broke: {e}");
-                        break;
-                    }
-                    None => break,
-                }
-            }
-            closed.cancel();
-        });
-    }
+    tokio::spawn(read_messages(
+        server,
+        redactor.clone(),
+        events,
+        incoming_tx,
+        closed.clone(),
+    ));
     let sender = Arc::new(SseSender {
         client,
         redactor,
@@ -132,6 +116,45 @@ pub(crate) async fn connect(
         incoming,
         closed,
     })
+}
+
+/// Passes the stream's `message` events on as JSON-RPC messages until it ends, breaks or the
+/// connection is closed (which it then is).
+async fn read_messages<E: std::fmt::Debug>(
+    server: Arc<str>,
+    redactor: Arc<Redactor>,
+    mut events: impl futures::Stream<Item = Result<sse_stream::Sse, E>> + Unpin,
+    incoming: mpsc::Sender<super::Incoming>,
+    closed: CancellationToken,
+) {
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            () = closed.cancelled() => break,
+        };
+        match event {
+            Some(Ok(event)) if matches!(event.event.as_deref(), None | Some("message")) => {
+                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                    continue;
+                };
+                match serde_json::from_str::<Value>(&data) {
+                    Ok(value) => push_messages(&incoming, value, None).await,
+                    Err(e) => {
+                        let data = redactor.redact(&data);
+                        tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
+                    }
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => {
+                let e = redactor.redact(&format!("{e:?}"));
+                tracing::warn!(server = %server, "event stream broke: {e}");
+                break;
+            }
+            None => break,
+        }
+    }
+    closed.cancel();
 }
 
 impl WireSend for SseSender {

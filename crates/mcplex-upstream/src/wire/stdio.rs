@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::lines::{LinesSender, lines_wire};
 use super::sys::{SIGKILL, SIGTERM, kill_child_with_parent, signal_group};
 use super::{BoxFuture, SendError, Wire, WireSend};
+use crate::ConnectError;
 use crate::isolation::{Denied, Isolation, Start, denial_hint, looks_denied};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
@@ -46,7 +47,7 @@ pub(crate) async fn spawn(
     redactor: Arc<Redactor>,
     isolation: &Isolation,
     denied: Denied,
-) -> Result<(Wire, Report), String> {
+) -> Result<(Wire, Report), ConnectError> {
     let mut environment = super::environment::inherited(std::env::vars_os(), spec.inherit_env);
     environment.extend(spec.env.iter().map(|(k, v)| (k.into(), v.into())));
     let variable = |name: &str| {
@@ -64,10 +65,9 @@ pub(crate) async fn spawn(
             spec.working_dir.map(PathBuf::as_path),
         )
     {
-        return Err(format!(
-            "cannot start {:?}: not found (not a file, nor on the server's PATH)",
-            spec.command
-        ));
+        return Err(ConnectError::NotFound {
+            command: spec.command.to_owned(),
+        });
     }
     let prepared = isolation
         .prepare(&Start {
@@ -104,15 +104,16 @@ pub(crate) async fn spawn(
         command.current_dir(dir);
     }
     kill_child_with_parent(&mut command);
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot start {:?}: {e}", spec.command))?;
+    let mut child = command.spawn().map_err(|e| ConnectError::Spawn {
+        command: spec.command.to_owned(),
+        reason: e.to_string(),
+    })?;
     let temp = prepared.temp;
-    let pid = child.id().ok_or("the process exited at once")?;
+    let pid = child.id().ok_or(ConnectError::ExitedAtOnce)?;
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err("the process has no stdio pipes".to_owned());
+        return Err(ConnectError::NoPipes);
     };
 
     let closed = CancellationToken::new();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use mcplex_config::{Config, OAuthGrant, Overrides, ServerConfig, Transport};
-use mcplex_oauth::{LoginKey, LoginStore, StoredLogin, http_client, now_unix};
+use mcplex_oauth::{LoginKey, LoginStore, LoginStoreError, StoredLogin, http_client, now_unix};
 use serde::Serialize;
 
 use super::callback::{CALLBACK_PATH, wait_for_code};
@@ -241,7 +241,7 @@ fn with_callers(
 fn login_status(
     key: LoginKey,
     grant: OAuthGrant,
-    loaded: Result<Option<StoredLogin>, String>,
+    loaded: Result<Option<StoredLogin>, LoginStoreError>,
     now: i64,
 ) -> LoginStatus {
     let mut row = LoginStatus {

@@ -164,7 +164,8 @@ async fn every_bad_token_is_refused_with_its_reason() {
             .verifier
             .access_token(&sign(&key, kid, &claims), &tokens.audience)
             .await
-            .err();
+            .err()
+            .map(|e| e.to_string());
         assert!(
             refused.as_deref().is_some_and(|r| r.contains(reason)),
             "{claims} → {refused:?}"
@@ -182,7 +183,8 @@ async fn every_bad_token_is_refused_with_its_reason() {
             .verifier
             .access_token(token, &tokens.audience)
             .await
-            .err();
+            .err()
+            .map(|e| e.to_string());
         assert!(
             refused.as_deref().is_some_and(|r| r.contains(reason)),
             "{reason} → {refused:?}"

@@ -134,7 +134,8 @@ impl SignIn {
             .verifier
             .keys()
             .metadata(&["authorization_endpoint", "token_endpoint"])
-            .await?;
+            .await
+            .map_err(|e| e.to_string())?;
         *cached = Some((std::time::Instant::now(), metadata.clone()));
         Ok(metadata)
     }
@@ -169,7 +170,9 @@ impl SignIn {
             .await
             .map_err(|e| format!("the token endpoint did not answer: {}", e.without_url()))?;
         let status = response.status();
-        let body = mcplex_oauth::read_capped(response).await?;
+        let body = mcplex_oauth::read_capped(response)
+            .await
+            .map_err(|e| e.to_string())?;
         let answer: Value = serde_json::from_slice(&body)
             .map_err(|_| format!("the token endpoint's answer is not JSON (HTTP {status})"))?;
         if !status.is_success() {
@@ -205,6 +208,7 @@ impl SignIn {
         self.verifier
             .id_token(id_token, &self.settings.client_id, nonce)
             .await
+            .map_err(|e| e.to_string())
     }
 
     /// Claims the userinfo endpoint adds (groups, often), for the same subject only; a failure
