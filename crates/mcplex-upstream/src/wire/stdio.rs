@@ -24,7 +24,7 @@ use super::lines::{LinesSender, lines_wire};
 use super::sys::{SIGKILL, SIGTERM, kill_child_with_parent, signal_group};
 use super::{BoxFuture, SendError, Wire, WireSend};
 use crate::ConnectError;
-use crate::isolation::{Denied, Isolation, Start, denial_hint, looks_denied};
+use crate::isolation::{Denied, Isolation, Prepared, Start, denial_hint, looks_denied};
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
@@ -37,6 +37,80 @@ pub(crate) struct StdioSpec<'a> {
     pub working_dir: Option<&'a PathBuf>,
     pub inherit_env: &'a InheritEnv,
     pub sandbox: &'a Sandbox,
+}
+
+/// The command that starts the server as `prepared` says (the sandbox helper, or the server
+/// itself): `environment` only, three pipes, its own process group, killed with the gateway.
+fn command_of(
+    prepared: &Prepared,
+    environment: BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+    working_dir: Option<&PathBuf>,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(&prepared.program);
+    command
+        .args(&prepared.args)
+        .env_clear()
+        .envs(environment)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if let Some(dir) = working_dir {
+        command.current_dir(dir);
+    }
+    kill_child_with_parent(&mut command);
+    command
+}
+
+/// Waits for the server's process to exit, logs how, and then removes its private temp directory
+/// and cancels `ended` (the process exited; the wire is closed).
+async fn wait_for_exit<T>(
+    server: Arc<str>,
+    mut child: tokio::process::Child,
+    pid: u32,
+    temp: T,
+    ended: [CancellationToken; 2],
+) {
+    match child.wait().await {
+        Ok(status) => tracing::info!(server = %server, "process {pid} exited: {status}"),
+        Err(e) => tracing::warn!(server = %server, "cannot wait for process {pid}: {e}"),
+    }
+    // The private temp directory goes with the process.
+    drop(temp);
+    for token in ended {
+        token.cancel();
+    }
+}
+
+/// Logs the server's stderr line by line, redacted, keeps its tail for the operator, and keeps
+/// the last line that looks like the sandbox refusing something (with the fix, said once).
+async fn read_stderr(
+    server: Arc<str>,
+    redactor: Arc<Redactor>,
+    stderr: tokio::process::ChildStderr,
+    denied: Denied,
+) {
+    let mut lines = BufReader::new(stderr).lines();
+    let mut hinted = false;
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line = redactor.redact(&line);
+        crate::stderr_tail::push(&server, &line);
+        tracing::info!(target: "mcplex::upstream::stderr", server = %server, "{line}");
+        if looks_denied(&line) {
+            // Kept as the tail keeps it: an upstream's line is never stored unbounded.
+            *denied
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                Some(crate::stderr_tail::shortened(&line));
+            if !hinted {
+                hinted = true;
+                let hint = denial_hint(&server);
+                crate::stderr_tail::push(&server, &hint);
+                tracing::warn!(server = %server, "{hint}");
+            }
+        }
+    }
 }
 
 /// Spawns the server in its sandbox and returns its wire and its isolation. `denied` receives
@@ -90,20 +164,7 @@ pub(crate) async fn spawn(
     } else {
         tracing::info!(server = %server, "isolation: {}", prepared.report.summary());
     }
-    let mut command = tokio::process::Command::new(&prepared.program);
-    command
-        .args(&prepared.args)
-        .env_clear()
-        .envs(environment)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
-    if let Some(dir) = spec.working_dir {
-        command.current_dir(dir);
-    }
-    kill_child_with_parent(&mut command);
+    let mut command = command_of(&prepared, environment, spec.working_dir);
     let mut child = command.spawn().map_err(|e| ConnectError::Spawn {
         command: spec.command.to_owned(),
         reason: e.to_string(),
@@ -118,44 +179,19 @@ pub(crate) async fn spawn(
 
     let closed = CancellationToken::new();
     let exited = CancellationToken::new();
-    {
-        let (server, redactor) = (server.clone(), redactor.clone());
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            let mut hinted = false;
-            while let Ok(Some(line)) = lines.next_line().await {
-                let line = redactor.redact(&line);
-                crate::stderr_tail::push(&server, &line);
-                tracing::info!(target: "mcplex::upstream::stderr", server = %server, "{line}");
-                if looks_denied(&line) {
-                    // Kept as the tail keeps it: an upstream's line is never stored unbounded.
-                    *denied
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                        Some(crate::stderr_tail::shortened(&line));
-                    if !hinted {
-                        hinted = true;
-                        let hint = denial_hint(&server);
-                        crate::stderr_tail::push(&server, &hint);
-                        tracing::warn!(server = %server, "{hint}");
-                    }
-                }
-            }
-        });
-    }
-    {
-        let (server, closed, exited) = (server.clone(), closed.clone(), exited.clone());
-        tokio::spawn(async move {
-            match child.wait().await {
-                Ok(status) => tracing::info!(server = %server, "process {pid} exited: {status}"),
-                Err(e) => tracing::warn!(server = %server, "cannot wait for process {pid}: {e}"),
-            }
-            // The private temp directory goes with the process.
-            drop(temp);
-            exited.cancel();
-            closed.cancel();
-        });
-    }
+    tokio::spawn(read_stderr(
+        server.clone(),
+        redactor.clone(),
+        stderr,
+        denied,
+    ));
+    tokio::spawn(wait_for_exit(
+        server.clone(),
+        child,
+        pid,
+        temp,
+        [exited.clone(), closed.clone()],
+    ));
     let (lines, incoming) = lines_wire(server, redactor, stdout, stdin, closed.clone());
     let sender = Arc::new(StdioSender {
         lines,

@@ -18,8 +18,6 @@ const MAX_FUNCTION_LINES: usize = 100;
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     // An MCP route's POST in front of rmcp: the body, the plain-call fast path, else rmcp.
     ("crates/mcplex-surface/src/front.rs", "post", 116),
-    // Spawning a stdio server in its sandbox (its `Result<_, String>` is being converted).
-    ("crates/mcplex-upstream/src/wire/stdio.rs", "spawn", 133),
 ];
 
 /// Crates under `crates/` whose source is not the gateway's (benchmarks, test fixtures).
