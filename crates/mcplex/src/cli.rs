@@ -152,7 +152,7 @@ pub enum ActivityCommand {
         /// (2026-12-01) or a duration back from now (24h, 7d). Default: the whole log.
         #[arg(long)]
         since: Option<String>,
-        /// `jsonl` (one JSON object a line, as `activity --json` shows a row) or `csv`.
+        /// `jsonl` (one JSON object a line, each as the activity API shows a row) or `csv`.
         #[arg(long, default_value = "jsonl")]
         format: String,
         /// Only calls made with this token (`-` for calls made without one).

@@ -56,7 +56,8 @@ fn own_flags(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Every leaf command (`tools list`) with the flags its `--help` names, shared ones left out.
+/// Every command that runs (`tools list`; `activity`, which also has `activity export`) with the
+/// flags its `--help` names, shared ones left out.
 fn commands_in_help() -> BTreeMap<String, BTreeSet<String>> {
     let mut leaves = BTreeMap::new();
     let mut stack: Vec<Vec<String>> = subcommands(&help(&[]))
@@ -67,9 +68,11 @@ fn commands_in_help() -> BTreeMap<String, BTreeSet<String>> {
         let words: Vec<&str> = path.iter().map(String::as_str).collect();
         let text = help(&words);
         let children = subcommands(&text);
-        if children.is_empty() {
-            let options = text.split("Options:").nth(1).unwrap_or_default();
-            leaves.insert(path.join(" "), own_flags(options));
+        let options = own_flags(text.split("Options:").nth(1).unwrap_or_default());
+        // A command that runs on its own has flags of its own, subcommands or not
+        // (`activity` and `activity export`).
+        if children.is_empty() || !options.is_empty() {
+            leaves.insert(path.join(" "), options);
         }
         stack.extend(children.into_iter().map(|child| {
             let mut longer = path.clone();
