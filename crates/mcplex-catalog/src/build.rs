@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use mcplex_config::{Config, HotSettings};
 use mcplex_names::{RegistrationTable, ToolId};
-use mcplex_protocol::ServerHealth;
+use mcplex_protocol::{Offer, ServerHealth};
 use mcplex_trust::{Approvals, Change};
 use serde_json::Value;
 
 use crate::CatalogCache;
 use crate::gather::{Accepted, Gathered};
-use crate::offers::{self, Offer};
+use crate::offers;
 use crate::render::direct_entry;
 use crate::snapshot::{CatalogTool, Snapshot, WithheldTool};
 

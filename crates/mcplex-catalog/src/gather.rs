@@ -13,7 +13,9 @@ use serde_json::{Map, Value};
 
 use crate::build::{Diagnostic, PROMPT_APPROVAL_PREFIX, UpstreamTools};
 use crate::describe::UnavailableReason;
-use crate::offers::{Offer, ServerOffer};
+use mcplex_protocol::Offer;
+
+use crate::offers::ServerOffer;
 use crate::snapshot::{ServerView, WithheldTool};
 
 /// What the servers of one build contributed, in config order.

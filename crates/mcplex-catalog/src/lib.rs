@@ -29,7 +29,7 @@ pub use mcplex_search::{EmbedError, Embedder, Tuning, Vectors, embed_query, embe
 pub use mcplex_trust::{ContentHash, content_hash};
 pub use mcplex_trust::{Permission, Scope};
 pub use offers::{
-    NAMESPACED_URI_PREFIX, Offer, OfferedPrompt, OfferedResource, Offers, ServerFeatures, Target,
+    NAMESPACED_URI_PREFIX, OfferedPrompt, OfferedResource, Offers, ServerFeatures, Target,
     namespaced_uri, split_namespaced_uri, template_matches,
 };
 pub use route::Route;

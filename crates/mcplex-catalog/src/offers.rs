@@ -28,16 +28,6 @@ use crate::{Diagnostic, Route};
 /// The scheme of a namespaced resource URI: `mcplex://<server>/<original URI>`.
 pub const NAMESPACED_URI_PREFIX: &str = "mcplex://";
 
-/// What one server offers besides tools, as it listed them (raw JSON).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Offer {
-    /// The server's declared `capabilities`.
-    pub capabilities: Value,
-    pub prompts: Vec<Value>,
-    pub resources: Vec<Value>,
-    pub resource_templates: Vec<Value>,
-}
-
 /// A prompt as served: its upstream and the listing entry with the served name.
 #[derive(Debug, Clone)]
 pub struct OfferedPrompt {

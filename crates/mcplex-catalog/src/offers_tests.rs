@@ -1,7 +1,7 @@
 //! Prompts, resources and templates: namespacing, its inverse, transparent servers, collisions,
 //! filters, quarantine and scope.
 
-use mcplex_protocol::ServerHealth;
+use mcplex_protocol::{Offer, ServerHealth};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use mcplex_trust::{Approvals, Permission, Permissions, Scope, ServerState};
 use serde_json::{Value, json};
 
 use crate::{
-    BuildInput, CatalogCache, Offer, Route, Snapshot, Target, UpstreamTools, build_snapshot,
+    BuildInput, CatalogCache, Route, Snapshot, Target, UpstreamTools, build_snapshot,
     namespaced_uri, split_namespaced_uri, template_matches,
 };
 

@@ -129,12 +129,7 @@ impl LiveCatalog {
             UpstreamReport::Listed { tools, offer } => UpstreamTools {
                 status: ServerHealth::Ready,
                 tools,
-                offer: Arc::new(mcplex_catalog::Offer {
-                    capabilities: offer.capabilities.clone(),
-                    prompts: offer.prompts.clone(),
-                    resources: offer.resources.clone(),
-                    resource_templates: offer.resource_templates.clone(),
-                }),
+                offer,
             },
             // Unlike an outage, a missing login serves nothing: the last tools are dropped.
             UpstreamReport::Health(status @ ServerHealth::NeedsLogin { .. }) => UpstreamTools {

@@ -10,7 +10,8 @@ use std::time::Duration;
 use mcplex_catalog::Snapshot;
 use mcplex_config::{Config, InheritEnv, ServerConfig, Transport};
 use mcplex_dispatch::Gateway;
-use mcplex_upstream::{Offer, UpstreamEvent, UpstreamReport};
+use mcplex_protocol::Offer;
+use mcplex_upstream::{UpstreamEvent, UpstreamReport};
 use serde_json::{Value, json};
 
 use crate::live::LiveCatalog;

@@ -11,10 +11,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ConnectError;
-use crate::lifecycle::{self, Offer, OfferParts};
+use crate::lifecycle::{self, OfferParts};
 use crate::rpc::RpcConnection;
 use crate::supervisor::{BuiltinConnector, ServerSlot};
 use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
+use mcplex_protocol::Offer;
 
 /// Shuts a half-opened connection down if the opener fails, times out or is dropped.
 pub(crate) struct ShutdownOnDrop(Option<Arc<RpcConnection>>);

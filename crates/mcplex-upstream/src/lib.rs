@@ -28,7 +28,6 @@ mod wire;
 pub use error::{ConnectError, UpstreamError};
 pub use failures::{FAILURE_WINDOW, Failures};
 pub use isolation::{Isolation, ServerIsolation};
-pub use lifecycle::Offer;
 pub use login::oauth_challenge;
 /// OAuth servers' logins, which [`Upstreams::start`] takes.
 pub use mcplex_oauth::Logins;

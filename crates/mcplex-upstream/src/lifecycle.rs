@@ -12,7 +12,7 @@ use crate::UpstreamError;
 use crate::rpc::{CallOptions, RpcConnection};
 use mcplex_config::Lifecycle;
 
-use mcplex_protocol::{CLIENT_CAPABILITIES_META, LATEST_SESSION_VERSION, STATELESS_VERSION};
+use mcplex_protocol::{CLIENT_CAPABILITIES_META, LATEST_SESSION_VERSION, Offer, STATELESS_VERSION};
 
 const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// A listing longer than this many pages is cut (a server whose cursors never end).
@@ -104,19 +104,6 @@ async fn discover(connection: &RpcConnection) -> Result<Handshake, UpstreamError
 /// Reads every page of `tools/list`.
 pub(crate) async fn list_tools(connection: &RpcConnection) -> Result<Vec<Value>, UpstreamError> {
     list_all(connection, "tools/list", "tools").await
-}
-
-/// What a server offers besides tools, read as its capabilities announce.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Offer {
-    /// The server's `capabilities`, as it declared them.
-    pub capabilities: Value,
-    /// Every page of `prompts/list`.
-    pub prompts: Vec<Value>,
-    /// Every page of `resources/list`.
-    pub resources: Vec<Value>,
-    /// Every page of `resources/templates/list`.
-    pub resource_templates: Vec<Value>,
 }
 
 /// Which parts of an [`Offer`] to (re-)read.

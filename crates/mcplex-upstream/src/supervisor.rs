@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use mcplex_config::{Config, Redactor, ServerConfig};
 use mcplex_oauth::{Logins, ServerLogin};
-use mcplex_protocol::ServerHealth;
+use mcplex_protocol::{Offer, ServerHealth};
 use mcplex_sandbox::Report;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -27,7 +27,7 @@ use tokio_util::task::TaskTracker;
 use crate::connect::open;
 use crate::failures::RecentFailures;
 use crate::isolation::{Denied, Isolation};
-use crate::lifecycle::{self, Offer, OfferParts};
+use crate::lifecycle::{self, OfferParts};
 use crate::login::{Login, LoginCheck, await_login, check_login, login_change, needs_login_now};
 use crate::rpc::RpcConnection;
 
