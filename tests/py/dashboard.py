@@ -359,6 +359,12 @@ def scenario_tokens(opts, browser, shots):
     page.wait_for_timeout(500)
     facts["filtered_rows"] = page.locator("tbody tr").all_inner_texts()
     shots.take(page, "activity-filtered")
+    # The export link carries the filters and downloads through the session.
+    with page.expect_download() as download:
+        page.click("#activity-export-csv")
+    facts["export_href"] = page.get_attribute("#activity-export-csv", "data-href")
+    with open(download.value.path(), encoding="utf-8") as exported:
+        facts["export_csv"] = exported.read()
 
     # The token's row shows its own limits and the call made with it in the last minute.
     goto(page, base, "tokens")

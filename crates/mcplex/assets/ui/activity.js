@@ -1,5 +1,6 @@
 // Activity (the audit log, newest first, filters, paging, live: re-read every second while the
-// newest page is open) and Search (the catalog ranked as tool_search and retrieve_tools rank
+// newest page is open; the rows the filters select exported oldest first as CSV or JSON Lines,
+// as `mcplex activity export` writes them, for an operator) and Search (the catalog ranked as tool_search and retrieve_tools rank
 // it, with the scores).
 
 import { h, fill, problem, table, pager, badge, time } from "./dom.js";
@@ -16,9 +17,16 @@ export async function activity(root, cx) {
   const live = h("p", { class: "muted", "aria-live": "off" });
   const body = h("div", {});
   const paging = { offset: 0 };
+  // Downloads through the session, like every other read; a viewer may not export.
+  const exports = ["csv", "jsonl"].map((format) => h("button", {
+    type: "button", id: `activity-export-${format}`,
+    onclick: (e) => cx.download(e.currentTarget.dataset.href, `mcplex-activity.${format}`)
+      .catch((error) => cx.say(error.message)),
+  }, `Export ${format === "csv" ? "CSV" : "JSON Lines"}`));
+  const exporting = document.body.dataset.viewer === "true" ? [] : [h("p", { class: "exports" }, exports)];
   root.append(h("form", { class: "filters", role: "search", onsubmit: (e) => { e.preventDefault(); paging.offset = 0; refresh(); } },
     h("label", {}, "Token ", token, tokens), h("label", {}, "Tool ", tool), h("label", {}, "Outcome ", outcome),
-    h("button", { type: "submit" }, "Filter")), live, body);
+    h("button", { type: "submit" }, "Filter")), ...exporting, live, body);
   outcome.addEventListener("change", () => { paging.offset = 0; refresh(); });
   cx.api("GET", "/api/v1/tokens").then((answer) => fill(tokens,
     h("option", { value: "-" }, "the operator (no token)"),
@@ -31,6 +39,13 @@ export async function activity(root, cx) {
     if (token.value.trim()) query.set("token", token.value.trim());
     if (tool.value.trim()) query.set("tool", tool.value.trim());
     if (outcome.value) query.set("status", outcome.value);
+    for (const link of exports) {
+      const selected = new URLSearchParams(query);
+      selected.delete("offset");
+      selected.delete("limit");
+      selected.set("format", link.id.replace("activity-export-", ""));
+      link.dataset.href = `/api/v1/activity/export?${selected}`;
+    }
     const answer = await cx.api("GET", `/api/v1/activity?${query}`);
     live.textContent = paging.offset === 0
       ? `Live: newest first, updated twice a second (last read ${new Date().toLocaleTimeString()}).`

@@ -80,6 +80,20 @@ async function api(method, path, body, retried = false) {
   return data;
 }
 
+// A file from the API saved as `name`: fetched with the session's CSRF header, which a plain
+// link cannot send, then handed to the browser as a download.
+async function download(path, name) {
+  const headers = csrf ? { "X-CSRF-Token": csrf } : {};
+  const response = await fetch(path, { headers, credentials: "same-origin" });
+  if (!response.ok) throw new ApiError(response.status, `The download failed (HTTP ${response.status}).`);
+  const url = URL.createObjectURL(await response.blob());
+  const link = h("a", { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
 function say(message) {
   if (!message) { status.hidden = true; status.textContent = ""; return; }
   status.hidden = false;
@@ -198,7 +212,7 @@ async function route() {
   document.title = `${page.title} · mcplex`;
   const root = h("section", { "aria-labelledby": "page-title" });
   fill(main, root);
-  const cx = { api, say, navigate: (hash) => { location.hash = hash; } };
+  const cx = { api, say, download, navigate: (hash) => { location.hash = hash; } };
   const argument = rest.length ? decodeURIComponent(rest.join("/")) : null;
   try {
     const handle = (await page.render(root, cx, argument)) || {};

@@ -275,6 +275,20 @@ fn tokens_made_on_the_page_work_for_agents_until_revoked_and_calls_show_live() {
                 .iter()
                 .all(|r| r.as_str().unwrap_or_default().contains("agent-1"))
     );
+    // The export downloads what the filters select, oldest first, as the CLI writes it.
+    assert_eq!(
+        seen["export_href"],
+        "/api/v1/activity/export?token=agent-1&format=csv",
+        "{seen}"
+    );
+    let exported = seen["export_csv"].as_str().unwrap_or_default();
+    let lines: Vec<&str> = exported.lines().filter(|l| !l.is_empty()).collect();
+    assert!(
+        lines.len() >= 2
+            && lines[0].starts_with("at,at_ms,request_id,token,")
+            && lines[1..].iter().all(|l| l.contains(",agent-1,")),
+        "{exported}"
+    );
     assert_ne!(seen["after_revoke"]["agent_exit"], 0, "{seen}");
     assert_eq!(seen["after_revoke"]["http"]["status"], 401, "{seen}");
     // A logout the store refused: the page says where the session may still hold.
