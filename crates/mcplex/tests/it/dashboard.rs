@@ -277,8 +277,7 @@ fn tokens_made_on_the_page_work_for_agents_until_revoked_and_calls_show_live() {
     );
     // The export downloads what the filters select, oldest first, as the CLI writes it.
     assert_eq!(
-        seen["export_href"],
-        "/api/v1/activity/export?token=agent-1&format=csv",
+        seen["export_href"], "/api/v1/activity/export?token=agent-1&format=csv",
         "{seen}"
     );
     let exported = seen["export_csv"].as_str().unwrap_or_default();
