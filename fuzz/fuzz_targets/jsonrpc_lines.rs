@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
         // The first verdict (ready or failed) is enough; then stop everything.
         let _ = tokio::time::timeout(Duration::from_secs(2), async {
             while let Some(event) = events.recv().await {
-                if !matches!(event.state, mcplex_upstream::UpstreamState::Connecting) {
+                if event.report.health() != mcplex_protocol::ServerHealth::Connecting {
                     break;
                 }
             }
