@@ -43,10 +43,6 @@ impl ServerHealth {
         })
     }
 
-    pub fn is_ready(&self) -> bool {
-        *self == ServerHealth::Ready
-    }
-
     /// The same health with its reason (if it has one) passed through `rewrite`, such as a
     /// redactor.
     pub fn map_reason(self, rewrite: impl FnOnce(&str) -> String) -> ServerHealth {

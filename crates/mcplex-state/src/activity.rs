@@ -43,7 +43,7 @@ pub struct ActivityQuery {
 
 /// Where an export has got to: the last row it read, oldest first (`rowid` breaks ties of
 /// `at_ms`), so rows written meanwhile neither shift nor repeat a page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExportCursor {
     at_ms: i64,
     rowid: i64,

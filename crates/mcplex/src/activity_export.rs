@@ -25,7 +25,10 @@ impl ExportFormat {
         match text {
             "jsonl" => Ok(ExportFormat::Jsonl),
             "csv" => Ok(ExportFormat::Csv),
-            other => Err(format!("unknown export format {other:?}: use jsonl or csv")),
+            other => Err(format!(
+                "unknown export format {:?}: use jsonl or csv",
+                shown(other)
+            )),
         }
     }
 
@@ -138,11 +141,12 @@ fn rfc3339(at: SystemTime) -> String {
 }
 
 /// `field` as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a quote or
-/// a line break; a field a spreadsheet would take for a formula (`=`, `+`, `-`, `@` first) is
-/// quoted and prefixed with `'`, so that a tool name or an argument cannot run in the operator's
-/// spreadsheet.
+/// a line break; a field a spreadsheet would take for a formula (`=`, `+`, `-`, `@`, a tab or a
+/// carriage return first, as OWASP lists them) is quoted and prefixed with `'`, so that a tool
+/// name or an argument cannot run in the operator's spreadsheet.
 fn push_csv_field(out: &mut String, field: &str) {
-    let formula = field.starts_with(['=', '+', '-', '@']) && field.parse::<f64>().is_err();
+    let formula =
+        field.starts_with(['=', '+', '-', '@', '\t', '\r']) && field.parse::<f64>().is_err();
     if formula || field.contains([',', '"', '\r', '\n']) {
         out.push('"');
         if formula {
@@ -153,6 +157,13 @@ fn push_csv_field(out: &mut String, field: &str) {
     } else {
         out.push_str(field);
     }
+}
+
+/// At most the first 40 characters of a caller's `text`, as a refusal repeats it.
+fn shown(text: &str) -> &str {
+    text.char_indices()
+        .nth(40)
+        .map_or(text, |(at, _)| &text[..at])
 }
 
 /// What `--since` / `since=` name: an RFC 3339 time (`2026-12-01T00:00:00Z`, or a date) or a
@@ -166,7 +177,8 @@ pub fn since_ms(text: &str, now: SystemTime) -> Result<i64, String> {
         at
     } else {
         return Err(format!(
-            "cannot read {text:?} as a time: give an RFC 3339 time (2026-12-01T08:00:00Z), a date (2026-12-01) or a duration back from now (24h, 7d)"
+            "cannot read {:?} as a time: give an RFC 3339 time (2026-12-01T08:00:00Z), a date (2026-12-01) or a duration back from now (24h, 7d)",
+            shown(text)
         ));
     };
     let ms = at
@@ -194,6 +206,8 @@ mod tests {
         assert_eq!(field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
         assert_eq!(field("@SUM(A1)"), "\"'@SUM(A1)\"");
         assert_eq!(field("-12.5"), "-12.5", "a number is not a formula");
+        assert_eq!(field("\t=1+2"), "\"'\t=1+2\"");
+        assert_eq!(field("\r=1"), "\"'\r=1\"");
         assert_eq!(field(""), "");
     }
 
@@ -205,6 +219,13 @@ mod tests {
         assert_eq!(since_ms("1h", now), Ok((2_000_000_000 - 3600) * 1000));
         assert_eq!(since_ms("7d", now), Ok((2_000_000_000 - 7 * 86_400) * 1000));
         assert!(since_ms("yesterday", now).is_err());
+        let long = "x".repeat(10_000);
+        let refusal = since_ms(&long, now).expect_err("not a time");
+        assert!(
+            refusal.len() < 300,
+            "a caller's text is repeated only in part: {refusal}"
+        );
+        assert!(ExportFormat::parse(&long).expect_err("no format").len() < 120);
     }
 
     #[test]
