@@ -384,6 +384,10 @@ pub struct ServerConfig {
     pub resources: crate::ToolFilter,
     /// `"oauth"`: tokens from an OAuth 2.1 login, sent as `Authorization: Bearer` (URL servers).
     pub oauth: Option<crate::OAuthConfig>,
+    /// `"trace_context": true`: when traces are exported, each request carries the W3C trace
+    /// context in its `_meta` (`traceparent`, `tracestate`), for a server that reads it there
+    /// (a stdio server has no headers; a URL server gets the `traceparent` header anyway).
+    pub trace_context: bool,
 }
 
 impl ServerConfig {
@@ -404,6 +408,7 @@ impl ServerConfig {
             prompts: crate::ToolFilter::default(),
             resources: crate::ToolFilter::default(),
             oauth: None,
+            trace_context: false,
         }
     }
 
@@ -417,6 +422,7 @@ impl ServerConfig {
             && self.init_timeout == other.init_timeout
             && self.call_timeout == other.call_timeout
             && self.oauth == other.oauth
+            && self.trace_context == other.trace_context
     }
 
     /// Whether tool `tool` of this server is deferred: a tool-level glob, else the server's
@@ -547,6 +553,7 @@ impl fmt::Debug for ServerConfig {
             .field("namespace", &self.namespace)
             .field("prompts", &self.prompts)
             .field("resources", &self.resources)
+            .field("trace_context", &self.trace_context)
             .finish()
     }
 }

@@ -37,6 +37,7 @@ const SERVER_KEYS: &[&str] = &[
     "resources",
     "oauth",
     "sandbox",
+    "trace_context",
 ];
 
 impl Cx<'_> {
@@ -187,6 +188,7 @@ impl Cx<'_> {
         let trust_auto = entry.trust_auto()?;
         let quarantined = entry.flag("quarantined")?;
         let oauth = entry.oauth(&transport, warnings)?;
+        let trace_context = entry.flag("trace_context")?;
         Ok(ServerConfig {
             name,
             transport,
@@ -202,6 +204,7 @@ impl Cx<'_> {
             prompts,
             resources,
             oauth,
+            trace_context: trace_context.unwrap_or(false),
         })
     }
 

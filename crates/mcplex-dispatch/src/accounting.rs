@@ -201,7 +201,14 @@ impl Ledger {
 
     /// Counts the request in the metrics, logs it at debug level and hands its record to the
     /// audit log (dropped, never waited for, when the writer is behind).
-    pub(crate) fn close(self, finished: Finished<'_>, outcome: Outcome, audit: Option<&Audit>) {
+    /// `span` is the request's `mcplex.call` span, which learns how it ended.
+    pub(crate) fn close(
+        self,
+        finished: Finished<'_>,
+        outcome: Outcome,
+        audit: Option<&Audit>,
+        span: &tracing::Span,
+    ) {
         let Outcome {
             status,
             response_bytes,
@@ -245,6 +252,12 @@ impl Ledger {
                     .inc();
             }
         }
+        mcplex_trace::finished(
+            span,
+            finished.server.map(|server| &**server),
+            &self.request_id,
+            status.as_str(),
+        );
         tracing::debug!(
             request_id = %self.request_id,
             status = status.as_str(),

@@ -6,13 +6,14 @@
 
 use std::sync::Arc;
 
-use mcplex_catalog::{Scope, UnavailableReason};
+use mcplex_catalog::{CatalogTool, Scope, Snapshot, UnavailableReason};
 use mcplex_names::ToolId;
 use mcplex_protocol::REQUEST_ID_META;
 use mcplex_upstream::{CallOptions, ClientRelay, OnBehalfOf, RawResult, UpstreamError, json_len};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::accounting::{Finished, Ledger, Outcome, Target};
 use crate::{DispatchError, Gateway, UpstreamMethod};
@@ -72,7 +73,11 @@ impl Gateway {
         };
         let requested = call.name.clone();
         let token = cx.token.clone();
-        let (resolved, outcome) = self.dispatch(call, cx, &ledger.request_id).await;
+        let span = mcplex_trace::call(UpstreamMethod::ToolsCall.as_str(), Some(&requested));
+        let (resolved, outcome) = self
+            .dispatch(call, cx, &ledger.request_id)
+            .instrument(span.clone())
+            .await;
         let finished = Finished {
             method: UpstreamMethod::ToolsCall,
             server: resolved.as_ref().map(|id| &id.server),
@@ -94,7 +99,7 @@ impl Gateway {
             Ok(_) => answered,
             Err(error) => Outcome::failed(error),
         };
-        ledger.close(finished, accounted, audit);
+        ledger.close(finished, accounted, audit, &span);
         outcome
     }
 
@@ -135,17 +140,10 @@ impl Gateway {
             }
         };
         let id = tool.id.clone();
-        // Validated against the stored upstream schema, never the advertised (maybe deferred) one.
         // The arguments become a JSON value once and go upstream as they are, unchanged.
         let arguments = call.arguments.map(Value::Object);
-        if let Err(problems) = snapshot.check_arguments(tool, arguments.as_ref()) {
-            let input_schema = tool.raw.get("inputSchema").cloned().unwrap_or(Value::Null);
-            let error = DispatchError::InvalidArguments {
-                name: call.name,
-                problems,
-                input_schema,
-            };
-            return (Some(id), Err(error));
+        if let Err(refusal) = validate(&snapshot, tool, call.name, arguments.as_ref()) {
+            return (Some(id), Err(*refusal));
         }
         // Counted only when the call is about to leave: refusals of every other kind cost the
         // caller nothing. The admission is held until the upstream answers.
@@ -197,4 +195,25 @@ impl Gateway {
             .map_err(DispatchError::from);
         (Some(id), outcome)
     }
+}
+
+/// Checks `arguments` against the tool's stored upstream schema, never the advertised (maybe
+/// deferred) one; `name` is the name the caller used, for the refusal.
+fn validate(
+    snapshot: &Snapshot,
+    tool: &CatalogTool,
+    name: String,
+    arguments: Option<&Value>,
+) -> Result<(), Box<DispatchError>> {
+    let span = mcplex_trace::validation(&tool.id.server, &tool.id.tool);
+    let _checking = span.enter();
+    let checked = snapshot.check_arguments(tool, arguments);
+    span.record("mcplex.valid", checked.is_ok());
+    checked.map_err(|problems| {
+        Box::new(DispatchError::InvalidArguments {
+            name,
+            problems,
+            input_schema: tool.raw.get("inputSchema").cloned().unwrap_or(Value::Null),
+        })
+    })
 }

@@ -8,6 +8,7 @@ use mcplex_protocol::REQUEST_ID_META;
 use mcplex_upstream::CallOptions;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use mcplex_upstream::json_len;
 
@@ -57,6 +58,7 @@ impl Gateway {
             cancel: Some(cx.cancel),
             ..CallOptions::default()
         };
+        let span = mcplex_trace::call(method.as_str(), None);
         let outcome = self
             .upstreams
             .request(
@@ -66,6 +68,7 @@ impl Gateway {
                 options,
                 mcplex_upstream::OnBehalfOf::of(cx.token.as_deref(), cx.credential.as_ref()),
             )
+            .instrument(span.clone())
             .await
             .map_err(DispatchError::Upstream);
         let finished = Finished {
@@ -80,7 +83,7 @@ impl Gateway {
             request_bytes,
             arguments: None,
         };
-        ledger.close(finished, Outcome::of(&outcome), audit);
+        ledger.close(finished, Outcome::of(&outcome), audit, &span);
         outcome
     }
 }

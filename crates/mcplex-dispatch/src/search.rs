@@ -1,9 +1,10 @@
 //! Every search of the catalog the gateway runs (`tool_search`, `retrieve_tools`, the
 //! management API's search, the model APIs' client-side search, and the closest names offered
 //! for an unknown one) goes through [`Gateway::search`], so each is ranked the same way and
-//! counted in `search_seconds`.
+//! counted in `search_seconds`, and traced (`mcplex.search`).
 
 use mcplex_catalog::{CatalogTool, Matches, Snapshot};
+use tracing::Instrument;
 
 use crate::Gateway;
 
@@ -44,10 +45,19 @@ impl Gateway {
         query: ToolQuery<'_>,
         visible: impl Fn(&CatalogTool) -> bool,
     ) -> Found<'s> {
+        let span = mcplex_trace::search(match query.rank_by {
+            RankBy::Meaning => "meaning",
+            RankBy::Words => "words",
+        });
         let vector = match query.rank_by {
-            RankBy::Meaning => self.query_vector(snapshot, query.text).await,
+            RankBy::Meaning => {
+                self.query_vector(snapshot, query.text)
+                    .instrument(span.clone())
+                    .await
+            }
             RankBy::Words => None,
         };
+        let _ranking = span.enter();
         let started = std::time::Instant::now();
         let matches = snapshot.search(
             query.text,
@@ -59,6 +69,8 @@ impl Gateway {
         mcplex_telemetry::metrics()
             .search_seconds
             .observe(started.elapsed().as_secs_f64());
+        span.record("mcplex.search.matches", matches.tools.len());
+        span.record("mcplex.search.hybrid", vector.is_some());
         Found {
             matches,
             hybrid: vector.is_some(),

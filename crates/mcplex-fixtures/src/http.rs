@@ -24,10 +24,27 @@ pub async fn serve_http(fixture: Arc<Fixture>, listener: TcpListener) -> std::io
     axum::serve(listener, app).await
 }
 
-async fn handle(State(fixture): State<Arc<Fixture>>, body: axum::body::Bytes) -> Response {
-    let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+async fn handle(
+    State(fixture): State<Arc<Fixture>>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let Ok(mut message) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
+    // For `trace_context` (`--trace-echo`): the header as the tool sees it.
+    if let Some(traceparent) = headers.get("traceparent").and_then(|v| v.to_str().ok())
+        && let Some(params) = message.get_mut("params").and_then(Value::as_object_mut)
+        && let Some(meta) = params
+            .entry("_meta")
+            .or_insert_with(|| serde_json::json!({}))
+            .as_object_mut()
+    {
+        meta.insert(
+            crate::tools::HTTP_TRACEPARENT.to_owned(),
+            Value::from(traceparent),
+        );
+    }
     if message.get("id").is_none_or(Value::is_null) {
         fixture.notification(&message);
         return StatusCode::ACCEPTED.into_response();

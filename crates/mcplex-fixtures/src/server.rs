@@ -29,6 +29,9 @@ pub struct FixtureOptions {
     pub hostile: bool,
     /// Log each call and the gateway's request id (`_meta`) to stderr.
     pub log_calls: bool,
+    /// Offer `trace_context`, which answers with the W3C trace context it was sent (`_meta`,
+    /// and over HTTP the `traceparent` header).
+    pub trace_echo: bool,
     /// Tool definitions served exactly as given (broken or enormous ones included); calls echo.
     pub raw_tools: Vec<Value>,
     /// Transport-level misbehaviour (stdio only).
@@ -47,6 +50,7 @@ impl FixtureOptions {
             rug_pull: false,
             hostile: false,
             log_calls: false,
+            trace_echo: false,
             raw_tools: Vec::new(),
             sabotage: Sabotage::default(),
         }
@@ -106,6 +110,9 @@ impl Fixture {
         }
         if self.options.hostile {
             all.push(crate::hostile::definition());
+        }
+        if self.options.trace_echo {
+            all.push(tools::trace_context_definition());
         }
         all.extend(lock(&self.added).iter().cloned());
         all

@@ -67,6 +67,16 @@ fn text_result(value: &Value) -> Value {
     json!({"content": [{"type": "text", "text": value.to_string()}], "structuredContent": value})
 }
 
+/// `--trace-echo`'s tool.
+const TRACE_CONTEXT: &str = "trace_context";
+/// Where the HTTP fixture puts the `traceparent` header it received, for `trace_context`.
+pub(crate) const HTTP_TRACEPARENT: &str = "fixture/http-traceparent";
+
+pub(crate) fn trace_context_definition() -> Value {
+    json!({"name": TRACE_CONTEXT, "description": "Returns the W3C trace context it was sent.",
+           "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}})
+}
+
 pub(crate) async fn call(
     fixture: &Arc<Fixture>,
     params: &Value,
@@ -110,6 +120,18 @@ pub(crate) async fn call(
         return Ok(text_result(
             &json!({"city": arguments["city"], "sky": "clear"}),
         ));
+    }
+    if fixture.options.trace_echo && name == TRACE_CONTEXT {
+        let meta = params.get("_meta");
+        let field = |key: &str| {
+            meta.and_then(|m| m.get(key))
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        return Ok(text_result(&json!({
+            "meta_traceparent": field("traceparent"),
+            "header_traceparent": field(HTTP_TRACEPARENT),
+        })));
     }
     if fixture.options.hostile && name == crate::hostile::TOOL {
         return Ok(text_result(&crate::hostile::probe(&arguments)));

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use mcplex_code::{Engine, Limits, Run, RunError, ToolHost};
 use mcplex_config::CodeLimits;
@@ -152,13 +153,27 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
             input,
             limits,
         };
+        let span = mcplex_trace::code_run();
         let host = Arc::new(GatewayHost {
             gateway: self.gateway.clone(),
             caller,
             cancel: cancel.clone(),
             relay,
+            span: span.clone(),
         });
-        match engine.run(run, host, cancel).await {
+        let ran = engine.run(run, host, cancel).instrument(span.clone()).await;
+        if !span.is_disabled() {
+            let outcome = match &ran {
+                Ok(outcome) => {
+                    span.record("mcplex.code.calls", outcome.tool_calls);
+                    "ok"
+                }
+                Err(RunError::Limit { .. }) => "limit",
+                Err(_) => "error",
+            };
+            mcplex_trace::ended(&span, outcome);
+        }
+        match ran {
             Ok(outcome) => {
                 let text = outcome.value.to_string();
                 json!({
@@ -204,6 +219,8 @@ struct GatewayHost {
     /// The client of the `code_execution` call: sampling, elicitation and log messages of the
     /// script's tool calls go there.
     relay: Arc<dyn ClientRelay>,
+    /// The run's span: the script's tool calls are its children.
+    span: tracing::Span,
 }
 
 impl ToolHost for GatewayHost {
@@ -221,6 +238,7 @@ impl ToolHost for GatewayHost {
             progress: None,
             relay: Some(self.relay.clone()),
         };
+        let span = self.span.clone();
         Box::pin(async move {
             let arguments = match arguments {
                 Value::Object(arguments) => Some(arguments),
@@ -231,7 +249,11 @@ impl ToolHost for GatewayHost {
                     );
                 }
             };
-            match gateway.call(ToolCall { name, arguments }, cx).await {
+            let called = gateway
+                .call(ToolCall { name, arguments }, cx)
+                .instrument(span)
+                .await;
+            match called {
                 Ok(raw) => Ok(raw),
                 // The same answer for a tool outside the scope as for one that does not exist.
                 Err(DispatchError::UnknownTool { name }) => Err(
@@ -268,6 +290,18 @@ impl ServerHandler for CodeSurface {
     }
 
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let span = crate::traced::span_of(&context, "tools/call", Some(&request.name));
+        self.answer_call(request, context).instrument(span).await
+    }
+}
+
+impl CodeSurface {
+    /// `tools/call`, in the span of its request.
+    async fn answer_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,

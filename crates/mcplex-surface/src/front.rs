@@ -6,7 +6,8 @@
 //!   whatever its `Content-Type`;
 //! - a request for a method of the MCP schema whose params have the wrong shape is invalid
 //!   params (-32602); rmcp would take it for an unknown method;
-//! - a request whose id is already in flight in the same session is refused (-32600, HTTP 400):
+//! - a request whose id is already in flight in the same session is refused (-32600, HTTP 400;
+//!   `in_flight.rs`):
 //!   rmcp keys a session's answers by request id, so two alike would cross. The pair (session,
 //!   id) is in flight until the answer's body ends; `1` and `"1"` are different ids;
 //! - an `initialize` past `max_sessions` gets 503 with a JSON-RPC error naming the cap, one past
@@ -18,11 +19,10 @@
 //! instead of rmcp's session worker; a `notifications/cancelled` for such a call cancels it here
 //! (and still goes to rmcp, which knows no such request).
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -31,17 +31,17 @@ use axum::http::{Method, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
-use http_body::Frame;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use rmcp::transport::StreamableHttpService;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::connection::is_body_timeout;
 use crate::fast::{self, PeerBook};
+use crate::in_flight::{InFlightIds, holding};
 use crate::plain::{PlainCall, plain_headers};
 use crate::session_owners::{Owner, Owners};
 use crate::sessions::{SessionBook, Sessions};
+use crate::traced;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -145,7 +145,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             .extensions()
             .get::<crate::Caller>()
             .and_then(|caller| caller.token.clone());
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
         let bytes = match read_body(body, self.0.max_body_bytes).await {
             Ok(bytes) => bytes,
             Err(refusal) => return refusal,
@@ -162,8 +162,10 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
             let Some(hold) = self.0.in_flight.hold(session, &id, Some(cancel.clone())) else {
                 return already_in_flight(id);
             };
+            let span = traced::arrived(&mut parts, "tools/call", Some(&call.params.name), None);
             let response =
                 fast::answer(self.0.surface.clone(), parts, call, fast_session, cancel).await;
+            mcplex_trace::answered(&span, response.status().as_u16());
             return holding(response, Some(hold));
         }
         let message: Value = match serde_json::from_slice(&bytes) {
@@ -177,14 +179,32 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
                 );
             }
         };
+        if let Some(refusal) = not_a_message(&message) {
+            return refusal;
+        }
+        let span = Incoming::of(&message)
+            .map(|request| traced::arrived(&mut parts, request.method, None, Some(&message)));
+        let response = self.post_message(parts, bytes, message, owner).await;
+        if let Some(span) = span {
+            mcplex_trace::answered(&span, response.status().as_u16());
+        }
+        response
+    }
+
+    /// A POST whose body is one JSON-RPC message rmcp can take, not answered by the fast path
+    /// above: the in-flight and session checks, then the fast path or rmcp.
+    async fn post_message(
+        self,
+        parts: http::request::Parts,
+        bytes: Bytes,
+        message: Value,
+        owner: Owner,
+    ) -> Response {
         let session = parts
             .headers
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        if let Some(refusal) = not_a_message(&message) {
-            return refusal;
-        }
         let fast_session = match &session {
             Some(session) if plain_tool_call(&message) && plain_headers(&parts.headers) => {
                 self.0.sessions.fast_session(session)
@@ -314,19 +334,6 @@ fn already_in_flight(id: Value) -> Response {
         "Invalid request: id {id} is already in flight in this session; use a new id for each request"
     );
     rpc_error(StatusCode::BAD_REQUEST, id, -32600, &message)
-}
-
-/// `response`, holding its request id until its body ends.
-fn holding(response: Response, held: Option<Hold>) -> Response {
-    match held {
-        Some(hold) => response.map(|inner| {
-            Body::new(Holding {
-                inner,
-                hold: Some(hold),
-            })
-        }),
-        None => response,
-    }
 }
 
 impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> tower_service::Service<Request<Body>>
@@ -463,107 +470,6 @@ fn invalid_params(request: Option<&Incoming<'_>>, id: Value) -> Response {
             "Invalid params: the params of {method} do not have the shape the MCP schema gives"
         ),
     )
-}
-
-/// The key of a request id: a number and a string that read alike are different ids.
-pub(crate) fn id_key(id: &Value) -> String {
-    match id {
-        Value::String(s) => format!("s:{s}"),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => format!("n:{i}"),
-            None => format!("n:{n}"),
-        },
-        other => format!("j:{other}"),
-    }
-}
-
-/// The (session, request id) pairs in flight on one route, with the token of each call the fast
-/// path answers.
-#[derive(Default)]
-pub(crate) struct InFlightIds(Mutex<HashMap<(String, String), Option<CancellationToken>>>);
-
-impl InFlightIds {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), Option<CancellationToken>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Holds (session, id) until the returned guard is dropped; `None` when it is already held.
-    /// `cancel` is cancelled by a `notifications/cancelled` naming the id in the session.
-    pub(crate) fn hold(
-        self: &Arc<InFlightIds>,
-        session: &str,
-        id: &Value,
-        cancel: Option<CancellationToken>,
-    ) -> Option<Hold> {
-        let key = (session.to_owned(), id_key(id));
-        let mut held = self.lock();
-        if held.contains_key(&key) {
-            return None;
-        }
-        held.insert(key.clone(), cancel);
-        Some(Hold {
-            ids: self.clone(),
-            key,
-        })
-    }
-
-    /// When `message` is a `notifications/cancelled` naming a fast-path call in flight in
-    /// `session`, cancels that call.
-    fn cancel_named(&self, session: &str, message: &Value) {
-        if message.get("method").and_then(Value::as_str) != Some("notifications/cancelled") {
-            return;
-        }
-        let Some(id) = message.pointer("/params/requestId") else {
-            return;
-        };
-        let key = (session.to_owned(), id_key(id));
-        if let Some(Some(cancel)) = self.lock().get(&key) {
-            cancel.cancel();
-        }
-    }
-}
-
-pub(crate) struct Hold {
-    ids: Arc<InFlightIds>,
-    key: (String, String),
-}
-
-impl Drop for Hold {
-    fn drop(&mut self) {
-        self.ids.lock().remove(&self.key);
-    }
-}
-
-/// A response body that holds its request id until it ends or is dropped.
-struct Holding {
-    inner: Body,
-    hold: Option<Hold>,
-}
-
-impl http_body::Body for Holding {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if matches!(polled, Poll::Ready(None)) {
-            self.hold = None;
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
 }
 
 fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response {

@@ -1,5 +1,6 @@
 //! The front's unit tests: which messages are refused before rmcp sees them, and how.
 use super::*;
+use crate::in_flight::id_key;
 use proptest::prelude::*;
 
 fn any_id() -> impl Strategy<Value = Value> {

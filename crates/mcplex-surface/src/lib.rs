@@ -26,6 +26,7 @@ mod errors;
 mod fast;
 mod front;
 mod http;
+mod in_flight;
 mod listen;
 mod listener;
 mod oauth;
@@ -39,6 +40,7 @@ mod session_owners;
 mod sessions;
 mod stdio;
 mod subscriptions;
+mod traced;
 mod typed;
 
 pub use access::{

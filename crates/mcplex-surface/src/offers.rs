@@ -330,7 +330,12 @@ macro_rules! serve_offers {
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
             let caller = self.reach.caller(&context.extensions);
-            $crate::offers::get_prompt(&self.gateway, &caller, request, &context).await
+            let span = $crate::traced::span_of(&context, "prompts/get", None);
+            tracing::Instrument::instrument(
+                $crate::offers::get_prompt(&self.gateway, &caller, request, &context),
+                span,
+            )
+            .await
         }
 
         async fn list_resources(
@@ -369,7 +374,12 @@ macro_rules! serve_offers {
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
             let caller = self.reach.caller(&context.extensions);
-            $crate::offers::read_resource(&self.gateway, &caller, request, &context).await
+            let span = $crate::traced::span_of(&context, "resources/read", None);
+            tracing::Instrument::instrument(
+                $crate::offers::read_resource(&self.gateway, &caller, request, &context),
+                span,
+            )
+            .await
         }
 
         async fn subscribe(
@@ -409,7 +419,12 @@ macro_rules! serve_offers {
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<rmcp::model::CompleteResult, rmcp::ErrorData> {
             let caller = self.reach.caller(&context.extensions);
-            $crate::offers::complete(&self.gateway, &caller, request, &context).await
+            let span = $crate::traced::span_of(&context, "completion/complete", None);
+            tracing::Instrument::instrument(
+                $crate::offers::complete(&self.gateway, &caller, request, &context),
+                span,
+            )
+            .await
         }
 
         async fn set_level(
@@ -418,7 +433,12 @@ macro_rules! serve_offers {
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<(), rmcp::ErrorData> {
             let caller = self.reach.caller(&context.extensions);
-            $crate::offers::set_level(&self.gateway, &caller, request, &context).await
+            let span = $crate::traced::span_of(&context, "logging/setLevel", None);
+            tracing::Instrument::instrument(
+                $crate::offers::set_level(&self.gateway, &caller, request, &context),
+                span,
+            )
+            .await
         }
 
         async fn on_initialized(

@@ -4,6 +4,7 @@
 #![allow(deprecated)] // logging (in `serve_offers!`): deprecated by 2026-07-28, still used
 
 use std::sync::Arc;
+use tracing::Instrument;
 
 use mcplex_dispatch::Gateway;
 use rmcp::model::{
@@ -79,6 +80,18 @@ impl ServerHandler for RetrieveSurface {
     }
 
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let span = crate::traced::span_of(&context, "tools/call", Some(&request.name));
+        self.answer_call(request, context).instrument(span).await
+    }
+}
+
+impl RetrieveSurface {
+    /// `tools/call`, in the span of its request.
+    async fn answer_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,

@@ -257,6 +257,9 @@ impl ServerSlot {
         // Nothing listens: listings and their changes come through the gateway's connection.
         let (notifications, _) = mpsc::unbounded_channel();
         let connection = RpcConnection::start(server, self.redactor.clone(), wire, notifications);
+        if self.config.trace_context {
+            connection.pass_trace_context_in_meta();
+        }
         let guard = ShutdownOnDrop::new(connection.clone());
         tokio::time::timeout(
             self.config.init_timeout,

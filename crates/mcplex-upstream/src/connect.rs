@@ -111,6 +111,7 @@ pub(crate) async fn open(
                     sender,
                     incoming,
                     closed,
+                    transport: mcplex_trace::Transport::Stdio,
                 },
                 config,
                 notifications,
@@ -169,6 +170,9 @@ async fn open_on(
     notifications: mpsc::UnboundedSender<Value>,
 ) -> Result<Opened, ConnectError> {
     let connection = RpcConnection::start(server, redactor.clone(), wire, notifications);
+    if config.trace_context {
+        connection.pass_trace_context_in_meta();
+    }
     let guard = ShutdownOnDrop(Some(connection.clone()));
     let handshake = lifecycle::open(&connection, config.lifecycle).await?;
     let tools = lifecycle::list_tools(&connection).await?;

@@ -6,7 +6,7 @@
 //! supervisor. This file is the sending side; `rpc/inbound.rs` routes what the wire brings.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use mcplex_config::Redactor;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::relay::ClientRelay;
 use crate::wire::{SendError, Wire, WireSend};
@@ -54,6 +55,10 @@ pub struct RpcConnection {
     closed: CancellationToken,
     /// `_meta` merged into every request (2026-07-28: protocol version and client capabilities).
     request_meta: Mutex<Option<Map<String, Value>>>,
+    /// How the server is reached, for the upstream call's span.
+    transport: mcplex_trace::Transport,
+    /// `"trace_context": true`: the trace context goes into each request's `_meta` too.
+    trace_in_meta: AtomicBool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -72,6 +77,7 @@ impl RpcConnection {
             sender,
             mut incoming,
             closed,
+            transport,
         } = wire;
         let connection = Arc::new(RpcConnection {
             server: server.clone(),
@@ -81,6 +87,8 @@ impl RpcConnection {
             pending: Arc::new(Mutex::new(HashMap::new())),
             closed: closed.clone(),
             request_meta: Mutex::new(None),
+            transport,
+            trace_in_meta: AtomicBool::new(false),
         });
         let pending = connection.pending.clone();
         tokio::spawn(async move {
@@ -133,6 +141,11 @@ impl RpcConnection {
         *lock(&self.request_meta) = Some(meta);
     }
 
+    /// Puts the trace context into every request's `_meta` from now on (`"trace_context"`).
+    pub(crate) fn pass_trace_context_in_meta(&self) {
+        self.trace_in_meta.store(true, Ordering::Relaxed);
+    }
+
     /// Sends a notification.
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), UpstreamError> {
         let mut message = json!({"jsonrpc": "2.0", "method": method});
@@ -172,6 +185,27 @@ impl RpcConnection {
     /// One request: its message, its place among the pending requests, and the wait for its
     /// answer.
     async fn exchange(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<RawResult, UpstreamError> {
+        let tool = match (method, &params) {
+            ("tools/call", Some(params)) => params.get("name").and_then(Value::as_str),
+            _ => None,
+        };
+        let span = mcplex_trace::upstream(&self.server, method, tool, self.transport);
+        let outcome = self
+            .exchange_in_span(method, params, options)
+            .instrument(span.clone())
+            .await;
+        if !span.is_disabled() {
+            mcplex_trace::ended(&span, outcome_of(&outcome));
+        }
+        outcome
+    }
+
+    async fn exchange_in_span(
         &self,
         method: &str,
         params: Option<Value>,
@@ -227,7 +261,12 @@ impl RpcConnection {
             }
         };
         let extra_meta = lock(&self.request_meta).clone();
-        if extra_meta.is_some() || progress {
+        let trace = self
+            .trace_in_meta
+            .load(Ordering::Relaxed)
+            .then(mcplex_trace::outgoing)
+            .flatten();
+        if extra_meta.is_some() || progress || trace.is_some() {
             let meta = params
                 .entry("_meta")
                 .or_insert_with(|| Value::Object(Map::new()));
@@ -237,6 +276,15 @@ impl RpcConnection {
                 }
                 if progress {
                     meta.insert("progressToken".to_owned(), json!(id));
+                }
+                if let Some(trace) = trace {
+                    meta.insert(
+                        mcplex_trace::TRACEPARENT.to_owned(),
+                        trace.traceparent.into(),
+                    );
+                    if let Some(state) = trace.tracestate {
+                        meta.insert(mcplex_trace::TRACESTATE.to_owned(), state.into());
+                    }
                 }
             }
         }
@@ -368,6 +416,20 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
+/// How an upstream request ended, in the words of the audit log's statuses.
+fn outcome_of(outcome: &Result<RawResult, UpstreamError>) -> &'static str {
+    match outcome {
+        Ok(result) if result.is_error() => "tool_error",
+        Ok(_) => "ok",
+        Err(UpstreamError::Timeout { .. }) => "timeout",
+        Err(UpstreamError::Cancelled { .. }) => "cancelled",
+        Err(UpstreamError::Unavailable { .. } | UpstreamError::NotConnected { .. }) => {
+            "unavailable"
+        }
+        Err(_) => "upstream_error",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,6 +445,7 @@ mod tests {
             sender,
             incoming,
             closed,
+            transport: mcplex_trace::Transport::Stdio,
         };
         let (notifications, _) = mpsc::unbounded_channel();
         RpcConnection::start(name.into(), Arc::default(), wire, notifications)

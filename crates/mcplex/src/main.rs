@@ -26,6 +26,7 @@ mod operator_audit;
 mod output;
 mod projection;
 mod semantic;
+mod traces;
 mod ui;
 mod upstream_login;
 
@@ -68,11 +69,14 @@ fn main() -> ExitCode {
     } else {
         "warn"
     };
-    logging::init(&cli.log_format, default_level);
+    // reqwest is built without a bundled TLS provider; ring is the small one. Installed first:
+    // the trace exporter's HTTP client is built with the logging.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let serving = matches!(cli.command, cli::Command::Serve(_));
+    // Flushes the traces at exit, after the runtime (and every span of it) is gone.
+    let _exporting = logging::init(&cli.log_format, default_level, serving);
     // One socket per session, pipes per upstream: the default soft limit is too small.
     let _ = mcplex_upstream::raise_open_files_limit();
-    // reqwest is built without a bundled TLS provider; ring is the small one.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

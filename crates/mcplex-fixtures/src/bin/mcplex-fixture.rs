@@ -42,6 +42,9 @@ struct Args {
     /// Log each call with the gateway's request id to stderr.
     #[arg(long)]
     log_calls: bool,
+    /// Offer `trace_context`, which answers with the W3C trace context it was sent.
+    #[arg(long)]
+    trace_echo: bool,
     /// Serve the tool definitions of this file (a JSON array) exactly as they are. A call answers
     /// with a definition's `x-fixture-result` when it has one, else echoes its arguments.
     #[arg(long)]
@@ -126,6 +129,7 @@ async fn main() -> ExitCode {
         rug_pull: args.rug_pull,
         hostile: args.hostile,
         log_calls: args.log_calls,
+        trace_echo: args.trace_echo,
         raw_tools,
         sabotage: mcplex_fixtures::Sabotage {
             flood_list_changed: args.flood_list_changed,

@@ -119,6 +119,7 @@ pub(crate) fn open(
         sender: Arc::new(sender),
         incoming,
         closed,
+        transport: mcplex_trace::Transport::Http,
     })
 }
 
@@ -218,7 +219,7 @@ impl HttpSender {
                 request = request.header("mcp-name", value);
             }
         }
-        request
+        super::with_trace_context(request)
             .body(body.to_vec())
             .send()
             .await

@@ -71,12 +71,29 @@ pub(crate) enum Incoming {
     Answer { id: i64, result: Box<RawValue> },
 }
 
+/// `request` with the W3C trace context of the current span (the upstream call's), when traces
+/// are exported: the server's own spans then join the caller's trace.
+pub(crate) fn with_trace_context(request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    match mcplex_trace::outgoing() {
+        Some(trace) => {
+            let request = request.header(mcplex_trace::TRACEPARENT, trace.traceparent);
+            match trace.tracestate {
+                Some(state) => request.header(mcplex_trace::TRACESTATE, state),
+                None => request,
+            }
+        }
+        None => request,
+    }
+}
+
 /// A live wire to one upstream.
 pub(crate) struct Wire {
     pub sender: Arc<dyn WireSend>,
     pub incoming: mpsc::Receiver<Incoming>,
     /// Cancelled by the wire itself when it can carry no more messages.
     pub closed: CancellationToken,
+    /// How it reaches the server, for the spans of the requests it carries.
+    pub transport: mcplex_trace::Transport,
 }
 
 /// The key a wire adds to a server request or notification that arrived on the answer stream of

@@ -115,6 +115,7 @@ pub(crate) async fn connect(
         sender,
         incoming,
         closed,
+        transport: mcplex_trace::Transport::Http,
     })
 }
 
@@ -161,11 +162,12 @@ impl WireSend for SseSender {
     fn send(&self, message: Value) -> BoxFuture<'_, Result<(), SendError>> {
         Box::pin(async move {
             let body = serde_json::to_vec(&message)?;
-            let response = self
+            let request = self
                 .client
                 .post(self.endpoint.clone())
                 .headers(self.headers.clone())
-                .header(CONTENT_TYPE, "application/json")
+                .header(CONTENT_TYPE, "application/json");
+            let response = super::with_trace_context(request)
                 .body(body)
                 .send()
                 .await

@@ -206,6 +206,7 @@ pub(crate) async fn spawn(
             sender,
             incoming,
             closed,
+            transport: mcplex_trace::Transport::Stdio,
         },
         prepared.report,
     ))

@@ -46,6 +46,7 @@ mod semantic;
 mod sign_in;
 mod store_postgres;
 mod token_exchange;
+mod traces;
 mod trust;
 mod upstream_fixtures;
 mod upstreams;
