@@ -158,7 +158,7 @@ done
 say "refused as expected: $refused invalid values files ($checks/refused)"
 
 mcplex_binary=()
-for candidate in "${MCPLEX_BIN:-}" target/debug/mcplex target/release/mcplex; do
+for candidate in "${MCPLEX_BIN:-}" "${CARGO_TARGET_DIR:-target}"/debug/mcplex "${CARGO_TARGET_DIR:-target}"/release/mcplex; do
   if [ -n "$candidate" ] && [ -x "$candidate" ]; then
     mcplex_binary=(--mcplex "$candidate")
     break
