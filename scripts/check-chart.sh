@@ -7,7 +7,8 @@
 #     (scripts/chart-check/requirements.txt) into a venv; @kubernetes-models/prometheus-operator
 #     from npm (scripts/chart-check/package-lock.json) for the ServiceMonitor's schema
 #   - helm lint --strict with the defaults and with each values file in deploy/helm/mcplex/ci
-#     (lint checks the values against values.schema.json)
+#     (lint checks the values against values.schema.json), and an install with --dry-run=client
+#     (which also renders the notes)
 #   - helm template of the defaults and each values file for Kubernetes 1.30 to 1.34, and every
 #     rendered object validated against that version's strict schema, plus the chart's own
 #     promises (scripts/chart-check/validate.py; with a built mcplex binary, `mcplex config
@@ -15,8 +16,9 @@
 #   - each values file in scripts/chart-check/refused must be refused by helm template with the
 #     message its "# expect:" line names (schema refusals and the chart's own `fail`s; helm lint
 #     only logs a `fail`)
-# Exits non-zero on any failure. Without python3, node or npm the check is skipped, except with
-# CI=true, where that is a failure.
+# Exits non-zero on any failure. Without python3, node or npm the check is skipped, and without
+# a built binary the configs are checked as JSON only, except with CI=true, where either is a
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -137,13 +139,16 @@ for i in "${!cases[@]}"; do
   [ -n "${values_files[$i]}" ] && values=(-f "${values_files[$i]}")
   run_quietly "$helm" lint --strict "$chart" "${values[@]}" --namespace "$namespace" ||
     die "helm lint --strict ($case_name)"
+  # An install that stops before the cluster: also renders the notes printed after an install.
+  run_quietly "$helm" install "$release" "$chart" "${values[@]}" --namespace "$namespace" --dry-run=client ||
+    die "helm install --dry-run=client ($case_name)"
   for version in "${kubernetes_versions[@]}"; do
     "$helm" template "$release" "$chart" "${values[@]}" --namespace "$namespace" \
       --kube-version "$version" >"$rendered/$case_name@$version.yaml" ||
       die "helm template ($case_name, Kubernetes $version)"
   done
 done
-say "helm lint --strict and helm template: ${#cases[@]} values cases (${cases[*]}) x ${#kubernetes_versions[@]} Kubernetes versions"
+say "helm lint --strict, install --dry-run=client and template: ${#cases[@]} values cases (${cases[*]}) x ${#kubernetes_versions[@]} Kubernetes versions"
 
 refused=0
 for file in "$checks"/refused/*.yaml; do
@@ -165,7 +170,11 @@ for candidate in "${MCPLEX_BIN:-}" "${CARGO_TARGET_DIR:-target}"/debug/mcplex "$
     break
   fi
 done
-[ ${#mcplex_binary[@]} -gt 0 ] || say "no built mcplex binary: the rendered configs are checked as JSON only"
+if [ ${#mcplex_binary[@]} -eq 0 ]; then
+  # scripts/test.sh builds it first: in CI its absence is a mistake, not a reason to check less.
+  if $in_ci; then die "no built mcplex binary (target/debug/mcplex; MCPLEX_BIN names another)"; fi
+  say "no built mcplex binary: the rendered configs are checked as JSON only"
+fi
 
 "$tools/venv/bin/python" "$checks/validate.py" "$rendered" --node-tools "$tools/npm" "${mcplex_binary[@]}" ||
   die "the rendered manifests (above)"
