@@ -71,6 +71,12 @@ it on another node nor share it safely, so more than one replica needs PostgreSQ
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.serviceMonitor.apiKeySecret.name) (ne (toString (index .Values.config "require_auth")) "false") }}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.serviceMonitor.apiKeySecret.name: /metrics takes the admin API key where the gateway requires authentication (see the chart's README for making that Secret)" }}
 {{- end }}
+{{- if and .Values.autoscaling.enabled (not (dig "requests" "cpu" "" (.Values.resources | default dict))) }}
+{{- fail "autoscaling.enabled needs resources.requests.cpu: the HPA scales on CPU use relative to the request" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail "autoscaling.minReplicas is above autoscaling.maxReplicas" }}
+{{- end }}
 {{- if and .Values.ingress.tls.enabled (not .Values.ingress.tls.secretName) }}
 {{- fail "ingress.tls.enabled needs ingress.tls.secretName" }}
 {{- end }}
