@@ -22,6 +22,8 @@
 #     says it) on, so that both rankers are tested, and the
 #     `bench` feature (`mcplex bench`), whose retrieval benchmark a test runs: one build for all
 #   - then each fuzz target for a bounded time (cargo-fuzz, installed if missing)
+#   - right after the build: scripts/check-chart.sh, the Helm chart's offline checks (its own
+#     pinned tools in target/chart-tools; `mcplex config check` with the binary just built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,6 +66,10 @@ fi
 # tree a second time for the test run.
 features=(--features mcplex/semantic,mcplex/bench)
 cargo build --workspace --bins --tests "${features[@]}"
+
+# The Helm chart (deploy/helm/mcplex): lint, render and schemas, about 10 s once its tools are
+# installed (30 s before). After the build, so that each rendered config meets the real parser.
+bash scripts/check-chart.sh
 
 # The store's PostgreSQL backend is tested against a throwaway server (MCPLEX_TEST_POSTGRES names
 # it; the tests make a database each), unless one is given or PostgreSQL is not installed. A

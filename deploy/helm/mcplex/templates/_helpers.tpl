@@ -1,0 +1,129 @@
+{{/*
+The chart's shared definitions: names and labels, the refusals no schema can state (replicas on
+SQLite, a PostgreSQL store without its Secrets), the Host names the gateway must trust, and the
+config file the ConfigMap holds.
+*/}}
+
+{{- define "mcplex.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's objects are named this; the release name alone when it already says mcplex. */}}
+{{- define "mcplex.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else if contains (include "mcplex.name" .) .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "mcplex.name" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "mcplex.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcplex.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: gateway
+{{- end }}
+
+{{- define "mcplex.labels" -}}
+{{ include "mcplex.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{- define "mcplex.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{- define "mcplex.postgres" -}}
+{{- if eq .Values.store.backend "postgres" }}true{{ end }}
+{{- end }}
+
+{{/* Whether the pod's own address is added to trusted_hosts (Prometheus scrapes by address). */}}
+{{- define "mcplex.trustPodAddress" -}}
+{{- if or .Values.metrics.trustPodAddress .Values.metrics.serviceMonitor.enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+Refusals. SQLite is one file in one ReadWriteOnce volume: a second gateway could neither mount
+it on another node nor share it safely, so more than one replica needs PostgreSQL.
+*/}}
+{{- define "mcplex.validate" -}}
+{{- if not (include "mcplex.postgres" .) }}
+{{- if gt (int .Values.replicaCount) 1 }}
+{{- fail (printf "replicaCount is %d with store.backend sqlite: the SQLite store is one file in one volume and cannot be shared by several pods; set store.backend: postgres (with store.postgres.urlSecret) for more than one replica" (int .Values.replicaCount)) }}
+{{- end }}
+{{- if .Values.autoscaling.enabled }}
+{{- fail "autoscaling.enabled with store.backend sqlite: the SQLite store cannot be shared by several pods; set store.backend: postgres" }}
+{{- end }}
+{{- else }}
+{{- if not .Values.store.postgres.urlSecret.name }}
+{{- fail "store.backend postgres needs store.postgres.urlSecret.name: the Secret that holds the store's URL (kubectl create secret generic mcplex-store --from-literal=MCPLEX_STORE='postgres://…')" }}
+{{- end }}
+{{- if not .Values.tokenKey.secret.name }}
+{{- fail "store.backend postgres needs tokenKey.secret.name: every replica must seal OAuth logins with the same key (kubectl create secret generic mcplex-token-key --from-literal=MCPLEX_TOKEN_KEY=$(openssl rand -hex 32))" }}
+{{- end }}
+{{- end }}
+{{- if and .Values.existingConfigSecret (include "mcplex.trustPodAddress" .) }}
+{{- fail "metrics.serviceMonitor.enabled (or metrics.trustPodAddress) needs the chart's own config: the pod's address is added to the trusted_hosts the chart renders, which it cannot do to existingConfigSecret" }}
+{{- end }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.serviceMonitor.apiKeySecret.name) (ne (toString (index .Values.config "require_auth")) "false") }}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.serviceMonitor.apiKeySecret.name: /metrics takes the admin API key where the gateway requires authentication (see the chart's README for making that Secret)" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (not (dig "requests" "cpu" "" (.Values.resources | default dict))) }}
+{{- fail "autoscaling.enabled needs resources.requests.cpu: the HPA scales on CPU use relative to the request" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail "autoscaling.minReplicas is above autoscaling.maxReplicas" }}
+{{- end }}
+{{- if and .Values.ingress.tls.enabled (not .Values.ingress.tls.secretName) }}
+{{- fail "ingress.tls.enabled needs ingress.tls.secretName" }}
+{{- end }}
+{{- if and .Values.ingress.enabled (not .Values.ingress.hosts) }}
+{{- fail "ingress.enabled needs at least one entry in ingress.hosts" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Host names clients use to reach the gateway in the cluster (the Service's DNS names) and from
+outside (the ingress hosts): the gateway answers only loopback names and trusted_hosts.
+*/}}
+{{- define "mcplex.chartTrustedHosts" -}}
+{{- $service := include "mcplex.fullname" . }}
+{{- $namespace := .Release.Namespace }}
+{{- $hosts := list $service (printf "%s.%s" $service $namespace) (printf "%s.%s.svc" $service $namespace) (printf "%s.%s.svc.%s" $service $namespace .Values.clusterDomain) }}
+{{- if .Values.ingress.enabled }}
+{{- $hosts = concat $hosts .Values.ingress.hosts }}
+{{- end }}
+{{- toJson $hosts }}
+{{- end }}
+
+{{/* The config file: `config` with the chart's Host names added to its own trusted_hosts. */}}
+{{- define "mcplex.configJson" -}}
+{{- $config := deepCopy .Values.config }}
+{{- $ownHosts := default (list) (index $config "trusted_hosts") }}
+{{- $hosts := concat $ownHosts (include "mcplex.chartTrustedHosts" . | fromJsonArray) | uniq }}
+{{- $_ := set $config "trusted_hosts" $hosts }}
+{{- toPrettyJson $config }}
+{{- end }}
+
+{{/* An HTTP probe of the gateway's own route, with a Host it always accepts (a loopback name). */}}
+{{- define "mcplex.probe" -}}
+httpGet:
+  path: {{ . }}
+  port: http
+  httpHeaders:
+    - name: Host
+      value: localhost
+{{- end }}
+
+{{- define "mcplex.containerSecurityContext" -}}
+runAsNonRoot: true
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
