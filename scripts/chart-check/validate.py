@@ -122,6 +122,21 @@ def check_replicas(where, case_documents, failures):
     return "sqlite", 1, 0, 0
 
 
+def check_traces(where, case_documents, failures):
+    """Traces, when on: the collector's headers (an API key) only from a Secret, the sampler
+    one the SDK knows. Returns whether they are on."""
+    deployment = by_kind(case_documents, "Deployment")[0]
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    if "OTEL_EXPORTER_OTLP_ENDPOINT" not in env:
+        return False
+    headers = env.get("OTEL_EXPORTER_OTLP_HEADERS")
+    if headers is not None and ("valueFrom" not in headers or "value" in headers):
+        failures.add(where, "OTEL_EXPORTER_OTLP_HEADERS is not taken from a Secret")
+    if env.get("OTEL_TRACES_SAMPLER", {}).get("value") != "parentbased_traceidratio":
+        failures.add(where, "traces on without the parent-based ratio sampler")
+    return True
+
+
 def rendered_config(case_documents):
     maps = by_kind(case_documents, "ConfigMap")
     return maps[0]["data"]["mcp_config.json"] if maps else None
@@ -258,6 +273,7 @@ def main():
         store, replicas, autoscalers, budgets = check_replicas(case, documents, failures)
         config_text = check_config(case, documents, failures)
         pod_address = check_pod_address(case, documents, failures)
+        traces = check_traces(case, documents, failures)
         checked = "config not rendered (existing Secret)"
         if config_text is not None:
             checked = "config is JSON"
@@ -267,7 +283,8 @@ def main():
         kinds = ", ".join(sorted({f"{d['kind']}" for d in documents}))
         print(f"  {case}: {store}, replicas {replicas if replicas is not None else 'by HPA'}, "
               f"{autoscalers} HPA, {budgets} PDB, {checked}"
-              f"{', pod address trusted' if pod_address else ''}; {len(documents)} objects ({kinds})")
+              f"{', pod address trusted' if pod_address else ''}"
+              f"{', traces exported' if traces else ''}; {len(documents)} objects ({kinds})")
     validate_service_monitors(monitors, args.node_tools, failures)
 
     if not by_case:
