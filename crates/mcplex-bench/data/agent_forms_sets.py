@@ -689,6 +689,292 @@ W {database}; leetcode problem or question "median-of-two-sorted-arrays" | coin-
 R {korean market}; PER or dividend yield for 005380 Hyundai | kospi-kosdaq:get_stock_fundamental
 """
 
+# Groups of equivalent plugins in metatool199.
+METATOOL_ALIASES = {
+    "websearch": "metatool:MixerBox_WebSearchG_web_search metatool:internetSearch metatool:total_query_meta_search_engine metatool:metaphor_search_api metatool:jini",
+    "scrape": "metatool:web_scraper metatool:web_requests metatool:universal",
+    "qr": "metatool:create_qr_code metatool:qreator metatool:universal",
+    "pdfchat": "metatool:PDF&URLTool metatool:universal",
+    "ytsum": "metatool:VideoSummarizeTool metatool:video_highlight metatool:SummarizeAnything_pr",
+    "papers": "metatool:ResearchFinder metatool:ResearchHelper",
+    "trip": "metatool:TripAdviceTool metatool:TripTool",
+    "space": "metatool:NASATool metatool:stellarexplorer",
+    "seo": "metatool:SEOTool metatool:seoanalysis",
+    "keywords": "metatool:keywordexplorer metatool:bramework",
+    "company": "metatool:CompanyInfoTool metatool:clearbit_integration metatool:chatspot",
+    "horoscope": "metatool:Horoscopes_by_Inner_Self metatool:StrologyTool",
+    "translate": "metatool:MixerBox_Translate_AI_language_tutor metatool:speak",
+    "soccer": "metatool:Agones metatool:keyplays_football",
+    "export": "metatool:PDF_Exporter metatool:exportchat",
+    "ssh": "metatool:SSH metatool:AutoInfra1",
+    "deploy": "metatool:WebsiteTool metatool:deployscript",
+}
+
+# Queries over MetaTool's plugins: one plugin each, or 2-3 plugins joined as steps.
+METATOOL = """
+R {kids learning app}; phonics games for my 5 year old | metatool:ABCmouse
+V {database}; sql for "customers who ordered twice in may" | metatool:AI2sql
+- what should I wear today or outfit ideas for a rainy 12°C day | metatool:AbleStyle
+R {football results}; Arsenal vs Chelsea score on 2019-04-21 | =soccer
+W {game store}; start a life simulation game | metatool:Algorithma
+R {gaming}; current apex legends ranked map | metatool:ApexMap
+V {no-code}; turn my habit tracker idea into an android app | metatool:AppyPieAIAppBuilder
+W {image search}; met museum paintings of horses | metatool:ArtCollection
+R {fuel prices}; average petrol price in Perth today | metatool:AusPetrolPrices
+R {surf}; surf report for Bells Beach | metatool:AusSurfReport
+R {devops}; restart nginx on my gcp vm | =ssh
+W {image generator}; custom t-shirt with a cat astronaut, printed and shipped | metatool:Bohita
+R {books}; novels like Project Hail Mary or free picture books for kids | metatool:BookTool
+V {events}; what musicals are on broadway this weekend | metatool:Broadway
+R {aviation weather}; METAR and TAF for KSFO | metatool:C3_Glide
+W {search engine}; eligibility criteria of NCT05859269 | metatool:CTCP metatool:clinical_trial_radar
+R {car dealer tools}; ad copy for a 2019 Toyota Hilux SR5 for sale in Brisbane | metatool:CarYardBard
+V {lookup}; nonprofits fighting malaria and their ratings | metatool:CharityTool
+R {diagram}; network graph of these dependencies with networkx | metatool:ChartTool
+W {pdf reader}; read the handwriting in this photo of a note | metatool:ChatOCR
+- play checkers or checkers game | metatool:Checkers
+R {chess}; play chess against a grandmaster | metatool:Chess
+W {stock data}; headquarters and revenue of Siemens AG | =company
+R {online courses}; python courses for beginners | metatool:CourseTool
+W {hardware store}; manual for crane pump model 4TES | metatool:CranePumpsManuals
+R {coding for kids}; show this scratch program as an image | metatool:Creaticode_Extension_of_MIT_Scratch
+R {loan calculator}; payoff schedule for $20k at 6.5% over 5 years | metatool:CreditYelp
+R {card game}; score my cribbage hand 5H 5D 5S JC with the cut 5C | metatool:CribbageScorer
+W {notes}; remember my shoe size is 44 for later | metatool:DataRetrievalTool
+R {nutrition}; calories in a big mac meal | metatool:DietTool
+R {coupons}; promo codes for nike.com | metatool:Discount
+- tarot reading or draw three tarot cards | metatool:Dr_Thoths_Tarot
+R {earthquake alerts}; earthquakes near Tokyo in the last 24h | metatool:EarthquakeTool
+R {email}; unread emails from my boss this week | metatool:EmailByNylas
+R {currency}; 250 usd to eur | metatool:ExchangeTool
+R {ascii art}; "DEPLOYED" in big ascii letters | metatool:Figlet
+W {news}; stock quote for TSLA | metatool:FinanceTool
+R {video games}; games like Hades | metatool:GameTool
+V {media}; cat reaction gif | metatool:GifApi
+R {gift ideas}; gift for my dad who likes fishing | metatool:GiftTool metatool:shimmer_daily
+W {email}; send me a daily sms reminder to drink water | metatool:Glowing
+R {ppc}; set up a google ads campaign for my bakery | metatool:Google_Ads_Shopping_Microsoft_Ads_pay_per_click
+- weekly horoscope for leo or astrology for leo | =horoscope
+R {real estate}; steps to buy a first house in Texas | metatool:HousePurchasingTool
+W {hotel booking}; apartments for rent in Austin under $1500 | metatool:HouseRentingTool
+R {stock photos}; free unsplash image of a mountain lake | metatool:ImageSearch
+R {gardening}; why are my monstera leaves turning yellow | metatool:IndoorPlants
+R {jobs}; remote rust jobs in europe | metatool:JobTool
+W {calendar}; find sales leads at fintech companies | metatool:KalendarAI
+R {lark}; import this csv into lark base | metatool:LarkBaseImporter
+W {search engine}; laws about flying drones in California | metatool:LawTool
+R {wealth manager}; magnetis portfolio returns this month | metatool:Magnetis
+V {lifestyle}; latest style news from man of many | metatool:Man_of_Many
+R {maps}; driving directions Boston to Portland Maine | metatool:MapTool
+W {image search}; apply a vintage filter to my photo | metatool:MediaModifyTool
+R {entertainment}; tv shows like Severance | metatool:MediaTool metatool:what_to_watch
+R {meme generator}; drake meme about tabs vs spaces | metatool:MemeTool
+W {notes}; flashcards for spanish verbs with spaced repetition | metatool:MemoryTool
+R {translator}; "where is the train station" in japanese | =translate
+R {search}; search the web for rust 1.80 release notes | =websearch
+R {music}; make a playlist of 90s britpop | metatool:MusicTool
+W {job board}; hire a freelance writer for blog posts | metatool:MyWritingCompanion
+R {nasa}; images of the crab nebula | =space
+W {weather}; world news today | metatool:NewsTool metatool:jini
+R {todo}; remind me to call mom at 6pm | metatool:NotesTool
+R {trends}; google trends for "air fryer" | metatool:Now
+R {pdf}; chat with this pdf https://example.com/paper.pdf | =pdfchat
+W {printer}; export this answer as a pdf | =export
+R {fitness}; 3 day a week workout plan for beginners | metatool:Planfit
+R {podcasts}; podcasts about stoicism | metatool:PodcastTool
+R {writing}; rewrite this paragraph to sound more human | metatool:PolishTool
+W {search engine}; compare airpods pro vs sony wf-1000xm5 | metatool:ProductComparison
+R {shopping}; running shoes for flat feet under $120 | metatool:ProductSearch
+R {crossword}; make a crossword from these 10 words and hints | metatool:Puzzle_Constructor
+W {news}; congress members trading NVDA | metatool:QuiverQuantitative
+R {github}; repos for building a discord bot in python | metatool:RepoTool
+R {academic search}; papers on retrieval augmented generation | =papers
+V {research}; mind map from this paper's key ideas | metatool:ResearchHelper
+R {restaurant reservations}; table for 4 at 7pm friday in Soho | metatool:RestaurantBookingTool
+W {job board}; improve my resume for a data analyst role | metatool:ResumeTool
+R {reviews}; pros and cons from reviews of the Dyson V15 | metatool:Review
+V {marketing}; ad copy for my coffee shop's instagram | metatool:RoboAd
+R {traffic}; speed cameras on Adelaide roads today | metatool:SASpeedCameras
+R {seo}; seo audit of mybakery.com | =seo
+V {remote desktop}; run df -h on my server | =ssh
+R {image understanding}; tell a story about this attached photo | metatool:SceneXplain
+W {grocery delivery}; show my cart and the QR code for checkout | metatool:ShoppingAssistant
+R {astrology}; my natal chart reading | =horoscope
+R {newsletters}; best substack newsletters about AI | metatool:Substack_IQ
+- sudoku or start a sudoku game | metatool:Sudoku
+R {summarizer}; summarize https://example.com/long-article | metatool:SummarizeAnything_pr
+W {tesla app}; chargers for my Hyundai Ioniq near Fresno | metatool:SuperchargeMyEV
+R {freelance}; hire a senior react engineer | metatool:TalentOrg
+R {ielts}; ielts speaking part 2 practice question | metatool:Talkface_IELTS_Prep
+R {tax}; sales tax on $250 in Seattle | metatool:Tax_Calculator
+- tic tac toe 4x4 or play noughts and crosses | metatool:TicTacToe
+R {travel}; 3 day itinerary for Lisbon | =trip
+W {airbnb}; cheap hotels in Rome near the Colosseum | metatool:TripTool
+R {domain}; is coolstartup.ai available to register | metatool:URLTool
+W {video editor}; summarize this youtube video https://youtu.be/xyz123 | =ytsum
+R {video maker}; 30 second stock footage video about ocean cleanup | metatool:Visla
+R {weather}; weather in Chicago tomorrow | metatool:WeatherTool
+V {archive}; what apple.com looked like in 2007 | metatool:WebRewind
+R {website builder}; create a landing page for my yoga studio and publish it | =deploy
+R {word cloud}; word cloud from this speech | metatool:WordCloud
+V {email}; add a row to my google sheet when I get a gmail | metatool:Zapier
+R {music notation}; convert this ABC tune to midi | metatool:abc_to_audio
+V {monetize}; affiliate tracking link for this product url | metatool:ad4mat
+V {search}; several AIs working together on one goal | metatool:aiAgents
+R {multi agent}; ask the ai council whether I should take the job | metatool:ai_council
+R {air quality}; 2 day air quality forecast for 94110 | metatool:airqualityforeast
+W {image search}; low poly 3d tree asset for unity | metatool:assetOvi
+R {census}; median household income by county in Ohio | metatool:blockatlas
+R {seo keywords}; search volume for "vegan protein powder" | =keywords
+W {image search}; logo and brand colors of Spotify | metatool:brandfetch
+R {call recordings}; what did customers say about pricing in yesterday's calls | metatool:buildbetter
+R {math}; integrate x^2 sin x | metatool:calculator
+V {chat}; talk to Teemo from League of Legends | metatool:champdex
+R {notion}; what does my notion say about Q3 goals | metatool:chat_with_workspace
+R {crm}; hubspot data on acme.com | metatool:chatspot metatool:clearbit_integration
+R {clinical trials}; biomarker trials for HER2 breast cancer worldwide | metatool:clinical_trial_radar
+W {email}; create a call reminder in CLINQ for tomorrow 10am | metatool:clinq
+R {internet traffic}; cloudflare radar attack trends this week | metatool:cloudflare_radar
+R {ppc}; competitor ppc ads for hellofresh.com | metatool:competitorppcads
+W {car rental}; best used Honda Civic deals near me | metatool:copilot
+R {copywriting}; sales copy suggestions for https://mystore.com/product | metatool:copywriter
+R {word game}; play crafty clues | metatool:crafty_clues
+V {tool}; qr code for https://mcplex.dev | =qr
+R {project management}; create tasks for the website relaunch | metatool:dart
+W {notes}; log my decision to hire 2 engineers and review it in 3 months | metatool:decision_journal
+R {deploy}; deploy my react app from this repo | =deploy
+R {dev.to}; posts about rust on DEV community | metatool:dev
+R {dice}; roll 2d20 | metatool:diceroller
+R {email}; cold email to the CTO of Stripe about a job | metatool:dover_outreach
+R {exporter}; export this conversation | =export
+R {agency directory}; branding agencies in berlin with good ratings | metatool:find_agency
+R {survey}; create a customer satisfaction survey | metatool:form
+W {bank}; grants for startups in india | metatool:fundsdbsearch
+R {security scanner}; scan https://example.com for vulnerabilities | metatool:hackit_web_scanner
+R {breach check}; has jane@example.com been in a data breach | metatool:hacktrack
+V {religion}; hadith about patience | metatool:hadith
+W {uber}; transport for my horse from Texas to Ohio | metatool:haulingbuddies
+R {parking}; free lots at the HDB car park in Tampines | metatool:hdbcarpark
+R {ai video}; avatar video presenting our product | metatool:heygen
+W {weather}; covid and flu risk in my county | metatool:hubbubworld_hubbub_1
+R {football}; premier league table live | metatool:keyplays_football
+R {subway}; Seoul metro route from Gangnam to Hongik Univ | metatool:korea_subway
+V {coach}; product discovery best practices | metatool:kraftful
+R {local}; coffee shops near me | metatool:local
+V {astronomy}; where is the ISS right now | metatool:locator
+R {mtg}; rules for trample with deathtouch | metatool:magi_codex
+R {personality test}; take the mbti test | metatool:mbti
+R {habits}; start a 2 minute reading habit | metatool:mini_habits
+R {sports}; NBA Lakers roster | metatool:ndricks_sports_api
+R {notebooks}; python notebook to analyze sales.csv | metatool:noteable
+V {finance}; AI equity research on Nvidia | metatool:ph_ai_news_query
+R {prompts}; midjourney prompt for a photorealistic lighthouse at dusk | metatool:photorealistic
+W {photo editor}; marketing banner from my template | metatool:placid
+R {investing}; assess my portfolio 60% VTI 40% BND | metatool:portfoliopilot
+R {recipes}; quick vegan dinner recipes | metatool:recipe_retrieval
+R {notes}; new reflect note "standup 06-10" | metatool:reflect_notes
+V {prompt}; make my prompt perfect | metatool:rephrase
+R {sake}; dry sake from Niigata | metatool:sakenowa
+W {search engine}; UX design course with mentorship | metatool:search
+R {music}; soundtrack and hashtags for this beach photo | metatool:social_media_muse
+R {tickets}; tickets for Taylor Swift in London | metatool:smarttsicketsai
+R {twitter}; tweets about #rustlang | metatool:socialsearch
+R {text to speech}; read this paragraph aloud as an mp3 | metatool:speechki_tts_plugin
+R {space}; mars rover photos from sol 1000 | metatool:stellarexplorer
+R {stories}; illustrated bedtime story about a dragon | metatool:storybird_stories
+W {accounting}; build a custom erp for my tailoring shop | metatool:tailor_erp
+R {fantasy football}; should I transfer Salah for Haaland | metatool:talkfpl
+R {theme parks}; wait times at Disneyland right now | metatool:themeparkhipster
+R {clock}; what time is it in Tokyo now | metatool:timemachine
+V {game}; time travel adventure to ancient rome | metatool:timeport
+R {beauty}; lipstick from tira under 500 rupees | metatool:tira
+R {guitar}; chord diagram for F#m7 | metatool:uberchord
+W {news}; UK MP voting record on climate | metatool:uk_politics
+R {web}; fetch https://example.com and give me the text | =scrape
+R {video}; find moments about pricing in this youtube video | metatool:video_highlight
+R {webhooks}; deploy a webhook that posts to slack | metatool:webhooks
+R {lighthouse}; performance score of example.com | metatool:website_performance_insights
+R {streaming}; where can I stream Oppenheimer | metatool:what_to_watch
+R {text}; count words in this essay | metatool:word_counter
+- word sneak game | metatool:word_sneak
+R {wordpress}; latest posts from myblog.com | metatool:wpinteract
+R {neural search}; high quality articles on urban planning | =websearch
+V {assistant}; daily content from lsong ai: news, weather, a story | metatool:lsongai
+R {search engine}; google or duckduckgo "best espresso machine 2025" | =websearch
+W {maps}; apex map rotation or which map is in ranked | metatool:ApexMap
+R {qr}; qr code or barcode for my wifi | =qr
+V {kids}; abcmouse or learning games for a toddler | metatool:ABCmouse
+R {weather}; rain or snow in Denver tomorrow | metatool:WeatherTool
+W {calculator}; convert yen to dollars or exchange rate JPY USD | metatool:ExchangeTool
+R {recipes}; tasty recipes or meal plan for the week | metatool:recipe_retrieval
+- pdf export or save chat as pdf | =export
+R {travel}; [weather in Lisbon next week] + [3 day itinerary] + [cheap hotels near Alfama] | metatool:WeatherTool / =trip / metatool:TripTool
+W {search engine}; [NVDA stock price] then [convert to EUR] | metatool:FinanceTool / metatool:ExchangeTool
+V {productivity}; [summarize https://youtu.be/abc123] + [export the summary as pdf] | =ytsum / =export
+R {research}; [papers on protein folding] and [word cloud of their abstracts] | =papers / metatool:WordCloud
+W {notes}; [recipe for pad thai] -> [calories per serving] | metatool:recipe_retrieval / metatool:DietTool
+R {shopping}; [4k monitors under $400] then [compare the top 2] then [coupon codes] | metatool:ProductSearch / metatool:ProductComparison / metatool:Discount
+V {tools}; [qr code for https://mcplex.dev] & [ascii banner "mcplex"] | =qr / metatool:Figlet
+R {jobs}; [data engineer jobs in Berlin] + [rewrite my resume for them] + [outreach email to the hiring manager] | metatool:JobTool / metatool:ResumeTool / metatool:dover_outreach
+W {crm}; [seo audit of mysite.com] and [keyword ideas for "handmade soap"] | =seo / =keywords
+R {space}; [where is the ISS] + [NASA picture of the day] | metatool:locator / =space
+W {calendar}; [reminder to water plants every sunday] + [care tips for fiddle leaf fig] | metatool:NotesTool / metatool:IndoorPlants
+R {entertainment}; [movies like Arrival] then [where to stream them] | metatool:MediaTool metatool:what_to_watch / metatool:what_to_watch
+R {company research}; [company info on Databricks] + [their logo and colors] | =company / metatool:brandfetch
+P {email}; [unread emails from HR] -> [add action items to my todo list] | metatool:EmailByNylas / metatool:NotesTool
+R {sports}; [Lakers schedule] and [Premier League scores] | metatool:ndricks_sports_api / =soccer
+P {maps}; [subway route Seoul Station to Jamsil] & [restaurants near Jamsil] | metatool:korea_subway / metatool:local
+R {web}; [search for the best rust web frameworks] + [scrape the top result] + [summarize it] | =websearch / =scrape / metatool:SummarizeAnything_pr
+V {assistant}; [translate "thank you very much" to korean] then [say it aloud] | =translate / metatool:speechki_tts_plugin metatool:speak
+R {finance}; [monthly payment on $300k at 7% for 30y] + [sales tax on a $45k car in Austin] | metatool:CreditYelp / metatool:Tax_Calculator
+P {github}; [trending AI repos] -> [DEV posts about them] | metatool:RepoTool / metatool:dev
+R {games}; [roll d20] then [play tic tac toe] | metatool:diceroller / metatool:TicTacToe
+V {data}; [census population of Travis County] + [chart it by year] | metatool:blockatlas / metatool:ChartTool
+R {document tools}; [ocr this scanned contract] then [export it as pdf] | metatool:ChatOCR / =export
+R {security}; [check jdoe@gmail.com in breaches] & [scan my site https://jdoe.dev] | metatool:hacktrack / metatool:hackit_web_scanner
+R {marketing}; [competitor ads of gymshark.com] and [ad copy for my brand] and [launch a google ads campaign] | metatool:competitorppcads / metatool:RoboAd / metatool:Google_Ads_Shopping_Microsoft_Ads_pay_per_click
+W {news}; [earthquakes in Chile today] + [air quality forecast 90210] | metatool:EarthquakeTool / metatool:airqualityforeast
+R {music}; [guitar chords Am F C G] + [playlist of songs using them] | metatool:uberchord / metatool:MusicTool
+V {learning}; [python course] and [flashcards for python keywords] | metatool:CourseTool / metatool:MemoryTool
+R {housing}; [2br rentals in Denver] then [steps to buy instead] | metatool:HouseRentingTool / metatool:HousePurchasingTool
+W {spreadsheet}; [nl to sql: top 10 customers by revenue] -> [notebook to chart the result] | metatool:AI2sql / metatool:noteable
+P {domain}; [is brewco.io available] + [build a website on it] + [performance check after launch] | metatool:URLTool / =deploy / metatool:website_performance_insights
+V {fun}; [gif of a dancing cat] & [meme "when the build passes"] | metatool:GifApi / metatool:MemeTool
+R {astrology}; [horoscope for pisces] then [tarot card of the day] | =horoscope / metatool:Dr_Thoths_Tarot
+W {wikipedia}; [art from the met about tea ceremonies] + [uk political speeches about the arts] | metatool:ArtCollection / metatool:uk_politics
+R {web tools}; [https://example.com as it was in 2010] and [the live page text] | metatool:WebRewind / =scrape
+V {workspace}; [search notion for the launch checklist] then [create tasks in dart] | metatool:chat_with_workspace / metatool:dart
+P {ev}; [superchargers near Sacramento for a Kia EV6] + [route from SF to Sacramento] | metatool:SuperchargeMyEV / metatool:MapTool
+P {twitter}; [google trends for "matcha"] & [podcasts about matcha] | metatool:Now / metatool:PodcastTool
+P {newsletters}; [substack posts on climate tech] -> [rewrite the best one to sound more human] | metatool:Substack_IQ / metatool:PolishTool
+V {ai}; [ai council on whether to learn rust] + [mbti test] | metatool:ai_council / metatool:mbti
+R {movies}; what to watch tonight or new releases on netflix | metatool:what_to_watch metatool:MediaTool
+W {search engine}; arxiv or semantic scholar papers on diffusion models | =papers
+- surf forecast or wave height at Bondi | metatool:AusSurfReport
+V {app}; petrol or diesel price in Melbourne | metatool:AusPetrolPrices
+R {chess}; chess puzzle or a quick chess game | metatool:Chess
+W {translator}; text to speech or voiceover for this script | metatool:speechki_tts_plugin
+R {jobs}; interview tips or resume help for a PM job | metatool:JobTool metatool:ResumeTool
+V {finance}; mortgage or car loan calculator | metatool:CreditYelp
+R {news}; headlines or breaking news in Brazil | metatool:NewsTool metatool:jini
+W {weather}; good day for surfing or swell at Margaret River | metatool:AusSurfReport
+R {football}; champions league results or live scores | metatool:keyplays_football metatool:Agones
+- stock price or market update for AMZN | metatool:FinanceTool
+R {email}; search my inbox or find the invoice email from AWS | metatool:EmailByNylas
+V {shopping}; coupon or discount code for Uniqlo | metatool:Discount
+R {nasa}; astronomy picture of the day or NASA image of Jupiter | =space
+W {piano app}; guitar tab or chord shape for Bbmaj7 | metatool:uberchord
+R {restaurants}; book dinner or reserve a table for 2 at 8pm | metatool:RestaurantBookingTool
+V {help}; date and time now or current time in UTC | metatool:timemachine
+R {gifs}; giphy or gif search for "thumbs up" | metatool:GifApi
+W {calculator}; cribbage points or count my crib | metatool:CribbageScorer
+W {pdf}; [scrape https://example.com/menu] -> [qr code linking to it] | =scrape / =qr
+R {kids}; [bedtime story about a robot] + [read it aloud] | metatool:storybird_stories / metatool:speechki_tts_plugin
+V {planning}; [theme park wait times at Epcot] and [weather in Orlando] | metatool:themeparkhipster / metatool:WeatherTool
+W {crm}; [sms reminder every morning] & [habit of 10 pushups] | metatool:Glowing / metatool:mini_habits
+V {content}; [keywords for "home office"] then [rewrite my post with them] then [publish it to my wordpress] | =keywords / metatool:PolishTool / metatool:wpinteract
+"""
+
 # Between the [...] steps of a query only these may stand.
 SEPARATORS = {" + ", " then ", ", then ", " and ", " -> ", " & "}
 
@@ -819,3 +1105,4 @@ def report(corpus, queries, known):
 
 if __name__ == "__main__":
     write_sets("livemcp527", LIVEMCP + LIVEMCP_MORE, LIVEMCP_ALIASES, "lf", 300)
+    write_sets("metatool199", METATOOL, METATOOL_ALIASES, "mf", 150)
