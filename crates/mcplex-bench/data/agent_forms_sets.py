@@ -249,7 +249,7 @@ W {crypto exchange}; crypto fear & greed this week | investor:get_crypto_fear_gr
 R {stock data}; insider trades at NVDA | investor:get_insider_trades
 R {finance api}; [top institutional holders of TSLA] + [quarterly income statement] | investor:get_institutional_holders / =income
 W {trading bot}; AAPL call options expiring 2025-07-18 strike 200-230 | investor:get_options
-R {stocks}; earnings history for MSFT or past EPS surprises | investor:get_earnings_history
+R {stocks}; earnings history for MSFT or past EPS surprises | investor:get_earnings_history yahoo-finance:get_earning_dates
 R {investing}; 5 year price history of VOO | =history
 R {korean stock market}; samsung electronics 005930 ohlcv for May 2025 | kospi-kosdaq:get_stock_ohlcv
 W {yahoo finance}; market cap of SK hynix 000660 since January | kospi-kosdaq:get_stock_market_cap
@@ -576,7 +576,7 @@ V {devtools}; [list running node processes] & [kill the one on port 3000] | desk
 R {docker}; [list containers], then [logs of api-1], then [start a new container from api:latest] | docker-mcp:list-containers / docker-mcp:get-logs / docker-mcp:create-container
 W {cloud}; [run a postgres:16 container] -> [tail its logs] | docker-mcp:create-container / docker-mcp:get-logs
 R {spreadsheet}; [read ~/finance/q2.xlsx sheet Summary] and [write totals to sheet Report] | =xlsread / excel:excel_write_to_sheet
-V {data}; [data.gov datasets about bike sharing] then [download the csv resource] then [bar chart of trips by month] | datagov:package_search / =page / mcp-server-chart:generate_bar_chart mcp-server-chart:generate_column_chart
+V {data}; [data.gov datasets about bike sharing] then [download the csv resource] then [bar chart of trips by month] | datagov:package_search / =page music-analysis:download_from_url / mcp-server-chart:generate_bar_chart mcp-server-chart:generate_column_chart
 W {stock api}; [bitcoin 90 day history] and [crypto fear and greed] | mcp-crypto-price:get-historical-analysis / investor:get_crypto_fear_greed_index
 P {finance}; [dividends of KO] then [5y price history] then [dual axis chart of both] | yahoo-finance:get_dividends / =history / mcp-server-chart:generate_dual_axes_chart
 W {bloomberg terminal}; [insider trades at AAPL] & [institutional holders] | investor:get_insider_trades / investor:get_institutional_holders
@@ -627,7 +627,7 @@ W {arxiv}; [pubmed search CRISPR base editing 2024] and [full text of the first 
 R {biomedical}; [think through the question] then [trials for EGFR lung cancer] then [variant EGFR L858R] | biomcp:think / biomcp:trial_searcher biomcp:search / biomcp:variant_searcher biomcp:variant_getter
 V {api}; [whois example.com] & [whois its IP 93.184.216.34] | whois:whois_domain / whois:whois_ip
 W {crypto wallet}; [research plan for token Celestia TIA] -> [search the news source for TIA] | web3-research-mcp:create-research-plan / web3-research-mcp:search-source
-R {12306}; [current date] then [stations in 南京] then [tickets 南京南 to 上海虹桥 tomorrow] | 12306-mcp:get-current-date / 12306-mcp:get-stations-code-in-city / 12306-mcp:get-tickets
+R {12306}; [current date] then [stations in 南京] then [tickets 南京南 to 上海虹桥 tomorrow] | 12306-mcp:get-current-date time:get_current_time / 12306-mcp:get-stations-code-in-city / 12306-mcp:get-tickets
 V {lookup}; [bazi from solar 1995-08-08 06:00 female] and [today's huangli] | Bazi:buildBaziFromSolarDatetime Bazi:getBaziDetail / Bazi:getChineseCalendar
 R {recipes}; [recommend dishes for 2] then [recipe of the first dish] | howtocook-mcp:mcp_howtocook_whatToEat / howtocook-mcp:mcp_howtocook_getRecipeById
 W {grocery}; [breakfast recipes] & [weekly plan for 3 people, no shellfish] | howtocook-mcp:mcp_howtocook_getRecipesByCategory / howtocook-mcp:mcp_howtocook_recommendMeals
@@ -891,7 +891,7 @@ R {beauty}; lipstick from tira under 500 rupees | metatool:tira
 R {guitar}; chord diagram for F#m7 | metatool:uberchord
 W {news}; UK MP voting record on climate | metatool:uk_politics
 R {web}; fetch https://example.com and give me the text | =scrape
-R {video}; find moments about pricing in this youtube video | metatool:video_highlight
+R {video}; find moments about pricing in this youtube video | metatool:video_highlight metatool:VideoSummarizeTool
 R {webhooks}; deploy a webhook that posts to slack | metatool:webhooks
 R {lighthouse}; performance score of example.com | metatool:website_performance_insights
 R {streaming}; where can I stream Oppenheimer | metatool:what_to_watch
@@ -973,6 +973,88 @@ R {kids}; [bedtime story about a robot] + [read it aloud] | metatool:storybird_s
 V {planning}; [theme park wait times at Epcot] and [weather in Orlando] | metatool:themeparkhipster / metatool:WeatherTool
 W {crm}; [sms reminder every morning] & [habit of 10 pushups] | metatool:Glowing / metatool:mini_habits
 V {content}; [keywords for "home office"] then [rewrite my post with them] then [publish it to my wordpress] | =keywords / metatool:PolishTool / metatool:wpinteract
+"""
+
+# Groups of equivalent tools in ref45.
+REF45_ALIASES = {
+    "read": "filesystem:read_text_file filesystem:read_file",
+}
+
+# Queries over ref45 (filesystem, git, memory, sqlite, fetch, time, sequential-thinking).
+REF45 = """
+R {file system}; [write file ~/notes/todo.md] + [create markdown document ~/notes/plan.md] | filesystem:write_file / filesystem:write_file
+W {database}; list my notes in ~/notes | filesystem:list_directory
+R {fs}; read ~/projects/api/.env | =read
+- cat README.md or show file contents | =read
+R {filesystem}; read ~/photos/cat.png as an image | filesystem:read_media_file
+W {audio player}; load ~/voice/memo.m4a for transcription | filesystem:read_media_file
+R {files}; read src/main.rs, src/lib.rs and Cargo.toml together | filesystem:read_multiple_files
+V {storage}; tree view of ~/code/mcplex | filesystem:directory_tree
+R {file system}; [mkdir -p ~/backup/2025/06] then [move ~/Downloads/db.dump into it] | filesystem:create_directory / filesystem:move_file
+W {git}; rename draft.md to post.md | filesystem:move_file
+R {filesystem}; find all *.test.ts under ~/web | filesystem:search_files
+W {search engine}; where is docker-compose.yml in my projects | filesystem:search_files
+R {fs}; size and modified date of ~/data/big.parquet | filesystem:get_file_info
+V {system}; what folders can you access | filesystem:list_allowed_directories
+R {files}; biggest files in ~/Downloads or ls with sizes | filesystem:list_directory_with_sizes
+R {file editor}; change "version = 0.3.0" to "0.4.0" in Cargo.toml | filesystem:edit_file
+W {sqlite}; append the line "- buy milk" to ~/notes/todo.md | filesystem:edit_file
+R {git}; [git status] + [git add -A] + [commit "docs: forms"] | git:git_status / git:git_add / git:git_commit
+W {github}; open branches | git:git_branch
+R {version control}; what's staged | git:git_diff_staged
+R {git}; unstaged changes or working tree diff | git:git_diff_unstaged
+V {tool}; [new branch fix/login off main] then [checkout fix/login] | git:git_create_branch / git:git_checkout
+W {code hosting platform}; history of commits by alice last week | git:git_log
+R {git}; show commit a1b2c3d | git:git_show
+R {vcs}; diff main..feature/search | git:git_diff
+V {undo}; unstage all files | git:git_reset
+W {file system}; [diff of my uncommitted work] -> [stage it] -> [commit as "wip"] | git:git_diff_unstaged / git:git_add / git:git_commit
+R {knowledge graph}; add entity "Dana" of type person | memory:create_entities
+W {database}; remember that Dana leads the search team | memory:create_relations memory:add_observations
+R {memory}; what do you know about project Orion | memory:search_nodes memory:open_nodes
+V {storage}; whole knowledge graph dump | memory:read_graph
+R {kg}; add observation "allergic to nuts" to Sam | memory:add_observations
+W {notes}; forget entity OldVendor | memory:delete_entities
+R {memory}; [remove fact "lives in Paris" from Sam] + [delete relation Sam reports_to Kim] | memory:delete_observations / memory:delete_relations
+- open nodes Alice and Bob or fetch entities by name | memory:open_nodes
+R {graph}; link Orion depends_on Billing | memory:create_relations
+R {database}; list tables | sqlite:list_tables
+R {sqlite}; schema of the orders table | sqlite:describe_table
+W {spreadsheet}; select top 10 customers by revenue | sqlite:read_query
+R {sql}; insert into users (name, email) values ('ann', 'ann@x.io') | sqlite:write_query
+R {db}; create table events (id int, ts text, kind text) | sqlite:create_table
+V {analytics}; note the insight "churn peaks in march" in the memo | sqlite:append_insight
+W {memory}; [tables in the db] then [columns of invoices] then [sum of invoices by month] | sqlite:list_tables / sqlite:describe_table / sqlite:read_query
+R {database}; [update orders set status='shipped' where id=42] + [check it with a select] | sqlite:write_query / sqlite:read_query
+- delete from sessions where expired=1 or clean expired sessions in sqlite | sqlite:write_query
+R {clock}; time in Tokyo now | time:get_current_time
+W {calendar}; 10am PST in CET | time:convert_time
+V {api}; current time UTC or what day is it | time:get_current_time
+R {timezone}; [now in New York] + [convert it to Sydney time] | time:get_current_time / time:convert_time
+R {http client}; get https://example.com/changelog as markdown | fetch:fetch
+W {browser automation}; read the text of https://docs.rs/serde | fetch:fetch
+V {internet}; raw html of https://example.org or page source | fetch:fetch
+W {search engine}; fetch https://api.github.com/repos/octocat/hello-world | fetch:fetch
+R {reasoning}; think through the migration plan step by step | sequential-thinking:sequentialthinking
+W {task manager}; break the outage analysis into revisable thoughts | sequential-thinking:sequentialthinking
+P {web}; [fetch https://example.com/report.csv] then [save it to ~/data/report.csv] | fetch:fetch / filesystem:write_file
+W {git}; [read ~/notes/meeting.md] + [store the decisions as entities in memory] | =read / memory:create_entities memory:add_observations
+V {assistant}; [current time in Berlin] & [write it to ~/log/last-run.txt] | time:get_current_time / filesystem:write_file
+P {database}; [orders placed today] -> [write the result to ~/reports/today.json] | sqlite:read_query / filesystem:write_file
+R {filesystem}; [list ~/inbox] and [read every .txt in it] | filesystem:list_directory / filesystem:read_multiple_files
+W {docker}; [list files in ~/app] then [file info of Dockerfile] | filesystem:list_directory / filesystem:get_file_info
+R {git}; [log of the last 5 commits] and [show the newest one] | git:git_log / git:git_show
+P {sqlite}; [sequential thinking on the schema design] -> [create table accounts] | sequential-thinking:sequentialthinking / sqlite:create_table
+V {dev}; [fetch the rust release blog post] + [save as ~/notes/rust.md] + [git add it] + [commit] | fetch:fetch / filesystem:write_file / git:git_add / git:git_commit
+W {notes}; ls ~/notes | filesystem:list_directory
+R {file system}; overwrite ~/config.json with the new settings | filesystem:write_file
+- git branches or list local branches | git:git_branch
+W {search}; find entities mentioning "kafka" | memory:search_nodes
+R {sql}; which tables exist or show database tables | sqlite:list_tables
+V {helper}; [reset staged changes] then [status] | git:git_reset / git:git_status
+W {web scraper}; [search memory for "vendor contracts"] + [open node AcmeCorp] | memory:search_nodes / memory:open_nodes
+R {git}; [create branch release/0.5] & [switch to it] & [show status] | git:git_create_branch / git:git_checkout / git:git_status
+- edit config.toml or replace the port line in config.toml | filesystem:edit_file
 """
 
 # Between the [...] steps of a query only these may stand.
@@ -1106,3 +1188,4 @@ def report(corpus, queries, known):
 if __name__ == "__main__":
     write_sets("livemcp527", LIVEMCP + LIVEMCP_MORE, LIVEMCP_ALIASES, "lf", 300)
     write_sets("metatool199", METATOOL, METATOOL_ALIASES, "mf", 150)
+    write_sets("ref45", REF45, REF45_ALIASES, "rf", 60)
