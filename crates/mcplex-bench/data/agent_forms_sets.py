@@ -2,7 +2,7 @@
 
 These are search strings in the forms agents really type into tool_search, not sentences: a guess
 at the kind of server before `;` ("weather or forecast service; ..."), alternatives joined by
-`or`, steps joined by `+`, `then`, `and` or `->`, with concrete names, paths and ids
+`or`, steps joined by `+`, `then`, `and`, `->` or `&`, with concrete names, paths and ids
 (`~/notes/todo.md`, `octocat/hello-world`, `AAPL`), often in words the catalog does not use, and
 with the server kind often guessed wrongly or vaguely ("database; list my notes").
 
