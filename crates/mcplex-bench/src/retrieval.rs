@@ -1,6 +1,7 @@
 //! `mcplex bench retrieval --corpus F --queries Q [--queries Q2 …]`: ranking quality of the
 //! gateway's own search over a tool corpus with graded queries (relevance ≥ 1 counts; a query
-//! needing several tools scores the share of them found), and in-process search latency at the
+//! needing several tools scores the share of them found; where labels name the step they answer,
+//! `steps@k` is the share of steps with a tool in the top k), and in-process search latency at the
 //! corpus size and on a synthetic 10,000-tool fleet built by repeating the corpus under other
 //! server names. Every ranking of [`crate::levers`] runs side by side on each query set: plain
 //! BM25F, hybrid as it was, each lever alone, and the gateway's ranking; with `--model` also the
@@ -42,6 +43,10 @@ pub struct RetrievalArgs<'a> {
 struct Query {
     text: String,
     labels: HashMap<String, f64>,
+    /// The tools that answer each step of a request for several things, where the set says
+    /// (labels with a `step`; equivalent tools share one): `steps@k` is the share of steps with
+    /// a tool in the top k.
+    steps: Vec<Vec<String>>,
 }
 
 /// One query file, perhaps sampled.
@@ -197,7 +202,19 @@ fn load_set(path: &Path, sample: usize) -> Result<QuerySet> {
                 .filter(|(_, relevance)| *relevance >= 1.0)
                 .collect();
             let text = row["query"].as_str()?.to_owned();
-            (!labels.is_empty()).then_some(Query { text, labels })
+            let mut steps: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+            for label in row["labels"].as_array().into_iter().flatten() {
+                if let (Some(step), Some(id)) = (label["step"].as_u64(), label["tool_id"].as_str())
+                {
+                    steps.entry(step).or_default().push(id.to_owned());
+                }
+            }
+            let steps = steps.into_values().collect();
+            (!labels.is_empty()).then_some(Query {
+                text,
+                labels,
+                steps,
+            })
         })
         .collect();
     let of = queries.len();
@@ -259,6 +276,18 @@ fn quality(
                 .filter(|id| labels.contains_key(*id))
                 .count();
             *sums.entry(format!("recall@{k}")).or_default() += found as f64 / labels.len() as f64;
+        }
+        if !query.steps.is_empty() {
+            for k in [5, 10] {
+                let top = &ranked[..ranked.len().min(k)];
+                let covered = query
+                    .steps
+                    .iter()
+                    .filter(|tools| tools.iter().any(|id| top.contains(&id.as_str())))
+                    .count();
+                *sums.entry(format!("steps@{k}")).or_default() +=
+                    covered as f64 / query.steps.len() as f64;
+            }
         }
         let first = ranked.iter().position(|id| labels.contains_key(*id));
         *sums.entry("mrr".to_owned()).or_default() += first.map_or(0.0, |p| 1.0 / (p as f64 + 1.0));

@@ -40,6 +40,20 @@ pub(crate) fn index(tools: &[CatalogTool]) -> Index {
 pub struct Matches<'a> {
     pub tools: Vec<(&'a CatalogTool, f32)>,
     pub total: usize,
+    /// The parts the query was split into and ranked by, in order
+    /// (`mcplex_search::query_parts`); empty when it was ranked whole.
+    pub parts: Vec<String>,
+    /// For each of `tools`, the part whose ranking placed it ([`Matches::part_of`]).
+    placed_by: Vec<Option<usize>>,
+}
+
+impl Matches<'_> {
+    /// The part of the query whose ranking placed the `i`th match; `None` for a match the whole
+    /// query placed (or an exact name).
+    pub fn part_of(&self, i: usize) -> Option<&str> {
+        let part = (*self.placed_by.get(i)?)?;
+        self.parts.get(part).map(String::as_str)
+    }
 }
 
 impl Snapshot {
@@ -73,7 +87,9 @@ impl Snapshot {
                 .iter()
                 .map(|hit| (&self.tools[hit.doc], hit.score))
                 .collect(),
+            placed_by: result.hits.iter().map(|hit| hit.part).collect(),
             total: result.total,
+            parts: result.parts,
         }
     }
 

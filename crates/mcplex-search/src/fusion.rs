@@ -64,7 +64,11 @@ impl Index {
             .enumerate()
             .filter_map(|(doc, ((&similarity, &lexical), score))| {
                 let matches = lexical > 0.0 || similarity >= SEMANTIC_FLOOR;
-                (matches && visible(doc)).then_some(Hit { doc, score })
+                (matches && visible(doc)).then_some(Hit {
+                    doc,
+                    score,
+                    part: None,
+                })
             })
             .collect()
     }
@@ -89,40 +93,42 @@ impl Index {
             list[..head].sort_by(order);
         }
         let mut taken = vec![false; self.len()];
-        let mut merged = Vec::new();
+        // Each document with the list that placed it (0: the whole request, i: part i - 1).
+        let mut merged: Vec<(usize, usize)> = Vec::new();
         for hit in lists[0].iter().take(whole_first.min(limit)) {
             taken[hit.doc] = true;
-            merged.push(hit.doc);
+            merged.push((hit.doc, 0));
         }
         for rank in 0..limit {
-            for list in &lists {
+            for (list_index, list) in lists.iter().enumerate() {
                 if let Some(hit) = list.get(rank)
                     && !taken[hit.doc]
                 {
                     taken[hit.doc] = true;
-                    merged.push(hit.doc);
+                    merged.push((hit.doc, list_index));
                 }
             }
         }
         let ordered = merged.len();
-        for list in &lists {
+        for (list_index, list) in lists.iter().enumerate() {
             for hit in list {
                 if !taken[hit.doc] {
                     taken[hit.doc] = true;
-                    merged.push(hit.doc);
+                    merged.push((hit.doc, list_index));
                 }
             }
         }
         merged
             .into_iter()
             .enumerate()
-            .map(|(position, doc)| Hit {
+            .map(|(position, (doc, list_index))| Hit {
                 doc,
                 score: if position < ordered {
                     1.0 / (position as f32 + 1.0)
                 } else {
                     0.0
                 },
+                part: list_index.checked_sub(1),
             })
             .collect()
     }

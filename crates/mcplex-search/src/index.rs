@@ -45,6 +45,9 @@ pub struct Hit {
     /// Index of the document in the order it was given to [`Index::build`].
     pub doc: usize,
     pub score: f32,
+    /// The part of the request ([`SearchResult::parts`]) whose ranking placed it, when the
+    /// request was split and a part's, not the whole request's, placed it.
+    pub part: Option<usize>,
 }
 
 /// Hits after the cut, and how many documents matched before it.
@@ -52,6 +55,9 @@ pub struct Hit {
 pub struct SearchResult {
     pub hits: Vec<Hit>,
     pub total: usize,
+    /// The parts the request was split into and ranked by, in order (`query_parts`); empty when
+    /// it was ranked whole.
+    pub parts: Vec<String>,
 }
 
 /// An immutable BM25F index. What a query would compute the same way every time (a field's
@@ -234,7 +240,7 @@ impl Index {
             hits.truncate(limit);
         }
         hits.sort_by(|a, b| self.order(a, b));
-        SearchResult { hits, total }
+        SearchResult { hits, total, parts }
     }
 
     /// The semantic half of the whole request and of each of its `parts` (`None` where there
@@ -279,11 +285,19 @@ impl Index {
             if visible(doc) {
                 total += 1;
                 if hits.len() < limit {
-                    hits.push(Hit { doc, score: 0.0 });
+                    hits.push(Hit {
+                        doc,
+                        score: 0.0,
+                        part: None,
+                    });
                 }
             }
         }
-        SearchResult { hits, total }
+        SearchResult {
+            hits,
+            total,
+            parts: Vec::new(),
+        }
     }
 
     fn add_exact(
@@ -302,6 +316,7 @@ impl Index {
                 None => hits.push(Hit {
                     doc,
                     score: EXACT_BONUS,
+                    part: None,
                 }),
             }
         }
@@ -325,6 +340,7 @@ impl Index {
                 .map(|&doc| Hit {
                     doc: doc as usize,
                     score: lexical.scores[doc as usize],
+                    part: None,
                 })
                 .collect(),
         }

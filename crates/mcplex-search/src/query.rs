@@ -1,7 +1,9 @@
 //! What a search query becomes before it is ranked: a request for several things split into its
-//! parts ("find the paper, summarise it and email the summary"), each cleaned of the request
-//! phrasing around it ("then", "I need a tool that…", "can you…") and ranked on its own (the
-//! whole request is ranked as written; stripping its phrasing is a lever the benchmark keeps).
+//! parts ("find the paper, summarise it and email the summary"; or as agents write it, a guess
+//! at the kind of server before a `;`, steps joined by a plus sign and alternatives by "or":
+//! "file system; write file + create markdown document"), each cleaned of the request phrasing
+//! around it ("then", "I need a tool that…", "can you…") and ranked on its own (the whole
+//! request is ranked as written; stripping its phrasing is a lever the benchmark keeps).
 //! Also the texts a model embeds for one query, and their vectors packed into one slice.
 
 use crate::semantic::{EmbedError, Embedder, embeddable};
@@ -74,6 +76,8 @@ const REQUEST_OPENINGS: &[&str] = &[
 
 /// Words that always end one request and start the next.
 const BREAKS: &[&str] = &[
+    " + ",
+    " -> ",
     " and then ",
     ", then ",
     " then ",
@@ -222,9 +226,55 @@ pub fn clean_query(query: &str) -> String {
     }
 }
 
-/// The parts of a request for several things, in order, each cleaned; empty when the request is
-/// one thing (fewer than two parts with [`MIN_PART_TERMS`] meaningful words each).
+/// Words that open the next step of a request: after a `;`, they say the text before it was a
+/// step ("weather in Paris; then read the file"), not a guess at the kind of server.
+const CONTINUATIONS: &[&str] = &["then", "and", "also", "after that", "afterwards", "next"];
+
+/// Words a guess at the kind of server has at most ("code hosting platform", "weather or
+/// forecast service").
+const MAX_KIND_WORDS: usize = 6;
+
+/// Splits off the guess at the kind of server agents often put before the first `;`: "file
+/// system; write file + create markdown document" → (`file system`, `write file + create
+/// markdown document`). A guess is short (at most [`MAX_KIND_WORDS`] words), does not start with
+/// an action (then the `;` ends a request: "read the file; email it"), and leaves a request
+/// after it. Without one: (`None`, the query).
+pub fn split_kind(query: &str) -> (Option<&str>, &str) {
+    let Some((kind, rest)) = query.split_once(';') else {
+        return (None, query);
+    };
+    let (kind, rest) = (kind.trim(), rest.trim());
+    let words = kind.split_whitespace().count();
+    let first = kind
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    let continues = CONTINUATIONS.iter().any(|word| {
+        rest.get(..word.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(word))
+            && rest[word.len()..].starts_with(' ')
+    });
+    if words == 0
+        || words > MAX_KIND_WORDS
+        || ACTIONS.contains(&first.as_str())
+        || continues
+        || tokenize(rest).is_empty()
+    {
+        return (None, query);
+    }
+    (Some(kind), rest)
+}
+
+/// The parts of a request, in order, each cleaned and ranked on its own: the things a request
+/// for several things asks for (steps joined by `+`, "then", "and" before an action, `;`), and
+/// the alternatives joined by "or" ("list pull requests or search issues"). Empty when the
+/// request is one thing (fewer than two parts with [`MIN_PART_TERMS`] meaningful words each),
+/// except after a guess at the kind of server ([`split_kind`]): then the request after it is a
+/// part even alone, so a wrong guess, which the whole request is ranked with, cannot take every
+/// place.
 pub fn query_parts(query: &str) -> Vec<String> {
+    let (kind, query) = split_kind(query);
     let mut pieces = vec![clean_query(query)];
     for separator in BREAKS {
         pieces = pieces
@@ -238,13 +288,38 @@ pub fn query_parts(query: &str) -> Vec<String> {
             .flat_map(|piece| split_before_actions(piece, joiner))
             .collect();
     }
+    pieces = pieces
+        .iter()
+        .flat_map(|piece| split_alternatives(piece))
+        .collect();
     let parts: Vec<String> = pieces
         .iter()
         .map(|piece| clean_query(piece))
         .filter(|piece| tokenize(piece).len() >= MIN_PART_TERMS)
         .take(MAX_PARTS)
         .collect();
-    if parts.len() < 2 { Vec::new() } else { parts }
+    let alone = if kind.is_some() { 1 } else { 2 };
+    if parts.len() < alone {
+        Vec::new()
+    } else {
+        parts
+    }
+}
+
+/// `text` split at " or " where both sides ask for something of their own (at least
+/// [`MIN_PART_TERMS`] meaningful words each): "list open pull requests or search issues" is two
+/// ways to one end, "weather or forecast" one thing.
+fn split_alternatives(text: &str) -> Vec<String> {
+    let pieces = split_ignoring_case(text, " or ");
+    if pieces.len() > 1
+        && pieces
+            .iter()
+            .all(|piece| tokenize(piece).len() >= MIN_PART_TERMS)
+    {
+        pieces
+    } else {
+        vec![text.to_owned()]
+    }
 }
 
 /// `text` split at `joiner` where the next piece starts with an action.

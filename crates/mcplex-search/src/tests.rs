@@ -461,3 +461,88 @@ fn a_huge_query_is_ranked_as_its_first_characters() {
         Some("fs:read_file")
     );
 }
+
+#[test]
+fn an_agents_guess_at_the_kind_of_server_is_split_off_and_never_a_part() {
+    use crate::split_kind;
+    assert_eq!(
+        split_kind("file system; write file + create markdown document"),
+        (Some("file system"), "write file + create markdown document")
+    );
+    assert_eq!(
+        split_kind("weather or forecast service; get tomorrow's forecast for a city"),
+        (
+            Some("weather or forecast service"),
+            "get tomorrow's forecast for a city"
+        )
+    );
+    // A request before the `;`, not a kind: it starts with an action, or the text after it
+    // goes on with "then", or the guess is too long to be one.
+    for query in [
+        "read the file; email it to Bob",
+        "Istanbul weather forecast; then read the file",
+        "the thing that my team uses for all of its notes; list them",
+        "database;",
+        "no semicolon here",
+    ] {
+        assert_eq!(split_kind(query), (None, query), "{query}");
+    }
+}
+
+#[test]
+fn agent_forms_split_into_steps_and_alternatives() {
+    assert_eq!(
+        crate::query_parts("file system; write file + create markdown document"),
+        ["write file", "create markdown document"]
+    );
+    assert_eq!(
+        crate::query_parts(
+            "code hosting platform; list open pull requests or search issues for repo"
+        ),
+        ["list open pull requests", "search issues for repo"]
+    );
+    assert_eq!(
+        crate::query_parts("notes; recipe for pad thai -> calories per serving"),
+        ["recipe for pad thai", "calories per serving"]
+    );
+    // After a guess the request is a part even alone: a wrong guess is ranked with the whole
+    // request, never instead of the request itself.
+    assert_eq!(
+        crate::query_parts("database; list my notes about the roadmap"),
+        ["list my notes about the roadmap"]
+    );
+    // "or" between words that are not each a request stays one part.
+    assert!(crate::query_parts("heads or tails").is_empty());
+    assert_eq!(
+        crate::query_parts("coin flip; heads or tails"),
+        ["heads or tails"]
+    );
+}
+
+#[test]
+fn each_match_says_which_part_of_the_request_placed_it() {
+    let docs = fleet();
+    let index = Index::build(&docs);
+    let result = index.search("files; read file + current time", None, |_| true, 5);
+    assert_eq!(result.parts, ["read file", "current time"]);
+    let placed: Vec<(&str, Option<&str>)> = result
+        .hits
+        .iter()
+        .map(|hit| {
+            (
+                docs[hit.doc].id.as_str(),
+                hit.part.map(|p| result.parts[p].as_str()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        placed.first(),
+        Some(&("time:get_current_time", None)),
+        "the whole request's best comes first"
+    );
+    assert_eq!(
+        placed.get(1),
+        Some(&("fs:read_file", Some("read file"))),
+        "then the best of the first part the whole request did not already place"
+    );
+}

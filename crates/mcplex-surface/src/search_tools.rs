@@ -23,7 +23,7 @@ pub(crate) fn tool_search_definition() -> Value {
         "name": TOOL_SEARCH,
         "description": "Search the tools available through call_tool. Returns the best matches with their name, \
     description and inputSchema; pass a match's name and arguments to call_tool. An empty query lists every tool.",
-        "inputSchema": {"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do, in words."}}, "required": ["query"]},
+        "inputSchema": {"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do, in words. Several things at once: join them with + (each gets matches of its own, marked with the part that found them)."}}, "required": ["query"]},
         "annotations": {"readOnlyHint": true, "openWorldHint": false}
     })
 }
@@ -45,7 +45,7 @@ pub(crate) fn retrieve_tools_definition() -> Value {
         "description": "Find tools for a task. Returns ranked matches (id, name, score and how to call them); call one \
     with call_tool using its name. An empty query lists every tool. Use describe_tool for a full definition.",
         "inputSchema": {"type": "object", "properties": {
-            "query": {"type": "string", "description": "What you want to do, in words."},
+            "query": {"type": "string", "description": "What you want to do, in words. Several things at once: join them with + (each gets matches of its own, marked with the part that found them)."},
             "limit": {"type": "integer", "minimum": 1, "maximum": RETRIEVE_MAX_LIMIT, "default": RETRIEVE_DEFAULT_LIMIT},
             "server": {"type": "string", "description": "Only tools of this server."}
         }, "required": ["query"]},
@@ -88,12 +88,17 @@ pub(crate) async fn tool_search(
     let tools: Vec<Value> = matches
         .tools
         .iter()
-        .map(|(tool, _)| {
-            json!({
+        .enumerate()
+        .map(|(i, (tool, _))| {
+            let mut entry = json!({
                 "name": tool.display_name,
                 "description": tool.raw.get("description").cloned().unwrap_or(Value::String(String::new())),
                 "inputSchema": tool.raw.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"})),
-            })
+            });
+            if let Some(part) = matches.part_of(i) {
+                entry["part"] = json!(part);
+            }
+            entry
         })
         .collect();
     let left_out = matches.total.saturating_sub(tools.len());
@@ -139,12 +144,14 @@ pub(crate) async fn retrieve_tools(
     let tools: Vec<Value> = matches
         .tools
         .iter()
-        .map(|(tool, score)| retrieved(tool, *score, mode))
+        .enumerate()
+        .map(|(i, (tool, score))| retrieved(tool, *score, mode, matches.part_of(i)))
         .collect();
     results::structured(json!({"tools": tools, "total": matches.total}))
 }
 
-fn retrieved(tool: &CatalogTool, score: f32, mode: ToolResponseMode) -> Value {
+/// One match of `retrieve_tools`; `part` is the part of the query whose ranking placed it.
+fn retrieved(tool: &CatalogTool, score: f32, mode: ToolResponseMode, part: Option<&str>) -> Value {
     let mut entry = Map::new();
     entry.insert("id".to_owned(), json!(tool.id.to_string()));
     entry.insert("name".to_owned(), json!(tool.display_name));
@@ -153,6 +160,9 @@ fn retrieved(tool: &CatalogTool, score: f32, mode: ToolResponseMode) -> Value {
         "score".to_owned(),
         json!((f64::from(score) * 1000.0).round() / 1000.0),
     );
+    if let Some(part) = part {
+        entry.insert("part".to_owned(), json!(part));
+    }
     let description = tool
         .raw
         .get("description")
