@@ -278,6 +278,7 @@ fn quality(
             *sums.entry(format!("recall@{k}")).or_default() += found as f64 / labels.len() as f64;
         }
         if !query.steps.is_empty() {
+            *sums.entry("steps:queries".to_owned()).or_default() += 1.0;
             for k in [5, 10] {
                 let top = &ranked[..ranked.len().min(k)];
                 let covered = query
@@ -297,8 +298,20 @@ fn quality(
         }
     }
     let count = set.queries.len().max(1) as f64;
+    // steps@k is the mean over the queries whose labels name steps.
+    let with_steps = sums.remove("steps:queries").unwrap_or(0.0).max(1.0);
     Quality {
-        metrics: sums.into_iter().map(|(k, v)| (k, v / count)).collect(),
+        metrics: sums
+            .into_iter()
+            .map(|(k, v)| {
+                let of = if k.starts_with("steps@") {
+                    with_steps
+                } else {
+                    count
+                };
+                (k, v / of)
+            })
+            .collect(),
         misses,
     }
 }

@@ -312,7 +312,11 @@ impl Index {
                 continue;
             }
             match hits.iter_mut().find(|hit| hit.doc == doc) {
-                Some(hit) => hit.score += EXACT_BONUS,
+                Some(hit) => {
+                    hit.score += EXACT_BONUS;
+                    // First for its name, whatever part also found it.
+                    hit.part = None;
+                }
                 None => hits.push(Hit {
                     doc,
                     score: EXACT_BONUS,

@@ -244,8 +244,10 @@ pub fn split_kind(query: &str) -> (Option<&str>, &str) {
         return (None, query);
     };
     let (kind, rest) = (kind.trim(), rest.trim());
-    let words = kind.split_whitespace().count();
-    let first = kind
+    // "Can you read the file; email it": the request's phrasing hides its action.
+    let asked = clean_query(kind);
+    let words = asked.split_whitespace().count();
+    let first = asked
         .split_whitespace()
         .next()
         .unwrap_or_default()

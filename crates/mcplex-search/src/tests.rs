@@ -480,6 +480,8 @@ fn an_agents_guess_at_the_kind_of_server_is_split_off_and_never_a_part() {
     // goes on with "then", or the guess is too long to be one.
     for query in [
         "read the file; email it to Bob",
+        "Can you read the file; email it to Bob",
+        "I need to read the file; email it to Bob",
         "Istanbul weather forecast; then read the file",
         "the thing that my team uses for all of its notes; list them",
         "database;",

@@ -389,16 +389,18 @@ macro_rules! serve_offers {
         ) -> Result<(), rmcp::ErrorData> {
             let caller = self.reach.caller(&context.extensions);
             let subscriber = $crate::subscriptions::Subscriber::Session(context.peer.clone());
-            self.clients
-                .subscriptions
-                .subscribe(
+            let span = $crate::traced::span_of(&context, "resources/subscribe", None);
+            tracing::Instrument::instrument(
+                self.clients.subscriptions.subscribe(
                     &self.gateway,
                     &caller,
                     &request.uri,
                     subscriber,
                     context.ct.clone(),
-                )
-                .await
+                ),
+                span,
+            )
+            .await
         }
 
         async fn unsubscribe(
@@ -406,10 +408,16 @@ macro_rules! serve_offers {
             request: rmcp::model::UnsubscribeRequestParams,
             context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
         ) -> Result<(), rmcp::ErrorData> {
-            self.clients
-                .subscriptions
-                .unsubscribe_session(&self.gateway, &context.peer, &request.uri)
-                .await;
+            let span = $crate::traced::span_of(&context, "resources/unsubscribe", None);
+            tracing::Instrument::instrument(
+                self.clients.subscriptions.unsubscribe_session(
+                    &self.gateway,
+                    &context.peer,
+                    &request.uri,
+                ),
+                span,
+            )
+            .await;
             Ok(())
         }
 

@@ -135,8 +135,13 @@ impl std::fmt::Display for SpanName<'_> {
 }
 
 /// The span of one request to an upstream (kind client): the call itself, as the upstream
-/// sees it.
+/// sees it. None outside a client's request.
 pub fn upstream(server: &str, method: &str, tool: Option<&str>, transport: Transport) -> Span {
+    // A request no client's request led to (the handshake and listings of a connection, a
+    // listing after `list_changed`) would be a trace of its own: background noise.
+    if !is_exporting() || Span::current().is_none() {
+        return Span::none();
+    }
     tracing::info_span!(
         target: TARGET,
         "mcp.upstream",
@@ -204,16 +209,15 @@ pub fn answered(span: &Span, status: u16) {
     span.record("http.response.status_code", status);
     if status >= 500 {
         span.record("otel.status_code", "error");
-        span.record("error.type", status);
+        span.record("error.type", status.to_string());
     }
 }
 
 /// Records `outcome` on `span` (see [`finished`]).
 pub fn ended(span: &Span, outcome: &str) {
     span.record("mcplex.outcome", outcome);
-    if outcome == "ok" {
-        span.record("otel.status_code", "ok");
-    } else {
+    // Success leaves the status unset, as the specification asks of instrumentation.
+    if outcome != "ok" {
         span.record("otel.status_code", "error");
         span.record("error.type", outcome);
     }

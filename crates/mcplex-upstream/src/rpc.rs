@@ -416,16 +416,14 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-/// How an upstream request ended, in the words of the audit log's statuses.
+/// How an upstream request ended, in the words of the audit log's statuses (dispatch's
+/// `CallStatus`, which names the same outcomes of an upstream call the same way).
 fn outcome_of(outcome: &Result<RawResult, UpstreamError>) -> &'static str {
     match outcome {
         Ok(result) if result.is_error() => "tool_error",
         Ok(_) => "ok",
         Err(UpstreamError::Timeout { .. }) => "timeout",
         Err(UpstreamError::Cancelled { .. }) => "cancelled",
-        Err(UpstreamError::Unavailable { .. } | UpstreamError::NotConnected { .. }) => {
-            "unavailable"
-        }
         Err(_) => "upstream_error",
     }
 }

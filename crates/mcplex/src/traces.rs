@@ -4,7 +4,8 @@
 //! - `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as given) or `OTEL_EXPORTER_OTLP_ENDPOINT`
 //!   (`/v1/traces` appended) turns it on; neither set, nothing is exported and no span is
 //!   recorded;
-//! - `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn it off again;
+//! - `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn it off again (any exporter
+//!   other than `otlp` is refused with a warning);
 //! - `OTEL_SERVICE_NAME` (default `mcplex`), `OTEL_RESOURCE_ATTRIBUTES`,
 //!   `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_TRACES_SAMPLER(_ARG)`
 //!   and `OTEL_BSP_*` are read by the SDK as the specification says;
@@ -58,12 +59,22 @@ pub fn wanted() -> Wanted {
     if endpoint.is_none() || disabled {
         return Wanted::Off;
     }
-    let protocol =
-        var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| var("OTEL_EXPORTER_OTLP_PROTOCOL"));
-    match protocol.as_deref() {
-        None | Some("http/protobuf") => Wanted::Otlp,
-        Some(other) => Wanted::Refused(format!(
-            "OTEL_EXPORTER_OTLP_PROTOCOL {other:?} is not supported (only \"http/protobuf\"); no traces are exported"
+    if let Some(exporter) = var("OTEL_TRACES_EXPORTER").filter(|v| v != "otlp") {
+        return Wanted::Refused(format!(
+            "OTEL_TRACES_EXPORTER {exporter:?} is not supported (only \"otlp\" or \"none\"); no traces are exported"
+        ));
+    }
+    let protocol = [
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+    ]
+    .into_iter()
+    .find_map(|name| var(name).map(|value| (name, value)));
+    match protocol {
+        None => Wanted::Otlp,
+        Some((_, value)) if value == "http/protobuf" => Wanted::Otlp,
+        Some((name, other)) => Wanted::Refused(format!(
+            "{name} {other:?} is not supported (only \"http/protobuf\"); no traces are exported"
         )),
     }
 }
@@ -79,7 +90,15 @@ where
         .build()
         .map_err(|e| format!("cannot start the OTLP trace export: {e}"))?;
     let mut resource = Resource::builder();
-    if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
+    // The default only where the operator named no service: OTEL_SERVICE_NAME, or service.name
+    // among OTEL_RESOURCE_ATTRIBUTES, which the specification also lets name it.
+    let named = std::env::var_os("OTEL_SERVICE_NAME").is_some()
+        || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|attributes| {
+            attributes
+                .split(',')
+                .any(|pair| pair.trim_start().starts_with("service.name="))
+        });
+    if !named {
         resource = resource.with_service_name("mcplex");
     }
     let provider = SdkTracerProvider::builder()

@@ -385,3 +385,57 @@ fn deferral_switched_on_while_running_waits_for_a_restart() {
         "{listed:?}"
     );
 }
+
+#[test]
+fn a_request_in_parts_says_which_part_found_each_tool() {
+    let corpus = crate::harness::tools()
+        .repo
+        .join("crates/mcplex-fixtures/data/ref45.tools.json")
+        .display()
+        .to_string();
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "git": fixture_server("git", &["--no-kit", "--corpus", &corpus, "--corpus-server", "git"]),
+        "filesystem": fixture_server("filesystem", &["--no-kit", "--corpus", &corpus, "--corpus-server", "filesystem"]),
+    }}));
+    gateway.wait_ready();
+    let url = format!("{}/call", gateway.url);
+    // A guess at the kind of server, then two steps joined by `+`.
+    let answer = python_client(
+        &["--url", url.as_str()],
+        "legacy",
+        "call",
+        &[
+            "retrieve_tools",
+            r#"{"query": "version control; show the commit log + read a text file", "limit": 5}"#,
+        ],
+    );
+    let tools = answer["result"]["structuredContent"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let placed: Vec<(&str, Option<&str>)> = tools
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap_or(""), t["part"].as_str()))
+        .collect();
+    assert_eq!(
+        placed.first().map(|p| p.1),
+        Some(None),
+        "the whole request's best: {answer}"
+    );
+    assert!(
+        placed.iter().any(
+            |(id, part)| id.starts_with("filesystem:read") && *part == Some("read a text file")
+        ),
+        "the second step's tool, marked with its part: {placed:?}"
+    );
+    assert!(
+        placed.iter().any(|(id, _)| *id == "git:git_log"),
+        "the first step's tool: {placed:?}"
+    );
+    assert!(
+        placed
+            .iter()
+            .all(|(_, part)| part.is_none_or(|p| !p.contains("version control"))),
+        "the guess is never a part: {placed:?}"
+    );
+}

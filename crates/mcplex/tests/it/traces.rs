@@ -518,3 +518,33 @@ fn over_stdio_the_context_comes_from_meta() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn with_no_exporter_no_trace_context_reaches_an_upstream() {
+    let (_web, port) = http_fixture(&["--name", "web", "--trace-echo"]);
+    let mut stdio = fixture_server("stdio", &["--trace-echo"]);
+    stdio["trace_context"] = json!(true);
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "stdio": stdio,
+        "web": {"url": format!("http://127.0.0.1:{port}/mcp")},
+    }}));
+    gateway.wait_ready();
+    let token = gateway.create_token(json!({"name": "quiet", "permissions": "read,write"}));
+    let bearer = format!("Bearer {token}");
+    let session = open_session(&gateway, &bearer);
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    for tool in ["stdio__trace_context", "web__trace_context"] {
+        let answer = call(
+            &gateway,
+            &session,
+            &bearer,
+            &[("traceparent", traceparent)],
+            tool,
+            json!({}),
+            None,
+        );
+        let seen = echoed(&answer);
+        assert_eq!(seen["meta_traceparent"], Value::Null, "{tool}: {seen}");
+        assert_eq!(seen["header_traceparent"], Value::Null, "{tool}: {seen}");
+    }
+}
