@@ -210,7 +210,27 @@ def scenario_review(opts, browser, shots):
     page.click("#try-call")
     expect(page.locator("#try-result pre").first).to_be_visible()
     facts["try_result"] = page.inner_text("#try-result")
+    facts["try_outcome"] = page.inner_text("#try-outcome")
     shots.take(page, "try")
+    # Typing narrows the picker to the tools that hold every word typed.
+    page.fill("#try-filter", "fixture slo")
+    facts["try_filtered"] = page.locator("#try-tool option").all_inner_texts()
+    # Arguments the schema refuses (ms must be an integer): the gateway's refusal, not the tool's
+    # error; then a slow call shows a busy state until its answer.
+    goto(page, base, "try/fixture%3Aslow")
+    expect(page.locator("#arg-ms")).to_be_visible()
+    page.fill("#arg-ms", "1.5")
+    page.click("#try-call")
+    expect(page.locator("#try-outcome")).to_be_visible()
+    facts["try_refused"] = page.inner_text("#try-outcome")
+    page.fill("#arg-ms", "1500")
+    page.click("#try-call")
+    expect(page.locator("#try-result[aria-busy='true'] #try-busy")).to_be_visible()
+    facts["try_busy"] = page.inner_text("#try-busy")
+    facts["try_busy_button_disabled"] = page.locator("#try-call").is_disabled()
+    expect(page.locator("#try-outcome")).to_be_visible(timeout=20000)
+    facts["try_slow_outcome"] = page.inner_text("#try-outcome")
+    facts["try_busy_after"] = page.locator("#try-result[aria-busy]").count()
 
     goto(page, base, "config")
     expect(page.locator("pre.json")).to_be_visible()

@@ -161,6 +161,18 @@ async fn call(
     }
 }
 
+/// A tool result the gateway wrote itself (the tool was not called), marked so in
+/// `X-Mcplex-Answered-By: gateway`: the same body as on `/mcp`, told apart from the tool's own
+/// error by a reader that looks.
+fn by_the_gateway(result: impl IntoResponse) -> Response {
+    let mut response = result.into_response();
+    response.headers_mut().insert(
+        "x-mcplex-answered-by",
+        axum::http::HeaderValue::from_static("gateway"),
+    );
+    response
+}
+
 /// A refused or failed call. Argument errors are the tool result `/mcp` gives (the model reads
 /// it and fixes the call); the rest are HTTP errors whose text is the same as on `/mcp`.
 fn call_error(e: DispatchError) -> Response {
@@ -170,12 +182,11 @@ fn call_error(e: DispatchError) -> Response {
             name,
             problems,
             input_schema,
-        } => Json(mcplex_surface::invalid_arguments_result(
+        } => by_the_gateway(Json(mcplex_surface::invalid_arguments_result(
             &name,
             &problems.to_string(),
             input_schema,
-        ))
-        .into_response(),
+        ))),
         DispatchError::UnknownTool { .. } => error(StatusCode::NOT_FOUND, message),
         DispatchError::Unavailable { .. } => error(StatusCode::CONFLICT, message),
         DispatchError::Limited(limited) => {
@@ -191,13 +202,12 @@ fn call_error(e: DispatchError) -> Response {
             server,
             caller,
             link,
-        }) => Json(mcplex_surface::not_connected_result(
+        }) => by_the_gateway(Json(mcplex_surface::not_connected_result(
             &server,
             &caller,
             link.as_deref(),
             &message,
-        ))
-        .into_response(),
+        ))),
         DispatchError::Upstream(UpstreamError::Timeout { .. }) => {
             error(StatusCode::GATEWAY_TIMEOUT, message)
         }

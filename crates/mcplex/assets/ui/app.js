@@ -60,6 +60,9 @@ async function api(method, path, body, retried = false) {
   const text = await response.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = null; }
+  // A tool result the gateway wrote itself (a refusal): Try a tool says so.
+  const answeredBy = response.headers.get("X-Mcplex-Answered-By");
+  if (answeredBy && data && typeof data === "object") Object.defineProperty(data, "answeredBy", { value: answeredBy });
   // Another tab logged in again: its token is in storage; once, with it.
   if (response.status === 403 && data && /CSRF/.test(data.error || "") && !retried) {
     const stored = localStorage.getItem(CSRF_KEY);

@@ -9,10 +9,19 @@ export async function tryTool(root, cx, id) {
   root.append(h("h1", { id: "page-title" }, "Try a tool"));
   const answer = await cx.api("GET", "/api/v1/tools");
   const served = answer.tools.filter((t) => t.status === "approved" && t.name);
-  const picker = h("select", { id: "try-tool" }, h("option", { value: "" }, "Choose a tool…"),
-    served.map((t) => h("option", { value: t.id, selected: t.id === id }, `${t.id} (${t.name})`)));
+  const option = (t) => h("option", { value: t.id, selected: t.id === id }, `${t.id} (${t.name})`);
+  const picker = h("select", { id: "try-tool" }, h("option", { value: "" }, "Choose a tool…"), served.map(option));
   picker.addEventListener("change", () => cx.navigate(`#/try/${encodeURIComponent(picker.value)}`));
-  root.append(h("div", { class: "field" }, h("label", { for: "try-tool" }, "Tool"), picker));
+  // A fleet has hundreds of tools: typing narrows the list to those whose id or name holds
+  // every word typed.
+  const filter = h("input", { id: "try-filter", type: "search", placeholder: "Type to narrow the list", autocomplete: "off",
+    "aria-controls": "try-tool", oninput: () => {
+      const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+      const kept = served.filter((t) => words.every((w) => `${t.id} ${t.name}`.toLowerCase().includes(w)));
+      fill(picker, h("option", { value: "" }, `Choose a tool… (${kept.length} of ${served.length})`), kept.map(option));
+    } });
+  root.append(h("div", { class: "field" }, h("label", { for: "try-filter" }, "Find a tool"), filter),
+    h("div", { class: "field" }, h("label", { for: "try-tool" }, "Tool"), picker));
   if (!id) return;
   const tool = served.find((t) => t.id === id);
   if (!tool) { root.append(problem(`${id} is not a served tool: it is unknown, withheld or blocked.`)); return; }
@@ -27,10 +36,20 @@ export async function tryTool(root, cx, id) {
       fill(result);
       let args;
       try { args = collect(fields); } catch (err) { fill(result, problem(err.message)); return; }
+      // Busy until the answer: one call at a time, and said to screen readers too.
+      const button = e.target.querySelector("#try-call");
+      button.disabled = true;
+      result.setAttribute("aria-busy", "true");
+      fill(result, h("p", { class: "muted", id: "try-busy" }, `Calling ${tool.name}…`));
       try {
         const answer = await cx.api("POST", "/api/v1/call", { name: tool.name, arguments: args });
         fill(result, showResult(answer));
-      } catch (err) { fill(result, problem(`The call failed: ${err.message}`)); }
+      } catch (err) {
+        fill(result, problem(`The gateway did not make the call: ${err.message}`));
+      } finally {
+        button.disabled = false;
+        result.removeAttribute("aria-busy");
+      }
     } },
     fields.length ? fields.map((f) => f.element) : h("p", { class: "muted" }, "This tool takes no arguments."),
     h("p", { class: "muted" }, h("span", { class: "req", "aria-hidden": "true" }, "*"), " required"),
@@ -95,14 +114,30 @@ function collect(fields) {
   return args;
 }
 
+/** A call's answer: the gateway's own refusal (it says so in X-Mcplex-Answered-By) apart from
+ * the tool's error, images and audio shown as such, other content as JSON. */
 function showResult(answer) {
-  const blocks = (answer.content || []).map((c) => c.type === "text"
-    ? h("pre", { class: "result", tabindex: "0" }, c.text)
-    : h("pre", { class: "result", tabindex: "0" }, JSON.stringify(c, null, 2)));
+  const refused = answer.answeredBy === "gateway";
+  const title = refused ? "The gateway refused the call (the tool was not called)"
+    : answer.isError ? "The tool answered with an error" : "Result";
   return h("section", { class: `card ${answer.isError ? "failed" : "succeeded"}` },
-    h("h2", {}, answer.isError ? "The tool answered with an error" : "Result"),
-    blocks,
+    h("h2", { id: "try-outcome" }, title),
+    (answer.content || []).map(block),
     answer.structuredContent !== undefined
       ? [h("h3", {}, "Structured content"), h("pre", { class: "result", tabindex: "0" }, JSON.stringify(answer.structuredContent, null, 2))]
       : null);
+}
+
+/** One content block: text as text, an image or audio as one (the page's policy allows data:
+ * URLs for media), anything else as its JSON. */
+function block(c) {
+  const media = typeof c.data === "string" && /^[\w.+-]+\/[\w.+-]+$/.test(c.mimeType || "");
+  if (c.type === "text") return h("pre", { class: "result", tabindex: "0" }, c.text);
+  if (c.type === "image" && media) {
+    return h("img", { class: "result-image", src: `data:${c.mimeType};base64,${c.data}`, alt: `An image the tool returned (${c.mimeType})` });
+  }
+  if (c.type === "audio" && media) {
+    return h("audio", { controls: true, src: `data:${c.mimeType};base64,${c.data}`, "aria-label": `Audio the tool returned (${c.mimeType})` });
+  }
+  return h("pre", { class: "result", tabindex: "0" }, JSON.stringify(c, null, 2));
 }

@@ -44,7 +44,9 @@ use crate::api_session::{CSRF_HEADER, SESSION_COOKIE, session_id};
 use crate::auth::Access;
 
 /// The Content-Security-Policy of every `/ui` answer.
-const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
+/// `data:` images and audio: what a tool returns, shown on Try a tool (never a script).
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+                   img-src 'self' data:; media-src data:; \
                    connect-src 'self'; object-src 'none'; frame-ancestors 'none'; \
                    base-uri 'none'; form-action 'self'";
 

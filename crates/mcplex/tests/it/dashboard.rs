@@ -188,6 +188,22 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
             .contains("\"sum\": 42"),
         "{seen}"
     );
+    assert_eq!(seen["try_outcome"], "Result");
+    // The picker narrows as one types; the gateway's refusal is told apart from the tool's
+    // error; a slow call is busy (button off, said in words) until it answers.
+    assert_eq!(
+        seen["try_filtered"],
+        json!(["Choose a tool… (1 of 19)", "fixture:slow (fixture__slow)"]),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["try_refused"],
+        "The gateway refused the call (the tool was not called)"
+    );
+    assert_eq!(seen["try_busy"], "Calling fixture__slow…");
+    assert_eq!(seen["try_busy_button_disabled"], true);
+    assert_eq!(seen["try_slow_outcome"], "Result");
+    assert_eq!(seen["try_busy_after"], 0);
     // The operator's call is audited without a token.
     let (_, activity) = gateway.api("GET", "/api/v1/activity?tool=fixture:add", "");
     assert_eq!(activity["entries"][0]["token"], Value::Null, "{activity}");
