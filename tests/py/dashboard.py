@@ -418,6 +418,35 @@ def scenario_tokens(opts, browser, shots):
     return facts
 
 
+def scenario_media(opts, browser, shots):
+    """Try a tool whose result is an image: shown as one, decoded under the page's policy."""
+    base, facts = opts.base, {}
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda message: errors.append(message.text)
+            if "Content Security Policy" in message.text else None)
+    page.goto(f"{base}/ui/")
+    page.wait_for_selector("#api-key")
+    page.fill("#api-key", opts.key)
+    page.press("#api-key", "Enter")
+    expect(page.locator("h1#page-title")).to_have_text("Overview")
+    goto(page, base, "try/pics%3Apicture")
+    expect(page.locator("#try-call")).to_be_visible()
+    page.click("#try-call")
+    image = page.locator("#try-result img.result-image")
+    expect(image).to_be_visible()
+    # Decoded, not only placed: the policy let the data: URL load and the data was an image.
+    page.wait_for_function("document.querySelector('#try-result img.result-image').complete")
+    facts["image_size"] = image.evaluate("img => [img.naturalWidth, img.naturalHeight]")
+    facts["image_alt"] = image.get_attribute("alt")
+    facts["outcome"] = page.inner_text("#try-outcome")
+    facts["policy_violations"] = errors
+    shots.take(page, "try-image")
+    context.close()
+    return facts
+
+
 def keyboard(page):
     """Tab from the top: the skip link first, then the navigation, each with a visible outline."""
     page.keyboard.press("Tab")
@@ -437,13 +466,13 @@ def main():
     parser.add_argument("--shots", required=True)
     parser.add_argument("--store", required=True, help="the gateway's SQLite state.db")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
-    parser.add_argument("scenario", choices=["review", "tokens"])
+    parser.add_argument("scenario", choices=["review", "tokens", "media"])
     opts = parser.parse_args()
     shots = Shots(opts.shots, opts.scenario)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=opts.chromium, args=["--no-sandbox"])
         try:
-            run = scenario_review if opts.scenario == "review" else scenario_tokens
+            run = {"review": scenario_review, "tokens": scenario_tokens, "media": scenario_media}[opts.scenario]
             facts = run(opts, browser, shots)
         finally:
             browser.close()
