@@ -42,7 +42,7 @@ pub fn screenshots() -> PathBuf {
 }
 
 /// Runs one scenario of `tests/py/dashboard.py`; what it saw.
-fn browse(gateway: &Gateway, browser: &PathBuf, scenario: &str, link: &str) -> Value {
+pub(crate) fn browse(gateway: &Gateway, browser: &PathBuf, scenario: &str, link: &str) -> Value {
     let output = Command::new(&tools().python)
         .arg(tools().repo.join("tests/py/dashboard.py"))
         .args(["--base", &format!("http://{}", gateway.authority())])
@@ -241,32 +241,6 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
     assert_eq!(seen["phone_overflow"], json!([]), "{seen}");
     assert_eq!(seen["page_errors"], json!([]), "{seen}");
     assert!(seen["screenshots"].as_array().map(Vec::len) >= Some(15));
-}
-
-#[test]
-fn try_a_tool_shows_an_image_the_tool_returned() {
-    let Some(browser) = chromium() else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    // A 3×2 PNG, as a tool returns one: base64 in an image content block.
-    let png = "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP4z8AAQQxwFgBB0gX7h/C5SAAAAABJRU5ErkJggg==";
-    let tools = dir.path().join("pics.json");
-    let picture = json!([{"name": "picture", "description": "Returns a picture.",
-        "inputSchema": {"type": "object"},
-        "x-fixture-result": {"content": [{"type": "image", "data": png, "mimeType": "image/png"}]}}]);
-    std::fs::write(&tools, picture.to_string()).expect("tools file");
-    let tools = tools.to_string_lossy().into_owned();
-    let gateway = Gateway::start(json!({"mcpServers": {
-        "pics": fixture_server("pics", &["--no-kit", "--raw-tools", &tools]),
-    }}));
-    gateway.wait_ready();
-    let seen = browse(&gateway, &browser, "media", "");
-    assert_eq!(seen["image_size"], json!([3, 2]), "{seen}");
-    assert_eq!(seen["outcome"], "Result", "{seen}");
-    assert_eq!(
-        seen["image_alt"], "An image the tool returned (image/png)",
-        "{seen}"
-    );
-    assert_eq!(seen["policy_violations"], json!([]), "{seen}");
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod conformance;
 mod connect_sign_in;
 mod control_plane;
 mod dashboard;
+mod dashboard_try;
 mod direct_modes;
 mod fastpath;
 mod faults;
