@@ -182,8 +182,7 @@ impl<S: rmcp::ServerHandler + Clone + Send + Sync + 'static> Front<S> {
         if let Some(refusal) = not_a_message(&message) {
             return refusal;
         }
-        let span = Incoming::of(&message)
-            .map(|request| traced::arrived(&mut parts, request.method, None, Some(&message)));
+        let span = traced::arrived_message(&mut parts, &message);
         let response = self.post_message(parts, bytes, message, owner).await;
         if let Some(span) = span {
             mcplex_trace::answered(&span, response.status().as_u16());

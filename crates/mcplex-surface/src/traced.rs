@@ -13,6 +13,17 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tracing::Span;
 
+/// [`arrived`] for a message read whole: `None` unless it is a request (a method and an id)
+/// and spans are exported.
+pub(crate) fn arrived_message(parts: &mut http::request::Parts, message: &Value) -> Option<Span> {
+    if !mcplex_trace::is_exporting() {
+        return None;
+    }
+    let method = message.get("method")?.as_str()?;
+    message.get("id").filter(|id| !id.is_null())?;
+    Some(arrived(parts, method, None, Some(message)))
+}
+
 /// The span of the request, in its parts' extensions.
 #[derive(Clone)]
 pub(crate) struct RequestSpan(pub Span);
@@ -26,6 +37,10 @@ pub(crate) fn arrived(
     tool: Option<&str>,
     message: Option<&Value>,
 ) -> Span {
+    // Nothing is recorded: the request's parts are not even looked at.
+    if !mcplex_trace::is_exporting() {
+        return Span::none();
+    }
     let params = message.and_then(|message| message.get("params"));
     let tool = tool.or_else(|| {
         (method == "tools/call")

@@ -36,8 +36,21 @@ pub fn exporting() {
     EXPORTING.store(true, Ordering::Relaxed);
 }
 
-fn is_exporting() -> bool {
+/// Whether spans are exported: a caller may skip preparing a span's attributes when not.
+pub fn is_exporting() -> bool {
     EXPORTING.load(Ordering::Relaxed)
+}
+
+/// The longest text a span attribute holds: a tool name is what a client sent, and a span is
+/// stored and shipped by the trace backend.
+const MAX_ATTRIBUTE_CHARS: usize = 128;
+
+/// At most [`MAX_ATTRIBUTE_CHARS`] characters of `text`, cut at a character boundary.
+fn capped(text: &str) -> &str {
+    match text.char_indices().nth(MAX_ATTRIBUTE_CHARS) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
 }
 
 /// A W3C trace context as text: what a client sent, or what goes to an upstream.
@@ -90,10 +103,10 @@ pub fn request(request: Request<'_>, parent: Option<&TraceContext>) -> Span {
         otel.kind = "server",
         otel.status_code = Empty,
         "mcp.method.name" = request.method,
-        "gen_ai.tool.name" = request.tool,
+        "gen_ai.tool.name" = request.tool.map(capped),
         "gen_ai.operation.name" = request.tool.map(|_| "execute_tool"),
         "network.transport" = request.transport.as_str(),
-        "mcplex.route" = request.route,
+        "mcplex.route" = capped(request.route),
         "mcplex.caller" = request.caller,
         "error.type" = Empty,
         "http.response.status_code" = Empty,
@@ -113,7 +126,7 @@ pub fn call(method: &str, tool: Option<&str>) -> Span {
         "mcplex.call",
         otel.status_code = Empty,
         "mcp.method.name" = method,
-        "gen_ai.tool.name" = tool,
+        "gen_ai.tool.name" = tool.map(capped),
         "mcplex.server" = Empty,
         "mcplex.request_id" = Empty,
         "mcplex.outcome" = Empty,
@@ -128,7 +141,7 @@ struct SpanName<'a>(&'a str, Option<&'a str>);
 impl std::fmt::Display for SpanName<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.1 {
-            Some(tool) => write!(f, "{} {tool}", self.0),
+            Some(tool) => write!(f, "{} {}", self.0, capped(tool)),
             None => f.write_str(self.0),
         }
     }
@@ -149,7 +162,7 @@ pub fn upstream(server: &str, method: &str, tool: Option<&str>, transport: Trans
         otel.kind = "client",
         otel.status_code = Empty,
         "mcp.method.name" = method,
-        "gen_ai.tool.name" = tool,
+        "gen_ai.tool.name" = tool.map(capped),
         "network.transport" = transport.as_str(),
         "mcplex.server" = server,
         "mcplex.outcome" = Empty,
@@ -163,7 +176,7 @@ pub fn validation(server: &str, tool: &str) -> Span {
         target: TARGET,
         "mcplex.validate",
         "mcplex.server" = server,
-        "gen_ai.tool.name" = tool,
+        "gen_ai.tool.name" = capped(tool),
         "mcplex.valid" = Empty,
     )
 }
@@ -365,5 +378,18 @@ mod tests {
         });
         assert_eq!(from_meta, from_headers);
         assert_eq!(from_meta.map(|c| c.traceparent), Some(CLIENT.to_owned()));
+    }
+}
+
+#[cfg(test)]
+mod capped_tests {
+    #[test]
+    fn an_attribute_is_cut_at_a_character_boundary() {
+        let long = "é".repeat(1000);
+        assert_eq!(
+            super::capped(&long).chars().count(),
+            super::MAX_ATTRIBUTE_CHARS
+        );
+        assert_eq!(super::capped("weather"), "weather");
     }
 }
