@@ -18,7 +18,7 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use prost::Message;
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, eventually, fixture_server, http_fixture};
+use crate::harness::{Background, Gateway, eventually, fixture_server, http_fixture};
 use crate::http::{Reply, Version, exchange};
 
 /// A span as received, with the resource's `service.name`.
@@ -145,6 +145,43 @@ fn every_attribute_text(spans: &[Received]) -> String {
 
 const VERSION: (&str, &str) = ("MCP-Protocol-Version", "2025-06-18");
 
+/// A gateway with `env` in front of two `--trace-echo` fixtures: `stdio`, which asks for the
+/// context in `_meta`, and `web` over HTTP (alive as long as the returned guard); ready.
+fn echo_fleet(env: &[(&str, &str)]) -> (Gateway, Background) {
+    let (web, port) = http_fixture(&["--name", "web", "--trace-echo"]);
+    let mut stdio = fixture_server("stdio", &["--trace-echo"]);
+    stdio["trace_context"] = json!(true);
+    let gateway = Gateway::start_with_env(
+        json!({"mcpServers": {
+            "stdio": stdio,
+            "web": {"url": format!("http://127.0.0.1:{port}/mcp")},
+        }}),
+        &[],
+        env,
+    );
+    gateway.wait_ready();
+    (gateway, web)
+}
+
+/// An agent token called `name` (its secret, its `Authorization` value) and an initialized
+/// session it opened.
+struct Agent {
+    token: String,
+    bearer: String,
+    session: String,
+}
+
+fn agent(gateway: &Gateway, name: &str) -> Agent {
+    let token = gateway.create_token(json!({"name": name, "permissions": "read,write"}));
+    let bearer = format!("Bearer {token}");
+    let session = open_session(gateway, &bearer);
+    Agent {
+        token,
+        bearer,
+        session,
+    }
+}
+
 /// Opens an initialized session on `/mcp/all` with `token`.
 fn open_session(gateway: &Gateway, bearer: &str) -> String {
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"traces-test","version":"1"}}}"#;
@@ -241,25 +278,16 @@ fn ids(traceparent: &str) -> (String, String) {
 #[test]
 fn each_request_is_a_span_tree_in_the_clients_trace_and_upstreams_join_it() {
     let receiver = Receiver::start();
-    let (_web, port) = http_fixture(&["--name", "web", "--trace-echo"]);
-    let mut stdio = fixture_server("stdio", &["--trace-echo"]);
-    stdio["trace_context"] = json!(true);
-    let gateway = Gateway::start_with_env(
-        json!({"mcpServers": {
-            "stdio": stdio,
-            "web": {"url": format!("http://127.0.0.1:{port}/mcp")},
-        }}),
-        &[],
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url),
-            ("OTEL_SERVICE_NAME", "mcplex-it"),
-            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
-        ],
-    );
-    gateway.wait_ready();
-    let token = gateway.create_token(json!({"name": "agent-7", "permissions": "read,write"}));
-    let bearer = format!("Bearer {token}");
-    let session = open_session(&gateway, &bearer);
+    let (gateway, _web) = echo_fleet(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url),
+        ("OTEL_SERVICE_NAME", "mcplex-it"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+    ]);
+    let Agent {
+        token,
+        bearer,
+        session,
+    } = agent(&gateway, "agent-7");
 
     // A plain call (the fast path), the client's context in the header; the stdio upstream
     // asked for the context in `_meta`.
@@ -440,9 +468,9 @@ fn a_collector_that_never_answers_holds_no_call_up() {
         ],
     );
     gateway.wait_ready();
-    let token = gateway.create_token(json!({"name": "busy", "permissions": "read,write"}));
-    let bearer = format!("Bearer {token}");
-    let session = open_session(&gateway, &bearer);
+    let Agent {
+        bearer, session, ..
+    } = agent(&gateway, "busy");
     let started = Instant::now();
     for n in 0..300 {
         let answer = call(
@@ -521,17 +549,10 @@ fn over_stdio_the_context_comes_from_meta() {
 
 #[test]
 fn with_no_exporter_no_trace_context_reaches_an_upstream() {
-    let (_web, port) = http_fixture(&["--name", "web", "--trace-echo"]);
-    let mut stdio = fixture_server("stdio", &["--trace-echo"]);
-    stdio["trace_context"] = json!(true);
-    let gateway = Gateway::start(json!({"mcpServers": {
-        "stdio": stdio,
-        "web": {"url": format!("http://127.0.0.1:{port}/mcp")},
-    }}));
-    gateway.wait_ready();
-    let token = gateway.create_token(json!({"name": "quiet", "permissions": "read,write"}));
-    let bearer = format!("Bearer {token}");
-    let session = open_session(&gateway, &bearer);
+    let (gateway, _web) = echo_fleet(&[]);
+    let Agent {
+        bearer, session, ..
+    } = agent(&gateway, "quiet");
     let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     for tool in ["stdio__trace_context", "web__trace_context"] {
         let answer = call(
