@@ -154,7 +154,7 @@ impl Snapshots {
                     .search(request, None, None, BIND_TOP_K, |_| true)
                     .tools
                     .iter()
-                    .map(|(tool, _)| json!({"name": tool.display_name, "description": tool.raw.get("description"), "inputSchema": tool.raw.get("inputSchema")}))
+                    .map(|found| json!({"name": found.tool.display_name, "description": found.tool.raw.get("description"), "inputSchema": found.tool.raw.get("inputSchema")}))
                     .collect()
             }
         }

@@ -33,7 +33,7 @@ pub use offers::{
     namespaced_uri, split_namespaced_uri, template_matches,
 };
 pub use route::Route;
-pub use search::Matches;
+pub use search::{Match, Matches};
 pub use snapshot::{CatalogTool, ServerView, Snapshot, WithheldTool};
 pub use validate::{ArgumentProblem, ArgumentProblems};
 

@@ -38,21 +38,25 @@ pub(crate) fn index(tools: &[CatalogTool]) -> Index {
 
 /// Ranked tools for a query, and how many matched before the cut.
 pub struct Matches<'a> {
-    pub tools: Vec<(&'a CatalogTool, f32)>,
+    pub tools: Vec<Match<'a>>,
     pub total: usize,
     /// The parts the query was split into and ranked by, in order
     /// (`mcplex_search::query_parts`); empty when it was ranked whole.
     pub parts: Vec<String>,
-    /// For each of `tools`, the part whose ranking placed it ([`Matches::part_of`]).
-    placed_by: Vec<Option<usize>>,
+}
+
+/// One tool a search found, with its score and the part of the query whose ranking placed it
+/// (an index into [`Matches::parts`]; `None` when the whole query or an exact name did).
+pub struct Match<'a> {
+    pub tool: &'a CatalogTool,
+    pub score: f32,
+    pub part: Option<usize>,
 }
 
 impl Matches<'_> {
-    /// The part of the query whose ranking placed the `i`th match; `None` for a match the whole
-    /// query placed (or an exact name).
-    pub fn part_of(&self, i: usize) -> Option<&str> {
-        let part = (*self.placed_by.get(i)?)?;
-        self.parts.get(part).map(String::as_str)
+    /// The text of the part of the query that placed `found`.
+    pub fn part_of(&self, found: &Match<'_>) -> Option<&str> {
+        self.parts.get(found.part?).map(String::as_str)
     }
 }
 
@@ -85,9 +89,12 @@ impl Snapshot {
             tools: result
                 .hits
                 .iter()
-                .map(|hit| (&self.tools[hit.doc], hit.score))
+                .map(|hit| Match {
+                    tool: &self.tools[hit.doc],
+                    score: hit.score,
+                    part: hit.part,
+                })
                 .collect(),
-            placed_by: result.hits.iter().map(|hit| hit.part).collect(),
             total: result.total,
             parts: result.parts,
         }

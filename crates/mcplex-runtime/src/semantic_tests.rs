@@ -228,7 +228,7 @@ async fn a_failing_model_leaves_search_plain_bm25() {
         plain
             .tools
             .iter()
-            .map(|(t, _)| t.display_name.as_str())
+            .map(|found| found.tool.display_name.as_str())
             .collect::<Vec<_>>(),
         ["s__read_file"],
         "a query vector without tool vectors changes nothing"

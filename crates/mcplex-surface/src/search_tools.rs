@@ -88,14 +88,14 @@ pub(crate) async fn tool_search(
     let tools: Vec<Value> = matches
         .tools
         .iter()
-        .enumerate()
-        .map(|(i, (tool, _))| {
+        .map(|found| {
+            let tool = found.tool;
             let mut entry = json!({
                 "name": tool.display_name,
                 "description": tool.raw.get("description").cloned().unwrap_or(Value::String(String::new())),
                 "inputSchema": tool.raw.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"})),
             });
-            if let Some(part) = matches.part_of(i) {
+            if let Some(part) = matches.part_of(found) {
                 entry["part"] = json!(part);
             }
             entry
@@ -144,8 +144,7 @@ pub(crate) async fn retrieve_tools(
     let tools: Vec<Value> = matches
         .tools
         .iter()
-        .enumerate()
-        .map(|(i, (tool, score))| retrieved(tool, *score, mode, matches.part_of(i)))
+        .map(|found| retrieved(found.tool, found.score, mode, matches.part_of(found)))
         .collect();
     results::structured(json!({"tools": tools, "total": matches.total}))
 }
@@ -230,7 +229,7 @@ pub(crate) async fn unknown_name(
         .matches
         .tools
         .iter()
-        .map(|(t, _)| t.display_name.clone())
+        .map(|found| found.tool.display_name.clone())
         .collect();
     let hint = if closest.is_empty() {
         "Search for the tool first.".to_owned()

@@ -26,6 +26,7 @@ use mcplex_api::{
     DiagnosticEntry, Ranking, SearchAnswer, SearchHit, SearchRequest, SearchStatus, ServerStats,
     StatsAnswer, StderrAnswer, paths,
 };
+use mcplex_catalog::Match;
 use mcplex_dispatch::{RankBy, ToolQuery};
 
 use crate::activity_export::{Export, ExportFormat};
@@ -262,11 +263,11 @@ async fn search(
     let tools = matches
         .tools
         .iter()
-        .map(|(tool, score)| SearchHit {
+        .map(|&Match { tool, score, .. }| SearchHit {
             id: tool.id.to_string(),
             name: tool.display_name.clone(),
             server: tool.id.server.to_string(),
-            score: (f64::from(*score) * 1000.0).round() / 1000.0,
+            score: (f64::from(score) * 1000.0).round() / 1000.0,
             description: tool
                 .raw
                 .get("description")

@@ -131,7 +131,7 @@ async fn search(
         })
         .await
         .matches;
-    let tools: Vec<_> = matches.tools.iter().map(|(tool, _)| *tool).collect();
+    let tools: Vec<_> = matches.tools.iter().map(|found| found.tool).collect();
     let answer = mcplex_projection::search_answer(provider, &tools, request.call_id.as_deref());
     Json(answer).into_response()
 }
