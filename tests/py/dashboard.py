@@ -441,6 +441,8 @@ def scenario_media(opts, browser, shots):
     facts["image_size"] = image.evaluate("img => [img.naturalWidth, img.naturalHeight]")
     facts["image_alt"] = image.get_attribute("alt")
     facts["outcome"] = page.inner_text("#try-outcome")
+    # No field, no "* required" legend.
+    facts["required_legend"] = page.locator("#try-required-legend").count()
     facts["policy_violations"] = errors
     shots.take(page, "try-image")
     context.close()

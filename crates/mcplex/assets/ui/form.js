@@ -52,7 +52,9 @@ export async function tryTool(root, cx, id) {
       }
     } },
     fields.length ? fields.map((f) => f.element) : h("p", { class: "muted" }, "This tool takes no arguments."),
-    h("p", { class: "muted" }, h("span", { class: "req", "aria-hidden": "true" }, "*"), " required"),
+    fields.some((f) => f.required)
+      ? h("p", { class: "muted", id: "try-required-legend" }, h("span", { class: "req", "aria-hidden": "true" }, "*"), " required")
+      : null,
     h("button", { type: "submit", class: "primary", id: "try-call" }, `Call ${tool.name}`)),
     result);
 }
