@@ -52,8 +52,9 @@ pub struct ActivityAnswer {
     pub more: bool,
 }
 
-/// `GET /api/v1/trends?hours=N` (1 to 168, default 24): the audit log's calls, failures and
-/// latency over time, every replica's, in about 48 buckets, oldest first, empty ones included.
+/// `GET /api/v1/trends?hours=N` (1 to 168, default 24; `&server=S` or `&tool=server:tool` to
+/// narrow it): the audit log's calls, failures and latency over time, every replica's, in about
+/// 48 buckets, oldest first, empty ones included.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrendsAnswer {
     /// Unix milliseconds the first bucket starts at.
@@ -69,9 +70,11 @@ pub struct TrendPoint {
     pub calls: u64,
     /// Of those, the ones whose outcome was not `ok`.
     pub errors: u64,
-    /// Mean and longest call, in milliseconds (0 without calls).
-    pub avg_ms: u64,
-    pub max_ms: u64,
+    /// The median, 95th percentile (nearest rank) and longest call, in microseconds (0
+    /// without calls).
+    pub p50_us: u64,
+    pub p95_us: u64,
+    pub max_us: u64,
 }
 
 /// The query of `GET /api/v1/trends`.
@@ -79,6 +82,12 @@ pub struct TrendPoint {
 pub struct TrendsQuery {
     #[serde(default)]
     pub hours: Option<u32>,
+    /// Only this server's calls.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// Only this tool's calls (`server:tool`); with `server` too, the tool wins.
+    #[serde(default)]
+    pub tool: Option<String>,
 }
 
 /// `GET /api/v1/stats`: calls and errors of the last hour per server, and restarts since start.

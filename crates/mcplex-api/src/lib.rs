@@ -31,7 +31,8 @@ pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionS
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};
 pub use servers::{
     ApprovalsAnswer, CRASH_LOOP_FAILURES, ConnectedCaller, Isolation, IsolationLevel,
-    RecentFailures, Server, ServerState, ServerStatus, ServersAnswer,
+    RecentFailures, Server, ServerDetail, ServerEvent, ServerEventKind, ServerState, ServerStatus,
+    ServersAnswer,
 };
 pub use tokens::{
     CallerUsage, CreateToken, CreatedToken, LimitsAnswer, SetLimits, Token, TokenStatus,

@@ -6,6 +6,8 @@
 pub enum ServerAction {
     Approve,
     Quarantine,
+    /// Restarts its process or connection on the replica that takes the request.
+    Restart,
 }
 
 impl ServerAction {
@@ -13,14 +15,19 @@ impl ServerAction {
         match self {
             ServerAction::Approve => "approve",
             ServerAction::Quarantine => "quarantine",
+            ServerAction::Restart => "restart",
         }
     }
 
     /// The action a path segment names; `None` for any other text (the route answers 404).
     pub fn parse(segment: &str) -> Option<ServerAction> {
-        [ServerAction::Approve, ServerAction::Quarantine]
-            .into_iter()
-            .find(|action| action.as_str() == segment)
+        [
+            ServerAction::Approve,
+            ServerAction::Quarantine,
+            ServerAction::Restart,
+        ]
+        .into_iter()
+        .find(|action| action.as_str() == segment)
     }
 }
 
@@ -56,6 +63,8 @@ pub mod paths {
     pub const SERVERS: &str = "/api/v1/servers";
     /// `POST`, open: a registered gateway proves it holds the API key (`IdentityRequest`).
     pub const IDENTITY: &str = "/api/v1/identity";
+    /// `GET`: [`crate::ServerDetail`].
+    pub const SERVER: &str = "/api/v1/servers/{name}";
     /// `POST`: [`crate::Done`].
     pub const SERVER_ACTION: &str = "/api/v1/servers/{name}/{action}";
     /// `POST`: [`crate::LoginStarted`]: an OAuth login to the server, begun for a browser.

@@ -1,5 +1,5 @@
-//! Servers: `GET /api/v1/servers`, `GET /api/v1/approvals`, and the rows of `mcplex servers
-//! list`.
+//! Servers: `GET /api/v1/servers`, one server's page (`GET /api/v1/servers/{name}`),
+//! `GET /api/v1/approvals`, and the rows of `mcplex servers list`.
 
 use std::fmt;
 
@@ -38,6 +38,44 @@ pub struct Server {
     /// A `per_user` server's callers that connected their own account (for the operator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connected: Option<Vec<ConnectedCaller>>,
+}
+
+/// `GET /api/v1/servers/{name}`: what the server page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerDetail {
+    pub server: Server,
+    /// Its entry as the Config page shows it (command or URL, arguments; secrets replaced,
+    /// env and header values never shown).
+    pub config: serde_json::Value,
+    /// What happened to it on this replica, oldest first (at most the last 64 events).
+    pub history: Vec<ServerEvent>,
+}
+
+/// One event of a server's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerEvent {
+    /// Unix milliseconds.
+    pub at_ms: i64,
+    pub kind: ServerEventKind,
+    /// A failure's reason (redacted) or a ready server's tool count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// What happened to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerEventKind {
+    /// A start of its process or connection began.
+    Connecting,
+    /// It answered its handshake and listing.
+    Ready,
+    /// A start failed before it was ready.
+    Failed,
+    /// It was ready, then its process exited or its connection broke.
+    Lost,
+    /// An operator restarted it.
+    Restarted,
 }
 
 /// A caller's own login to a `per_user` server.

@@ -220,6 +220,17 @@ impl Gateway {
         self.upstreams.failures(server)
     }
 
+    /// `server`'s events, oldest first (`None`: no such server runs).
+    pub fn history(&self, server: &str) -> Option<Vec<mcplex_upstream::ServerEvent>> {
+        self.upstreams.history(server)
+    }
+
+    /// Restarts `server`'s process or connection on this gateway; false when no such server
+    /// runs.
+    pub fn restart(&self, server: &str) -> bool {
+        self.upstreams.restart(server)
+    }
+
     /// Terminates every upstream.
     pub async fn shutdown(&self) {
         self.upstreams.shutdown().await;

@@ -49,7 +49,7 @@ pub use store::{Location, Opened, Store};
 pub use tokens::{
     NewToken, OAUTH_CALLER_PREFIX, OPERATOR_CALLER_PREFIX, TokenRecord, TokenSpec, now_unix,
 };
-pub use trends::TrendBucket;
+pub use trends::{TrendBucket, TrendScope};
 pub use usage::UsageCount;
 
 #[cfg(test)]

@@ -249,7 +249,7 @@ impl Upstreams {
     pub fn failures(&self, server: &str) -> Option<crate::Failures> {
         let slot = self.slot(server)?;
         let failures = slot
-            .failures
+            .history
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .lately();

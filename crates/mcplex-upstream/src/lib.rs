@@ -13,7 +13,7 @@
 mod callers;
 mod connect;
 mod error;
-mod failures;
+mod history;
 mod isolation;
 mod lifecycle;
 mod login;
@@ -26,7 +26,7 @@ mod supervisor;
 mod wire;
 
 pub use error::{ConnectError, UpstreamError};
-pub use failures::{FAILURE_WINDOW, Failures};
+pub use history::{FAILURE_WINDOW, Failures, REMEMBERED_EVENTS, ServerEvent, ServerEventKind};
 pub use isolation::{Isolation, ServerIsolation};
 pub use login::oauth_challenge;
 /// OAuth servers' logins, which [`Upstreams::start`] takes.

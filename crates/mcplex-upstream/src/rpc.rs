@@ -133,6 +133,15 @@ impl RpcConnection {
         self.closed.cancelled().await
     }
 
+    /// Why a lost connection was lost, for its server's history and status: how its process
+    /// exited when it had one, else that the connection was lost.
+    pub(crate) async fn lost_reason(&self) -> String {
+        match self.sender.exit().await {
+            Some(exit) => format!("process exited ({exit})"),
+            None => "connection lost".to_owned(),
+        }
+    }
+
     pub(crate) fn set_protocol_version(&self, version: &str) {
         self.sender.set_protocol_version(version);
     }

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::connect::open;
-use crate::failures::RecentFailures;
+use crate::history::{History, ServerEventKind};
 use crate::isolation::{Denied, Isolation};
 use crate::lifecycle::{self, OfferParts};
 use crate::login::{Login, LoginCheck, await_login, check_login, login_change, needs_login_now};
@@ -110,8 +110,8 @@ pub(crate) struct ServerSlot {
     pub(crate) report: Mutex<Option<Report>>,
     /// The last stderr line of its process that looked like the sandbox refusing something.
     pub(crate) denied: Denied,
-    /// What went wrong lately.
-    pub(crate) failures: Mutex<RecentFailures>,
+    /// What happened to it (kept across an operator's restart).
+    pub(crate) history: Arc<Mutex<History>>,
     /// A `per_user` server's callers' own connections.
     pub(crate) callers: crate::callers::CallerConnections,
 }
@@ -192,6 +192,16 @@ impl Upstreams {
         servers: &mut HashMap<String, Arc<ServerSlot>>,
         server: &ServerConfig,
     ) {
+        self.start_slot_with(servers, server, Arc::default());
+    }
+
+    /// Starts the supervisor of `server` in a new slot that goes on with `history`.
+    pub(crate) fn start_slot_with(
+        &self,
+        servers: &mut HashMap<String, Arc<ServerSlot>>,
+        server: &ServerConfig,
+        history: Arc<Mutex<History>>,
+    ) {
         let slot = Arc::new(ServerSlot {
             config: server.clone(),
             redactor: Arc::new(redactor_of(server)),
@@ -203,7 +213,7 @@ impl Upstreams {
             isolation: self.isolation.clone(),
             report: Mutex::new(None),
             denied: Denied::default(),
-            failures: Mutex::default(),
+            history,
             callers: Default::default(),
         });
         servers.insert(server.name.clone(), slot.clone());
@@ -310,7 +320,8 @@ async fn supervise(
                 continue;
             }
             Login::Failed(reason) => {
-                if !back_off(&slot, &emit, &mut failures, reason, &shutdown).await {
+                let failure = (ServerEventKind::Failed, reason);
+                if !back_off(&slot, &emit, &mut failures, failure, &shutdown).await {
                     return;
                 }
                 continue;
@@ -325,18 +336,18 @@ async fn supervise(
         };
         let attempt =
             connection.open_and_serve(builtin.as_ref(), bearer.as_ref(), logins_changed.as_mut());
-        let reason = match attempt.await {
+        let failure = match attempt.await {
             Attempt::Lost(reason) => {
                 failures = 0;
-                reason
+                (ServerEventKind::Lost, reason)
             }
-            Attempt::Failed(reason) => reason,
+            Attempt::Failed(reason) => (ServerEventKind::Failed, reason),
             Attempt::Stopped => return,
         };
         if needs_login_now(&slot, logins.as_deref()).await {
             continue;
         }
-        if !back_off(&slot, &emit, &mut failures, reason, &shutdown).await {
+        if !back_off(&slot, &emit, &mut failures, failure, &shutdown).await {
             return;
         }
     }
@@ -370,6 +381,7 @@ impl<E: Fn(UpstreamReport)> Connection<'_, E> {
         logins_changed: Option<&mut watch::Receiver<u64>>,
     ) -> Attempt {
         let slot = self.slot;
+        slot.record(ServerEventKind::Connecting, None);
         let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
         let init_timeout = slot.config.init_timeout;
         let opened = tokio::select! {
@@ -393,6 +405,12 @@ impl<E: Fn(UpstreamReport)> Connection<'_, E> {
         );
         set_connection(slot, Some(connection.clone()));
         *slot.health.lock().unwrap_or_else(PoisonError::into_inner) = ServerHealth::Ready;
+        let ready = format!(
+            "{} tools, protocol {}",
+            tools.len(),
+            handshake.protocol_version
+        );
+        slot.record(ServerEventKind::Ready, Some(slot.redactor.redact(&ready)));
         let listed = Listed {
             tools: Arc::new(tools),
             offer: Arc::new(offer),
@@ -420,13 +438,14 @@ async fn back_off(
     slot: &ServerSlot,
     emit: &impl Fn(UpstreamReport),
     failures: &mut u32,
-    reason: String,
+    (kind, reason): (ServerEventKind, String),
     shutdown: &CancellationToken,
 ) -> bool {
     // The one place a server's last error is recorded: redacted here, it is redacted in
-    // the log, the status the API and `/readyz` show, and every "not connected" error.
+    // the log, the status the API and `/readyz` show, the history, and every "not
+    // connected" error.
     let reason = slot.redactor.redact(&reason);
-    slot.failed(&reason);
+    slot.record(kind, Some(reason.clone()));
     *failures = failures.saturating_add(1);
     let backoff = BACKOFF_FIRST
         .saturating_mul(2u32.saturating_pow((*failures).min(16) - 1))
@@ -510,7 +529,7 @@ async fn serve(
     loop {
         tokio::select! {
             notification = notifications.recv() => {
-                let Some(notification) = notification else { return Some("connection lost".to_owned()) };
+                let Some(notification) = notification else { return Some(connection.lost_reason().await) };
                 let mut stale = Stale::default();
                 if !stale.note(&notification) {
                     notice(notification);
@@ -522,7 +541,7 @@ async fn serve(
                     let wait = RELIST_SPACING.saturating_sub(at.elapsed());
                     tokio::select! {
                         () = tokio::time::sleep(wait) => {}
-                        () = connection.closed() => return Some("connection lost".to_owned()),
+                        () = connection.closed() => return Some(connection.lost_reason().await),
                         () = shutdown.cancelled() => return None,
                     }
                 }
@@ -540,7 +559,7 @@ async fn serve(
                     emit(listed.report());
                 }
             }
-            () = connection.closed() => return Some("connection lost".to_owned()),
+            () = connection.closed() => return Some(connection.lost_reason().await),
             () = login_change(logins_changed.as_deref_mut()) => {
                 // A logout (or a login refused meanwhile) ends the connection at once.
                 if let LoginCheck::NeedsLogin(reason) = check_login(&slot.config, slot.login().as_deref()).await {

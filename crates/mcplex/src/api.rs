@@ -77,7 +77,8 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .merge(crate::api_trends::router(state.clone()))
         .merge(crate::upstream_login::router(state.clone()))
         .merge(crate::api_connections::router(state.clone()))
-        .merge(crate::api_views::router(state))
+        .merge(crate::api_views::router(state.clone()))
+        .merge(crate::api_server_page::router(state))
         .layer(audited)
         .merge(agent_routes)
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
@@ -153,14 +154,20 @@ async fn servers(
     State(state): State<ApiState>,
     caller: Option<Extension<Caller>>,
 ) -> Json<ServersAnswer> {
-    let reach = reach(caller);
+    let servers = server_rows(&state, &reach(caller)).await;
+    Json(ServersAnswer { servers })
+}
+
+/// Every server within `reach`, as the servers list shows it: state, status, tool counts,
+/// isolation, recent failures, and (for the operator) who connected their own account.
+pub(crate) async fn server_rows(state: &ApiState, reach: &Scope) -> Vec<Server> {
     let mut servers = servers_of(&state.gateway.snapshot(), |name| {
         state.gateway.isolation(name).map(isolation_view)
     });
     servers.retain(|server| reach.admits_server(&server.name));
     // Who connected their own account is for the operator, not for viewers.
-    let mut connected = if reach == Scope::full() {
-        crate::api_connections::connected(&state).await
+    let mut connected = if *reach == Scope::full() {
+        crate::api_connections::connected(state).await
     } else {
         std::collections::HashMap::new()
     };
@@ -175,7 +182,7 @@ async fn servers(
                 last: f.last,
             });
     }
-    Json(ServersAnswer { servers })
+    servers
 }
 
 /// How a server's process is isolated, on the wire.
@@ -235,6 +242,16 @@ async fn server_action(
     let action = match ServerAction::parse(&action) {
         Some(ServerAction::Approve) => TrustAction::ApproveServer(name),
         Some(ServerAction::Quarantine) => TrustAction::QuarantineServer(name),
+        Some(ServerAction::Restart) if state.gateway.restart(&name) => {
+            let message = format!("restarting {name} on this replica");
+            return (StatusCode::OK, Json(Done::new(message))).into_response();
+        }
+        Some(ServerAction::Restart) => {
+            return error(
+                StatusCode::NOT_FOUND,
+                format!("no server named {name:?} runs here"),
+            );
+        }
         None => return error(StatusCode::NOT_FOUND, format!("unknown action {action:?}")),
     };
     ask(&state, action).await

@@ -1,6 +1,7 @@
 //! `GET /api/v1/trends`: the audit log over time for the dashboard's charts (calls, failures,
-//! mean and longest latency), every replica's, in about 48 buckets with the empty ones filled
-//! in, so a chart needs no arithmetic of its own.
+//! median, 95th percentile and longest latency; all calls, one server's or one tool's), every
+//! replica's, in about 48 buckets with the empty ones filled in, so a chart needs no arithmetic
+//! of its own.
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -8,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use mcplex_api::{TrendPoint, TrendsAnswer, TrendsQuery, paths};
+use mcplex_state::TrendScope;
 
 use crate::api::{ApiState, error, off_runtime};
 
@@ -29,7 +31,12 @@ async fn trends(State(state): State<ApiState>, Query(query): Query<TrendsQuery>)
     let last = now_ms / bucket_ms * bucket_ms;
     let since_ms = last - (span_ms / bucket_ms - 1) * bucket_ms;
     let rows = match off_runtime(state.access.store(), move |store| {
-        store.activity_trend(since_ms, bucket_ms)
+        let scope = match (&query.tool, &query.server) {
+            (Some(tool), _) => TrendScope::Tool(tool),
+            (None, Some(server)) => TrendScope::Server(server),
+            (None, None) => TrendScope::All,
+        };
+        store.activity_trend(since_ms, bucket_ms, scope)
     })
     .await
     {
@@ -38,7 +45,7 @@ async fn trends(State(state): State<ApiState>, Query(query): Query<TrendsQuery>)
         Err(failed) => return failed,
     };
     let count = |n: i64| u64::try_from(n).unwrap_or(0);
-    let millis = |us: i64| u64::try_from(us / 1000).unwrap_or(0);
+    let micros = |us: i64| u64::try_from(us).unwrap_or(0);
     let buckets = (0..)
         .map(|i| since_ms + i * bucket_ms)
         .take_while(|start| *start <= last)
@@ -48,15 +55,17 @@ async fn trends(State(state): State<ApiState>, Query(query): Query<TrendsQuery>)
                     start_ms,
                     calls: count(row.calls),
                     errors: count(row.errors),
-                    avg_ms: millis(row.avg_duration_us),
-                    max_ms: millis(row.max_duration_us),
+                    p50_us: micros(row.p50_duration_us),
+                    p95_us: micros(row.p95_duration_us),
+                    max_us: micros(row.max_duration_us),
                 },
                 None => TrendPoint {
                     start_ms,
                     calls: 0,
                     errors: 0,
-                    avg_ms: 0,
-                    max_ms: 0,
+                    p50_us: 0,
+                    p95_us: 0,
+                    max_us: 0,
                 },
             },
         )

@@ -54,7 +54,7 @@ pub fn config_view(config: &Config) -> Value {
     })
 }
 
-fn server_view(server: &ServerConfig) -> Value {
+pub fn server_view(server: &ServerConfig) -> Value {
     let redactor = Redactor::for_server(server);
     json!({
         "name": server.name,

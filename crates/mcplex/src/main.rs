@@ -7,6 +7,7 @@ mod api;
 mod api_connections;
 mod api_guard;
 mod api_limits;
+mod api_server_page;
 mod api_session;
 mod api_trends;
 mod api_views;

@@ -59,6 +59,11 @@ pub(crate) trait WireSend: Send + Sync {
     fn set_protocol_version(&self, _version: &str) {}
     /// Ends the wire for good: kills the process group, deletes the HTTP session.
     fn shutdown(&self) -> BoxFuture<'_, ()>;
+    /// How the process behind the wire ended (`exit status: 1`, `signal: 9 (SIGKILL)`), waiting
+    /// a moment for it to be reaped; `None` for a wire with no process, or one still running.
+    fn exit(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
 }
 
 /// One message from an upstream, as a wire read it.

@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use mcplex_config::{InheritEnv, Redactor, Sandbox};
@@ -70,10 +70,14 @@ async fn wait_for_exit<T>(
     mut child: tokio::process::Child,
     pid: u32,
     temp: T,
+    exit: Arc<OnceLock<String>>,
     ended: [CancellationToken; 2],
 ) {
     match child.wait().await {
-        Ok(status) => tracing::info!(server = %server, "process {pid} exited: {status}"),
+        Ok(status) => {
+            tracing::info!(server = %server, "process {pid} exited: {status}");
+            let _ = exit.set(status.to_string());
+        }
         Err(e) => tracing::warn!(server = %server, "cannot wait for process {pid}: {e}"),
     }
     // The private temp directory goes with the process.
@@ -179,6 +183,7 @@ pub(crate) async fn spawn(
 
     let closed = CancellationToken::new();
     let exited = CancellationToken::new();
+    let exit = Arc::new(OnceLock::new());
     tokio::spawn(read_stderr(
         server.clone(),
         redactor.clone(),
@@ -190,6 +195,7 @@ pub(crate) async fn spawn(
         child,
         pid,
         temp,
+        exit.clone(),
         [exited.clone(), closed.clone()],
     ));
     let (lines, incoming) = lines_wire(server, redactor, stdout, stdin, closed.clone());
@@ -200,6 +206,7 @@ pub(crate) async fn spawn(
             terminated: AtomicBool::new(false),
         },
         exited,
+        exit,
     });
     Ok((
         Wire {
@@ -243,7 +250,13 @@ struct StdioSender {
     lines: Arc<LinesSender>,
     group: ProcessGroup,
     exited: CancellationToken,
+    /// How the process ended, once it was reaped.
+    exit: Arc<OnceLock<String>>,
 }
+
+/// How long a lost connection's reason waits for its process to be reaped (its stdout closes
+/// a moment before `wait` returns).
+const EXIT_WAIT: Duration = Duration::from_millis(500);
 
 impl WireSend for StdioSender {
     fn send(&self, message: Value) -> BoxFuture<'_, Result<(), SendError>> {
@@ -261,6 +274,13 @@ impl WireSend for StdioSender {
             let _ = tokio::time::timeout(TERMINATE_GRACE, self.exited.cancelled()).await;
             // Grandchildren may outlive the child or ignore SIGTERM: kill whatever is left.
             signal_group(self.group.pgid, SIGKILL);
+        })
+    }
+
+    fn exit(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let _ = tokio::time::timeout(EXIT_WAIT, self.exited.cancelled()).await;
+            self.exit.get().cloned()
         })
     }
 }

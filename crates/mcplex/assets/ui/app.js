@@ -8,6 +8,7 @@ import { tools, review } from "./tools.js";
 import { tokens } from "./tokens.js";
 import { activity, search } from "./activity.js";
 import { tryTool } from "./form.js";
+import { serverPage } from "./server.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -26,7 +27,7 @@ function keepCsrf(token) {
 
 const pages = {
   overview: { title: "Overview", render: overview },
-  servers: { title: "Servers", render: servers },
+  servers: { title: "Servers", render: (root, cx, rest) => (rest ? serverPage(root, cx, rest) : servers(root, cx)) },
   tools: { title: "Tools", render: (root, cx, rest) => (rest ? review(root, cx, rest) : tools(root, cx)) },
   tokens: { title: "Tokens", render: tokens },
   activity: { title: "Activity", render: activity },

@@ -1,6 +1,6 @@
-// Trends as plain SVG (no library, nothing inline the page's policy forbids): calls per bucket
-// as bars with the failed part in red, and the mean latency as a line over them, with the
-// numbers in words for a screen reader.
+// Trends as plain SVG drawn here (no library, nothing inline the page's policy forbids): calls
+// per bucket as bars with the failed part in red, and the median and 95th-percentile latency as
+// two lines over them on their own scale, with the numbers in words for a screen reader.
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 720;
@@ -14,36 +14,55 @@ function svg(tag, attrs, ...children) {
   return el;
 }
 
+/** Microseconds in words: "0.4 ms", "12 ms", "1.5 s". */
+export function duration(us) {
+  if (us >= 1e6) return `${(us / 1e6).toFixed(1)} s`;
+  if (us >= 1e4) return `${Math.round(us / 1000)} ms`;
+  return `${(us / 1000).toFixed(1)} ms`;
+}
+
 /** The chart of a /api/v1/trends answer, `id` on its root. */
 export function trendChart(answer, id) {
   const points = answer.buckets;
   const calls = points.reduce((n, p) => n + p.calls, 0);
   const errors = points.reduce((n, p) => n + p.errors, 0);
-  const slowest = points.reduce((n, p) => Math.max(n, p.max_ms), 0);
+  const slowest = points.reduce((n, p) => Math.max(n, p.max_us), 0);
+  const worstP95 = points.reduce((n, p) => Math.max(n, p.p95_us), 0);
   const most = Math.max(1, ...points.map((p) => p.calls));
-  const meanMost = Math.max(1, ...points.map((p) => p.avg_ms));
+  const latencyMost = Math.max(1, worstP95);
   const step = (WIDTH - 2 * PAD) / Math.max(1, points.length);
   const height = (n, of) => ((HEIGHT - 2 * PAD) * n) / of;
   const minutes = Math.round(answer.bucket_ms / 60000);
-  const words = `${calls} calls, ${errors} failed, in buckets of ${minutes} min; the slowest took ${slowest} ms.`;
+  const words = `${calls} calls, ${errors} failed, in buckets of ${minutes} min; `
+    + `the worst 95th percentile was ${duration(worstP95)}, the slowest call took ${duration(slowest)}.`;
   const bars = points.flatMap((p, i) => {
     const x = PAD + i * step;
     const total = height(p.calls, most);
     const failed = height(p.errors, most);
     const when = new Date(p.start_ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
     const title = svg("title", {});
-    title.textContent = `${when}: ${p.calls} calls, ${p.errors} failed, mean ${p.avg_ms} ms, slowest ${p.max_ms} ms`;
+    title.textContent = p.calls
+      ? `${when}: ${p.calls} calls, ${p.errors} failed; p50 ${duration(p.p50_us)}, p95 ${duration(p.p95_us)}, slowest ${duration(p.max_us)}`
+      : `${when}: no calls`;
     return [
       svg("rect", { class: "bar", x, y: HEIGHT - PAD - total, width: Math.max(1, step - 1), height: total }, title),
       p.errors ? svg("rect", { class: "bar-failed", x, y: HEIGHT - PAD - failed, width: Math.max(1, step - 1), height: failed }) : null,
     ];
   });
-  const line = points
-    .map((p, i) => `${(PAD + i * step + step / 2).toFixed(1)},${(HEIGHT - PAD - height(p.avg_ms, meanMost)).toFixed(1)}`)
-    .join(" ");
+  // A latency line joins the buckets that had calls; an empty bucket has no latency to draw.
+  const line = (field, cls) => svg("polyline", {
+    class: cls, fill: "none",
+    points: points
+      .map((p, i) => (p.calls ? `${(PAD + i * step + step / 2).toFixed(1)},${(HEIGHT - PAD - height(p[field], latencyMost)).toFixed(1)}` : null))
+      .filter(Boolean)
+      .join(" "),
+  });
   const label = svg("title", {});
   label.textContent = words;
   const chart = svg("svg", { id, class: "trend", viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-label": words, preserveAspectRatio: "none" },
-    label, ...bars.filter(Boolean), svg("polyline", { class: "latency", points: line, fill: "none" }));
+    label, ...bars.filter(Boolean), line("p95_us", "latency-p95"), line("p50_us", "latency"));
   return { chart, words };
 }
+
+/** The legend under a trend chart. */
+export const LEGEND = " Bars: calls (failed in red); lines: median (solid) and 95th percentile (dashed) latency.";

@@ -2,15 +2,20 @@
 // effective config redacted, with the current diagnostics). All read /api/v1 only.
 
 import { h, fill, problem, table, paged, badge, busy } from "./dom.js";
-import { trendChart } from "./chart.js";
+import { trendChart, LEGEND } from "./chart.js";
 
 const PAGE = 25;
 
 /** The status word of a server: ready, connecting, unhealthy: reason, needs_login: reason... */
-function statusWord(server) {
+export function statusWord(server) {
   if (server.state === "quarantined") return "quarantined";
   if (crashLooping(server)) return `crash_loop: ${server.failures.recent} failures in 10 min, last: ${server.failures.last || "?"}`;
   return server.status;
+}
+
+/** Where a server's own page is. */
+export function serverHref(name) {
+  return `#/servers/${encodeURIComponent(name)}`;
 }
 
 /** Up, but failing again and again lately (as the API's CRASH_LOOP_FAILURES says): not green. */
@@ -19,7 +24,7 @@ function crashLooping(server) {
 }
 
 /** How a server's process is isolated: a word, the one-line summary, and a refusal it may have met. */
-function isolationCell(server) {
+export function isolationCell(server) {
   const isolation = server.isolation;
   if (!isolation) return h("span", { class: "muted" }, "—");
   const word = { full: "sandboxed", partial: "partly_sandboxed", off: "unconfined" }[isolation.level] || isolation.level;
@@ -35,13 +40,13 @@ function isolationCell(server) {
       : null);
 }
 
-/** The last 24 hours: calls (failed in red) and the mean latency, every replica's. */
+/** The last 24 hours: calls (failed in red) and the latency, every replica's. */
 function trendSection(trends) {
   const { chart, words } = trendChart(trends, "trend-calls");
   return h("section", { "aria-labelledby": "trend-title" },
     h("h2", { id: "trend-title" }, "Last 24 hours"),
     h("div", { class: "card" }, chart, h("p", { class: "muted", id: "trend-words" }, words,
-      " Bars: calls (failed in red); line: mean latency.")));
+      LEGEND)));
 }
 
 /** How many things need the operator now (the navigation's count). */
@@ -67,9 +72,9 @@ function needsYou(servers, approvals, refusedEdit) {
     if (String(s.status).startsWith("needs_login")) {
       needs.push({ kind: "needs_login", text: `Server ${s.name} needs a login.`, href: "#/servers", action: `Log in to ${s.name}` });
     } else if (crashLooping(s)) {
-      needs.push({ kind: "crash_loop", text: `Server ${s.name} failed ${s.failures.recent} times in 10 min (last: ${s.failures.last || "?"}).`, href: "#/servers", action: `See ${s.name}` });
+      needs.push({ kind: "crash_loop", text: `Server ${s.name} failed ${s.failures.recent} times in 10 min (last: ${s.failures.last || "?"}).`, href: serverHref(s.name), action: `See ${s.name}` });
     } else if (String(s.status).startsWith("unhealthy")) {
-      needs.push({ kind: "unhealthy", text: `Server ${s.name} is not answering: ${String(s.status).slice("unhealthy: ".length)}`, href: "#/servers", action: `See ${s.name}` });
+      needs.push({ kind: "unhealthy", text: `Server ${s.name} is not answering: ${String(s.status).slice("unhealthy: ".length)}`, href: serverHref(s.name), action: `See ${s.name}` });
     }
   }
   if (refusedEdit) {
@@ -121,7 +126,7 @@ export async function overview(root, cx) {
       table("Servers", ["Server", "State", "Tools served", "Withheld", "Restarts", "Calls (1 h)", "Errors (1 h)"],
         list.map((s) => {
           const c = counts[s.name] || { calls: 0, errors: 0, restarts: 0 };
-          return [h("a", { href: "#/servers" }, s.name), badge(statusWord(s)), String(s.tools ?? "—"),
+          return [h("a", { href: serverHref(s.name) }, s.name), badge(statusWord(s)), String(s.tools ?? "—"),
             String(s.withheld ?? "—"), String(c.restarts), String(c.calls), String(c.errors)];
         }), "No server is configured."));
   }
@@ -213,7 +218,7 @@ export async function servers(root, cx) {
     const focused = document.activeElement && document.activeElement.id;
     const { slice, controls } = paged(answer.servers, paging, PAGE, () => { last = ""; refresh(); });
     fill(body, table("Servers", ["Server", "State", "Tools served", "Withheld", "Isolation", "Actions"], slice.map((s) => [
-      h("strong", {}, s.name),
+      h("a", { href: serverHref(s.name), id: `page-${s.name}` }, h("strong", {}, s.name)),
       badge(statusWord(s)),
       String(s.tools ?? "—"),
       String(s.withheld ?? "—"),
@@ -255,7 +260,7 @@ function connectedBlock(server, revoke) {
       : null);
 }
 
-function stderrBlock(name, tail) {
+export function stderrBlock(name, tail) {
   if (!tail) return null;
   if (tail.error) return problem(`stderr of ${name}: ${tail.error}`);
   return h("section", { class: "card" },

@@ -67,6 +67,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
         JS,
         include_str!("../../assets/ui/overview.js"),
     ),
+    ("server.js", JS, include_str!("../../assets/ui/server.js")),
     ("tools.js", JS, include_str!("../../assets/ui/tools.js")),
     ("tokens.js", JS, include_str!("../../assets/ui/tokens.js")),
     (

@@ -25,7 +25,10 @@ fn try_a_tool_shows_an_image_the_tool_returned() {
     let seen = browse(&gateway, &browser, "media", "");
     assert_eq!(seen["image_size"], json!([3, 2]), "{seen}");
     assert_eq!(seen["outcome"], "Result", "{seen}");
-    assert_eq!(seen["required_legend"], 0, "a tool without arguments: {seen}");
+    assert_eq!(
+        seen["required_legend"], 0,
+        "a tool without arguments: {seen}"
+    );
     assert_eq!(
         seen["image_alt"], "An image the tool returned (image/png)",
         "{seen}"

@@ -44,6 +44,7 @@ mod requests;
 mod search;
 #[cfg(feature = "semantic")]
 mod semantic;
+mod server_page;
 mod sign_in;
 mod store_postgres;
 mod token_exchange;

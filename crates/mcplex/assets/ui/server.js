@@ -1,0 +1,115 @@
+// One server's page (#/servers/<name>): what runs (command or URL, secrets replaced), how it is
+// isolated, its history on this replica as a timeline, its calls, errors and latency over the
+// last hour or day (all its tools or one), a live stderr tail for a process the gateway started,
+// and Restart. All read /api/v1 only.
+
+import { h, fill, problem, badge, time } from "./dom.js";
+import { trendChart, LEGEND } from "./chart.js";
+import { statusWord, isolationCell, stderrBlock } from "./overview.js";
+
+/** What an event of the history says. */
+const EVENT_WORDS = {
+  connecting: "Starting",
+  ready: "Ready",
+  failed: "Failed to start",
+  lost: "Lost (exited or disconnected)",
+  restarted: "Restarted by an operator",
+};
+
+/** The command line or URL a server runs as, from its config entry (already redacted). */
+function sourceList(config) {
+  const t = (config && config.transport) || {};
+  const rows = [["Transport", t.type || "—"]];
+  if (t.type === "stdio") {
+    rows.push(["Command", h("code", { id: "server-command" }, [t.command, ...(t.args || [])].join(" "))]);
+    if (t.working_dir) rows.push(["Working directory", h("code", {}, t.working_dir)]);
+    const env = Object.keys(t.env || {});
+    if (env.length) rows.push(["Environment", h("code", {}, env.map((k) => `${k}=[redacted]`).join(" "))]);
+  } else if (t.url) {
+    rows.push(["URL", h("code", { id: "server-command" }, t.url)]);
+    const headers = Object.keys(t.headers || {});
+    if (headers.length) rows.push(["Headers", h("code", {}, headers.map((k) => `${k}: [redacted]`).join(", "))]);
+  } else if (t.kind) {
+    rows.push(["Built in", h("code", { id: "server-command" }, t.kind)]);
+  }
+  rows.push(["Trust", config.trust === "auto" ? "new tools approved on sight" : "every new or changed tool waits for approval"]);
+  return h("dl", { class: "source" }, ...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+/** The history, newest first. */
+function timeline(events) {
+  if (!events.length) return h("p", { class: "muted" }, "Nothing happened to it on this replica yet.");
+  return h("ol", { class: "timeline", id: "server-timeline", "aria-label": "What happened, newest first" },
+    ...events.slice().reverse().map((e) => h("li", { class: `event-${e.kind}` },
+      h("time", { datetime: new Date(e.at_ms).toISOString() }, time(e.at_ms)),
+      badge(e.kind),
+      h("span", {}, EVENT_WORDS[e.kind] || e.kind, e.detail ? `: ${e.detail}` : ""))));
+}
+
+export async function serverPage(root, cx, name) {
+  const title = h("h1", { id: "page-title" }, `Server ${name}`);
+  const feedback = h("div", { "aria-live": "polite" });
+  const body = h("div", {});
+  const span = { hours: 1, tool: "" };
+  root.append(h("p", {}, h("a", { href: "#/servers" }, "← All servers")), title, feedback, body);
+  let last = "";
+  async function restart() {
+    if (!window.confirm(`Restart ${name} on this replica? Its process is stopped (calls in flight fail) and started again.`)) return;
+    fill(feedback);
+    try {
+      const done = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/restart`);
+      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
+      fill(feedback, said);
+      last = "";
+      await refresh();
+      said.focus();
+    } catch (e) {
+      fill(feedback, problem(e.message));
+    }
+  }
+  function choose(change) {
+    Object.assign(span, change);
+    last = "";
+    refresh();
+  }
+  async function refresh() {
+    const path = encodeURIComponent(name);
+    const trendQuery = span.tool ? `tool=${encodeURIComponent(span.tool)}` : `server=${path}`;
+    const [detail, trends, tools] = await Promise.all([
+      cx.api("GET", `/api/v1/servers/${path}`),
+      cx.api("GET", `/api/v1/trends?hours=${span.hours}&${trendQuery}`),
+      cx.api("GET", "/api/v1/tools"),
+    ]);
+    const stdio = detail.config && detail.config.transport && detail.config.transport.type === "stdio";
+    const tail = stdio ? await cx.api("GET", `/api/v1/servers/${path}/stderr`).catch((e) => ({ error: e.message })) : null;
+    const key = JSON.stringify([detail, trends, tools, tail, span]);
+    if (key === last) return;
+    last = key;
+    const focused = document.activeElement && document.activeElement.id;
+    const server = detail.server;
+    const own = tools.tools.filter((t) => t.id.startsWith(`${name}:`)).map((t) => t.id);
+    const { chart, words } = trendChart(trends, "server-trend");
+    const picker = h("select", { id: "trend-tool", "aria-label": "Whose calls", onchange: (e) => choose({ tool: e.target.value }) },
+      h("option", { value: "" }, `All tools of ${name}`),
+      ...own.map((id) => h("option", { value: id, selected: id === span.tool }, id)));
+    const spans = [[1, "Last hour"], [24, "Last day"]].map(([hours, label]) => h("button", {
+      type: "button", id: `trend-${hours}h`, "aria-pressed": String(span.hours === hours),
+      class: span.hours === hours ? "primary" : "", onclick: () => choose({ hours }),
+    }, label));
+    fill(body,
+      h("div", { class: "row" }, badge(statusWord(server)), " ",
+        h("span", { class: "muted" }, `${server.tools ?? 0} tool(s) served, ${server.withheld ?? 0} withheld`),
+        h("button", { type: "button", class: "operator-only", id: "restart-server", onclick: restart }, `Restart ${name}`)),
+      h("h2", {}, "What runs"),
+      h("div", { class: "card" }, sourceList(detail.config), h("h3", {}, "Isolation"), isolationCell(server)),
+      h("h2", {}, "Calls, errors and latency"),
+      h("div", { class: "card" }, h("div", { class: "row" }, ...spans, picker), chart,
+        h("p", { class: "muted", id: "server-trend-words" }, words, LEGEND)),
+      h("h2", {}, "History on this replica"),
+      timeline(detail.history),
+      stdio ? stderrBlock(name, tail) : null);
+    if (focused) document.getElementById(focused)?.focus();
+  }
+  await refresh();
+  return { refresh, every: 2000 };
+}

@@ -1,0 +1,63 @@
+//! `GET /api/v1/servers/{name}`: one server's page for the dashboard: its row as the servers
+//! list has it, its config entry as the Config page shows it (secrets replaced), and what
+//! happened to it on this replica (connecting, ready, failed, lost, restarted), oldest first.
+//! Operators only: the guard lets no viewer reach it.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use mcplex_api::{ServerDetail, ServerEvent, ServerEventKind, paths};
+use mcplex_catalog::Scope;
+
+use crate::api::{ApiState, error, server_rows};
+
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route(paths::SERVER, get(server_page))
+        .with_state(state)
+}
+
+async fn server_page(State(state): State<ApiState>, Path(name): Path<String>) -> Response {
+    let config = state.config.borrow().clone();
+    let Some(entry) = config.servers.iter().find(|s| s.name == name) else {
+        return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
+    };
+    let entry = crate::config_view::server_view(entry);
+    let Some(server) = server_rows(&state, &Scope::full())
+        .await
+        .into_iter()
+        .find(|s| s.name == name)
+    else {
+        return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
+    };
+    let history = state
+        .gateway
+        .history(&name)
+        .unwrap_or_default()
+        .into_iter()
+        .map(event_view)
+        .collect();
+    Json(ServerDetail {
+        server,
+        config: entry,
+        history,
+    })
+    .into_response()
+}
+
+fn event_view(event: mcplex_upstream::ServerEvent) -> ServerEvent {
+    use mcplex_upstream::ServerEventKind as Kind;
+    ServerEvent {
+        at_ms: event.at_ms,
+        kind: match event.kind {
+            Kind::Connecting => ServerEventKind::Connecting,
+            Kind::Ready => ServerEventKind::Ready,
+            Kind::Failed => ServerEventKind::Failed,
+            Kind::Lost => ServerEventKind::Lost,
+            Kind::Restarted => ServerEventKind::Restarted,
+        },
+        detail: event.detail,
+    }
+}

@@ -1,0 +1,89 @@
+"""The dashboard's server page (#/servers/<name>) in Chromium, for tests/py/dashboard.py's
+`server` scenario: reached from the Overview's queue by keyboard alone, what runs (the command,
+secrets replaced), the timeline of a crash loop, the trend narrowed to one tool, the live stderr
+tail, Restart (confirmed) and the timeline after it, at desktop and phone width."""
+
+from playwright.sync_api import expect
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def scenario_server(opts, browser, shots, goto, overflows):
+    base, facts = opts.base, {}
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    errors, refused = [], []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    # Every API answer the page got that was not a success, once logged in.
+    page.on("response", lambda r: refused.append(f"{r.status} {r.url}")
+            if r.status >= 400 and "/api/" in r.url else None)
+    page.goto(f"{base}/ui/")
+    page.wait_for_selector("#api-key")
+    page.fill("#api-key", opts.key)
+    page.press("#api-key", "Enter")
+    expect(page.locator("h1#page-title")).to_have_text("Overview")
+    expect(page.locator("#needs-you")).to_contain_text("failed", timeout=10000)
+    refused.clear()
+
+    # Keyboard only: Tab from the top of the page to the crash loop's "See fixture" and Enter.
+    page.locator("body").focus()
+    reached = None
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        text = page.evaluate("document.activeElement.textContent")
+        if text == "See fixture":
+            reached = page.evaluate("document.activeElement.getAttribute('href')")
+            break
+    facts["queue_link"] = reached
+    if reached:
+        page.keyboard.press("Enter")
+    else:
+        goto(page, base, "servers/fixture")
+    expect(page.locator("h1#page-title")).to_have_text("Server fixture")
+    facts["url_after_queue"] = page.url.split("/ui/")[-1]
+    expect(page.locator("#server-timeline")).to_be_visible()
+    facts["command"] = page.inner_text("#server-command")
+    facts["page_text"] = page.inner_text("main")
+    facts["timeline"] = page.locator("#server-timeline li").all_inner_texts()
+    facts["trend_words_hour"] = page.inner_text("#server-trend-words")
+    facts["trend_bars_hour"] = page.locator("svg#server-trend rect.bar").count()
+    page.click("#trend-24h")
+    expect(page.locator("#trend-24h")).to_have_attribute("aria-pressed", "true")
+    facts["trend_bars_day"] = page.locator("svg#server-trend rect.bar").count()
+    day_words = page.inner_text("#server-trend-words")
+    page.select_option("#trend-tool", "fixture:echo")
+    expect(page.locator("#server-trend-words")).not_to_have_text(day_words)
+    facts["trend_words_echo"] = page.inner_text("#server-trend-words")
+    facts["tool_chosen"] = page.eval_on_selector("#trend-tool", "s => s.value")
+    expect(page.locator("pre.tail")).to_be_visible(timeout=10000)
+    facts["stderr_tail"] = page.inner_text("pre.tail")
+    shots.take(page, "server")
+
+    # Restart asks first; dismissed, nothing happens.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.click("#restart-server")
+    page.wait_for_timeout(300)
+    facts["done_after_dismiss"] = page.locator("#server-done").count()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#restart-server")
+    expect(page.locator("#server-done")).to_be_visible()
+    facts["restart_said"] = page.inner_text("#server-done")
+    facts["focus_after_restart"] = page.evaluate("document.activeElement.id")
+    expect(page.locator("#server-timeline li").first).to_contain_text("Ready", timeout=20000)
+    facts["timeline_after"] = page.locator("#server-timeline li").all_inner_texts()
+    shots.take(page, "server-restarted")
+
+    phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True,
+                                storage_state=context.storage_state())
+    small = phone.new_page()
+    goto(small, base, "servers/fixture")
+    expect(small.locator("#server-timeline")).to_be_visible()
+    small.wait_for_timeout(300)
+    facts["phone_overflows"] = overflows(small)
+    shots.take(small, "phone-server")
+    phone.close()
+    facts["errors"] = errors
+    facts["refused"] = refused
+    context.close()
+    return facts
