@@ -7,7 +7,8 @@ Usage: dashboard.py --base http://127.0.0.1:PORT --key KEY --link URL --shots DI
 Scenarios: review (login link, servers, a changed tool, search, try, config, CSRF, phone width)
            tokens (login with the key, tokens, activity live, revoke, a logout the store
            refuses: the scenario makes the gateway's SQLite store refuse it, then mends it),
-           media (Try a tool with an image result), server (a server's page: dashboard_server.py).
+           media (Try a tool with an image result), server (a server's page) and add (a server
+           added from the page; --entry): both in dashboard_server.py.
 Prints one JSON object of what it saw on stdout; the Rust test asserts on it. Waits that have a
 deadline (a call in Activity within 2 s) fail here, with the reason on stderr.
 """
@@ -26,7 +27,7 @@ import urllib.request
 
 from playwright.sync_api import expect, sync_playwright
 
-from dashboard_server import scenario_server
+from dashboard_server import scenario_add, scenario_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DESKTOP = {"width": 1280, "height": 800}
@@ -471,14 +472,16 @@ def main():
     parser.add_argument("--shots", required=True)
     parser.add_argument("--store", required=True, help="the gateway's SQLite state.db")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
-    parser.add_argument("scenario", choices=["review", "tokens", "media", "server"])
+    parser.add_argument("--entry", default="", help="add: the server entry to add (JSON)")
+    parser.add_argument("scenario", choices=["review", "tokens", "media", "server", "add"])
     opts = parser.parse_args()
     shots = Shots(opts.shots, opts.scenario)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=opts.chromium, args=["--no-sandbox"])
         try:
             run = {"review": scenario_review, "tokens": scenario_tokens, "media": scenario_media,
-                   "server": lambda o, b, s: scenario_server(o, b, s, goto, overflows)}[opts.scenario]
+                   "server": lambda o, b, s: scenario_server(o, b, s, goto, overflows),
+                   "add": lambda o, b, s: scenario_add(o, b, s, goto)}[opts.scenario]
             facts = run(opts, browser, shots)
         finally:
             browser.close()

@@ -42,7 +42,7 @@ def scenario_server(opts, browser, shots, goto, overflows):
         goto(page, base, "servers/fixture")
     expect(page.locator("h1#page-title")).to_have_text("Server fixture")
     facts["url_after_queue"] = page.url.split("/ui/")[-1]
-    expect(page.locator("#server-timeline")).to_be_visible()
+    expect(page.locator("#server-timeline")).to_be_visible(timeout=10000)
     facts["command"] = page.inner_text("#server-command")
     facts["page_text"] = page.inner_text("main")
     facts["timeline"] = page.locator("#server-timeline li").all_inner_texts()
@@ -67,7 +67,7 @@ def scenario_server(opts, browser, shots, goto, overflows):
     facts["done_after_dismiss"] = page.locator("#server-done").count()
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("#restart-server")
-    expect(page.locator("#server-done")).to_be_visible()
+    expect(page.locator("#server-done")).to_be_visible(timeout=15000)
     facts["restart_said"] = page.inner_text("#server-done")
     facts["focus_after_restart"] = page.evaluate("document.activeElement.id")
     expect(page.locator("#server-timeline li").first).to_contain_text("Ready", timeout=20000)
@@ -85,5 +85,53 @@ def scenario_server(opts, browser, shots, goto, overflows):
     phone.close()
     facts["errors"] = errors
     facts["refused"] = refused
+    context.close()
+    return facts
+
+
+def scenario_add(opts, browser, shots, goto):
+    """Adds a server on the Servers page: a wrong entry is refused with the gateway's words,
+    Check shows how it was read, Add opens its page, where its tools show as withheld until it
+    is approved. The entry to add is opts.entry (JSON)."""
+    base, facts = opts.base, {}
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{base}/ui/")
+    page.wait_for_selector("#api-key")
+    page.fill("#api-key", opts.key)
+    page.press("#api-key", "Enter")
+    expect(page.locator("h1#page-title")).to_have_text("Overview")
+    goto(page, base, "servers")
+    page.click("#add-server summary")
+    page.fill("#add-name", "extra")
+    page.fill("#add-entry", '{"command": "x", "argz": []}')
+    page.click("#add-check")
+    expect(page.locator("#add-said .error")).to_be_visible(timeout=10000)
+    facts["refused"] = page.inner_text("#add-said")
+    page.fill("#add-entry", opts.entry)
+    page.click("#add-check")
+    expect(page.locator("#add-understood")).to_be_visible(timeout=10000)
+    facts["checked"] = page.inner_text("#add-message")
+    facts["understood"] = page.inner_text("#add-understood")
+    shots.take(page, "add-checked")
+    page.click("#add-submit")
+    expect(page.locator("h1#page-title")).to_have_text("Server extra", timeout=10000)
+    facts["url"] = page.url.split("/ui/")[-1]
+    tools = page.locator("table", has_text="extra:echo")
+    expect(tools).to_be_visible(timeout=20000)
+    facts["tools_table"] = tools.inner_text()
+    facts["origin"] = page.inner_text("#server-origin")
+    facts["remove_button"] = page.locator("#remove-server").count()
+    shots.take(page, "add-server-page")
+    # Approved from its page, after the tools it pins were shown there; asked first.
+    facts["approve_label"] = page.inner_text("#approve-server")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#approve-server")
+    expect(page.locator("#server-done")).to_be_visible(timeout=15000)
+    facts["approved_said"] = page.inner_text("#server-done")
+    expect(page.locator("table", has_text="extra:echo")).to_contain_text("approved", timeout=10000)
+    facts["errors"] = errors
     context.close()
     return facts

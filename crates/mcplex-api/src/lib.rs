@@ -30,9 +30,9 @@ pub use dashboard::{
 pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionSearch};
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};
 pub use servers::{
-    ApprovalsAnswer, CRASH_LOOP_FAILURES, ConnectedCaller, Isolation, IsolationLevel,
-    RecentFailures, Server, ServerDetail, ServerEvent, ServerEventKind, ServerState, ServerStatus,
-    ServersAnswer,
+    AddServer, ApprovalsAnswer, CRASH_LOOP_FAILURES, ConnectedCaller, Isolation, IsolationLevel,
+    RecentFailures, Server, ServerAdded, ServerDetail, ServerEvent, ServerEventKind, ServerState,
+    ServerStatus, ServersAnswer,
 };
 pub use tokens::{
     CallerUsage, CreateToken, CreatedToken, LimitsAnswer, SetLimits, Token, TokenStatus,

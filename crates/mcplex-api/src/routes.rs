@@ -59,11 +59,12 @@ impl ToolAction {
 pub mod paths {
     use super::{ServerAction, ToolAction, encode_segment};
 
-    /// `GET`: [`crate::ServersAnswer`].
+    /// `GET`: [`crate::ServersAnswer`]; `POST` [`crate::AddServer`]: 201 [`crate::ServerAdded`].
     pub const SERVERS: &str = "/api/v1/servers";
     /// `POST`, open: a registered gateway proves it holds the API key (`IdentityRequest`).
     pub const IDENTITY: &str = "/api/v1/identity";
-    /// `GET`: [`crate::ServerDetail`].
+    /// `GET`: [`crate::ServerDetail`]; `DELETE` (a server added from the dashboard):
+    /// [`crate::Done`].
     pub const SERVER: &str = "/api/v1/servers/{name}";
     /// `POST`: [`crate::Done`].
     pub const SERVER_ACTION: &str = "/api/v1/servers/{name}/{action}";

@@ -49,6 +49,29 @@ pub struct ServerDetail {
     pub config: serde_json::Value,
     /// What happened to it on this replica, oldest first (at most the last 64 events).
     pub history: Vec<ServerEvent>,
+    /// Added from the dashboard (kept in the control plane, removable there), not from the
+    /// config file.
+    pub added: bool,
+}
+
+/// `POST /api/v1/servers`: a server to add while the gateway runs, as its `mcpServers` entry
+/// would be in the config file. It is kept in the control plane (every replica runs it) and
+/// starts quarantined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AddServer {
+    pub name: String,
+    pub entry: serde_json::Value,
+    /// Only check it: nothing is stored or started.
+    #[serde(default)]
+    pub check_only: bool,
+}
+
+/// The answer to [`AddServer`]: the entry as the gateway read it (secrets replaced).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerAdded {
+    pub name: String,
+    pub config: serde_json::Value,
+    pub message: String,
 }
 
 /// One event of a server's history.

@@ -9,6 +9,7 @@
 //! Must not: spawn, connect, log, or know any MCP type.
 
 mod access;
+mod added;
 mod auth;
 mod dashboard_sso;
 mod duration;
@@ -28,6 +29,7 @@ mod suggest;
 mod vscode;
 
 pub use access::{DEFAULT_MAX_BODY_BYTES, HttpSecurity, Profile};
+pub use added::{AddedServerError, parse_added_server, with_added};
 pub use auth::{AuthRule, AuthSettings, DEFAULT_LEEWAY, RuleMatch, SIGNATURE_ALGORITHMS};
 pub use dashboard_sso::{ClaimMatch, DEFAULT_SIGN_IN_SCOPES, DashboardSignIn};
 pub use duration::parse_duration;
@@ -37,8 +39,8 @@ pub use limits::{CallLimits, MAX_LIMIT, Rate};
 pub use model::{
     AuditSettings, AuditSink, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT,
     DEFAULT_LISTEN, DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv,
-    Lifecycle, Overrides, RoutingMode, SearchModel, ServerConfig, StoreUrl, ToolResponseMode,
-    Transport,
+    Lifecycle, Overrides, RoutingMode, SearchModel, ServerConfig, ServerOrigin, StoreUrl,
+    ToolResponseMode, Transport,
 };
 pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant, PerUser};
 pub use parse::parse_config;

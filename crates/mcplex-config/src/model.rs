@@ -388,6 +388,19 @@ pub struct ServerConfig {
     /// context in its `_meta` (`traceparent`, `tracestate`), for a server that reads it there
     /// (a stdio server has no headers; a URL server gets the `traceparent` header anyway).
     pub trace_context: bool,
+    /// Where the entry comes from.
+    pub origin: ServerOrigin,
+}
+
+/// Where a server's entry comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerOrigin {
+    /// The config file (or a flag): edited there.
+    #[default]
+    File,
+    /// The control plane: added from the dashboard while the gateway ran, run by every
+    /// replica, removed there (`added.rs`).
+    Added,
 }
 
 impl ServerConfig {
@@ -409,6 +422,7 @@ impl ServerConfig {
             resources: crate::ToolFilter::default(),
             oauth: None,
             trace_context: false,
+            origin: ServerOrigin::File,
         }
     }
 
@@ -554,6 +568,7 @@ impl fmt::Debug for ServerConfig {
             .field("prompts", &self.prompts)
             .field("resources", &self.resources)
             .field("trace_context", &self.trace_context)
+            .field("origin", &self.origin)
             .finish()
     }
 }

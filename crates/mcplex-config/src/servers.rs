@@ -205,6 +205,7 @@ impl Cx<'_> {
             resources,
             oauth,
             trace_context: trace_context.unwrap_or(false),
+            origin: crate::ServerOrigin::File,
         })
     }
 

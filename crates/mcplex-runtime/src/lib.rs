@@ -9,12 +9,14 @@
 //! crate's one declaration), following the store ([`follow`]: the write generation, the tokens,
 //! the gateway's registration and heartbeat), the replicas' exchange of call counts for limits
 //! per caller ([`usage`]), the embedding worker that attaches each published snapshot's tool
-//! vectors ([`semantic`]), and [`Core`], which starts the gateway whole and the catalog task
-//! together.
+//! vectors ([`semantic`]), the servers added from the dashboard ([`added`]: read from the
+//! store and merged into the running config), and [`Core`], which starts the gateway whole and
+//! the catalog task together.
 //!
 //! Must not: parse command-line arguments, serve HTTP or MCP, print to stdout, or reach an
 //! upstream other than through `Gateway` (start, reconcile, shutdown).
 
+pub mod added;
 mod core;
 pub mod follow;
 pub mod live;
@@ -23,6 +25,7 @@ pub mod semantic;
 pub mod trust;
 pub mod usage;
 
+pub use added::AddedServers;
 pub use core::Core;
 pub use semantic::{
     EmbeddingError, EmbeddingStore, EmbeddingStoreError, PassageKey, SemanticSearch, passage_key,

@@ -8,15 +8,18 @@
 //! is declared once, in `mcplex_config::reload`. An edit that changes nothing hot rebuilds
 //! nothing, and a file that reads as it did last time (an editor touching it twice) is not
 //! reported again. A server's `trust` applies hot; its `quarantined` only decides the state it
-//! is first recorded in.
+//! is first recorded in. Every valid read is merged with the servers added from the dashboard
+//! (`added.rs`) before it is compared with the running config.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcplex_config::{Config, ConfigError, Overrides, Reloaded, parse_config};
+use mcplex_config::{Config, ConfigError, Overrides, Reloaded, ServerConfig, parse_config};
 use mcplex_dispatch::Gateway;
 use notify::RecursiveMode;
+
+use crate::added::AddedServers;
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use tokio::sync::watch;
 
@@ -29,13 +32,14 @@ pub struct Reloader {
 }
 
 /// Starts watching `path`; each change is parsed with `overrides` (the flags and variables the
-/// gateway started with) and applied to `configs` (the live catalog's config) and `gateway`'s
-/// running servers.
+/// gateway started with), merged with `added`, and applied to `configs` (the live catalog's
+/// config) and `gateway`'s running servers.
 pub fn watch(
     path: PathBuf,
     overrides: Overrides,
     configs: watch::Sender<Arc<Config>>,
     gateway: Arc<Gateway>,
+    added: AddedServers,
 ) -> Result<Reloader, notify::Error> {
     let directory = path
         .parent()
@@ -59,6 +63,7 @@ pub fn watch(
         overrides,
         configs,
         Box::new(move |config| gateway.reconcile(config)),
+        added,
     );
     // Ends when the debouncer (and with it the sender) is dropped.
     tokio::spawn(async move {
@@ -136,6 +141,8 @@ pub struct ConfigReloader {
     refused: bool,
     /// Whether the gateway lists `tool_search` and `call_tool`: decided at start, for good.
     search_tools_listed: bool,
+    /// The servers added from the dashboard, merged into every valid read.
+    added: AddedServers,
 }
 
 impl ConfigReloader {
@@ -146,6 +153,7 @@ impl ConfigReloader {
         overrides: Overrides,
         configs: watch::Sender<Arc<Config>>,
         reconcile: Reconcile,
+        added: AddedServers,
     ) -> ConfigReloader {
         let search_tools_listed = configs.borrow().defers_anything();
         ConfigReloader {
@@ -156,13 +164,17 @@ impl ConfigReloader {
             last_text: None,
             refused: false,
             search_tools_listed,
+            added,
         }
     }
 
     /// Takes in what reading the file gave, applies what a valid edit changes hot, and logs
     /// what happened once.
     pub fn reread(&mut self, read: std::io::Result<String>) -> Reread {
-        let reread = self.classify(read);
+        // Held until the edit is applied: the added servers cannot change in between.
+        let added = self.added.clone();
+        let added = added.lock();
+        let reread = self.classify(read, &added);
         self.report(&reread);
         if let Reread::Valid { reloaded, .. } = &reread
             && !reloaded.applied.is_empty()
@@ -175,7 +187,7 @@ impl ConfigReloader {
         reread
     }
 
-    fn classify(&mut self, read: std::io::Result<String>) -> Reread {
+    fn classify(&mut self, read: std::io::Result<String>, added: &[ServerConfig]) -> Reread {
         let text = match read {
             Ok(text) => text,
             Err(e) => {
@@ -190,7 +202,7 @@ impl ConfigReloader {
         let parsed = parse_config(&text, &self.path.display().to_string(), &self.overrides);
         self.last_text = Some(text);
         let edited = match parsed {
-            Ok(config) => config,
+            Ok(config) => crate::added::merge(&config, added),
             Err(e) => {
                 self.refused = true;
                 return Reread::Refused(e);

@@ -27,7 +27,13 @@ fn rig() -> Rig {
         let names = config.servers.iter().map(|s| s.name.clone()).collect();
         seen.lock().expect("not poisoned").push(names);
     });
-    let reloader = ConfigReloader::new("cfg.json".into(), Overrides::default(), sender, reconcile);
+    let reloader = ConfigReloader::new(
+        "cfg.json".into(),
+        Overrides::default(),
+        sender,
+        reconcile,
+        crate::AddedServers::default(),
+    );
     Rig {
         reloader,
         configs,

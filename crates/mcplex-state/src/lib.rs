@@ -15,6 +15,7 @@
 //! [`Change`]: mcplex_trust::Change
 
 mod activity;
+mod added_servers;
 mod admin_key;
 mod caller_logins;
 mod control;
@@ -36,6 +37,7 @@ mod trends;
 mod usage;
 
 pub use activity::{Activity, ActivityCount, ActivityQuery, ExportCursor};
+pub use added_servers::AddedServerRow;
 pub use admin_key::AdminKey;
 pub use caller_logins::CallerLoginRow;
 pub use control::{ChangeSignal, INSTANCE_STALE_AFTER_SECS, Instance};

@@ -119,7 +119,7 @@ impl Store {
                 ))
             }),
             Location::Postgres(_) => Err(StateError::Invalid(format!(
-                "OAuth logins in a PostgreSQL store need {TOKEN_KEY_ENV} (64 hex digits, the same on every replica); the key is never kept in the database"
+                "OAuth logins and servers added from the dashboard in a PostgreSQL store need {TOKEN_KEY_ENV} (64 hex digits, the same on every replica); the key is never kept in the database"
             ))),
         }
     }

@@ -3,7 +3,7 @@
 //! order, in the transaction that opens the store (`store.rs`).
 
 /// The schema version this build writes; older databases are migrated forward.
-pub(crate) const SCHEMA_VERSION: i64 = 11;
+pub(crate) const SCHEMA_VERSION: i64 = 12;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -163,6 +163,24 @@ CREATE TABLE IF NOT EXISTS caller_logins (
     };
 }
 
+/// Version 12: servers added from the dashboard (`added_servers.rs`), sealed like logins.
+macro_rules! version_12_tables {
+    ($bytes:literal) => {
+        concat!(
+            "
+CREATE TABLE IF NOT EXISTS added_servers (
+    name TEXT PRIMARY KEY,
+    sealed ",
+            $bytes,
+            " NOT NULL,
+    added_by TEXT,
+    added_at BIGINT NOT NULL
+);
+"
+        )
+    };
+}
+
 /// One step of the schema, written for both databases. Every PostgreSQL step is idempotent
 /// (`IF NOT EXISTS`): PostgreSQL stores of earlier releases were created whole at version 4 and
 /// on, with columns of later steps already there.
@@ -232,6 +250,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 11,
         sqlite: version_11_tables!("BLOB"),
         postgres: version_11_tables!("BYTEA"),
+    },
+    Migration {
+        version: 12,
+        sqlite: version_12_tables!("BLOB"),
+        postgres: version_12_tables!("BYTEA"),
     },
 ];
 

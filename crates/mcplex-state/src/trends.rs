@@ -147,7 +147,10 @@ mod tests {
             all.push(of_ab.clone());
             assert_eq!(trend(TrendScope::All), all);
             assert_eq!(trend(TrendScope::Server("a")), of_a, "not ab's calls");
-            assert_eq!(trend(TrendScope::Server("ab")), std::slice::from_ref(&of_ab));
+            assert_eq!(
+                trend(TrendScope::Server("ab")),
+                std::slice::from_ref(&of_ab)
+            );
             assert_eq!(trend(TrendScope::Tool("ab:y")), [of_ab]);
             assert!(trend(TrendScope::Tool("a:y")).is_empty());
             assert!(trend(TrendScope::Server("b")).is_empty());

@@ -64,7 +64,10 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
     let audited =
         axum::middleware::from_fn_with_state(state.clone(), crate::operator_audit::record);
     Router::new()
-        .route(paths::SERVERS, get(servers))
+        .route(
+            paths::SERVERS,
+            get(servers).post(crate::api_added_servers::add),
+        )
         .route(paths::SERVER_ACTION, post(server_action))
         .route(paths::TOOLS, get(tools))
         .route(paths::TOOL_ACTION, post(tool_action))

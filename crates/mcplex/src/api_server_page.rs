@@ -1,7 +1,8 @@
 //! `GET /api/v1/servers/{name}`: one server's page for the dashboard: its row as the servers
 //! list has it, its config entry as the Config page shows it (secrets replaced), and what
 //! happened to it on this replica (connecting, ready, failed, lost, restarted), oldest first.
-//! Operators only: the guard lets no viewer reach it.
+//! Operators only: the guard lets no viewer reach it. `DELETE` on the same path removes a server
+//! added from the dashboard (`api_added_servers.rs`).
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -15,7 +16,10 @@ use crate::api::{ApiState, error, server_rows};
 
 pub fn router(state: ApiState) -> Router {
     Router::new()
-        .route(paths::SERVER, get(server_page))
+        .route(
+            paths::SERVER,
+            get(server_page).delete(crate::api_added_servers::remove),
+        )
         .with_state(state)
 }
 
@@ -24,6 +28,7 @@ async fn server_page(State(state): State<ApiState>, Path(name): Path<String>) ->
     let Some(entry) = config.servers.iter().find(|s| s.name == name) else {
         return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
     };
+    let added = entry.origin == mcplex_config::ServerOrigin::Added;
     let entry = crate::config_view::server_view(entry);
     let Some(server) = server_rows(&state, &Scope::full())
         .await
@@ -43,6 +48,7 @@ async fn server_page(State(state): State<ApiState>, Path(name): Path<String>) ->
         server,
         config: entry,
         history,
+        added,
     })
     .into_response()
 }

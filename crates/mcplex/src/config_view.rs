@@ -6,7 +6,8 @@
 //! URL loses its password.
 
 use mcplex_config::{
-    Config, Glob, REDACTED, Redactor, SearchModel, ServerConfig, ToolFilter, Transport, redact_url,
+    Config, Glob, REDACTED, Redactor, SearchModel, ServerConfig, ServerOrigin, ToolFilter,
+    Transport, redact_url,
 };
 use serde_json::{Value, json};
 
@@ -58,6 +59,10 @@ pub fn server_view(server: &ServerConfig) -> Value {
     let redactor = Redactor::for_server(server);
     json!({
         "name": server.name,
+        "origin": match server.origin {
+            ServerOrigin::File => "file",
+            ServerOrigin::Added => "added",
+        },
         "enabled": server.enabled,
         "transport": transport_view(&server.transport, &redactor),
         "defer": server.defer,

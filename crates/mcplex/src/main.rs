@@ -4,6 +4,7 @@
 
 mod activity_export;
 mod api;
+mod api_added_servers;
 mod api_connections;
 mod api_guard;
 mod api_limits;

@@ -33,8 +33,10 @@ export function trendChart(answer, id) {
   const step = (WIDTH - 2 * PAD) / Math.max(1, points.length);
   const height = (n, of) => ((HEIGHT - 2 * PAD) * n) / of;
   const minutes = Math.round(answer.bucket_ms / 60000);
-  const words = `${calls} calls, ${errors} failed, in buckets of ${minutes} min; `
-    + `the worst 95th percentile was ${duration(worstP95)}, the slowest call took ${duration(slowest)}.`;
+  const words = calls
+    ? `${calls} calls, ${errors} failed, in buckets of ${minutes} min; `
+      + `the worst 95th percentile was ${duration(worstP95)}, the slowest call took ${duration(slowest)}.`
+    : `0 calls, 0 failed, in buckets of ${minutes} min.`;
   const bars = points.flatMap((p, i) => {
     const x = PAD + i * step;
     const total = height(p.calls, most);

@@ -3,6 +3,7 @@
 
 import { h, fill, problem, table, paged, badge, busy } from "./dom.js";
 import { trendChart, LEGEND } from "./chart.js";
+import { addServerSection } from "./add_server.js";
 
 const PAGE = 25;
 
@@ -144,7 +145,7 @@ export async function servers(root, cx) {
     h("p", { class: "muted" }, "A quarantined server's tools are served to no one. Approving it serves the tools approval covers; quarantining withdraws them at once, on every replica."));
   const feedback = h("div", { "aria-live": "polite" });
   const body = h("div", {});
-  root.append(feedback, body);
+  root.append(addServerSection(cx, (name) => cx.navigate(serverHref(name))), feedback, body);
   const open = new Set();
   const paging = { page: 0 };
   let last = "";

@@ -1,9 +1,10 @@
 // One server's page (#/servers/<name>): what runs (command or URL, secrets replaced), how it is
-// isolated, its history on this replica as a timeline, its calls, errors and latency over the
-// last hour or day (all its tools or one), a live stderr tail for a process the gateway started,
-// and Restart. All read /api/v1 only.
+// isolated, the tools it offers (served or withheld, and why), its history on this replica as a
+// timeline, its calls, errors and latency over the last hour or day (all its tools or one), a
+// live stderr tail for a process the gateway started, Restart, and Remove for a server added
+// from the dashboard. All read /api/v1 only.
 
-import { h, fill, problem, badge, time } from "./dom.js";
+import { h, fill, problem, badge, time, table } from "./dom.js";
 import { trendChart, LEGEND } from "./chart.js";
 import { statusWord, isolationCell, stderrBlock } from "./overview.js";
 
@@ -34,6 +35,16 @@ function sourceList(config) {
   }
   rows.push(["Trust", config.trust === "auto" ? "new tools approved on sight" : "every new or changed tool waits for approval"]);
   return h("dl", { class: "source" }, ...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+/** The tools it offers, as the catalog has them: served, or withheld and why. */
+function toolsTable(name, tools) {
+  return table(`The tools of ${name}`, ["Tool", "Status", "May", "Description"], tools.map((t) => [
+    h("code", {}, t.id),
+    badge(t.reason ? `${t.status}: ${t.reason.replaceAll("_", " ")}` : t.status),
+    badge(t.permission),
+    t.description == null ? "—" : String(t.description),
+  ]), "It offers no tools (yet: a server that is starting lists them once it is ready).");
 }
 
 /** The history, newest first. */
@@ -67,6 +78,34 @@ export async function serverPage(root, cx, name) {
       fill(feedback, problem(e.message));
     }
   }
+  // Approving pins and serves exactly the tools the table on this page shows.
+  async function decide(action, count) {
+    const question = action === "approve"
+      ? `Approve ${name}? Its ${count} tool(s) listed on this page are pinned as they are now and served.`
+      : `Quarantine ${name}? Its tools stop being served to every caller at once, on every replica.`;
+    if (!window.confirm(question)) return;
+    fill(feedback);
+    try {
+      const done = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/${action}`);
+      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
+      fill(feedback, said);
+      last = "";
+      await refresh();
+      said.focus();
+    } catch (e) {
+      fill(feedback, problem(e.message));
+    }
+  }
+  async function remove() {
+    if (!window.confirm(`Remove ${name}? Every replica stops it and its tools are no longer served.`)) return;
+    fill(feedback);
+    try {
+      await cx.api("DELETE", `/api/v1/servers/${encodeURIComponent(name)}`);
+      cx.navigate("#/servers");
+    } catch (e) {
+      fill(feedback, problem(e.message));
+    }
+  }
   function choose(change) {
     Object.assign(span, change);
     last = "";
@@ -87,7 +126,8 @@ export async function serverPage(root, cx, name) {
     last = key;
     const focused = document.activeElement && document.activeElement.id;
     const server = detail.server;
-    const own = tools.tools.filter((t) => t.id.startsWith(`${name}:`)).map((t) => t.id);
+    const offered = tools.tools.filter((t) => t.id.startsWith(`${name}:`));
+    const own = offered.map((t) => t.id);
     const { chart, words } = trendChart(trends, "server-trend");
     const picker = h("select", { id: "trend-tool", "aria-label": "Whose calls", onchange: (e) => choose({ tool: e.target.value }) },
       h("option", { value: "" }, `All tools of ${name}`),
@@ -99,9 +139,22 @@ export async function serverPage(root, cx, name) {
     fill(body,
       h("div", { class: "row" }, badge(statusWord(server)), " ",
         h("span", { class: "muted" }, `${server.tools ?? 0} tool(s) served, ${server.withheld ?? 0} withheld`),
-        h("button", { type: "button", class: "operator-only", id: "restart-server", onclick: restart }, `Restart ${name}`)),
+        server.state === "quarantined"
+          ? h("button", { type: "button", class: "primary operator-only", id: "approve-server", onclick: () => decide("approve", offered.length) },
+            `Approve ${name} and its ${offered.length} tool(s)`)
+          : h("button", { type: "button", class: "danger operator-only", id: "quarantine-server", onclick: () => decide("quarantine", 0) }, `Quarantine ${name}`),
+        h("button", { type: "button", class: "operator-only", id: "restart-server", onclick: restart }, `Restart ${name}`),
+        detail.added
+          ? h("button", { type: "button", class: "danger operator-only", id: "remove-server", onclick: remove }, `Remove ${name}`)
+          : null),
       h("h2", {}, "What runs"),
-      h("div", { class: "card" }, sourceList(detail.config), h("h3", {}, "Isolation"), isolationCell(server)),
+      h("div", { class: "card" }, sourceList(detail.config),
+        h("p", { class: "muted", id: "server-origin" }, detail.added
+          ? "Added from the dashboard: kept in the control plane, run by every replica."
+          : "From the config file: edit it there."),
+        h("h3", {}, "Isolation"), isolationCell(server)),
+      h("h2", {}, "Tools"),
+      toolsTable(name, offered),
       h("h2", {}, "Calls, errors and latency"),
       h("div", { class: "card" }, h("div", { class: "row" }, ...spans, picker), chart,
         h("p", { class: "muted", id: "server-trend-words" }, words, LEGEND)),

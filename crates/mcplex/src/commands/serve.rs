@@ -11,8 +11,8 @@ use anyhow::{Context, Result};
 use mcplex_api::WithoutModel;
 use mcplex_config::{Config, Overrides, RoutingMode};
 use mcplex_dispatch::GatewaySetup;
-use mcplex_runtime::Trust;
 use mcplex_runtime::reload::Reloader;
+use mcplex_runtime::{AddedServers, Trust};
 use mcplex_state::Store;
 use mcplex_surface::{
     CodeSurface, DirectSurface, Door, Guard, ListenerLimits, Reach, RetrieveSurface, Routes,
@@ -59,7 +59,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     // Kept alive for as long as the gateway serves.
     let _reloader = setup
         .source
-        .and_then(|(path, overrides)| watch_config(path, overrides, &started.core));
+        .and_then(|(path, overrides)| watch_config(path, overrides, &started));
     match listener {
         None => serve_on_stdio(&config, started).await,
         Some(listener) => serve_on_http(&config, started, listener).await,
@@ -130,6 +130,8 @@ fn demo_setup(args: &ServeArgs) -> Result<Setup> {
 struct Started {
     core: Core,
     store: Arc<Store>,
+    /// The servers added from the dashboard, merged into every config the gateway runs.
+    added: AddedServers,
     /// Why searches are BM25F alone, when no model loaded.
     without_model: Option<WithoutModel>,
 }
@@ -151,6 +153,10 @@ fn start(
             config.servers.len()
         );
     }
+    // The servers added from the dashboard start with the file's, registered alike.
+    let added =
+        AddedServers::load(&store).context("cannot read the servers added from the dashboard")?;
+    let config = &Arc::new(added.merged(config));
     let semantic = crate::semantic::load(config, store.clone());
     let without_model = semantic.as_ref().err().cloned();
     // Most clients list once, at once, and never re-list on list_changed: the first listings
@@ -169,9 +175,17 @@ fn start(
         follow_logins(&core, logins);
     }
     report_startup_wait(Arc::clone(&core.gateway), grace);
+    mcplex_runtime::added::follow(
+        store.clone(),
+        core.store_generation.subscribe(),
+        added.clone(),
+        core.config.clone(),
+        core.gateway.clone(),
+    );
     Ok(Started {
         core,
         store,
+        added,
         without_model,
     })
 }
@@ -188,10 +202,12 @@ fn follow_logins(core: &Core, logins: Arc<mcplex_upstream::Logins>) {
 }
 
 /// Follows the config file; a watch that cannot start leaves the gateway serving without it.
-fn watch_config(path: PathBuf, overrides: Overrides, core: &Core) -> Option<Reloader> {
+fn watch_config(path: PathBuf, overrides: Overrides, started: &Started) -> Option<Reloader> {
     let watched = path.display().to_string();
+    let core = &started.core;
     let configs = core.config.clone();
-    match mcplex_runtime::reload::watch(path, overrides, configs, core.gateway.clone()) {
+    let added = started.added.clone();
+    match mcplex_runtime::reload::watch(path, overrides, configs, core.gateway.clone(), added) {
         Ok(reloader) => Some(reloader),
         Err(e) => {
             tracing::warn!("config hot reload is off: cannot watch {watched}: {e}");
@@ -230,6 +246,7 @@ async fn serve_on_http(
         core,
         store,
         without_model,
+        added: _,
     } = started;
     let shutdown = CancellationToken::new();
     // Listening for signals before anything can see the gateway: a SIGTERM right after start

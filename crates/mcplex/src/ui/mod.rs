@@ -68,6 +68,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../assets/ui/overview.js"),
     ),
     ("server.js", JS, include_str!("../../assets/ui/server.js")),
+    (
+        "add_server.js",
+        JS,
+        include_str!("../../assets/ui/add_server.js"),
+    ),
     ("tools.js", JS, include_str!("../../assets/ui/tools.js")),
     ("tokens.js", JS, include_str!("../../assets/ui/tokens.js")),
     (

@@ -16,7 +16,7 @@ use crate::sign_in::{CLIENT_SECRET, oidc_provider};
 
 #[test]
 fn only_the_subject_a_link_is_for_can_connect_its_account() {
-    let Some(browser) = crate::dashboard::chromium() else {
+    let Some(browser) = crate::browser::chromium() else {
         return;
     };
     let (_upstream, upstream_port) = python_oauth_server(&[]);
@@ -63,7 +63,7 @@ fn only_the_subject_a_link_is_for_can_connect_its_account() {
         .args(["--agent-redirect", &agent_redirect])
         .args(["--tool", "py__whoami"])
         .arg("--shots")
-        .arg(crate::dashboard::screenshots())
+        .arg(crate::browser::screenshots())
         .arg("--chromium")
         .arg(&browser)
         .output()

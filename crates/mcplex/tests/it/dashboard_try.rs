@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::dashboard::{browse, chromium};
+use crate::browser::{browse, chromium};
 use crate::harness::{Gateway, fixture_server};
 
 #[test]

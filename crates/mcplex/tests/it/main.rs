@@ -3,6 +3,8 @@
 //! integration tests"); each module is one area of behaviour.
 
 mod activity_export;
+mod added_servers;
+mod browser;
 mod calls;
 mod cli;
 mod cluster;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::dashboard::{browse, chromium};
+use crate::browser::{browse, chromium};
 use crate::harness::{Gateway, eventually, fixture_server, tools};
 
 const SECRET: &str = "sk-page-secret-0077";

@@ -32,7 +32,7 @@ pub fn oidc_provider(port: u16, redirect_uri: &str, agent_redirect: Option<&str>
 
 #[test]
 fn an_operator_signs_in_and_acts_a_viewer_reads_within_the_rules_a_stranger_is_refused() {
-    let Some(browser) = crate::dashboard::chromium() else {
+    let Some(browser) = crate::browser::chromium() else {
         return;
     };
     let (gateway_port, provider_port) = (free_port(), free_port());
@@ -74,7 +74,7 @@ fn an_operator_signs_in_and_acts_a_viewer_reads_within_the_rules_a_stranger_is_r
         .args(["--key", &gateway.api_key()])
         .args(["--server", "newcomer"])
         .arg("--shots")
-        .arg(crate::dashboard::screenshots())
+        .arg(crate::browser::screenshots())
         .arg("--chromium")
         .arg(&browser)
         .output()

@@ -1,0 +1,222 @@
+//! Servers added from the dashboard (issue #33): `POST /api/v1/servers` reads an entry with the
+//! config file's parser, keeps it sealed in the control plane, and every replica of the store
+//! runs it, quarantined, until an operator approves it; the config file keeps its names; a
+//! restart reads the set again; `DELETE` removes it everywhere. And the same from the page in
+//! Chromium.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::browser::{browse_with, chromium};
+use crate::harness::{Gateway, eventually, fixture_server};
+
+const SECRET: &str = "sk-extra-secret-0123";
+
+fn extra_entry() -> Value {
+    let mut entry = fixture_server("extra", &[]);
+    entry["env"] = json!({"EXTRA_TOKEN": SECRET});
+    entry
+}
+
+/// A management API request to `gateway` with `key` (a replica's key is its store's: the
+/// first gateway's): (status, JSON body).
+fn api(gateway: &Gateway, key: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let auth = format!("Bearer {key}");
+    let (status, body) = crate::harness::http_send(
+        gateway.authority(),
+        method,
+        path,
+        &[("Authorization", &auth)],
+        body,
+    );
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    )
+}
+
+fn server(gateway: &Gateway, key: &str, name: &str) -> Option<Value> {
+    let (_, answer) = api(gateway, key, "GET", "/api/v1/servers", "");
+    answer["servers"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == name)
+        .cloned()
+}
+
+fn add(gateway: &Gateway, name: &str, entry: &Value, check_only: bool) -> (u16, Value) {
+    let body = json!({"name": name, "entry": entry, "check_only": check_only});
+    gateway.api("POST", "/api/v1/servers", &body.to_string())
+}
+
+/// Whether `text` is in any file of `gateway`'s data directory.
+fn on_disk(gateway: &Gateway, text: &str) -> bool {
+    std::fs::read_dir(gateway.data_dir())
+        .expect("data dir")
+        .flatten()
+        .any(|file| {
+            let bytes = std::fs::read(file.path()).unwrap_or_default();
+            bytes.windows(text.len()).any(|w| w == text.as_bytes())
+        })
+}
+
+fn two_replicas() -> (Gateway, Gateway) {
+    let config = json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}});
+    let first = Gateway::start(config.clone());
+    let data_dir = first.data_dir().display().to_string();
+    let replica = Gateway::start_with(config, &["--data-dir", &data_dir]);
+    first.wait_ready();
+    replica.wait_ready();
+    (first, replica)
+}
+
+#[test]
+fn a_server_added_on_one_replica_runs_quarantined_on_every_one_until_removed() {
+    let (first, mut replica) = two_replicas();
+    let key = first.api_key();
+    // Checked only: read and shown, secrets replaced; nothing stored or started.
+    let (status, checked) = add(&first, "extra", &extra_entry(), true);
+    assert_eq!(status, 200, "{checked}");
+    assert_eq!(
+        checked["config"]["transport"]["env"],
+        json!({"EXTRA_TOKEN": "[redacted]"})
+    );
+    assert_eq!(checked["config"]["origin"], "added", "{checked}");
+    assert!(server(&first, &key, "extra").is_none());
+    // Refused, each with the reason.
+    let refusals = [
+        ("extra", json!({"commnd": "x"}), 400, "commnd"),
+        ("fixture", extra_entry(), 409, "in the config file"),
+        ("a/b", extra_entry(), 400, "not a name"),
+        ("extra", json!("npx"), 400, "JSON object"),
+    ];
+    for (name, entry, want, says) in refusals {
+        let (status, answer) = add(&first, name, &entry, false);
+        assert_eq!(status, want, "{name}: {answer}");
+        let error = answer["error"].as_str().unwrap_or_default();
+        assert!(error.contains(says), "{name}: {answer}");
+    }
+
+    let (status, added) = add(&first, "extra", &extra_entry(), false);
+    assert_eq!(status, 201, "{added}");
+    assert!(
+        added["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("quarantined"),
+        "{added}"
+    );
+    let (status, again) = add(&first, "extra", &extra_entry(), false);
+    assert_eq!(status, 409, "{again}");
+    // The other replica runs it too, quarantined: its tools are withheld from agents.
+    let on_replica = eventually("the replica to run extra", Duration::from_secs(20), || {
+        server(&replica, &key, "extra").filter(|s| s["status"] == "ready")
+    });
+    assert_eq!(on_replica["state"], "quarantined", "{on_replica}");
+    let listed = replica.client("legacy", "list", &[]);
+    assert!(!listed.to_string().contains("extra__"), "{listed}");
+    // Sealed at rest; shown without its secret.
+    assert!(
+        !on_disk(&first, SECRET),
+        "the secret is in the data directory in clear"
+    );
+    let (_, page) = api(&replica, &key, "GET", "/api/v1/servers/extra", "");
+    assert_eq!(page["added"], true, "{page}");
+    assert!(!page.to_string().contains(SECRET), "{page}");
+
+    // Approved on the replica, served on the first.
+    let (status, done) = api(&replica, &key, "POST", "/api/v1/servers/extra/approve", "");
+    assert_eq!(status, 200, "{done}");
+    let answer = eventually(
+        "extra served on the first replica",
+        Duration::from_secs(10),
+        || {
+            let answer = first.client("legacy", "call", &["extra__echo", r#"{"x": 7}"#]);
+            (answer["result"]["structuredContent"] == json!({"x": 7})).then_some(answer)
+        },
+    );
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+
+    // A restart reads the set again from the store.
+    replica.restart();
+    replica.wait_ready();
+    assert!(
+        server(&replica, &key, "extra").is_some(),
+        "extra after the replica's restart"
+    );
+
+    // The file's servers are not removed here; an added one is, everywhere.
+    let (status, refused) = first.api("DELETE", "/api/v1/servers/fixture", "");
+    assert_eq!(status, 409, "{refused}");
+    let (status, removed) = first.api("DELETE", "/api/v1/servers/extra", "");
+    assert_eq!(status, 200, "{removed}");
+    assert!(
+        server(&first, &key, "extra").is_none(),
+        "gone here when the answer came"
+    );
+    eventually("the replica to stop extra", Duration::from_secs(10), || {
+        server(&replica, &key, "extra").is_none().then_some(())
+    });
+    let (status, _) = first.api("DELETE", "/api/v1/servers/extra", "");
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn an_operator_adds_a_server_from_the_page_and_a_second_replica_runs_it() {
+    let Some(browser) = chromium() else { return };
+    let (first, replica) = two_replicas();
+    let key = first.api_key();
+    let entry = fixture_server("extra", &[]).to_string();
+    let seen = browse_with(&first, &browser, "add", "", &["--entry", &entry]);
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    assert!(
+        seen["refused"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("argz"),
+        "{seen}"
+    );
+    assert!(
+        seen["checked"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("extra is valid"),
+        "{seen}"
+    );
+    assert!(
+        seen["understood"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"origin\": \"added\""),
+        "{seen}"
+    );
+    assert_eq!(seen["url"], "#/servers/extra", "{seen}");
+    let tools = seen["tools_table"].as_str().unwrap_or_default();
+    assert!(
+        tools.contains("extra:echo") && tools.contains("server quarantined"),
+        "{seen}"
+    );
+    assert!(
+        seen["origin"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Added from the dashboard"),
+        "{seen}"
+    );
+    assert_eq!(seen["remove_button"], 1, "{seen}");
+    assert_eq!(
+        seen["approve_label"], "Approve extra and its 9 tool(s)",
+        "{seen}"
+    );
+    // Approved on the page: the second replica runs it and serves it.
+    let on_replica = eventually(
+        "the replica to run extra approved",
+        Duration::from_secs(20),
+        || {
+            server(&replica, &key, "extra")
+                .filter(|s| s["status"] == "ready" && s["state"] == "approved")
+        },
+    );
+    assert_eq!(on_replica["tools"], 9, "{on_replica}");
+}
