@@ -118,6 +118,11 @@ def scenario_review(opts, browser, shots):
     facts["trend_bars"] = page.locator("svg#trend-calls rect.bar").count()
     facts["trend_words"] = page.inner_text("#trend-words")
     shots.take(page, "overview")
+    # The last hour instead of the day: twelve buckets of five minutes.
+    page.click("#overview-trend-1h")
+    expect(page.locator("#overview-trend-1h")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#trend-title")).to_have_text("Last hour")
+    facts["trend_bars_hour"] = page.locator("svg#trend-calls rect.bar").count()
     other = browser.new_context()
     again = other.new_page()
     answer = again.goto(opts.link)

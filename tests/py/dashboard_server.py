@@ -69,8 +69,11 @@ def scenario_server(opts, browser, shots, goto, overflows):
     page.click("#restart-server")
     expect(page.locator("#server-done")).to_be_visible(timeout=15000)
     facts["restart_said"] = page.inner_text("#server-done")
-    facts["focus_after_restart"] = page.evaluate("document.activeElement.id")
+    # Focus moves to the outcome and stays there through the refresh after it.
+    expect(page.locator("#server-done")).to_be_focused()
+    expect(page.locator("#server-timeline")).to_contain_text("Restarted by an operator", timeout=20000)
     expect(page.locator("#server-timeline li").first).to_contain_text("Ready", timeout=20000)
+    facts["focus_after_restart"] = page.evaluate("document.activeElement.id")
     facts["timeline_after"] = page.locator("#server-timeline li").all_inner_texts()
     shots.take(page, "server-restarted")
 

@@ -55,7 +55,10 @@ fn read(store: &Store, reported: &mut BTreeSet<String>) -> Result<Vec<ServerConf
     let mut servers = Vec::new();
     for row in store.added_servers()? {
         let parsed = match row.entry.as_deref().map(serde_json::from_slice) {
-            None => Err("it does not open with this gateway's token key".to_owned()),
+            None => Err(format!(
+                "it does not open with this gateway's token key (on PostgreSQL, {} must be the same on every replica)",
+                mcplex_state::TOKEN_KEY_ENV
+            )),
             Some(Err(e)) => Err(format!("its entry is not JSON ({e})")),
             Some(Ok(entry)) => parse_added_server(&row.name, &entry).map_err(|e| e.to_string()),
         };

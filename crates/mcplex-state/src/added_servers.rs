@@ -69,7 +69,9 @@ impl Store {
         })
     }
 
-    /// Every added server, by name, each entry opened.
+    /// Every added server, by name, each entry opened. The token key is needed only when
+    /// there are some: a PostgreSQL store without `MCPLEX_TOKEN_KEY` and without added servers
+    /// reads an empty set; with some, their entries do not open (`None`).
     pub fn added_servers(&self) -> Result<Vec<AddedServerRow>, StateError> {
         let rows = self.db.transaction(Mode::Read, |tx| {
             tx.query(
@@ -77,11 +79,17 @@ impl Store {
                 &[],
             )
         })?;
-        let key = self.token_key()?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let key = self.token_key().ok();
         rows.iter()
             .map(|row| {
                 let name = row.text(0)?;
-                let entry = open(&key, &associated(&name), &row.bytes(1)?).ok();
+                let sealed = row.bytes(1)?;
+                let entry = key
+                    .as_ref()
+                    .and_then(|key| open(key, &associated(&name), &sealed).ok());
                 Ok(AddedServerRow {
                     entry,
                     added_by: row.opt_text(2)?,

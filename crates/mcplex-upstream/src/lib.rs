@@ -10,6 +10,7 @@
 //! Must not: know about the catalog, names or surfaces; it reports [`UpstreamEvent`]s and answers
 //! calls by canonical server and tool name.
 
+mod backoff;
 mod callers;
 mod connect;
 mod error;

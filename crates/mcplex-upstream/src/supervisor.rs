@@ -24,6 +24,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::backoff::back_off;
 use crate::connect::open;
 use crate::history::{History, ServerEventKind};
 use crate::isolation::{Denied, Isolation};
@@ -84,9 +85,6 @@ pub struct UpstreamNotice {
 
 /// How many notices may wait for a slow subscriber before it misses some.
 const NOTICE_BUFFER: usize = 256;
-
-const BACKOFF_FIRST: Duration = Duration::from_millis(250);
-const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 pub(crate) struct ServerSlot {
     pub(crate) config: ServerConfig,
@@ -430,32 +428,6 @@ impl<E: Fn(UpstreamReport)> Connection<'_, E> {
         set_connection(slot, None);
         connection.shutdown().await;
         ended.map_or(Attempt::Stopped, Attempt::Lost)
-    }
-}
-
-/// Records a failed attempt and waits out the backoff; false when the gateway shuts down.
-async fn back_off(
-    slot: &ServerSlot,
-    emit: &impl Fn(UpstreamReport),
-    failures: &mut u32,
-    (kind, reason): (ServerEventKind, String),
-    shutdown: &CancellationToken,
-) -> bool {
-    // The one place a server's last error is recorded: redacted here, it is redacted in
-    // the log, the status the API and `/readyz` show, the history, and every "not
-    // connected" error.
-    let reason = slot.redactor.redact(&reason);
-    slot.record(kind, Some(reason.clone()));
-    *failures = failures.saturating_add(1);
-    let backoff = BACKOFF_FIRST
-        .saturating_mul(2u32.saturating_pow((*failures).min(16) - 1))
-        .min(BACKOFF_MAX);
-    let name = &slot.config.name;
-    tracing::warn!(server = %name, "upstream unavailable: {reason}; retrying in {}ms", backoff.as_millis());
-    set_health(slot, emit, ServerHealth::Unhealthy { reason });
-    tokio::select! {
-        () = tokio::time::sleep(backoff) => true,
-        () = shutdown.cancelled() => false,
     }
 }
 

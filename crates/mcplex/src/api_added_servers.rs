@@ -132,13 +132,25 @@ pub async fn remove(State(state): State<ApiState>, Path(name): Path<String>) -> 
     (StatusCode::OK, Json(Done::new(message))).into_response()
 }
 
-/// Waits (at most [`APPLIED_WITHIN`]) until this replica's running config has `name` (or no
-/// longer has it); whether it got there.
+/// Waits (at most [`APPLIED_WITHIN`]) until this replica runs `name` (or no longer does): its
+/// running config and its published catalog both say so, so that a read right after the
+/// answer agrees with it. Whether it got there.
 async fn applied(state: &ApiState, name: &str, present: bool) -> bool {
     let mut config = state.config.clone();
-    let there =
+    let mut published = state.gateway.snapshot_changes();
+    published.mark_unchanged();
+    let configured =
         |config: &mcplex_config::Config| config.servers.iter().any(|s| s.name == name) == present;
-    tokio::time::timeout(APPLIED_WITHIN, config.wait_for(|c| there(c)))
-        .await
-        .is_ok_and(|waited| waited.is_ok())
+    let catalogued = || state.gateway.snapshot().servers().contains_key(name) == present;
+    let both = async {
+        if config.wait_for(|c| configured(c)).await.is_err() {
+            return;
+        }
+        while !catalogued() {
+            if published.changed().await.is_err() {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(APPLIED_WITHIN, both).await.is_ok() && catalogued()
 }

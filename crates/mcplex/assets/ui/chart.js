@@ -2,6 +2,8 @@
 // per bucket as bars with the failed part in red, and the median and 95th-percentile latency as
 // two lines over them on their own scale, with the numbers in words for a screen reader.
 
+import { h } from "./dom.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 720;
 const HEIGHT = 140;
@@ -12,6 +14,15 @@ function svg(tag, attrs, ...children) {
   for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
   for (const child of children) if (child) el.append(child);
   return el;
+}
+
+/** The spans a trend is drawn over, each a toggle button; `hours` is the one shown. Ids are
+ * `${prefix}-1h` and `${prefix}-24h`. */
+export function spanButtons(hours, choose, prefix) {
+  return [[1, "Last hour"], [24, "Last day"]].map(([span, label]) => h("button", {
+    type: "button", id: `${prefix}-${span}h`, "aria-pressed": String(hours === span),
+    class: hours === span ? "primary" : null, onclick: () => choose(span),
+  }, label));
 }
 
 /** Microseconds in words: "0.4 ms", "12 ms", "1.5 s". */

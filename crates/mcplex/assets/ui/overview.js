@@ -2,7 +2,7 @@
 // effective config redacted, with the current diagnostics). All read /api/v1 only.
 
 import { h, fill, problem, table, paged, badge, busy } from "./dom.js";
-import { trendChart, LEGEND } from "./chart.js";
+import { trendChart, spanButtons, LEGEND } from "./chart.js";
 import { addServerSection } from "./add_server.js";
 
 const PAGE = 25;
@@ -41,13 +41,13 @@ export function isolationCell(server) {
       : null);
 }
 
-/** The last 24 hours: calls (failed in red) and the latency, every replica's. */
-function trendSection(trends) {
+/** The last hour or day (`hours`): calls (failed in red) and the latency, every replica's. */
+function trendSection(trends, hours, choose) {
   const { chart, words } = trendChart(trends, "trend-calls");
   return h("section", { "aria-labelledby": "trend-title" },
-    h("h2", { id: "trend-title" }, "Last 24 hours"),
-    h("div", { class: "card" }, chart, h("p", { class: "muted", id: "trend-words" }, words,
-      LEGEND)));
+    h("h2", { id: "trend-title" }, hours === 1 ? "Last hour" : "Last 24 hours"),
+    h("div", { class: "card" }, h("div", { class: "row" }, spanButtons(hours, choose, "overview-trend")),
+      chart, h("p", { class: "muted", id: "trend-words" }, words, LEGEND)));
 }
 
 /** How many things need the operator now (the navigation's count). */
@@ -89,6 +89,8 @@ export async function overview(root, cx) {
   const body = h("div", {});
   root.append(body);
   let last = "";
+  let hours = 24;
+  const choose = (span) => { hours = span; last = ""; refresh(); };
   async function refresh() {
     const [servers, stats, approvals, refusedEdit, trends] = await Promise.all([
       cx.api("GET", "/api/v1/servers"),
@@ -96,7 +98,7 @@ export async function overview(root, cx) {
       cx.api("GET", "/api/v1/approvals"),
       // The config and the trends are an operator's to read: a viewer's page goes without.
       cx.api("GET", "/api/v1/config").then((c) => c.refused_edit).catch(() => null),
-      cx.api("GET", "/api/v1/trends?hours=24").catch(() => null),
+      cx.api("GET", `/api/v1/trends?hours=${hours}`).catch(() => null),
     ]);
     const key = JSON.stringify([servers, stats, approvals, refusedEdit, trends]);
     if (key === last) return;
@@ -122,7 +124,7 @@ export async function overview(root, cx) {
         ? h("section", { id: "needs-you", "aria-labelledby": "needs-title" }, h("h2", { id: "needs-title" }, "Needs you"),
           h("ul", { class: "needs" }, needs.map((n) => h("li", {}, badge(n.kind), " ", n.text, " ", h("a", { href: n.href }, n.action)))))
         : null,
-      trends ? trendSection(trends) : null,
+      trends ? trendSection(trends, hours, choose) : null,
       h("h2", {}, "Servers"),
       table("Servers", ["Server", "State", "Tools served", "Withheld", "Restarts", "Calls (1 h)", "Errors (1 h)"],
         list.map((s) => {

@@ -5,7 +5,7 @@
 // from the dashboard. All read /api/v1 only.
 
 import { h, fill, problem, badge, time, table } from "./dom.js";
-import { trendChart, LEGEND } from "./chart.js";
+import { trendChart, spanButtons, LEGEND } from "./chart.js";
 import { statusWord, isolationCell, stderrBlock } from "./overview.js";
 
 /** What an event of the history says. */
@@ -62,18 +62,24 @@ export async function serverPage(root, cx, name) {
   const feedback = h("div", { "aria-live": "polite" });
   const body = h("div", {});
   const span = { hours: 1, tool: "" };
-  root.append(h("p", {}, h("a", { href: "#/servers" }, "← All servers")), title, feedback, body);
+  const loading = h("div", {});
+  root.append(h("p", {}, h("a", { href: "#/servers" }, "← All servers")), title, loading, feedback, body);
   let last = "";
+  // An action's outcome, said where the pressed button was; keyboard focus moves to it at once
+  // (the refresh after it keeps focus there: the message is outside what it rebuilds).
+  function said(message) {
+    const done = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, message);
+    fill(feedback, done);
+    done.focus();
+  }
   async function restart() {
     if (!window.confirm(`Restart ${name} on this replica? Its process is stopped (calls in flight fail) and started again.`)) return;
     fill(feedback);
     try {
       const done = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/restart`);
-      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
-      fill(feedback, said);
+      said(done.message);
       last = "";
       await refresh();
-      said.focus();
     } catch (e) {
       fill(feedback, problem(e.message));
     }
@@ -87,11 +93,9 @@ export async function serverPage(root, cx, name) {
     fill(feedback);
     try {
       const done = await cx.api("POST", `/api/v1/servers/${encodeURIComponent(name)}/${action}`);
-      const said = h("p", { class: "ok", id: "server-done", tabindex: "-1" }, done.message);
-      fill(feedback, said);
+      said(done.message);
       last = "";
       await refresh();
-      said.focus();
     } catch (e) {
       fill(feedback, problem(e.message));
     }
@@ -121,6 +125,7 @@ export async function serverPage(root, cx, name) {
     ]);
     const stdio = detail.config && detail.config.transport && detail.config.transport.type === "stdio";
     const tail = stdio ? await cx.api("GET", `/api/v1/servers/${path}/stderr`).catch((e) => ({ error: e.message })) : null;
+    fill(loading);
     const key = JSON.stringify([detail, trends, tools, tail, span]);
     if (key === last) return;
     last = key;
@@ -132,10 +137,7 @@ export async function serverPage(root, cx, name) {
     const picker = h("select", { id: "trend-tool", "aria-label": "Whose calls", onchange: (e) => choose({ tool: e.target.value }) },
       h("option", { value: "" }, `All tools of ${name}`),
       ...own.map((id) => h("option", { value: id, selected: id === span.tool }, id)));
-    const spans = [[1, "Last hour"], [24, "Last day"]].map(([hours, label]) => h("button", {
-      type: "button", id: `trend-${hours}h`, "aria-pressed": String(span.hours === hours),
-      class: span.hours === hours ? "primary" : "", onclick: () => choose({ hours }),
-    }, label));
+    const spans = spanButtons(span.hours, (hours) => choose({ hours }), "trend");
     fill(body,
       h("div", { class: "row" }, badge(statusWord(server)), " ",
         h("span", { class: "muted" }, `${server.tools ?? 0} tool(s) served, ${server.withheld ?? 0} withheld`),
@@ -163,6 +165,11 @@ export async function serverPage(root, cx, name) {
       stdio ? stderrBlock(name, tail) : null);
     if (focused) document.getElementById(focused)?.focus();
   }
-  await refresh();
+  try {
+    await refresh();
+  } catch (e) {
+    // A server just added may not be in this replica's catalog yet: said, and tried again.
+    fill(loading, problem(e.message));
+  }
   return { refresh, every: 2000 };
 }

@@ -53,6 +53,7 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
     );
     // The last 24 hours as a chart, in words too.
     assert_eq!(seen["trend_bars"], 48, "{seen}");
+    assert_eq!(seen["trend_bars_hour"], 12, "{seen}");
     assert!(
         seen["trend_words"]
             .as_str()
