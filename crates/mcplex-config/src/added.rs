@@ -2,10 +2,16 @@
 //! every replica runs them. An entry is read by the config file's own parser, exactly as it
 //! would be under `mcpServers`, and starts quarantined like any new server; the config file
 //! stays authoritative: a name it has is never taken from the store.
+//!
+//! What only the operator who edits the file may grant is refused in an added entry: the
+//! gateway's own environment (`inherit_env`, an OAuth `client_secret` read from a variable, so
+//! `oauth` at all), a working directory, and any `sandbox` setting. An added stdio server runs
+//! under the default sandbox, which must be in force: where the kernel cannot confine it, it
+//! does not start.
 
 use serde_json::{Value, json};
 
-use crate::{Config, ConfigError, Overrides, ServerConfig, ServerOrigin, parse_config};
+use crate::{Config, ConfigError, Overrides, ServerConfig, ServerOrigin, Transport, parse_config};
 
 /// Why an entry cannot be added.
 #[derive(Debug, thiserror::Error)]
@@ -20,7 +26,16 @@ pub enum AddedServerError {
     /// The name is not one entry's name, or the entry is not one server.
     #[error("{0}")]
     Shape(String),
+    /// A key only the config file may set.
+    #[error(
+        "\"{0}\" can be set only in the config file, not on a server added while the gateway runs"
+    )]
+    FileOnly(String),
 }
+
+/// Keys of a server entry that reach beyond the server itself (the gateway's environment and
+/// files, its sandbox): the config file's to set.
+const FILE_ONLY_KEYS: [&str; 5] = ["inherit_env", "working_dir", "cwd", "oauth", "sandbox"];
 
 /// Reads the `mcpServers` entry `entry` of a server named `name`, as the config file's parser
 /// reads one, quarantined. A name that would not be a valid key there is refused.
@@ -30,10 +45,13 @@ pub fn parse_added_server(name: &str, entry: &Value) -> Result<ServerConfig, Add
             "{name:?} is not a name for an added server: up to {MAX_NAME} letters, digits, '_', '-' and '.', not starting with '.'"
         )));
     }
-    if !entry.is_object() {
+    let Some(object) = entry.as_object() else {
         return Err(AddedServerError::Shape(
             "a server is a JSON object, as under \"mcpServers\" in the config file".to_owned(),
         ));
+    };
+    if let Some(key) = FILE_ONLY_KEYS.iter().find(|key| object.contains_key(**key)) {
+        return Err(AddedServerError::FileOnly((*key).to_owned()));
     }
     let text = json!({ "mcpServers": { name: entry } }).to_string();
     let config = parse_config(
@@ -52,6 +70,9 @@ pub fn parse_added_server(name: &str, entry: &Value) -> Result<ServerConfig, Add
     };
     server.quarantined = true;
     server.origin = ServerOrigin::Added;
+    if let Transport::Stdio { sandbox, .. } = &mut server.transport {
+        sandbox.required = true;
+    }
     Ok(server)
 }
 
@@ -98,6 +119,20 @@ mod tests {
         assert_eq!(server.name, "docs");
         assert!(server.quarantined, "whatever the entry says");
         assert_eq!(server.origin, ServerOrigin::Added);
+        let Transport::Stdio { sandbox, .. } = &server.transport else {
+            panic!("a stdio server: {server:?}");
+        };
+        assert!(
+            sandbox.enabled && sandbox.required,
+            "confined, or not started"
+        );
+        for key in FILE_ONLY_KEYS {
+            let refused = parse_added_server("docs", &json!({"command": "x", key: true}));
+            assert!(
+                matches!(&refused, Err(AddedServerError::FileOnly(k)) if k == key),
+                "{key}: {refused:?}"
+            );
+        }
         let refused = |entry: Value| {
             parse_added_server("docs", &entry)
                 .map(|_| ())

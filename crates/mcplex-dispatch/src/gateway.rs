@@ -225,6 +225,12 @@ impl Gateway {
         self.upstreams.history(server)
     }
 
+    /// Makes `server` (not running yet) start under the quarantine policy whatever the last
+    /// approvals said.
+    pub fn withhold_approval(&self, server: &str) {
+        self.upstreams.withhold_approval(server);
+    }
+
     /// Restarts `server`'s process or connection on this gateway; false when no such server
     /// runs.
     pub fn restart(&self, server: &str) -> bool {

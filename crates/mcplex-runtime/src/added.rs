@@ -86,26 +86,37 @@ pub fn follow(
     configs: watch::Sender<Arc<Config>>,
     gateway: Arc<Gateway>,
 ) {
+    // Decided at start, for good, as the file reloader decides it.
+    let search_tools_listed = configs.borrow().defers_anything();
     tokio::spawn(async move {
         let mut reported = BTreeSet::new();
         while generations.changed().await.is_ok() {
             let reading = store.clone();
-            let (read_back, servers) = match tokio::task::spawn_blocking(move || {
-                let mut reported = reported;
-                let servers = read(&reading, &mut reported);
-                (reported, servers)
+            let mut kept = std::mem::take(&mut reported);
+            let read = tokio::task::spawn_blocking(move || {
+                let servers = read(&reading, &mut kept);
+                (kept, servers)
             })
-            .await
-            {
-                Ok(done) => done,
+            .await;
+            let servers = match read {
+                Ok((kept, servers)) => {
+                    reported = kept;
+                    servers
+                }
                 Err(e) => {
                     tracing::error!("reading the added servers failed: {e}");
-                    return;
+                    continue;
                 }
             };
-            reported = read_back;
             match servers {
-                Ok(servers) => apply(&added, servers, &configs, &gateway),
+                Ok(servers) => {
+                    let applying = Applying {
+                        configs: &configs,
+                        gateway: &gateway,
+                        search_tools_listed,
+                    };
+                    applying.apply(&added, servers);
+                }
                 // The follower says when the store is unreachable; the running set stays.
                 Err(e) => tracing::debug!("cannot read the added servers: {e}"),
             }
@@ -113,27 +124,41 @@ pub fn follow(
     });
 }
 
-/// Replaces the set with `servers` and, when it changed, applies it to the running config.
-fn apply(
-    added: &AddedServers,
-    servers: Vec<ServerConfig>,
-    configs: &watch::Sender<Arc<Config>>,
-    gateway: &Gateway,
-) {
-    let mut current = added.lock();
-    if *current == servers {
-        return;
+/// Where a changed set is applied.
+struct Applying<'a> {
+    configs: &'a watch::Sender<Arc<Config>>,
+    gateway: &'a Gateway,
+    search_tools_listed: bool,
+}
+
+impl Applying<'_> {
+    /// Replaces the set with `servers` and, when it changed, applies it to the running config
+    /// as a config edit is applied (`mcplex_config::reload_listing`: what is hot, deferral as
+    /// decided at start).
+    fn apply(&self, added: &AddedServers, servers: Vec<ServerConfig>) {
+        let mut current = added.lock();
+        if *current == servers {
+            return;
+        }
+        let names =
+            |set: &[ServerConfig]| -> Vec<String> { set.iter().map(|s| s.name.clone()).collect() };
+        tracing::info!(
+            "servers added from the dashboard: {:?} (were {:?})",
+            names(&servers),
+            names(&current)
+        );
+        // The store quarantined each new name as it was added; the approvals are read again
+        // after this, so a new name must not start under an approval it had before.
+        for server in servers.iter().filter(|s| !current.contains(s)) {
+            self.gateway.withhold_approval(&server.name);
+        }
+        *current = servers;
+        let running = self.configs.borrow().clone();
+        let merged = merge(&running, &current);
+        let reloaded = mcplex_config::reload_listing(&running, merged, self.search_tools_listed);
+        if reloaded.servers_changed() {
+            self.gateway.reconcile(&reloaded.config);
+        }
+        self.configs.send_replace(Arc::new(reloaded.config));
     }
-    let names =
-        |set: &[ServerConfig]| -> Vec<String> { set.iter().map(|s| s.name.clone()).collect() };
-    tracing::info!(
-        "servers added from the dashboard: {:?} (were {:?})",
-        names(&servers),
-        names(&current)
-    );
-    *current = servers;
-    let running = configs.borrow().clone();
-    let merged = merge(&running, &current);
-    gateway.reconcile(&merged);
-    configs.send_replace(Arc::new(merged));
 }

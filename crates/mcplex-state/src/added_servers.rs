@@ -27,8 +27,9 @@ fn associated(name: &str) -> String {
 }
 
 impl Store {
-    /// Stores `entry` as the added server `name`, sealed, with a generation bump; false (and
-    /// nothing stored) when a server of that name was added already.
+    /// Stores `entry` as the added server `name`, sealed, and records the name quarantined, with
+    /// a generation bump; false (and nothing stored) when a server of that name was added
+    /// already.
     pub fn add_server(
         &self,
         name: &str,
@@ -48,10 +49,19 @@ impl Store {
                     Param::Int(now),
                 ],
             )?;
-            if inserted > 0 {
-                crate::control::bump_generation(tx)?;
+            if inserted == 0 {
+                return Ok(false);
             }
-            Ok(inserted > 0)
+            // Quarantined whatever the name's record said: a name approved before (added,
+            // approved and removed; or a server the file had) must not lend its approval.
+            tx.execute(
+                "INSERT INTO servers (name, state, pin_next_listing, updated_at)
+                 VALUES (?1, 'quarantined', 0, ?2)
+                 ON CONFLICT (name) DO UPDATE SET state = 'quarantined', pin_next_listing = 0, updated_at = ?2",
+                &[Param::Text(name), Param::Int(now)],
+            )?;
+            crate::control::bump_generation(tx)?;
+            Ok(true)
         })
     }
 
@@ -149,6 +159,31 @@ mod tests {
             assert!(store.remove_added_server("docs").expect("remove"));
             assert!(!store.remove_added_server("docs").expect("gone"));
             assert!(store.added_servers().expect("list").is_empty());
+            // Approved once, removed, added again: quarantined again.
+            let approved = mcplex_trust::ServerRecord {
+                state: mcplex_trust::ServerState::Approved,
+                pin_next_listing: false,
+            };
+            store
+                .apply(&[mcplex_trust::Change::Server {
+                    name: "docs".to_owned(),
+                    record: approved,
+                }])
+                .expect("approve");
+            assert!(
+                store
+                    .load_approvals()
+                    .expect("load")
+                    .server_approved("docs")
+            );
+            assert!(store.add_server("docs", entry, None).expect("again"));
+            assert!(
+                !store
+                    .load_approvals()
+                    .expect("load")
+                    .server_approved("docs"),
+                "quarantined"
+            );
         }
     }
 }

@@ -77,6 +77,19 @@ impl Isolation {
         self
     }
 
+    /// Takes `server` out of the approved servers until the next [`Isolation::set_approved`]:
+    /// a server about to start whose approval the store just withdrew starts quarantined.
+    pub(crate) fn withhold(&self, server: &str) {
+        if let Some(approved) = self
+            .approved
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            approved.remove(server);
+        }
+    }
+
     pub(crate) fn quarantined(&self, server: &str) -> bool {
         self.approved
             .read()
@@ -225,8 +238,15 @@ impl Upstreams {
             tracing::info!(server = %name, "restarting upstream: its approval changed, and with it its sandbox");
             slot.stop.cancel();
             servers.remove(&name);
-            self.start_slot(&mut servers, &slot.config);
+            self.start_slot_with(&mut servers, &slot.config, slot.history.clone());
         }
+    }
+
+    /// Makes `server`, not running yet, start under the quarantine policy whatever the
+    /// approvals last said (a server added from the dashboard, quarantined in the store a moment
+    /// before the approvals are read again).
+    pub fn withhold_approval(&self, server: &str) {
+        self.isolation.withhold(server);
     }
 
     /// How `server`'s process is isolated (`None`: not a process, or not started yet).

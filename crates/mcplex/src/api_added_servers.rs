@@ -98,19 +98,12 @@ pub async fn add(
 }
 
 pub async fn remove(State(state): State<ApiState>, Path(name): Path<String>) -> Response {
-    let origin = state
+    let in_file = state
         .config
         .borrow()
         .servers
         .iter()
-        .find(|s| s.name == name)
-        .map(|s| s.origin);
-    if origin == Some(ServerOrigin::File) {
-        return error(
-            StatusCode::CONFLICT,
-            format!("{name} is in the config file: remove it there"),
-        );
-    }
+        .any(|s| s.name == name && s.origin == ServerOrigin::File);
     let removing = name.clone();
     let removed = off_runtime(state.access.store(), move |store| {
         store.remove_added_server(&removing)
@@ -119,15 +112,25 @@ pub async fn remove(State(state): State<ApiState>, Path(name): Path<String>) -> 
     match removed {
         Ok(Ok(true)) => {}
         Ok(Ok(false)) => {
-            return error(
-                StatusCode::NOT_FOUND,
-                format!("no server named {name:?} was added from the dashboard"),
-            );
+            return if in_file {
+                error(
+                    StatusCode::CONFLICT,
+                    format!("{name} is in the config file: remove it there"),
+                )
+            } else {
+                error(
+                    StatusCode::NOT_FOUND,
+                    format!("no server named {name:?} was added from the dashboard"),
+                )
+            };
         }
         Ok(Err(e)) => return store_error(e),
         Err(failed) => return failed,
     }
-    applied(&state, &name, false).await;
+    // A stored entry the file shadowed is removed too; it was not running, the file's is.
+    if !in_file {
+        applied(&state, &name, false).await;
+    }
     let message = format!("removed {name}: every replica stops it");
     (StatusCode::OK, Json(Done::new(message))).into_response()
 }

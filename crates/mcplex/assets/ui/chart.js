@@ -25,6 +25,22 @@ export function spanButtons(hours, choose, prefix) {
   }, label));
 }
 
+/** How often a page asks for a trend again with the same span: its buckets are minutes long,
+ * and the database ranks every call of the span to answer. */
+const TREND_EVERY_MS = 30000;
+
+/** Fetches trends through `api`, asking again for the same `path` only every 30 s. */
+export function trendsFetcher(api) {
+  let cached = { path: null, at: 0, answer: null };
+  return async (path) => {
+    const now = Date.now();
+    if (cached.path === path && now - cached.at < TREND_EVERY_MS) return cached.answer;
+    const answer = await api("GET", path);
+    cached = { path, at: now, answer };
+    return answer;
+  };
+}
+
 /** Microseconds in words: "0.4 ms", "12 ms", "1.5 s". */
 export function duration(us) {
   if (us >= 1e6) return `${(us / 1e6).toFixed(1)} s`;

@@ -2,7 +2,7 @@
 // effective config redacted, with the current diagnostics). All read /api/v1 only.
 
 import { h, fill, problem, table, paged, badge, busy } from "./dom.js";
-import { trendChart, spanButtons, LEGEND } from "./chart.js";
+import { trendChart, spanButtons, trendsFetcher, LEGEND } from "./chart.js";
 import { addServerSection } from "./add_server.js";
 
 const PAGE = 25;
@@ -90,16 +90,25 @@ export async function overview(root, cx) {
   root.append(body);
   let last = "";
   let hours = 24;
-  const choose = (span) => { hours = span; last = ""; refresh(); };
+  const trendsOf = trendsFetcher(cx.api);
+  let asked = 0;
+  const choose = (span) => {
+    hours = span;
+    last = "";
+    refresh().then(() => document.getElementById(`overview-trend-${span}h`)?.focus(), (e) => cx.say(e.message));
+  };
   async function refresh() {
+    const mine = ++asked;
     const [servers, stats, approvals, refusedEdit, trends] = await Promise.all([
       cx.api("GET", "/api/v1/servers"),
       cx.api("GET", "/api/v1/stats"),
       cx.api("GET", "/api/v1/approvals"),
       // The config and the trends are an operator's to read: a viewer's page goes without.
       cx.api("GET", "/api/v1/config").then((c) => c.refused_edit).catch(() => null),
-      cx.api("GET", `/api/v1/trends?hours=${hours}`).catch(() => null),
+      trendsOf(`/api/v1/trends?hours=${hours}`).catch(() => null),
     ]);
+    // A newer refresh started meanwhile (the span changed): its answer is the one to draw.
+    if (mine !== asked) return;
     const key = JSON.stringify([servers, stats, approvals, refusedEdit, trends]);
     if (key === last) return;
     last = key;

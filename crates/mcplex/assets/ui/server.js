@@ -5,7 +5,7 @@
 // from the dashboard. All read /api/v1 only.
 
 import { h, fill, problem, badge, time, table } from "./dom.js";
-import { trendChart, spanButtons, LEGEND } from "./chart.js";
+import { trendChart, spanButtons, trendsFetcher, LEGEND } from "./chart.js";
 import { statusWord, isolationCell, stderrBlock } from "./overview.js";
 
 /** What an event of the history says. */
@@ -113,18 +113,24 @@ export async function serverPage(root, cx, name) {
   function choose(change) {
     Object.assign(span, change);
     last = "";
-    refresh();
+    refresh().catch((e) => fill(loading, problem(e.message)));
   }
+  const trendsOf = trendsFetcher(cx.api);
+  // Each refresh is numbered: an answer that arrives after a newer refresh started (the span
+  // changed meanwhile, say) is dropped, never drawn over the newer one.
+  let asked = 0;
   async function refresh() {
+    const mine = ++asked;
     const path = encodeURIComponent(name);
     const trendQuery = span.tool ? `tool=${encodeURIComponent(span.tool)}` : `server=${path}`;
     const [detail, trends, tools] = await Promise.all([
       cx.api("GET", `/api/v1/servers/${path}`),
-      cx.api("GET", `/api/v1/trends?hours=${span.hours}&${trendQuery}`),
+      trendsOf(`/api/v1/trends?hours=${span.hours}&${trendQuery}`),
       cx.api("GET", "/api/v1/tools"),
     ]);
     const stdio = detail.config && detail.config.transport && detail.config.transport.type === "stdio";
     const tail = stdio ? await cx.api("GET", `/api/v1/servers/${path}/stderr`).catch((e) => ({ error: e.message })) : null;
+    if (mine !== asked) return;
     fill(loading);
     const key = JSON.stringify([detail, trends, tools, tail, span]);
     if (key === last) return;

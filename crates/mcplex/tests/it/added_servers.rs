@@ -90,6 +90,18 @@ fn a_server_added_on_one_replica_runs_quarantined_on_every_one_until_removed() {
         ("fixture", extra_entry(), 409, "in the config file"),
         ("a/b", extra_entry(), 400, "not a name"),
         ("extra", json!("npx"), 400, "JSON object"),
+        (
+            "extra",
+            json!({"command": "x", "sandbox": false}),
+            400,
+            "only in the config file",
+        ),
+        (
+            "extra",
+            json!({"command": "x", "inherit_env": true}),
+            400,
+            "only in the config file",
+        ),
     ];
     for (name, entry, want, says) in refusals {
         let (status, answer) = add(&first, name, &entry, false);
@@ -160,6 +172,17 @@ fn a_server_added_on_one_replica_runs_quarantined_on_every_one_until_removed() {
     });
     let (status, _) = first.api("DELETE", "/api/v1/servers/extra", "");
     assert_eq!(status, 404);
+
+    // Approved once, removed, added again: quarantined again, under the quarantine sandbox,
+    // not under the approval the name had.
+    let (status, again) = add(&first, "extra", &extra_entry(), false);
+    assert_eq!(status, 201, "{again}");
+    let back = eventually("extra again", Duration::from_secs(20), || {
+        server(&first, &key, "extra")
+            .filter(|s| s["status"] == "ready" && s["isolation"].is_object())
+    });
+    assert_eq!(back["state"], "quarantined", "{back}");
+    assert_eq!(back["isolation"]["quarantine"], true, "{back}");
 }
 
 #[test]
