@@ -43,6 +43,10 @@ const MAX_TOKENS: usize = 128;
 /// on the caller's thread, its products split over the default pool's threads. Larger calls are
 /// the catalog's batches, computed on one thread of their own.
 const QUERY_TEXTS: usize = 8;
+/// Tokens in a query's texts from which they are split in two halves of about the same number
+/// of tokens, each embedded on a thread of the default pool (a request in several parts: its
+/// whole text and its parts weigh about the same). Below it one thread is quicker than two.
+const SPLIT_TOKENS: usize = 24;
 
 /// Why a model directory could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -148,13 +152,59 @@ impl SentenceEncoder {
             .iter()
             .map(tokenizers::Encoding::get_ids)
             .collect();
-        let vectors = self.model.embed(&ids);
+        let tokens: usize = ids.iter().map(|ids| ids.len()).sum();
+        let vectors = if (2..=QUERY_TEXTS).contains(&ids.len()) && tokens >= SPLIT_TOKENS {
+            self.embed_in_halves(&ids)
+        } else {
+            self.model.embed(&ids)
+        };
         // A weights file with an infinite or NaN value would rank garbage first, silently.
         if vectors.iter().flatten().any(|value| !value.is_finite()) {
             return Err(BertError::NotFinite);
         }
         Ok(vectors)
     }
+}
+
+impl SentenceEncoder {
+    /// The vectors of `ids`, computed in two halves of about the same number of tokens at once
+    /// (each text's vector does not depend on the others in its call: nothing is padded).
+    fn embed_in_halves(&self, ids: &[&[u32]]) -> Vec<Vec<f32>> {
+        let (left, right) = halves(ids);
+        let pick = |half: &[usize]| half.iter().map(|&i| ids[i]).collect::<Vec<_>>();
+        let (left_ids, right_ids) = (pick(&left), pick(&right));
+        let (left_vectors, right_vectors) = rayon::join(
+            || self.model.embed(&left_ids),
+            || self.model.embed(&right_ids),
+        );
+        let mut vectors = vec![Vec::new(); ids.len()];
+        for (i, vector) in left.into_iter().zip(left_vectors) {
+            vectors[i] = vector;
+        }
+        for (i, vector) in right.into_iter().zip(right_vectors) {
+            vectors[i] = vector;
+        }
+        vectors
+    }
+}
+
+/// The indices of `ids` in two groups of about the same number of tokens: the longest text
+/// first, each to the lighter group.
+fn halves(ids: &[&[u32]]) -> (Vec<usize>, Vec<usize>) {
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    let (mut left_tokens, mut right_tokens) = (0, 0);
+    for i in order {
+        if left_tokens <= right_tokens {
+            left_tokens += ids[i].len();
+            left.push(i);
+        } else {
+            right_tokens += ids[i].len();
+            right.push(i);
+        }
+    }
+    (left, right)
 }
 
 /// Whether every id `tokenizer` can give has a row in `model`'s word embeddings.

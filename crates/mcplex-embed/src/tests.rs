@@ -207,3 +207,31 @@ fn a_config_the_pass_cannot_run_is_refused_by_what_is_wrong() {
         }
     }
 }
+
+#[test]
+fn a_request_in_parts_is_embedded_in_two_halves_and_each_vector_is_its_own() {
+    let encoder = encoder();
+    let texts = [
+        "browser automation or web scraping; open the page, take a screenshot + save it as png",
+        "open the page",
+        "take a screenshot",
+        "save it as png",
+    ];
+    let together = encoder.embed(&texts).expect("embeds");
+    for (text, vector) in texts.iter().zip(&together) {
+        let alone = encoder.embed(&[text]).expect("embeds");
+        assert!(cosine(vector, &alone[0]) > 0.9999, "{text:?} differs");
+    }
+    let ids: Vec<Vec<u32>> = [9, 3, 4, 3].iter().map(|n| vec![0; *n]).collect();
+    let ids: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+    let (left, right) = super::halves(&ids);
+    let weight = |half: &[usize]| half.iter().map(|&i| ids[i].len()).sum::<usize>();
+    assert_eq!(
+        (weight(&left), weight(&right)),
+        (9, 10),
+        "{left:?} {right:?}"
+    );
+    let mut all: Vec<usize> = left.iter().chain(&right).copied().collect();
+    all.sort_unstable();
+    assert_eq!(all, [0, 1, 2, 3], "every text once");
+}
