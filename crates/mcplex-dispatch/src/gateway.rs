@@ -233,8 +233,8 @@ impl Gateway {
 
     /// Restarts `server`'s process or connection on this gateway; false when no such server
     /// runs.
-    pub fn restart(&self, server: &str) -> bool {
-        self.upstreams.restart(server)
+    pub async fn restart(&self, server: &str) -> bool {
+        self.upstreams.restart(server).await
     }
 
     /// Terminates every upstream.

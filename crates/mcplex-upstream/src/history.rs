@@ -13,6 +13,8 @@ use crate::supervisor::{ServerSlot, Upstreams};
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
 /// The most events remembered per server (a restart keeps them).
 pub const REMEMBERED_EVENTS: usize = 64;
+/// The longest an operator's restart waits for the old process to end before the new one.
+const RESTART_WAIT: Duration = Duration::from_secs(10);
 
 /// What happened to a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,21 +103,29 @@ impl ServerSlot {
 
 impl Upstreams {
     /// Restarts `server` as an operator asked: its supervisor is stopped (its process
-    /// terminated, its connection closed) and a new one starts at once with the same config,
-    /// its history going on. False when no such server runs.
-    pub fn restart(&self, server: &str) -> bool {
+    /// terminated, its connection closed) and, once it has ended (at most [`RESTART_WAIT`]), a
+    /// new one starts with the same config, its history going on; a server holding a lock or a
+    /// port finds it free. False when no such server runs.
+    pub async fn restart(&self, server: &str) -> bool {
         if self.shutdown.is_cancelled() {
             return false;
         }
-        let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
-        let Some(old) = servers.remove(server) else {
-            return false;
+        let old = {
+            let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+            let Some(old) = servers.remove(server) else {
+                return false;
+            };
+            old
         };
         tracing::info!(server = %server, "restarting upstream: an operator asked");
         old.stop.cancel();
         old.record(ServerEventKind::Restarted, None);
-        let config = old.config.clone();
-        self.start_slot_with(&mut servers, &config, old.history.clone());
+        let _ = tokio::time::timeout(RESTART_WAIT, old.finished.cancelled()).await;
+        let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+        // Meanwhile a config edit may have started it again, or the gateway begun to stop.
+        if !servers.contains_key(server) && !self.shutdown.is_cancelled() {
+            self.start_slot_with(&mut servers, &old.config, old.history.clone());
+        }
         true
     }
 

@@ -112,6 +112,8 @@ pub(crate) struct ServerSlot {
     pub(crate) history: Arc<Mutex<History>>,
     /// A `per_user` server's callers' own connections.
     pub(crate) callers: crate::callers::CallerConnections,
+    /// Cancelled once its supervisor has ended (its process terminated).
+    pub(crate) finished: CancellationToken,
 }
 
 /// All upstream connections of a gateway. Servers can be added and removed while it runs
@@ -213,6 +215,7 @@ impl Upstreams {
             denied: Denied::default(),
             history,
             callers: Default::default(),
+            finished: CancellationToken::new(),
         });
         servers.insert(server.name.clone(), slot.clone());
         let stop = slot.stop.clone();
@@ -228,6 +231,7 @@ impl Upstreams {
             supervised.await;
             // The server stopped: so do its callers' own connections.
             slot.callers.close_all().await;
+            slot.finished.cancel();
         });
     }
 

@@ -245,15 +245,16 @@ async fn server_action(
     let action = match ServerAction::parse(&action) {
         Some(ServerAction::Approve) => TrustAction::ApproveServer(name),
         Some(ServerAction::Quarantine) => TrustAction::QuarantineServer(name),
-        Some(ServerAction::Restart) if state.gateway.restart(&name) => {
-            let message = format!("restarting {name} on this replica");
-            return (StatusCode::OK, Json(Done::new(message))).into_response();
-        }
         Some(ServerAction::Restart) => {
-            return error(
-                StatusCode::NOT_FOUND,
-                format!("no server named {name:?} runs here"),
-            );
+            return if state.gateway.restart(&name).await {
+                let message = format!("restarted {name} on this replica");
+                (StatusCode::OK, Json(Done::new(message))).into_response()
+            } else {
+                error(
+                    StatusCode::NOT_FOUND,
+                    format!("no server named {name:?} runs here"),
+                )
+            };
         }
         None => return error(StatusCode::NOT_FOUND, format!("unknown action {action:?}")),
     };

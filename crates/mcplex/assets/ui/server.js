@@ -4,7 +4,7 @@
 // live stderr tail for a process the gateway started, Restart, and Remove for a server added
 // from the dashboard. All read /api/v1 only.
 
-import { h, fill, problem, badge, time, table } from "./dom.js";
+import { h, fill, problem, badge, time, table, busy } from "./dom.js";
 import { trendChart, spanButtons, trendsFetcher, LEGEND } from "./chart.js";
 import { statusWord, isolationCell, stderrBlock } from "./overview.js";
 
@@ -63,7 +63,11 @@ export async function serverPage(root, cx, name) {
   const body = h("div", {});
   const span = { hours: 1, tool: "" };
   const loading = h("div", {});
-  root.append(h("p", {}, h("a", { href: "#/servers" }, "← All servers")), title, loading, feedback, body);
+  // The stderr tail is drawn apart from the rest, so a chatty server's new lines do not rebuild
+  // the page (nor close the tool picker or move the tail's scroll); the rest waits while the
+  // picker has focus, unless the operator just changed it (`chosen`).
+  const tailBox = h("div", {});
+  root.append(h("p", {}, h("a", { href: "#/servers" }, "← All servers")), title, loading, feedback, body, tailBox);
   let last = "";
   // An action's outcome, said where the pressed button was; keyboard focus moves to it at once
   // (the refresh after it keeps focus there: the message is outside what it rebuilds).
@@ -113,13 +117,14 @@ export async function serverPage(root, cx, name) {
   function choose(change) {
     Object.assign(span, change);
     last = "";
-    refresh().catch((e) => fill(loading, problem(e.message)));
+    refresh(true).catch((e) => fill(loading, problem(e.message)));
   }
   const trendsOf = trendsFetcher(cx.api);
   // Each refresh is numbered: an answer that arrives after a newer refresh started (the span
   // changed meanwhile, say) is dropped, never drawn over the newer one.
   let asked = 0;
-  async function refresh() {
+  let lastTail = "";
+  async function refresh(chosen = false) {
     const mine = ++asked;
     const path = encodeURIComponent(name);
     const trendQuery = span.tool ? `tool=${encodeURIComponent(span.tool)}` : `server=${path}`;
@@ -132,8 +137,13 @@ export async function serverPage(root, cx, name) {
     const tail = stdio ? await cx.api("GET", `/api/v1/servers/${path}/stderr`).catch((e) => ({ error: e.message })) : null;
     if (mine !== asked) return;
     fill(loading);
-    const key = JSON.stringify([detail, trends, tools, tail, span]);
-    if (key === last) return;
+    const tailKey = JSON.stringify(tail);
+    if (tailKey !== lastTail) {
+      lastTail = tailKey;
+      fill(tailBox, stdio ? stderrBlock(name, tail) : null);
+    }
+    const key = JSON.stringify([detail, trends, tools, span]);
+    if (key === last || (!chosen && busy(body))) return;
     last = key;
     const focused = document.activeElement && document.activeElement.id;
     const server = detail.server;
@@ -167,8 +177,7 @@ export async function serverPage(root, cx, name) {
       h("div", { class: "card" }, h("div", { class: "row" }, ...spans, picker), chart,
         h("p", { class: "muted", id: "server-trend-words" }, words, LEGEND)),
       h("h2", {}, "History on this replica"),
-      timeline(detail.history),
-      stdio ? stderrBlock(name, tail) : null);
+      timeline(detail.history));
     if (focused) document.getElementById(focused)?.focus();
   }
   try {

@@ -119,7 +119,7 @@ fn a_servers_page_shows_what_runs_its_history_and_a_restart() {
     assert!(
         done["message"]
             .as_str()
-            .is_some_and(|m| m.contains("restarting fixture")),
+            .is_some_and(|m| m.contains("restarted fixture")),
         "{done}"
     );
     let after = eventually("the restarted fixture", Duration::from_secs(30), || {
@@ -293,7 +293,7 @@ fn an_operator_reads_a_crash_looping_servers_page_and_restarts_it_in_the_browser
         seen["restart_said"]
             .as_str()
             .unwrap_or_default()
-            .contains("restarting fixture"),
+            .contains("restarted fixture"),
         "{seen}"
     );
     assert_eq!(seen["focus_after_restart"], "server-done", "{seen}");
