@@ -27,7 +27,7 @@ import urllib.request
 
 from playwright.sync_api import expect, sync_playwright
 
-from dashboard_server import scenario_add, scenario_server
+from dashboard_server import log_in_with_key, scenario_add, scenario_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DESKTOP = {"width": 1280, "height": 800}
@@ -435,11 +435,7 @@ def scenario_media(opts, browser, shots):
     errors = []
     page.on("console", lambda message: errors.append(message.text)
             if "Content Security Policy" in message.text else None)
-    page.goto(f"{base}/ui/")
-    page.wait_for_selector("#api-key")
-    page.fill("#api-key", opts.key)
-    page.press("#api-key", "Enter")
-    expect(page.locator("h1#page-title")).to_have_text("Overview")
+    log_in_with_key(page, base, opts.key)
     goto(page, base, "try/pics%3Apicture")
     expect(page.locator("#try-call")).to_be_visible()
     page.click("#try-call")

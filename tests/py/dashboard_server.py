@@ -9,6 +9,15 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
 
+def log_in_with_key(page, base, key):
+    """Logs the page in with the API key, as an operator pastes it; on the Overview after."""
+    page.goto(f"{base}/ui/")
+    page.wait_for_selector("#api-key")
+    page.fill("#api-key", key)
+    page.press("#api-key", "Enter")
+    expect(page.locator("h1#page-title")).to_have_text("Overview")
+
+
 def scenario_server(opts, browser, shots, goto, overflows):
     base, facts = opts.base, {}
     context = browser.new_context(viewport=DESKTOP)
@@ -18,11 +27,7 @@ def scenario_server(opts, browser, shots, goto, overflows):
     # Every API answer the page got that was not a success, once logged in.
     page.on("response", lambda r: refused.append(f"{r.status} {r.url}")
             if r.status >= 400 and "/api/" in r.url else None)
-    page.goto(f"{base}/ui/")
-    page.wait_for_selector("#api-key")
-    page.fill("#api-key", opts.key)
-    page.press("#api-key", "Enter")
-    expect(page.locator("h1#page-title")).to_have_text("Overview")
+    log_in_with_key(page, base, opts.key)
     expect(page.locator("#needs-you")).to_contain_text("failed", timeout=10000)
     refused.clear()
 
@@ -101,11 +106,7 @@ def scenario_add(opts, browser, shots, goto):
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{base}/ui/")
-    page.wait_for_selector("#api-key")
-    page.fill("#api-key", opts.key)
-    page.press("#api-key", "Enter")
-    expect(page.locator("h1#page-title")).to_have_text("Overview")
+    log_in_with_key(page, base, opts.key)
     goto(page, base, "servers")
     page.click("#add-server summary")
     page.fill("#add-name", "extra")

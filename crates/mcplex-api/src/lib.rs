@@ -31,8 +31,7 @@ pub use projection::{CallRequest, ProjectionAnswer, ProjectionQuery, ProjectionS
 pub use routes::{ServerAction, ToolAction, encode_segment, paths};
 pub use servers::{
     AddServer, ApprovalsAnswer, CRASH_LOOP_FAILURES, ConnectedCaller, Isolation, IsolationLevel,
-    RecentFailures, Server, ServerAdded, ServerDetail, ServerEvent, ServerEventKind, ServerState,
-    ServerStatus, ServersAnswer,
+    RecentFailures, Server, ServerAdded, ServerDetail, ServerState, ServerStatus, ServersAnswer,
 };
 pub use tokens::{
     CallerUsage, CreateToken, CreatedToken, LimitsAnswer, SetLimits, Token, TokenStatus,

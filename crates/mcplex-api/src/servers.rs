@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use mcplex_protocol::ServerHealth;
+use mcplex_protocol::{ServerEvent, ServerHealth};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::tools::WithheldTool;
@@ -72,33 +72,6 @@ pub struct ServerAdded {
     pub name: String,
     pub config: serde_json::Value,
     pub message: String,
-}
-
-/// One event of a server's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerEvent {
-    /// Unix milliseconds.
-    pub at_ms: i64,
-    pub kind: ServerEventKind,
-    /// A failure's reason (redacted) or a ready server's tool count.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
-
-/// What happened to a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ServerEventKind {
-    /// A start of its process or connection began.
-    Connecting,
-    /// It answered its handshake and listing.
-    Ready,
-    /// A start failed before it was ready.
-    Failed,
-    /// It was ready, then its process exited or its connection broke.
-    Lost,
-    /// An operator restarted it.
-    Restarted,
 }
 
 /// A caller's own login to a `per_user` server.

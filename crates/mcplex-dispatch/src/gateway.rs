@@ -221,7 +221,7 @@ impl Gateway {
     }
 
     /// `server`'s events, oldest first (`None`: no such server runs).
-    pub fn history(&self, server: &str) -> Option<Vec<mcplex_upstream::ServerEvent>> {
+    pub fn history(&self, server: &str) -> Option<Vec<mcplex_protocol::ServerEvent>> {
         self.upstreams.history(server)
     }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 use mcplex_protocol::ServerHealth;
 use tokio_util::sync::CancellationToken;
 
-use crate::history::ServerEventKind;
 use crate::supervisor::{ServerSlot, UpstreamReport, set_health};
+use mcplex_protocol::ServerEventKind;
 
 const BACKOFF_FIRST: Duration = Duration::from_millis(250);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);

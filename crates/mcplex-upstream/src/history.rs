@@ -7,6 +7,8 @@ use std::collections::VecDeque;
 use std::sync::PoisonError;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use mcplex_protocol::{ServerEvent, ServerEventKind};
+
 use crate::supervisor::{ServerSlot, Upstreams};
 
 /// How far back failures count.
@@ -15,38 +17,6 @@ pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
 pub const REMEMBERED_EVENTS: usize = 64;
 /// The longest an operator's restart waits for the old process to end before the new one.
 const RESTART_WAIT: Duration = Duration::from_secs(10);
-
-/// What happened to a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerEventKind {
-    /// An attempt to start its process or open its connection began.
-    Connecting,
-    /// It answered its handshake and listing.
-    Ready,
-    /// An attempt failed before it was ready.
-    Failed,
-    /// It was ready, then its process exited or its connection broke.
-    Lost,
-    /// An operator restarted it.
-    Restarted,
-}
-
-impl ServerEventKind {
-    /// Whether the event is a failure (counted in [`Failures`]).
-    pub fn is_failure(self) -> bool {
-        matches!(self, ServerEventKind::Failed | ServerEventKind::Lost)
-    }
-}
-
-/// One event of a server's history.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerEvent {
-    /// Unix milliseconds.
-    pub at_ms: i64,
-    pub kind: ServerEventKind,
-    /// Why (a failure's reason) or what (a ready server's tool count), already redacted.
-    pub detail: Option<String>,
-}
 
 /// A server's last events, oldest first.
 #[derive(Debug, Default)]

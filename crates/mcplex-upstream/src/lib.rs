@@ -27,7 +27,7 @@ mod supervisor;
 mod wire;
 
 pub use error::{ConnectError, UpstreamError};
-pub use history::{FAILURE_WINDOW, Failures, REMEMBERED_EVENTS, ServerEvent, ServerEventKind};
+pub use history::{FAILURE_WINDOW, Failures, REMEMBERED_EVENTS};
 pub use isolation::{Isolation, ServerIsolation};
 pub use login::oauth_challenge;
 /// OAuth servers' logins, which [`Upstreams::start`] takes.

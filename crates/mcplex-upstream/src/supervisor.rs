@@ -26,7 +26,9 @@ use tokio_util::task::TaskTracker;
 
 use crate::backoff::back_off;
 use crate::connect::open;
-use crate::history::{History, ServerEventKind};
+use mcplex_protocol::ServerEventKind;
+
+use crate::history::History;
 use crate::isolation::{Denied, Isolation};
 use crate::lifecycle::{self, OfferParts};
 use crate::login::{Login, LoginCheck, await_login, check_login, login_change, needs_login_now};

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use mcplex_api::{ServerDetail, ServerEvent, ServerEventKind, paths};
+use mcplex_api::{ServerDetail, paths};
 use mcplex_catalog::Scope;
 
 use crate::api::{ApiState, error, server_rows};
@@ -37,13 +37,7 @@ async fn server_page(State(state): State<ApiState>, Path(name): Path<String>) ->
     else {
         return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
     };
-    let history = state
-        .gateway
-        .history(&name)
-        .unwrap_or_default()
-        .into_iter()
-        .map(event_view)
-        .collect();
+    let history = state.gateway.history(&name).unwrap_or_default();
     Json(ServerDetail {
         server,
         config: entry,
@@ -51,19 +45,4 @@ async fn server_page(State(state): State<ApiState>, Path(name): Path<String>) ->
         added,
     })
     .into_response()
-}
-
-fn event_view(event: mcplex_upstream::ServerEvent) -> ServerEvent {
-    use mcplex_upstream::ServerEventKind as Kind;
-    ServerEvent {
-        at_ms: event.at_ms,
-        kind: match event.kind {
-            Kind::Connecting => ServerEventKind::Connecting,
-            Kind::Ready => ServerEventKind::Ready,
-            Kind::Failed => ServerEventKind::Failed,
-            Kind::Lost => ServerEventKind::Lost,
-            Kind::Restarted => ServerEventKind::Restarted,
-        },
-        detail: event.detail,
-    }
 }

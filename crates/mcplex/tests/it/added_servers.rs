@@ -19,25 +19,8 @@ fn extra_entry() -> Value {
     entry
 }
 
-/// A management API request to `gateway` with `key` (a replica's key is its store's: the
-/// first gateway's): (status, JSON body).
-fn api(gateway: &Gateway, key: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
-    let auth = format!("Bearer {key}");
-    let (status, body) = crate::harness::http_send(
-        gateway.authority(),
-        method,
-        path,
-        &[("Authorization", &auth)],
-        body,
-    );
-    (
-        status,
-        serde_json::from_str(&body).unwrap_or(Value::String(body)),
-    )
-}
-
 fn server(gateway: &Gateway, key: &str, name: &str) -> Option<Value> {
-    let (_, answer) = api(gateway, key, "GET", "/api/v1/servers", "");
+    let (_, answer) = gateway.api_as(key, "GET", "/api/v1/servers", "");
     answer["servers"]
         .as_array()?
         .iter()
@@ -133,12 +116,12 @@ fn a_server_added_on_one_replica_runs_quarantined_on_every_one_until_removed() {
         !on_disk(&first, SECRET),
         "the secret is in the data directory in clear"
     );
-    let (_, page) = api(&replica, &key, "GET", "/api/v1/servers/extra", "");
+    let (_, page) = replica.api_as(&key, "GET", "/api/v1/servers/extra", "");
     assert_eq!(page["added"], true, "{page}");
     assert!(!page.to_string().contains(SECRET), "{page}");
 
     // Approved on the replica, served on the first.
-    let (status, done) = api(&replica, &key, "POST", "/api/v1/servers/extra/approve", "");
+    let (status, done) = replica.api_as(&key, "POST", "/api/v1/servers/extra/approve", "");
     assert_eq!(status, 200, "{done}");
     let answer = eventually(
         "extra served on the first replica",

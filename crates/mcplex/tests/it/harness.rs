@@ -328,7 +328,12 @@ impl Gateway {
 
     /// A management API request with the admin key: (status, JSON body).
     pub fn api(&self, method: &str, path: &str, body: &str) -> (u16, Value) {
-        let auth = format!("Bearer {}", self.api_key());
+        self.api_as(&self.api_key(), method, path, body)
+    }
+
+    /// A management API request with `key` (a replica's is its store's: the first gateway's).
+    pub fn api_as(&self, key: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
+        let auth = format!("Bearer {key}");
         let (status, body) = http_send(
             self.authority(),
             method,
