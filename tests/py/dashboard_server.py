@@ -1,5 +1,6 @@
 """The dashboard's server page (#/servers/<name>) in Chromium, for tests/py/dashboard.py's
-`server` scenario: reached from the Overview's queue by keyboard alone, what runs (the command,
+`server` scenario: the Overview's queue (a crash loop, a refused config edit), the server page
+reached from it by keyboard alone, what runs (the command,
 secrets replaced), the timeline of a crash loop, the trend narrowed to one tool, the live stderr
 tail, Restart (confirmed) and the timeline after it, at desktop and phone width."""
 
@@ -29,6 +30,8 @@ def scenario_server(opts, browser, shots, goto, overflows):
             if r.status >= 400 and "/api/" in r.url else None)
     log_in_with_key(page, base, opts.key)
     expect(page.locator("#needs-you")).to_contain_text("failed", timeout=10000)
+    expect(page.locator("#needs-you")).to_contain_text("A config edit was refused", timeout=10000)
+    facts["needs_you"] = page.inner_text("#needs-you")
     refused.clear()
 
     # Keyboard only: Tab from the top of the page to the crash loop's "See fixture" and Enter.
@@ -81,6 +84,11 @@ def scenario_server(opts, browser, shots, goto, overflows):
     facts["focus_after_restart"] = page.evaluate("document.activeElement.id")
     facts["timeline_after"] = page.locator("#server-timeline li").all_inner_texts()
     shots.take(page, "server-restarted")
+
+    # The refused edit, where the queue's entry leads: the file and the reason.
+    goto(page, base, "config")
+    expect(page.locator("#refused-edit")).to_be_visible()
+    facts["refused_edit"] = page.inner_text("#refused-edit")
 
     phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True,
                                 storage_state=context.storage_state())

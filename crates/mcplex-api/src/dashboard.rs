@@ -208,6 +208,9 @@ pub struct ConfigAnswer {
     /// while the running config is the file's.
     #[serde(default)]
     pub refused_edit: Option<String>,
+    /// Whether this gateway's store answered its last read: while it does not, every change is
+    /// refused (503) and the gateway serves from what it last read.
+    pub store_reachable: bool,
     /// How searches rank on this gateway.
     pub search: SearchStatus,
 }

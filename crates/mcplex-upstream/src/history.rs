@@ -99,6 +99,17 @@ impl Upstreams {
         true
     }
 
+    /// What went wrong with `server` lately (`None`: no such server).
+    pub fn failures(&self, server: &str) -> Option<Failures> {
+        let slot = self.slot(server)?;
+        let failures = slot
+            .history
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .lately();
+        Some(failures)
+    }
+
     /// `server`'s events, oldest first (`None`: no such server).
     pub fn history(&self, server: &str) -> Option<Vec<ServerEvent>> {
         let slot = self.slot(server)?;

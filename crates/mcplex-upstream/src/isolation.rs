@@ -264,17 +264,6 @@ impl Upstreams {
             .clone();
         Some(ServerIsolation { report, denied })
     }
-
-    /// What went wrong with `server` lately (`None`: no such server).
-    pub fn failures(&self, server: &str) -> Option<crate::Failures> {
-        let slot = self.slot(server)?;
-        let failures = slot
-            .history
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .lately();
-        Some(failures)
-    }
 }
 
 /// What one start needs to know.

@@ -55,6 +55,8 @@ pub struct ApiState {
     /// proofs name both).
     pub address: String,
     pub instance: String,
+    /// Whether the store answers (kept by the gateway's follower).
+    pub store_reachable: Arc<std::sync::atomic::AtomicBool>,
 }
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {

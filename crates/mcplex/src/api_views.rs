@@ -315,6 +315,9 @@ async fn config(State(state): State<ApiState>) -> Json<ConfigAnswer> {
         warnings: config.warnings.clone(),
         diagnostics,
         refused_edit: state.gateway.refused_edit(),
+        store_reachable: state
+            .store_reachable
+            .load(std::sync::atomic::Ordering::Relaxed),
         search,
     })
 }

@@ -52,16 +52,23 @@ function trendSection(trends, hours, choose) {
 
 /** How many things need the operator now (the navigation's count). */
 export async function needsCount(api) {
-  const [servers, approvals, refusedEdit] = await Promise.all([
+  const [servers, approvals, gateway] = await Promise.all([
     api("GET", "/api/v1/servers"),
     api("GET", "/api/v1/approvals"),
-    api("GET", "/api/v1/config").then((c) => c.refused_edit).catch(() => null),
+    api("GET", "/api/v1/config").then(gatewayState).catch(() => null),
   ]);
-  return needsYou(servers.servers, approvals, refusedEdit).length;
+  return needsYou(servers.servers, approvals, gateway).length;
 }
 
 /** What waits for the operator, each one click from where it is decided. */
-function needsYou(servers, approvals, refusedEdit) {
+/** What of the config answer the queue needs: a refused edit, and whether the store answers. */
+function gatewayState(config) {
+  return { refusedEdit: config.refused_edit, storeReachable: config.store_reachable };
+}
+
+/** What waits for the operator, each one click from where it is decided. `gateway` is
+ * `gatewayState`'s (null for a viewer, who cannot read the config). */
+function needsYou(servers, approvals, gateway) {
   const needs = [];
   for (const name of approvals.servers) {
     needs.push({ kind: "quarantined", text: `Server ${name} waits for approval.`, href: "#/servers", action: `Review ${name}` });
@@ -78,8 +85,11 @@ function needsYou(servers, approvals, refusedEdit) {
       needs.push({ kind: "unhealthy", text: `Server ${s.name} is not answering: ${String(s.status).slice("unhealthy: ".length)}`, href: serverHref(s.name), action: `See ${s.name}` });
     }
   }
-  if (refusedEdit) {
-    needs.push({ kind: "unhealthy", text: `A config edit was refused: ${refusedEdit}`, href: "#/config", action: "See the config" });
+  if (gateway && gateway.storeReachable === false) {
+    needs.push({ kind: "unhealthy", text: "The store does not answer: every change is refused until it does, and this replica serves from what it last read.", href: "#/config", action: "See the config" });
+  }
+  if (gateway && gateway.refusedEdit) {
+    needs.push({ kind: "unhealthy", text: `A config edit was refused: ${gateway.refusedEdit}`, href: "#/config", action: "See the config" });
   }
   return needs;
 }
@@ -99,17 +109,17 @@ export async function overview(root, cx) {
   };
   async function refresh() {
     const mine = ++asked;
-    const [servers, stats, approvals, refusedEdit, trends] = await Promise.all([
+    const [servers, stats, approvals, gateway, trends] = await Promise.all([
       cx.api("GET", "/api/v1/servers"),
       cx.api("GET", "/api/v1/stats"),
       cx.api("GET", "/api/v1/approvals"),
       // The config and the trends are an operator's to read: a viewer's page goes without.
-      cx.api("GET", "/api/v1/config").then((c) => c.refused_edit).catch(() => null),
+      cx.api("GET", "/api/v1/config").then(gatewayState).catch(() => null),
       trendsOf(`/api/v1/trends?hours=${hours}`).catch(() => null),
     ]);
     // A newer refresh started meanwhile (the span changed): its answer is the one to draw.
     if (mine !== asked) return;
-    const key = JSON.stringify([servers, stats, approvals, refusedEdit, trends]);
+    const key = JSON.stringify([servers, stats, approvals, gateway, trends]);
     if (key === last) return;
     last = key;
     const counts = Object.fromEntries(stats.servers.map((s) => [s.server, s]));
@@ -120,7 +130,7 @@ export async function overview(root, cx) {
     const served = list.reduce((n, s) => n + (s.tools || 0), 0);
     const calls = stats.servers.reduce((n, s) => n + s.calls, 0);
     const errors = stats.servers.reduce((n, s) => n + s.errors, 0);
-    const needs = needsYou(list, approvals, refusedEdit);
+    const needs = needsYou(list, approvals, gateway);
     const allReady = connected === enabled.length;
     fill(body,
       h("div", { class: "cards" },

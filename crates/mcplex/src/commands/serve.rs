@@ -309,6 +309,7 @@ async fn serve_on_http(
         semantic: core.semantic.clone(),
         address: address.to_string(),
         instance: follower.instance().to_owned(),
+        store_reachable: store_reachable.clone(),
     };
     let app = app(config, &core, api, store_reachable, shutdown.clone(), guard)?;
     announce(config, address, &api_key_place, login_link.as_deref());

@@ -247,7 +247,26 @@ fn an_operator_reads_a_crash_looping_servers_page_and_restarts_it_in_the_browser
         );
     }
     crash(&gateway, 3);
+    // A config edit the gateway refuses (a misspelled key): the queue says so.
+    let path = gateway.dir.path().join("config.json");
+    let edit = json!({"mcpServers": {"fixture": chatty_fixture()}, "routng_mode": "direct"});
+    std::fs::write(&path, edit.to_string()).expect("edit the config");
+    eventually("the edit refused", Duration::from_secs(10), || {
+        let (_, config) = gateway.api("GET", "/api/v1/config", "");
+        config["refused_edit"].is_string().then_some(())
+    });
     let seen = browse(&gateway, &browser, "server", "");
+    let needs = seen["needs_you"].as_str().unwrap_or_default();
+    assert!(
+        needs.contains("Server fixture failed 3 times")
+            && needs.contains("A config edit was refused"),
+        "{seen}"
+    );
+    let refused = seen["refused_edit"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("config.json") && refused.contains("routng_mode"),
+        "{seen}"
+    );
     assert_eq!(seen["errors"], json!([]), "{seen}");
     assert_eq!(seen["refused"], json!([]), "{seen}");
     // Reached from the Overview's queue with the keyboard alone.

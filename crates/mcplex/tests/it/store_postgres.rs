@@ -302,6 +302,19 @@ fn a_lost_store_keeps_serving_refuses_writes_and_is_caught_up_with_when_it_retur
         list_at(gateway.authority(), None).is_ok_and(|names| names.contains(&"a__echo".to_owned())),
         "nothing changed"
     );
+    // The dashboard's queue reads it from the config answer.
+    let store_reachable = || {
+        let (_, body) = crate::harness::http_send(
+            gateway.authority(),
+            "GET",
+            "/api/v1/config",
+            &[("Authorization", &key)],
+            "",
+        );
+        serde_json::from_str::<serde_json::Value>(&body)
+            .map(|answer| answer["store_reachable"].clone())
+    };
+    assert_eq!(store_reachable().ok(), Some(json!(false)));
 
     // The store returns; a revocation made while the gateway was away from it is caught up with.
     admin
@@ -315,8 +328,50 @@ fn a_lost_store_keeps_serving_refuses_writes_and_is_caught_up_with_when_it_retur
     eventually("/readyz is ready again", Duration::from_secs(10), || {
         (gateway.get("/readyz").0 == 200).then_some(())
     });
+    assert_eq!(store_reachable().ok(), Some(json!(true)));
     assert!(
         gateway.log().contains("the store cannot be read"),
         "said loudly"
+    );
+}
+
+/// A server added from the dashboard on a PostgreSQL store: sealed under the token key every
+/// replica is given, run quarantined by the replica that did not take the request, removed
+/// through either.
+#[test]
+fn a_server_added_through_one_replica_on_postgresql_runs_on_the_other() {
+    let Some(store) = postgres_database("mcplex_it_added") else {
+        return;
+    };
+    let config = json!({"mcpServers": {"a": fixture_server("a", &[])}});
+    let token_key = "6a".repeat(32);
+    let env = [("MCPLEX_TOKEN_KEY", token_key.as_str())];
+    let first = Gateway::start_with_env(config.clone(), &["--store", &store], &env);
+    first.wait_ready();
+    // Started after the first created the store: the first printed the key.
+    let key = store_api_key(&first);
+    let second = Gateway::start_with_env(config, &["--store", &store], &env);
+    second.wait_ready();
+    let extra = |gateway: &Gateway| {
+        let (_, answer) = gateway.api_as(&key, "GET", "/api/v1/servers", "");
+        answer["servers"]
+            .as_array()
+            .and_then(|servers| servers.iter().find(|s| s["name"] == "extra").cloned())
+    };
+    let body = json!({"name": "extra", "entry": fixture_server("extra", &[])});
+    let (status, added) = first.api_as(&key, "POST", "/api/v1/servers", &body.to_string());
+    assert_eq!(status, 201, "{added}");
+    let running = eventually(
+        "the second replica to run extra",
+        Duration::from_secs(20),
+        || extra(&second).filter(|s| s["status"] == "ready"),
+    );
+    assert_eq!(running["state"], "quarantined", "{running}");
+    let (status, removed) = second.api_as(&key, "DELETE", "/api/v1/servers/extra", "");
+    assert_eq!(status, 200, "{removed}");
+    eventually(
+        "the first replica to stop extra",
+        Duration::from_secs(10),
+        || extra(&first).is_none().then_some(()),
     );
 }
