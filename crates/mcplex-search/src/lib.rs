@@ -18,7 +18,7 @@ mod tokenize;
 mod tuning;
 
 pub use index::{Document, Hit, Index, SearchResult};
-pub use query::{clean_query, embed_query, query_parts, query_texts, split_kind};
+pub use query::{clean_query, embed_query, query_parts, query_texts};
 pub use semantic::{
     EmbedError, Embedder, MAX_EMBEDDED_CHARS, PassageStyle, Semantic, Vectors, embeddable, passage,
     passage_styled, passages,

@@ -239,7 +239,7 @@ const MAX_KIND_WORDS: usize = 6;
 /// markdown document`). A guess is short (at most [`MAX_KIND_WORDS`] words), does not start with
 /// an action (then the `;` ends a request: "read the file; email it"), and leaves a request
 /// after it. Without one: (`None`, the query).
-pub fn split_kind(query: &str) -> (Option<&str>, &str) {
+pub(crate) fn split_kind(query: &str) -> (Option<&str>, &str) {
     let Some((kind, rest)) = query.split_once(';') else {
         return (None, query);
     };

@@ -464,7 +464,7 @@ fn a_huge_query_is_ranked_as_its_first_characters() {
 
 #[test]
 fn an_agents_guess_at_the_kind_of_server_is_split_off_and_never_a_part() {
-    use crate::split_kind;
+    use crate::query::split_kind;
     assert_eq!(
         split_kind("file system; write file + create markdown document"),
         (Some("file system"), "write file + create markdown document")

@@ -15,6 +15,9 @@ pub(crate) const CALL_TOOL: &str = "call_tool";
 pub(crate) const RETRIEVE_TOOLS: &str = "retrieve_tools";
 const RETRIEVE_DEFAULT_LIMIT: usize = 15;
 const RETRIEVE_MAX_LIMIT: usize = 100;
+/// The `query` parameter of both searches, said once. The separator is spaced: a bare `+` is part
+/// of names such as "c++" (`mcplex_search::query_parts`).
+const QUERY_DESCRIPTION: &str = "What you want to do, in words. Several things at once: join them with \" + \" (a plus between spaces; each part of two words or more gets matches of its own, marked with the part that found them).";
 /// How many reachable tools an unknown-name refusal suggests.
 const SUGGESTIONS: usize = 3;
 
@@ -23,7 +26,7 @@ pub(crate) fn tool_search_definition() -> Value {
         "name": TOOL_SEARCH,
         "description": "Search the tools available through call_tool. Returns the best matches with their name, \
     description and inputSchema; pass a match's name and arguments to call_tool. An empty query lists every tool.",
-        "inputSchema": {"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do, in words. Several things at once: join them with + (each of two words or more gets matches of its own, marked with the part that found them)."}}, "required": ["query"]},
+        "inputSchema": {"type": "object", "properties": {"query": {"type": "string", "description": QUERY_DESCRIPTION}}, "required": ["query"]},
         "annotations": {"readOnlyHint": true, "openWorldHint": false}
     })
 }
@@ -45,7 +48,7 @@ pub(crate) fn retrieve_tools_definition() -> Value {
         "description": "Find tools for a task. Returns ranked matches (id, name, score and how to call them); call one \
     with call_tool using its name. An empty query lists every tool. Use describe_tool for a full definition.",
         "inputSchema": {"type": "object", "properties": {
-            "query": {"type": "string", "description": "What you want to do, in words. Several things at once: join them with + (each of two words or more gets matches of its own, marked with the part that found them)."},
+            "query": {"type": "string", "description": QUERY_DESCRIPTION},
             "limit": {"type": "integer", "minimum": 1, "maximum": RETRIEVE_MAX_LIMIT, "default": RETRIEVE_DEFAULT_LIMIT},
             "server": {"type": "string", "description": "Only tools of this server."}
         }, "required": ["query"]},

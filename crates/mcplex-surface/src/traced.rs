@@ -19,9 +19,8 @@ pub(crate) fn arrived_message(parts: &mut http::request::Parts, message: &Value)
     if !mcplex_trace::is_exporting() {
         return None;
     }
-    let method = message.get("method")?.as_str()?;
-    message.get("id").filter(|id| !id.is_null())?;
-    Some(arrived(parts, method, None, Some(message)))
+    let request = crate::front::Incoming::of(message)?;
+    Some(arrived(parts, request.method, None, Some(message)))
 }
 
 /// The span of the request, in its parts' extensions.

@@ -59,7 +59,8 @@ pub fn wanted() -> Wanted {
     if endpoint.is_none() || disabled {
         return Wanted::Off;
     }
-    if let Some(exporter) = var("OTEL_TRACES_EXPORTER").filter(|v| v != "otlp") {
+    if let Some(exporter) = var("OTEL_TRACES_EXPORTER").filter(|v| !v.eq_ignore_ascii_case("otlp"))
+    {
         return Wanted::Refused(format!(
             "OTEL_TRACES_EXPORTER {exporter:?} is not supported (only \"otlp\" or \"none\"); no traces are exported"
         ));
@@ -72,7 +73,7 @@ pub fn wanted() -> Wanted {
     .find_map(|name| var(name).map(|value| (name, value)));
     match protocol {
         None => Wanted::Otlp,
-        Some((_, value)) if value == "http/protobuf" => Wanted::Otlp,
+        Some((_, value)) if value.eq_ignore_ascii_case("http/protobuf") => Wanted::Otlp,
         Some((name, other)) => Wanted::Refused(format!(
             "{name} {other:?} is not supported (only \"http/protobuf\"); no traces are exported"
         )),
@@ -89,21 +90,20 @@ where
         .with_http()
         .build()
         .map_err(|e| format!("cannot start the OTLP trace export: {e}"))?;
-    let mut resource = Resource::builder();
-    // The default only where the operator named no service: OTEL_SERVICE_NAME, or service.name
-    // among OTEL_RESOURCE_ATTRIBUTES, which the specification also lets name it.
-    let named = std::env::var_os("OTEL_SERVICE_NAME").is_some()
-        || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|attributes| {
-            attributes
-                .split(',')
-                .any(|pair| pair.trim_start().starts_with("service.name="))
-        });
-    if !named {
-        resource = resource.with_service_name("mcplex");
-    }
+    // The default only where the operator named no service (OTEL_SERVICE_NAME, or service.name
+    // among OTEL_RESOURCE_ATTRIBUTES): the SDK reads both and says `unknown_service…` otherwise.
+    let detected = Resource::builder().build();
+    let named = detected
+        .get(&opentelemetry::Key::new("service.name"))
+        .is_some_and(|name| !name.as_str().starts_with("unknown_service"));
+    let resource = if named {
+        detected
+    } else {
+        Resource::builder().with_service_name("mcplex").build()
+    };
     let provider = SdkTracerProvider::builder()
         .with_span_processor(BatchSpanProcessor::builder(exporter).build())
-        .with_resource(resource.build())
+        .with_resource(resource)
         .build();
     let layer = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("mcplex"))
