@@ -16,8 +16,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::dispatch::Untouched;
 use crate::errors::{to_wire, url_elicitation_required};
-use crate::fast::Untouched;
 use crate::relay::PeerRelay;
 use crate::typed::call_response;
 
@@ -145,8 +145,8 @@ fn read_result(result: RawResult, session_era: bool) -> Result<Reading, Upstream
     }
 }
 
-/// A session-era caller's result, read by rmcp's types: rmcp's response, and the text itself
-/// for the fast path (through [`Untouched`]) when the response says the same: a complete tool
+/// A session-era caller's result, read by rmcp's types: the typed response, and the text itself
+/// for the route's answer (through [`Untouched`]) when the response says the same: a complete tool
 /// result whose structured content, if any, is an object (rmcp strips anything else for such a
 /// caller).
 fn as_written(

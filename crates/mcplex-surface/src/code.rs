@@ -271,6 +271,8 @@ impl ToolHost for GatewayHost {
     }
 }
 
+crate::offers::routed_surface!(CodeSurface);
+
 impl ServerHandler for CodeSurface {
     fn get_info(&self) -> InitializeResult {
         // The tool listing never changes; prompts and resources do.

@@ -1,6 +1,7 @@
 //! [`Detached`]: a future awaited in place that, dropped before it finishes, goes on as a task
-//! of its own. The fast path awaits a call this way: a client that goes away must not stop the
-//! call (rmcp's session worker runs it as a task), yet spawning a task for every call costs a
+//! of its own. The route awaits every handler this way: a client that goes away must not cut a
+//! handler off mid-way (a session-era call goes on; a stateless one is cancelled and ends by
+//! itself, letting go of what it holds upstream), yet spawning a task for every request costs a
 //! task, a move of the whole handler future and a wake-up through its join handle, for the rare
 //! case that the client leaves.
 

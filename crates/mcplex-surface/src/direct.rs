@@ -74,6 +74,8 @@ impl DirectSurface {
     }
 }
 
+crate::offers::routed_surface!(DirectSurface);
+
 impl ServerHandler for DirectSurface {
     fn get_info(&self) -> InitializeResult {
         crate::server_info(crate::full_capabilities(true), &self.instructions)

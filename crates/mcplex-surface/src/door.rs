@@ -3,7 +3,7 @@
 //! [`crate::serve_http`] serves, so no route is reachable without it.
 //!
 //! A POST to an MCP route's exact path (`/mcp`, `/mcp/all`, `/mcp/call`, `/mcp/code`,
-//! `/mcp/p/<profile>`) goes from [`Guard::admit`] straight to that route's [`Front`]: it is the
+//! `/mcp/p/<profile>`) goes from [`Guard::admit`] straight to that route's [`Route`]: it is the
 //! tool call's path, and axum's router (the path match, the copy of the URI its nesting makes,
 //! the boxed services of a middleware) cost as much as the guard's checks themselves. Every
 //! other request goes through the router, with the guard as its outermost layer. The two run
@@ -21,7 +21,7 @@ use axum::http::{Method, Request};
 use axum::response::Response;
 
 use crate::access::{Guard, guard};
-use crate::front::Front;
+use crate::route::{Route, Surface};
 
 /// What a route's POST handler returns.
 type Answer = Pin<Box<dyn Future<Output = Response> + Send>>;
@@ -33,11 +33,8 @@ type Lane = Arc<dyn Fn(Request<Body>) -> Answer + Send + Sync>;
 pub struct Lanes(HashMap<String, Lane>);
 
 impl Lanes {
-    pub(crate) fn add<S>(&mut self, path: &str, front: Front<S>)
-    where
-        S: rmcp::ServerHandler + Clone + Send + Sync + 'static,
-    {
-        let lane: Lane = Arc::new(move |request| Box::pin(front.clone().serve(request)));
+    pub(crate) fn add<S: Surface>(&mut self, path: &str, route: Route<S>) {
+        let lane: Lane = Arc::new(move |request| Box::pin(route.clone().serve(request)));
         self.0.insert(path.to_owned(), lane);
     }
 }

@@ -1,9 +1,8 @@
 //! The HTTP routes: `/mcp` (the configured routing mode), `/mcp/all` (direct), `/mcp/call`
 //! (retrieve), `/mcp/code` (code execution) and `/mcp/p/<profile>` (the routing mode, narrowed
 //! to the profile's servers);
-//! `/healthz` and `/readyz`. Each MCP route is rmcp's streamable HTTP service behind
-//! [`crate::front::Front`], with sessions kept by [`crate::sessions::Sessions`] and counted
-//! gateway-wide; the listener itself is `listener.rs`.
+//! `/healthz` and `/readyz`. Each MCP route is a [`crate::route::Route`] around its surface,
+//! with sessions counted gateway-wide; the listener itself is `listener.rs`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,8 +15,6 @@ use axum::routing::{any, get};
 use axum::{Json, Router};
 use mcplex_dispatch::Gateway;
 use mcplex_protocol::ServerHealth;
-use rmcp::transport::StreamableHttpService;
-use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -25,8 +22,8 @@ use mcplex_config::{Profile, RoutingMode};
 
 use crate::access::ReadyDetail;
 use crate::door::Lanes;
-use crate::front::Front;
-use crate::sessions::{SessionBook, Sessions};
+use crate::route::{Route, Surface};
+use crate::sessions::SessionBook;
 use crate::{CodeSurface, DirectSurface, Reach, RetrieveSurface, SurfaceOptions};
 
 /// What the routes are built from.
@@ -146,14 +143,10 @@ pub struct McpRoutes {
 }
 
 impl McpRoutes {
-    /// Serves `front` at `path`: every method through the router, POST also by its lane.
-    fn serve<S: rmcp::ServerHandler + Clone + Send + Sync + 'static>(
-        &mut self,
-        path: &str,
-        front: Front<S>,
-    ) {
-        self.lanes.add(path, front.clone());
-        self.router = std::mem::take(&mut self.router).nest_service(path, front);
+    /// Serves `route` at `path`: every method through the router, POST also by its lane.
+    fn serve<S: Surface>(&mut self, path: &str, route: Route<S>) {
+        self.lanes.add(path, route.clone());
+        self.router = std::mem::take(&mut self.router).nest_service(path, route);
     }
 }
 
@@ -164,26 +157,13 @@ struct Limits {
 }
 
 impl Limits {
-    /// One rmcp streamable HTTP service around one server instance (cloned per session).
-    fn service<S: rmcp::ServerHandler + Clone + Send + Sync>(&self, surface: S) -> Front<S> {
-        let mut config = StreamableHttpServerConfig::default()
-            // Host and Origin are checked for every route by the guard, the same way.
-            .disable_allowed_hosts();
-        config.cancellation_token = self.shutdown.clone();
-        config.max_request_body_bytes = self.max_body_bytes;
-        // Session-era clients get sessions, the GET stream and 404 for unknown sessions; 2026-07-28
-        // requests are served statelessly by rmcp whatever this says.
-        config.legacy_session_mode = true;
-        let sessions = Sessions::new(self.book.clone(), self.shutdown.clone());
-        let factory = surface.clone();
-        let service =
-            StreamableHttpService::new(move || Ok(factory.clone()), sessions.clone(), config);
-        Front::new(
-            service,
+    /// One MCP route around one server instance.
+    fn service<S: Surface>(&self, surface: S) -> Route<S> {
+        Route::new(
             surface,
-            sessions,
             self.book.clone(),
             self.max_body_bytes,
+            self.shutdown.clone(),
         )
     }
 }

@@ -1,47 +1,53 @@
 //! The surfaces agents connect to, over streamable HTTP and stdio, in both protocol eras.
 //!
-//! Owns: the MCP server side (built on rmcp, which speaks 2024-11-05 .. 2026-07-28: the
-//! `initialize` handshake with sessions and a GET stream, and the stateless `server/discover`
-//! era with per-request `_meta` and `subscriptions/listen`), rendering listings from the
+//! Owns: the MCP server side, 2024-11-05 .. 2026-07-28 (the `initialize` handshake with sessions
+//! and a GET stream, and the stateless `server/discover` era with per-request `_meta` and
+//! `subscriptions/listen`): the HTTP request path is ours (`route.rs`), on rmcp's model types,
+//! its `ServerHandler` trait and its serve loop for each client's peer; rendering listings from the
 //! snapshot, mapping [`mcplex_dispatch::DispatchError`] to wire errors in one place, and
 //! forwarding progress, cancellation and `list_changed`. The catalog keeps raw upstream JSON;
 //! this crate converts it to rmcp's model once per snapshot (listings) or once per call
 //! (results), which keeps every field the MCP schema defines (see `typed.rs` for the limit); a
-//! fast call's result goes out in the upstream's own bytes where that model agrees with them.
+//! call's result goes out in the upstream's own bytes where that model agrees with them.
 //! Must not: resolve names, validate, or talk to upstreams except through `Gateway::call`.
 
 mod access;
+mod answer;
 mod authority;
 mod caller;
 mod calls;
 mod code;
 mod code_sandbox;
+mod common_stream;
 mod connection;
 mod cookies;
+mod decode;
 mod describe;
 mod detached;
 mod direct;
+mod dispatch;
 mod door;
 mod errors;
-mod fast;
-mod front;
 mod http;
-mod in_flight;
 mod listen;
 mod listener;
 mod oauth;
 mod offers;
-mod plain;
 mod relay;
 mod results;
 mod retrieve;
+mod route;
 mod search_tools;
+mod session;
 mod session_owners;
 mod sessions;
+mod sse;
+mod stateless;
 mod stdio;
 mod subscriptions;
 mod traced;
 mod typed;
+mod wire;
 
 pub use access::{
     Admission, Authenticator, Credential, Family, Guard, RouteGuard, credential, declared_length,

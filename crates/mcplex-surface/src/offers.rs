@@ -453,9 +453,7 @@ macro_rules! serve_offers {
             &self,
             context: rmcp::service::NotificationContext<rmcp::service::RoleServer>,
         ) {
-            $crate::fast::remember_peer(&context);
-            let scope = self.reach.scope(&context.extensions);
-            self.clients.peers.add(context.peer, scope);
+            $crate::route::Surface::session_ready(self, context.peer, &context.extensions);
         }
 
         fn accepted_subscription_filter(
@@ -487,3 +485,21 @@ macro_rules! serve_offers {
     };
 }
 pub(crate) use serve_offers;
+
+/// The MCP routes' [`crate::route::Surface`] for a surface with `reach: Reach` and
+/// `clients: Clients`: a session whose client is ready is told of listing changes.
+macro_rules! routed_surface {
+    ($surface:ty) => {
+        impl $crate::route::Surface for $surface {
+            fn session_ready(
+                &self,
+                peer: rmcp::Peer<rmcp::service::RoleServer>,
+                extensions: &rmcp::model::Extensions,
+            ) {
+                let scope = self.reach.scope(extensions);
+                self.clients.peers.add(peer, scope);
+            }
+        }
+    };
+}
+pub(crate) use routed_surface;

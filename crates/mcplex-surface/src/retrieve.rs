@@ -61,6 +61,8 @@ impl RetrieveSurface {
     }
 }
 
+crate::offers::routed_surface!(RetrieveSurface);
+
 impl ServerHandler for RetrieveSurface {
     fn get_info(&self) -> InitializeResult {
         // The tool listing never changes; prompts and resources do.

@@ -1,6 +1,6 @@
 //! The span of each MCP request (`mcplex_trace::request`): opened where a request arrives (the
 //! HTTP route, before anything else reads it), carried to its handler in the request's parts
-//! (rmcp's session worker runs the handler on a task of its own, where no span is current), and
+//! (a handler may go on as a task of its own, where no span is current), and
 //! made current around the work the handler hands to the gateway, so that the gateway's spans
 //! (validation, search, the upstream call, the code run) are its children.
 //!
@@ -19,8 +19,9 @@ pub(crate) fn arrived_message(parts: &mut http::request::Parts, message: &Value)
     if !mcplex_trace::is_exporting() {
         return None;
     }
-    let request = crate::front::Incoming::of(message)?;
-    Some(arrived(parts, request.method, None, Some(message)))
+    let method = message.get("method")?.as_str()?;
+    message.get("id").filter(|id| !id.is_null())?;
+    Some(arrived(parts, method, None, Some(message)))
 }
 
 /// The span of the request, in its parts' extensions.

@@ -4,6 +4,7 @@
 
 mod activity_export;
 mod added_servers;
+mod answers;
 mod browser;
 mod calls;
 mod cli;
@@ -16,7 +17,7 @@ mod control_plane;
 mod dashboard;
 mod dashboard_try;
 mod direct_modes;
-mod fastpath;
+
 mod faults;
 mod hardening_cli;
 mod hardening_code;
@@ -42,6 +43,8 @@ mod processes;
 mod projection;
 mod protocol;
 mod readme;
+mod request_path;
+mod request_path_sessions;
 mod requests;
 mod search;
 #[cfg(feature = "semantic")]

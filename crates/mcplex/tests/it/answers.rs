@@ -1,11 +1,9 @@
-//! The fast call path against rmcp's: a plain `tools/call` in an initialized session is answered
-//! by the gateway's fast path, and the same call with an Accept header rmcp reads but the fast
-//! path leaves to it (`text/event-stream;q=1`) by rmcp's session worker. The fast path answers a
-//! quick call as one `application/json` body, rmcp (in a session) always as an event stream: the
-//! JSON-RPC message must be the same bytes, the other headers the same, and both must count the
-//! same in the metrics and the audit log, and treat cancellation, unknown and closed sessions
-//! alike. A JSON answer is the fast path's; an event stream's number tells the paths apart for a
-//! slow call: the fast path's start at 10^15.
+//! How a session-era request is answered on the one request path: a call answered within a
+//! second is one `application/json` body, a slower one an event stream (a priming event, then
+//! the answer numbered in its stream). A plain `tools/call` is read straight into its parts; the
+//! same call with `_meta` is read whole: both must give the same bytes, count the same in the
+//! metrics and the audit log, and treat cancellation, unknown and closed sessions alike. A
+//! result the upstream wrote is sent as it wrote it.
 
 use std::time::Duration;
 
@@ -14,13 +12,9 @@ use serde_json::{Value, json};
 use crate::harness::{Gateway, eventually, fixture_server, mcplex, rpc};
 use crate::http::{Reply, Version, exchange, exchange_within};
 
-const FAST_STREAMS_FROM: u64 = 1_000_000_000_000_000;
-/// An Accept header rmcp takes (both types) and the fast path leaves to rmcp (a parameter).
-const TO_RMCP: (&str, &str) = ("Accept", "text/event-stream;q=1");
-
 /// Opens an initialized session-era session on `path` and returns its id.
 fn open_session(gateway: &Gateway, path: &str) -> String {
-    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fastpath-test","version":"1"}}}"#;
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"answers-test","version":"1"}}}"#;
     let reply = exchange(
         gateway.authority(),
         Version::Http11,
@@ -44,8 +38,6 @@ fn open_session(gateway: &Gateway, path: &str) -> String {
         initialized,
     );
     assert_eq!(reply.status, 202, "{reply:?}");
-    // The 202 answers once rmcp's worker has handled `initialized`: the very next call finds
-    // the session ready for the fast path, whatever the scheduler did meanwhile.
     let reply = call_at(
         gateway,
         path,
@@ -65,17 +57,17 @@ fn session_header(session: &str) -> (&'static str, &str) {
     ("Mcp-Session-Id", session)
 }
 
-/// A `tools/call` of `name` with `arguments` and request id `id` in `session`, through the fast
-/// path or (`to_rmcp`) through rmcp.
+/// A `tools/call` of `name` with `arguments` and request id `id` in `session`: plain, or
+/// (`whole`) with `_meta`, which is read as a whole message.
 fn call(
     gateway: &Gateway,
     session: &str,
     id: Value,
     name: &str,
     arguments: Value,
-    to_rmcp: bool,
+    whole: bool,
 ) -> Reply {
-    call_at(gateway, "/mcp/all", session, id, name, arguments, to_rmcp)
+    call_at(gateway, "/mcp/all", session, id, name, arguments, whole)
 }
 
 fn call_at(
@@ -85,14 +77,14 @@ fn call_at(
     id: Value,
     name: &str,
     arguments: Value,
-    to_rmcp: bool,
+    whole: bool,
 ) -> Reply {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+    let mut body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                       "params": {"name": name, "arguments": arguments}});
-    let mut headers = vec![session_header(session), VERSION];
-    if to_rmcp {
-        headers.push(TO_RMCP);
+    if whole {
+        body["params"]["_meta"] = json!({});
     }
+    let headers = [session_header(session), VERSION];
     exchange(
         gateway.authority(),
         Version::Http11,
@@ -113,7 +105,7 @@ fn stream_number(reply: &Reply) -> u64 {
         .unwrap_or_else(|| panic!("no priming event in {reply:?}"))
 }
 
-/// Whether `reply` is one JSON body (the fast path's answer to a quick call).
+/// Whether `reply` is one JSON body (the answer to a quick call).
 fn is_json(reply: &Reply) -> bool {
     reply.header("content-type") == Some("application/json")
 }
@@ -160,7 +152,8 @@ fn comparable(reply: &Reply) -> (u16, Vec<String>, String) {
     (reply.status, head, message)
 }
 
-/// The framing of rmcp's event stream for one answer: a priming event, then the answer event.
+/// The framing of a session's event stream for one answer: a priming event, then the answer
+/// event.
 fn assert_sse_answer(reply: &Reply) {
     assert_eq!(
         reply.header("content-type"),
@@ -229,7 +222,7 @@ fn audit_essence(row: &Value) -> Value {
 }
 
 #[test]
-fn fast_and_rmcp_answers_are_the_same_bytes_metrics_and_audit_rows() {
+fn plain_and_whole_calls_are_answered_alike_in_bytes_metrics_and_audit_rows() {
     let gateway =
         Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
     gateway.wait_ready();
@@ -248,7 +241,7 @@ fn fast_and_rmcp_answers_are_the_same_bytes_metrics_and_audit_rows() {
         (json!(17), "describe_tool", json!({"name": "fixture__add"})),
     ];
     for (id, name, arguments) in &cases {
-        let fast = call(
+        let plain = call(
             &gateway,
             &session,
             id.clone(),
@@ -256,7 +249,7 @@ fn fast_and_rmcp_answers_are_the_same_bytes_metrics_and_audit_rows() {
             arguments.clone(),
             false,
         );
-        let slow = call(
+        let whole = call(
             &gateway,
             &session,
             id.clone(),
@@ -264,22 +257,21 @@ fn fast_and_rmcp_answers_are_the_same_bytes_metrics_and_audit_rows() {
             arguments.clone(),
             true,
         );
-        assert!(is_json(&fast), "{name}: {fast:?}");
-        assert_sse_answer(&slow);
-        assert!(stream_number(&slow) < FAST_STREAMS_FROM, "{name}: {slow:?}");
-        assert_eq!(comparable(&fast), comparable(&slow), "{name}");
-        assert_eq!(fast.json()["id"], *id, "{name}: {fast:?}");
+        assert!(is_json(&plain), "{name}: {plain:?}");
+        assert!(is_json(&whole), "{name}: {whole:?}");
+        assert_eq!(comparable(&plain), comparable(&whole), "{name}");
+        assert_eq!(plain.json()["id"], *id, "{name}: {plain:?}");
     }
     let echo_ok = r#"mcplex_tool_calls_total{server="fixture",tool="echo",status="ok"} "#;
     assert_eq!(
         metric(&gateway, echo_ok),
         4.0,
-        "two echo calls on each path"
+        "two echo calls of each kind"
     );
     let invalid =
         r#"mcplex_tool_calls_total{server="fixture",tool="add",status="invalid_arguments"} "#;
     assert_eq!(metric(&gateway, invalid), 2.0);
-    // Each call was made once on each path: its two rows are alike.
+    // Each call was made once of each kind: its two rows are alike.
     let mut essences: Vec<String> = audit_rows(&gateway, 12)
         .iter()
         .map(|row| audit_essence(row).to_string())
@@ -291,14 +283,14 @@ fn fast_and_rmcp_answers_are_the_same_bytes_metrics_and_audit_rows() {
 }
 
 #[test]
-fn a_slow_call_is_streamed_by_both_paths_with_the_same_answer() {
+fn a_slow_call_is_a_numbered_event_stream_with_the_same_answer() {
     let gateway =
         Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
     gateway.wait_ready();
     let session = open_session(&gateway, "/mcp/all");
-    // Past the fast path's wait for a quick answer (one second): it streams like rmcp.
+    // Past the wait for a quick answer (one second): the answer is streamed.
     let arguments = json!({"ms": 1500});
-    let fast = call(
+    let plain = call(
         &gateway,
         &session,
         json!(31),
@@ -306,7 +298,7 @@ fn a_slow_call_is_streamed_by_both_paths_with_the_same_answer() {
         arguments.clone(),
         false,
     );
-    let slow = call(
+    let whole = call(
         &gateway,
         &session,
         json!(31),
@@ -314,27 +306,27 @@ fn a_slow_call_is_streamed_by_both_paths_with_the_same_answer() {
         arguments,
         true,
     );
-    assert_sse_answer(&fast);
-    assert_sse_answer(&slow);
-    assert!(stream_number(&fast) >= FAST_STREAMS_FROM, "{fast:?}");
-    assert!(stream_number(&slow) < FAST_STREAMS_FROM, "{slow:?}");
-    assert_eq!(comparable(&fast), comparable(&slow));
-    assert_eq!(fast.json()["id"], 31, "{fast:?}");
+    assert_sse_answer(&plain);
+    assert_sse_answer(&whole);
+    // Each answer has a stream of its own in the session.
+    assert_ne!(stream_number(&plain), stream_number(&whole));
+    assert_eq!(comparable(&plain), comparable(&whole));
+    assert_eq!(plain.json()["id"], 31, "{plain:?}");
 }
 
 #[test]
-fn unknown_and_deleted_sessions_are_404_on_both_paths() {
+fn unknown_and_deleted_sessions_are_404_for_plain_and_whole_calls() {
     let gateway =
         Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
     gateway.wait_ready();
-    for to_rmcp in [false, true] {
+    for whole in [false, true] {
         let reply = call(
             &gateway,
             "no-such-session",
             json!(1),
             "fixture__echo",
             json!({}),
-            to_rmcp,
+            whole,
         );
         assert_eq!(reply.status, 404, "{reply:?}");
     }
@@ -348,18 +340,18 @@ fn unknown_and_deleted_sessions_are_404_on_both_paths() {
         "",
     );
     assert_eq!(reply.status, 200, "{reply:?}");
-    for to_rmcp in [false, true] {
+    for whole in [false, true] {
         let reply = call(
             &gateway,
             &session,
             json!(2),
             "fixture__echo",
             json!({}),
-            to_rmcp,
+            whole,
         );
         assert_eq!(reply.status, 404, "deleted session: {reply:?}");
     }
-    // A session of another route is unknown here, as rmcp has it.
+    // A session of another route is unknown here.
     let other = open_session(&gateway, "/mcp/call");
     let reply = call(
         &gateway,
@@ -373,23 +365,23 @@ fn unknown_and_deleted_sessions_are_404_on_both_paths() {
 }
 
 #[test]
-fn a_cancelled_call_is_cancelled_upstream_and_never_answered_on_both_paths() {
+fn a_cancelled_call_is_cancelled_upstream_and_never_answered() {
     let gateway =
         Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
     gateway.wait_ready();
     let session = open_session(&gateway, "/mcp/all");
     let mut replies = Vec::new();
-    for (id, to_rmcp) in [(21, false), (22, true)] {
+    for (id, whole) in [(21, false), (22, true)] {
         let before = gateway.cancellations_logged();
         let authority = gateway.authority().to_owned();
         let session_id = session.clone();
         let waiting = std::thread::spawn(move || {
-            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            let mut body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                               "params": {"name": "fixture__slow", "arguments": {"ms": 20000}}});
-            let mut headers = vec![("Mcp-Session-Id", session_id.as_str()), VERSION];
-            if to_rmcp {
-                headers.push(TO_RMCP);
+            if whole {
+                body["params"]["_meta"] = json!({});
             }
+            let headers = [("Mcp-Session-Id", session_id.as_str()), VERSION];
             exchange_within(
                 &authority,
                 Version::Http11,
@@ -421,8 +413,16 @@ fn a_cancelled_call_is_cancelled_upstream_and_never_answered_on_both_paths() {
         );
         replies.push(reply);
     }
-    assert!(stream_number(&replies[0]) >= FAST_STREAMS_FROM);
-    assert!(stream_number(&replies[1]) < FAST_STREAMS_FROM);
+    // Each stream ended after its priming event, without the answer.
+    for reply in &replies {
+        let events = dechunk(&reply.body);
+        let number = stream_number(reply);
+        assert!(
+            events.starts_with(&format!("data: \nid: 0/{number}\nretry: ")),
+            "{events:?}"
+        );
+        assert!(!events.contains("\ndata: {"), "{events:?}");
+    }
 }
 
 /// A ready gateway whose one server, `fixture`, serves only `tools` (raw definitions), and the
@@ -439,49 +439,35 @@ fn serving_raw_tools(tools: Value) -> (Gateway, tempfile::TempDir) {
     (gateway, scratch)
 }
 
-/// A result in a member order and with a member that no SDK writes: the fast path sends the
-/// upstream's bytes as they are (results pass untouched); rmcp's path writes its own typed
-/// reading of them, which leaves the member out and puts `content` first.
+/// A result in a member order and with a member that no SDK writes: the upstream's bytes go
+/// out as they are (results pass untouched), however the call was read.
 #[test]
-fn the_fast_path_sends_a_result_as_the_upstream_wrote_it() {
+fn a_result_goes_out_as_the_upstream_wrote_it() {
     let result = r#"{"isError":false,"x-upstream":{"kept":[1,"two"]},"content":[{"type":"text","text":"as written"}]}"#;
     let (gateway, _tools) = serving_raw_tools(json!([{
         "name": "written", "description": "Answers with a result as written.",
         "inputSchema": {"type": "object"},
         "x-fixture-result": serde_json::from_str::<Value>(result).expect("json")}]));
     let session = open_session(&gateway, "/mcp/all");
-    let fast = call(
-        &gateway,
-        &session,
-        json!(21),
-        "fixture__written",
-        json!({}),
-        false,
-    );
-    assert!(is_json(&fast), "{fast:?}");
-    assert_eq!(
-        fast.body,
-        format!(r#"{{"jsonrpc":"2.0","id":21,"result":{result}}}"#)
-    );
-    let slow = call(
-        &gateway,
-        &session,
-        json!(22),
-        "fixture__written",
-        json!({}),
-        true,
-    );
-    assert_sse_answer(&slow);
-    let (status, _, message) = comparable(&slow);
-    assert_eq!(status, 200);
-    assert_eq!(
-        message,
-        r#"{"jsonrpc":"2.0","id":22,"result":{"content":[{"type":"text","text":"as written"}],"isError":false}}"#
-    );
+    for (id, whole) in [(21, false), (22, true)] {
+        let reply = call(
+            &gateway,
+            &session,
+            json!(id),
+            "fixture__written",
+            json!({}),
+            whole,
+        );
+        assert!(is_json(&reply), "{reply:?}");
+        assert_eq!(
+            reply.body,
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+        );
+    }
 }
 
-/// JSON that a JSON value cannot hold (a number beyond f64's range): a session-era client on the
-/// fast path gets the server's bytes as they are; a stateless client, whose answer the gateway
+/// JSON that a JSON value cannot hold (a number beyond f64's range): a session-era client gets
+/// the server's bytes as they are; a stateless client, whose answer the gateway
 /// builds from a value, gets the server's fault, and the metrics count that call as failed.
 #[test]
 fn a_result_a_value_cannot_hold_passes_as_written_or_fails_and_is_counted_so() {
@@ -490,7 +476,7 @@ fn a_result_a_value_cannot_hold_passes_as_written_or_fails_and_is_counted_so() {
         "name": "far", "description": "Answers with a number beyond f64.",
         "inputSchema": {"type": "object"}, "x-fixture-result-text": result}]));
     let session = open_session(&gateway, "/mcp/all");
-    let fast = call(
+    let plain = call(
         &gateway,
         &session,
         json!(31),
@@ -499,7 +485,7 @@ fn a_result_a_value_cannot_hold_passes_as_written_or_fails_and_is_counted_so() {
         false,
     );
     assert_eq!(
-        fast.body,
+        plain.body,
         format!(r#"{{"jsonrpc":"2.0","id":31,"result":{result}}}"#)
     );
     let (status, answer) = rpc(
@@ -516,6 +502,6 @@ fn a_result_a_value_cannot_hold_passes_as_written_or_fails_and_is_counted_so() {
             format!(r#"mcplex_tool_calls_total{{server="fixture",tool="far",status="{status}"}} "#);
         metric(&gateway, &line)
     };
-    assert_eq!(counted("ok"), 1.0, "the fast call");
+    assert_eq!(counted("ok"), 1.0, "the session-era call");
     assert_eq!(counted("upstream_error"), 1.0, "the stateless call");
 }
