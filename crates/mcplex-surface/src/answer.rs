@@ -28,6 +28,8 @@ use crate::sse::{self, SseBody};
 
 /// How long an answer may take to go out whole as JSON.
 const FIRST_WAIT: Duration = Duration::from_secs(1);
+/// Events written but not yet taken by the connection: past it the handler's messages wait.
+const STREAM_QUEUE: usize = 16;
 
 /// The JSON-RPC message that answers a request.
 pub(crate) enum Reply {
@@ -145,7 +147,7 @@ pub(crate) async fn respond(pending: Pending) -> Response {
     for event in &early {
         first.push(framer.message(event));
     }
-    let (sender, source) = mpsc::unbounded_channel();
+    let (sender, source) = mpsc::channel(STREAM_QUEUE);
     match done {
         Some(reply) => {
             if !stopped() {
@@ -171,7 +173,7 @@ pub(crate) async fn respond(pending: Pending) -> Response {
 async fn stream_rest(
     mut reply: ReplyFuture,
     mut events: mpsc::UnboundedReceiver<Bytes>,
-    sender: mpsc::UnboundedSender<Bytes>,
+    sender: mpsc::Sender<Bytes>,
     mut framer: Framer,
     [cancel, ended]: [CancellationToken; 2],
 ) {
@@ -183,15 +185,17 @@ async fn stream_rest(
             answer = &mut reply => {
                 // What the handler sent before it answered goes first.
                 while let Ok(event) = events.try_recv() {
-                    let _ = sender.send(framer.message(&event));
+                    if sender.send(framer.message(&event)).await.is_err() {
+                        return;
+                    }
                 }
                 if let Some(event) = framer.reply(&answer) {
-                    let _ = sender.send(event);
+                    let _ = sender.send(event).await;
                 }
                 return;
             }
             Some(event) = events.recv() => {
-                if sender.send(framer.message(&event)).is_err() {
+                if sender.send(framer.message(&event)).await.is_err() {
                     return;
                 }
             }

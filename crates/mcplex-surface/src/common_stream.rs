@@ -1,12 +1,14 @@
 //! A session's GET stream: where the gateway's messages to a client go when they belong to no
-//! request in flight (log messages, `list_changed`, `resources/updated`, its own requests).
+//! request in flight (log messages, `list_changed`, `resources/updated`, a server request whose
+//! call has ended).
 //!
 //! Events are numbered 1, 2, … per session; the last [`CACHED`] are kept, so that a client
 //! that reconnects with `Last-Event-ID: n` gets the ones after `n`, and messages sent while no
-//! GET stream is open reach the next one. One GET stream carries the messages at a time; a
-//! second GET while it is open gets a stream that only keeps alive (at most [`IDLE_GETS`],
-//! the oldest ended first), as a client that opens one per tab or retries early expects no
-//! error.
+//! GET stream is open reach the next one. A client may hold several GET streams (one per tab, a
+//! reconnect before the old one is seen to close): each message goes to the newest that is still
+//! open, so none is refused and none is lost when the newest closes. A stream whose client stops
+//! reading is ended once [`QUEUE`] events wait for it: the client resumes from the cache. At most
+//! [`GETS`] are kept; opening one more ends the oldest.
 
 use std::collections::VecDeque;
 
@@ -16,8 +18,10 @@ use tokio_util::sync::CancellationToken;
 
 /// Events kept for resumption.
 const CACHED: usize = 64;
-/// Idle GET streams a session keeps open beside its GET stream.
-const IDLE_GETS: usize = 32;
+/// GET streams a session keeps open.
+const GETS: usize = 32;
+/// Events that may wait for one GET stream's client.
+const QUEUE: usize = 64;
 
 #[derive(Default)]
 pub(crate) struct Common {
@@ -26,19 +30,19 @@ pub(crate) struct Common {
     cache: VecDeque<(u64, Bytes)>,
     /// The last event handed to an open GET stream.
     delivered: u64,
-    open: Option<mpsc::UnboundedSender<Bytes>>,
-    idle: VecDeque<CancellationToken>,
+    /// The open GET streams, oldest first.
+    open: VecDeque<mpsc::Sender<Bytes>>,
 }
 
 /// A GET stream as opened: its first events (priming, replay), what follows, and when it ends.
 pub(crate) struct GetStream {
     pub first: Vec<Bytes>,
-    pub source: Option<mpsc::UnboundedReceiver<Bytes>>,
+    pub source: mpsc::Receiver<Bytes>,
     pub end: CancellationToken,
 }
 
 impl Common {
-    /// Sends a message (its JSON) on the GET stream, or keeps it for the next one.
+    /// Sends a message (its JSON) on the newest open GET stream, or keeps it for the next one.
     pub(crate) fn send(&mut self, json: &[u8]) {
         self.last += 1;
         let event = crate::sse::event(json, Some(&self.last.to_string()));
@@ -46,18 +50,24 @@ impl Common {
         if self.cache.len() > CACHED {
             self.cache.pop_front();
         }
-        if let Some(open) = &self.open {
-            if open.send(event).is_ok() {
-                self.delivered = self.last;
-            } else {
-                self.open = None;
+        while let Some(newest) = self.open.back() {
+            match newest.try_send(event.clone()) {
+                Ok(()) => {
+                    self.delivered = self.last;
+                    return;
+                }
+                // Closed, or its client stopped reading: that stream ends (it resumes from the
+                // cache), and the next newest takes the message.
+                Err(_) => {
+                    self.open.pop_back();
+                }
             }
         }
     }
 
     /// Opens a GET stream of a session that ends with `ended`: resumed after `last_event_id`
     /// when given (`None` when that id is not one of this stream's: the route answers with an
-    /// empty stream), else the session's stream when none is open, else an idle one.
+    /// empty stream), else after the last event an open stream took.
     pub(crate) fn open(
         &mut self,
         last_event_id: Option<&str>,
@@ -65,12 +75,13 @@ impl Common {
     ) -> Option<GetStream> {
         let after = match last_event_id {
             Some(id) => id.trim().parse::<u64>().ok()?,
-            None if self.open.as_ref().is_some_and(|open| !open.is_closed()) => {
-                return Some(self.idle_stream(ended));
-            }
             None => self.delivered,
         };
-        let (sender, source) = mpsc::unbounded_channel();
+        self.open.retain(|open| !open.is_closed());
+        if self.open.len() >= GETS {
+            self.open.pop_front();
+        }
+        let (sender, source) = mpsc::channel(QUEUE);
         let mut first = vec![crate::sse::priming(&after.to_string())];
         first.extend(
             self.cache
@@ -79,29 +90,12 @@ impl Common {
                 .map(|(_, event)| event.clone()),
         );
         self.delivered = self.last;
-        // A stream that was open is replaced: its client reconnected.
-        self.open = Some(sender);
+        self.open.push_back(sender);
         Some(GetStream {
             first,
-            source: Some(source),
+            source,
             end: ended.child_token(),
         })
-    }
-
-    fn idle_stream(&mut self, ended: &CancellationToken) -> GetStream {
-        self.idle.retain(|end| !end.is_cancelled());
-        if self.idle.len() >= IDLE_GETS
-            && let Some(oldest) = self.idle.pop_front()
-        {
-            oldest.cancel();
-        }
-        let end = ended.child_token();
-        self.idle.push_back(end.clone());
-        GetStream {
-            first: vec![crate::sse::priming(&self.delivered.to_string())],
-            source: None,
-            end,
-        }
     }
 
     #[cfg(test)]
@@ -143,15 +137,17 @@ mod tests {
     }
 
     #[test]
-    fn a_second_get_idles_and_a_resumption_replays_only_what_came_after() {
+    fn the_newest_get_takes_messages_and_an_older_one_takes_over_when_it_closes() {
         let mut common = Common::default();
         let ended = CancellationToken::new();
-        let mut open = common.open(None, &ended).expect("opened");
+        let mut older = common.open(None, &ended).expect("opened");
+        let newer = common.open(None, &ended).expect("opened");
         common.send(&changed());
+        assert!(older.source.try_recv().is_err(), "the newest took it");
+        drop(newer);
         common.send(&changed());
-        assert!(open.source.as_mut().expect("source").try_recv().is_ok());
-        let idle = common.open(None, &ended).expect("idle");
-        assert!(idle.source.is_none(), "the second GET only keeps alive");
+        let event = older.source.try_recv().expect("the older one took over");
+        assert!(String::from_utf8_lossy(&event).contains("\nid: 2\n"));
         let resumed = common.open(Some("1"), &ended).expect("resumed");
         let replay = text(&resumed.first[1..]);
         assert!(
@@ -162,7 +158,25 @@ mod tests {
             common.open(Some("0/3"), &ended).is_none(),
             "not this stream's id"
         );
-        ended.cancel();
-        assert!(idle.end.is_cancelled());
+    }
+
+    #[test]
+    fn a_get_whose_client_stops_reading_is_ended_and_the_cache_keeps_what_it_missed() {
+        let mut common = Common::default();
+        let ended = CancellationToken::new();
+        let mut stalled = common.open(None, &ended).expect("opened");
+        for _ in 0..QUEUE + 1 {
+            common.send(&changed());
+        }
+        assert!(common.open.is_empty(), "the stalled stream was let go");
+        let mut taken = 0;
+        while stalled.source.try_recv().is_ok() {
+            taken += 1;
+        }
+        assert_eq!(taken, QUEUE);
+        let resumed = common
+            .open(Some(&QUEUE.to_string()), &ended)
+            .expect("resumed");
+        assert_eq!(resumed.first.len(), 2, "priming and the one it missed");
     }
 }

@@ -1,7 +1,8 @@
 //! The client end of a call, for its upstream: the requests an upstream makes while working on a
 //! call (`sampling/createMessage`, `elicitation/create`, `roots/list`) are sent to the client that
-//! made the call, and its answer goes back; the upstream's log messages during the call reach the
-//! same client.
+//! made the call, on the call's own stream while it is open (they name it as their originating
+//! request, SEP-2260), and its answer goes back; the upstream's log messages during the call
+//! reach the same client.
 //!
 //! A client that did not declare the capability a request needs is never asked: the upstream
 //! gets `-32601` naming the missing capability. 2026-07-28 clients cannot be sent requests at all
@@ -16,9 +17,10 @@ use std::time::Duration;
 use mcplex_upstream::{ClientRelay, RelayError, RelayFuture};
 use rmcp::Peer;
 use rmcp::model::{
-    ClientCapabilities, ClientInfo, CustomRequest, LoggingMessageNotificationParam, ServerRequest,
+    ClientCapabilities, ClientInfo, CustomRequest, GetExtensions, LoggingMessageNotificationParam,
+    RequestId, ServerRequest,
 };
-use rmcp::service::{RequestContext, RoleServer, ServiceError};
+use rmcp::service::{OriginatingRequestId, RequestContext, RoleServer, ServiceError};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -27,6 +29,8 @@ use tokio_util::sync::CancellationToken;
 /// Relays to the client of one request.
 pub(crate) struct PeerRelay {
     peer: Peer<RoleServer>,
+    /// The request the relayed requests belong to: they go out on its stream while it is open.
+    origin: RequestId,
     /// The session's handshake; `None` for a 2026-07-28 client (no server-to-client requests in
     /// that revision).
     client: Option<Arc<ClientInfo>>,
@@ -83,6 +87,7 @@ impl PeerRelay {
         };
         Arc::new(PeerRelay {
             peer: context.peer.clone(),
+            origin: context.id.clone(),
             client: if stateless {
                 None
             } else {
@@ -124,6 +129,7 @@ impl ClientRelay for PeerRelay {
         let peer = self.peer.clone();
         let cancel = self.cancel.clone();
         let client = self.client.clone();
+        let origin = OriginatingRequestId(self.origin.clone());
         Box::pin(async move {
             let Some(client) = client else {
                 return Err(RelayError::unsupported(format!(
@@ -135,7 +141,9 @@ impl ClientRelay for PeerRelay {
                     "the client did not declare the {capability} capability, so mcplex cannot forward {method} to it"
                 )));
             }
-            let request = ServerRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+            let mut request =
+                ServerRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+            request.extensions_mut().insert(origin);
             let answer = tokio::select! {
                 answer = peer.send_request(request) => answer,
                 () = cancel.cancelled() => {

@@ -39,7 +39,7 @@ use crate::connection::is_body_timeout;
 use crate::decode::{self, PlainCall, rpc_error};
 use crate::detached::Detached;
 use crate::dispatch::{self, Call};
-use crate::session::Session;
+use crate::session::{Begun, Session};
 use crate::session_owners::Owner;
 use crate::sessions::{SessionBook, Sessions};
 use crate::sse::{self, SseBody};
@@ -213,13 +213,14 @@ impl<S: Surface> Route<S> {
                             session.cancel(id);
                         }
                     }
-                    ClientNotification::InitializedNotification(_) => {
+                    ClientNotification::InitializedNotification(_) if session.first_ready() => {
                         let mut extensions = rmcp::model::Extensions::new();
                         extensions.insert(parts);
                         self.0
                             .surface
                             .session_ready(session.peer.clone(), &extensions);
                     }
+                    ClientNotification::InitializedNotification(_) => {}
                     other => session.forward(ClientJsonRpcMessage::notification(other)),
                 }
                 accepted()
@@ -278,24 +279,33 @@ impl<S: Surface> Route<S> {
         let Some(begun) = session.begin(&id, progress) else {
             return already_in_flight(&id);
         };
+        let Begun {
+            cancel,
+            events,
+            stream,
+            held,
+        } = begun;
         let call = Call {
             id,
             request,
             parts,
             peer: session.peer.clone(),
-            cancel: begun.cancel.clone(),
+            cancel: cancel.clone(),
         };
-        // Awaited here, but a client that goes away does not stop the call.
-        let reply = Detached::new(dispatch::run(self.0.surface.clone(), call));
+        let surface = self.0.surface.clone();
+        // Awaited here, but a client that goes away does not stop the call, which keeps its
+        // place in the session (a cancellation reaches it, the session is not idle) until done.
+        let reply = Detached::new(async move {
+            let _held = held;
+            dispatch::run(surface, call).await
+        });
         answer::respond(Pending {
             reply: Box::pin(reply),
-            events: begun.events,
-            cancel: begun.cancel,
+            events,
+            cancel,
             ended: session.ended.clone(),
-            framing: Framing::Session {
-                stream: begun.stream,
-            },
-            guard: Box::new(begun.held),
+            framing: Framing::Session { stream },
+            guard: Box::new(()),
         })
         .await
     }
@@ -321,7 +331,7 @@ impl<S: Surface> Route<S> {
         match session.open_get(last_event_id) {
             Some((stream, held)) => sse::response(SseBody::new(
                 stream.first,
-                stream.source,
+                Some(stream.source),
                 stream.end,
                 Box::new(held),
             )),

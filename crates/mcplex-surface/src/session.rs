@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use bytes::Bytes;
@@ -37,6 +38,8 @@ pub(crate) struct Session {
     pub ended: CancellationToken,
     /// Client notifications and answers, for the serve loop.
     inbound: mpsc::UnboundedSender<ClientJsonRpcMessage>,
+    /// Whether its client said it is ready (`notifications/initialized`): once is enough.
+    ready: AtomicBool,
     state: Arc<Mutex<State>>,
     /// rmcp's handle of the serve loop: dropping it stops the loop.
     _serve_loop: Box<dyn Send + Sync>,
@@ -61,7 +64,8 @@ struct InFlight {
 
 /// A request taken into its session: its token (cancelled by the client's
 /// `notifications/cancelled` or the session's end), the messages routed to its answer stream,
-/// and the number of that stream. Dropping it ends the request's place in the session.
+/// the number of that stream, and its place in the session (held by its handler until done: the
+/// session is busy meanwhile).
 pub(crate) struct Begun {
     pub cancel: CancellationToken,
     pub events: mpsc::UnboundedReceiver<Bytes>,
@@ -69,7 +73,8 @@ pub(crate) struct Begun {
     pub held: Held,
 }
 
-/// A request's place in its session (and an open stream of it), until dropped.
+/// A request's or a GET stream's place in its session, until dropped: while one is held the
+/// session is not idle.
 pub(crate) struct Held {
     state: Weak<Mutex<State>>,
     id: Option<RequestId>,
@@ -118,6 +123,7 @@ impl Session {
             peer,
             ended,
             inbound,
+            ready: AtomicBool::new(false),
             state,
             _serve_loop: Box::new(running),
         }
@@ -157,6 +163,11 @@ impl Session {
                 id: Some(id.clone()),
             },
         })
+    }
+
+    /// True the first time the client says it is ready, false after.
+    pub(crate) fn first_ready(&self) -> bool {
+        !self.ready.swap(true, Ordering::AcqRel)
     }
 
     /// The client cancelled request `id`: its handler's token is cancelled.

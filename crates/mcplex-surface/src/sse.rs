@@ -76,7 +76,7 @@ pub(crate) fn response(body: SseBody) -> Response {
 /// the body (the stream's place among its session's open streams).
 pub(crate) struct SseBody {
     first: VecDeque<Bytes>,
-    source: Option<mpsc::UnboundedReceiver<Bytes>>,
+    source: Option<mpsc::Receiver<Bytes>>,
     end: Pin<Box<WaitForCancellationFutureOwned>>,
     keep_alive: Option<Pin<Box<Sleep>>>,
     _guard: Box<dyn Send + Sync>,
@@ -85,7 +85,7 @@ pub(crate) struct SseBody {
 impl SseBody {
     pub(crate) fn new(
         first: Vec<Bytes>,
-        source: Option<mpsc::UnboundedReceiver<Bytes>>,
+        source: Option<mpsc::Receiver<Bytes>>,
         end: CancellationToken,
         guard: Box<dyn Send + Sync>,
     ) -> SseBody {
@@ -165,14 +165,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_sends_its_first_events_then_its_source_and_ends_with_it() {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(4);
         let body = SseBody::new(
             vec![Bytes::from_static(b"a")],
             Some(rx),
             CancellationToken::new(),
             Box::new(()),
         );
-        tx.send(Bytes::from_static(b"b")).expect("open");
+        tx.try_send(Bytes::from_static(b"b")).expect("open");
         drop(tx);
         let all: Vec<_> = body.map(|b| b.expect("bytes")).collect().await;
         assert_eq!(

@@ -173,10 +173,11 @@ fn the_get_stream_checks_accept_era_session_and_version() {
     drop(stream);
 }
 
-/// A second GET on a session is served too (200, not 409), and the first one keeps carrying the
-/// session's notifications: a tool added upstream is announced on it.
+/// A second GET on a session is served too (200, not 409): the newest open stream carries the
+/// session's notifications, and when it closes the first one takes over, so nothing is lost
+/// between them. A tool added upstream is announced on each in turn.
 #[test]
-fn a_second_get_stream_is_served_and_the_first_keeps_working() {
+fn a_second_get_stream_is_served_and_the_first_takes_over_when_it_closes() {
     let mut server = fixture_server("fixture", &[]);
     // Added tools are served at once, and announced.
     server["trust"] = json!("auto");
@@ -185,7 +186,7 @@ fn a_second_get_stream_is_served_and_the_first_keeps_working() {
     let session = open_session(&gateway);
     let mut first = Stream::open(&gateway, &session, &[]);
     assert_eq!(first.status(), 200, "{:?}", first.text);
-    let second = Stream::open(&gateway, &session, &[]);
+    let mut second = Stream::open(&gateway, &session, &[]);
     assert_eq!(second.status(), 200, "{:?}", second.text);
     assert_eq!(
         second.content_type(),
@@ -193,17 +194,26 @@ fn a_second_get_stream_is_served_and_the_first_keeps_working() {
         "{:?}",
         second.text
     );
-    let add = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-                     "params": {"name": "fixture__add_tool", "arguments": {"name": "late"}}});
-    let reply = post(&gateway, &in_session(&session), &add);
-    assert_eq!(reply.status, 200, "{reply:?}");
-    assert!(reply.json()["result"].is_object(), "{reply:?}");
+    let add = |id: u64, name: &str| {
+        let add = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": "fixture__add_tool", "arguments": {"name": name}}});
+        let reply = post(&gateway, &in_session(&session), &add);
+        assert_eq!(reply.status, 200, "{reply:?}");
+        assert!(reply.json()["result"].is_object(), "{reply:?}");
+    };
+    add(4, "late");
     assert!(
-        first.read_until("notifications/tools/list_changed"),
-        "the first stream still carries notifications: {:?}",
-        first.text
+        second.read_until("notifications/tools/list_changed"),
+        "the newest stream carries notifications: {:?}",
+        second.text
     );
     drop(second);
+    add(5, "later");
+    assert!(
+        first.read_until("notifications/tools/list_changed"),
+        "the first stream takes over: {:?}",
+        first.text
+    );
 }
 
 /// A client that reconnects its GET stream with the Last-Event-ID it last read there gets an
