@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::answer::Reply;
+use crate::session::Held;
 
 /// A request to run.
 pub(crate) struct Call {
@@ -24,6 +25,8 @@ pub(crate) struct Call {
     pub peer: Peer<RoleServer>,
     /// Cancelling it cancels the handler's token.
     pub cancel: CancellationToken,
+    /// The request's place in its session, held until the handler is done (`None`: stateless).
+    pub held: Option<Held>,
 }
 
 /// Runs `call` with `surface`'s handler.
@@ -34,7 +37,9 @@ pub(crate) async fn run<S: rmcp::Service<RoleServer>>(surface: S, call: Call) ->
         parts,
         peer,
         cancel,
+        held,
     } = call;
+    let _held = held;
     let ct = cancel.child_token();
     let _done = ct.clone().drop_guard();
     let mut context = RequestContext::new(id.clone(), peer);

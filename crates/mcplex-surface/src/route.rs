@@ -291,14 +291,11 @@ impl<S: Surface> Route<S> {
             parts,
             peer: session.peer.clone(),
             cancel: cancel.clone(),
+            held: Some(held),
         };
-        let surface = self.0.surface.clone();
         // Awaited here, but a client that goes away does not stop the call, which keeps its
         // place in the session (a cancellation reaches it, the session is not idle) until done.
-        let reply = Detached::new(async move {
-            let _held = held;
-            dispatch::run(surface, call).await
-        });
+        let reply = Detached::new(dispatch::run(self.0.surface.clone(), call));
         answer::respond(Pending {
             reply: Box::pin(reply),
             events,

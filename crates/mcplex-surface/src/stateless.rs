@@ -71,6 +71,7 @@ pub(crate) async fn post<S: Surface>(
         parts,
         peer: running.peer().clone(),
         cancel: cancel.clone(),
+        held: None,
     };
     answer::respond(Pending {
         // Dropped when its client goes away: the guard below cancels it, and it runs on to

@@ -50,6 +50,7 @@ mod search;
 #[cfg(feature = "semantic")]
 mod semantic;
 mod server_page;
+mod server_requests;
 mod sign_in;
 mod store_postgres;
 mod token_exchange;

@@ -1,9 +1,9 @@
 //! What a client meets on an MCP route before its request reaches a tool: the HTTP method, the
 //! media types, the protocol-version header against the body, the 2026-07-28 (stateless) checks
 //! of `_meta` and the SEP-2243 headers, `server/discover`, and what a stateless notification or
-//! answer gets. Today rmcp 3.11.0's streamable-HTTP service decides these (docs/request-path.md
-//! §1.1-1.9, 1.17); the request path that replaces it must answer alike, so these tests pin the
-//! statuses, JSON-RPC error codes and headers, never the texts. GET, DELETE and the session era
+//! answer gets (docs/request-path.md). They were written against rmcp 3.11.0's streamable-HTTP
+//! service and passed on it before the gateway's own request path replaced it, so they pin what
+//! clients met then: the statuses, JSON-RPC error codes and headers, never the texts. GET, DELETE and the session era
 //! are in `request_path_sessions.rs`.
 //!
 //! The requests are written byte for byte here (`send`): `crate::http` always adds its own

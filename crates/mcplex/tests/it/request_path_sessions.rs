@@ -1,8 +1,8 @@
-//! The session era's side of the request path (docs/request-path.md §1.10, 1.12, 1.13, 1.15):
-//! a session-era request needs its session, its answer is JSON or an event stream (the server's
-//! choice, so both are accepted here), the GET stream's checks and that a second GET does not
-//! stop the first, a GET reconnected with Last-Event-ID, and DELETE. Today rmcp 3.11.0 answers
-//! these; the request path that replaces it must answer alike. Statuses, error codes, media
+//! The session era's side of the request path (docs/request-path.md): a session-era request
+//! needs its session, its answer is JSON or an event stream (the server's choice, so both are
+//! accepted here), the GET stream's checks, several GET streams on one session, a GET
+//! reconnected with Last-Event-ID, and DELETE. Written against rmcp 3.11.0's service, they
+//! passed on it before the gateway's own path replaced it. Statuses, error codes, media
 //! types and headers are pinned; SSE event ids, stream numbers, texts and timing are not.
 
 use std::io::{ErrorKind, Read, Write};
