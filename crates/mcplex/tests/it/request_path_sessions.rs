@@ -45,23 +45,12 @@ impl Stream {
 
     /// Reads until the text holds `needle` (true) or 10 s pass or the stream ends (false).
     fn read_until(&mut self, needle: &str) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut buffer = [0u8; 4096];
-        while !self.text.contains(needle) {
-            if Instant::now() > deadline {
-                return false;
-            }
-            let _ = self
-                .connection
-                .set_read_timeout(Some(Duration::from_millis(200)));
-            match self.connection.read(&mut buffer) {
-                Ok(0) => return false,
-                Ok(n) => self.text.push_str(&String::from_utf8_lossy(&buffer[..n])),
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-                Err(_) => return false,
-            }
-        }
-        true
+        read_until(
+            &mut self.connection,
+            &mut self.text,
+            needle,
+            Duration::from_secs(10),
+        )
     }
 
     fn status(&self) -> u16 {
@@ -90,6 +79,31 @@ impl Stream {
             .map(str::trim)
             .next_back()
     }
+}
+
+/// Reads `connection` into `text` until it holds `needle` (true), or `patience` passes or the
+/// connection ends (false).
+pub(crate) fn read_until(
+    connection: &mut TcpStream,
+    text: &mut String,
+    needle: &str,
+    patience: Duration,
+) -> bool {
+    let deadline = Instant::now() + patience;
+    let mut buffer = [0u8; 4096];
+    while !text.contains(needle) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        let _ = connection.set_read_timeout(Some(Duration::from_millis(200)));
+        match connection.read(&mut buffer) {
+            Ok(0) => return false,
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&buffer[..n])),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 fn in_session(session: &str) -> [(&str, &str); 2] {

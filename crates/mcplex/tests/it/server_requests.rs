@@ -3,14 +3,15 @@
 //! never opened the GET stream is still asked, and its answer, POSTed in the session, lets the
 //! call finish on the same stream.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::harness::{Gateway, tools};
 use crate::request_path::{V2025, post};
+use crate::request_path_sessions::read_until;
 
 /// A POST whose answer is read as it arrives.
 struct Streaming {
@@ -36,23 +37,12 @@ impl Streaming {
 
     /// Reads until the text holds `needle` (true) or 20 s pass or the answer ends (false).
     fn read_until(&mut self, needle: &str) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut buffer = [0u8; 4096];
-        while !self.text.contains(needle) {
-            if Instant::now() > deadline {
-                return false;
-            }
-            let _ = self
-                .connection
-                .set_read_timeout(Some(Duration::from_millis(200)));
-            match self.connection.read(&mut buffer) {
-                Ok(0) => return false,
-                Ok(n) => self.text.push_str(&String::from_utf8_lossy(&buffer[..n])),
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-                Err(_) => return false,
-            }
-        }
-        true
+        read_until(
+            &mut self.connection,
+            &mut self.text,
+            needle,
+            Duration::from_secs(20),
+        )
     }
 
     /// The JSON-RPC messages of the events read so far.
