@@ -7,8 +7,9 @@
 //! request also its log messages and listen notifications), then the answer.
 //!
 //! A session-era stream opens with a priming event and numbers its events `i/N` (`N` the
-//! stream's number in its session); a stateless one has neither (there is no session to resume
-//! in). A session-era answer is an HTTP 200 whatever it says; a stateless error answered as
+//! stream's number in its session), and is kept by its session (`AnswerLog`) so that a client
+//! whose connection broke resumes it with `Last-Event-ID`; a stateless one has neither (there
+//! is no session to resume in). A session-era answer is an HTTP 200 whatever it says; a stateless error answered as
 //! JSON carries the status the 2026-07-28 transport gives its code. A client's
 //! `notifications/cancelled` or the end of the session ends the stream without the answer.
 
@@ -24,6 +25,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::session::{AnswerLog, Session};
 use crate::sse::{self, SseBody};
 
 /// How long an answer may take to go out whole as JSON.
@@ -95,7 +97,7 @@ pub(crate) enum Framing {
 type ReplyFuture = Pin<Box<dyn Future<Output = Reply> + Send>>;
 
 /// A request being answered.
-pub(crate) struct Pending {
+pub(crate) struct Pending<'a> {
     /// The handler's answer (`Detached`: it goes on by itself when dropped).
     pub reply: ReplyFuture,
     /// What the handler sends the client on this request's stream meanwhile (each message's
@@ -106,18 +108,21 @@ pub(crate) struct Pending {
     /// Cancelled when the session (or the gateway) ends: no answer is sent.
     pub ended: CancellationToken,
     pub framing: Framing,
-    /// Lives as long as the answer is being written (the request's place in its session).
+    /// The session whose answer streams can be resumed (`Last-Event-ID`); `None`: stateless.
+    pub session: Option<&'a Session>,
+    /// Lives as long as the answer is being written.
     pub guard: Box<dyn Send + Sync>,
 }
 
 /// Writes `pending`'s answer: JSON when it is ready soon and alone, else a stream.
-pub(crate) async fn respond(pending: Pending) -> Response {
+pub(crate) async fn respond(pending: Pending<'_>) -> Response {
     let Pending {
         mut reply,
         mut events,
         cancel,
         ended,
         framing,
+        session,
         guard,
     } = pending;
     let mut early = Vec::new();
@@ -147,33 +152,68 @@ pub(crate) async fn respond(pending: Pending) -> Response {
     for event in &early {
         first.push(framer.message(event));
     }
+    if let Some(reply) = &done
+        && !stopped()
+    {
+        first.extend(framer.reply(reply));
+    }
     let (sender, source) = mpsc::channel(STREAM_QUEUE);
-    match done {
-        Some(reply) => {
-            if !stopped() {
-                first.extend(framer.reply(&reply));
-            }
+    let outlet = match (session, &framing) {
+        (Some(session), Framing::Session { stream }) => {
+            Outlet::Kept(session.answer_log(*stream, &first, sender))
         }
-        None => {
-            tokio::spawn(stream_rest(
-                reply,
-                events,
-                sender,
-                framer,
-                [cancel, ended.clone()],
-            ));
-        }
+        _ => Outlet::Direct(sender),
+    };
+    // Dropped at once when the answer is already in `first`: the stream ends after it.
+    if done.is_none() {
+        tokio::spawn(stream_rest(
+            reply,
+            events,
+            outlet,
+            framer,
+            [cancel, ended.clone()],
+        ));
     }
     sse::response(SseBody::new(first, Some(source), ended, guard))
 }
 
+/// Where an answer stream's events go.
+enum Outlet {
+    /// To the connection that asked; when it goes away, so does the answer.
+    Direct(mpsc::Sender<Bytes>),
+    /// Kept for resumption, and to whichever connection holds the stream.
+    Kept(AnswerLog),
+}
+
+impl Outlet {
+    /// False when no one will ever read what follows.
+    async fn send(&self, event: Bytes) -> bool {
+        match self {
+            Outlet::Direct(sender) => sender.send(event).await.is_ok(),
+            Outlet::Kept(log) => {
+                log.write(event).await;
+                true
+            }
+        }
+    }
+
+    /// Resolves when the client went away for good (a kept stream can be resumed: never).
+    async fn abandoned(&self) {
+        match self {
+            Outlet::Direct(sender) => sender.closed().await,
+            Outlet::Kept(_) => std::future::pending().await,
+        }
+    }
+}
+
 /// Sends what the handler sends meanwhile, then its answer, until the client cancels, the
-/// session ends, or the client goes away (the handler goes on by itself: `Detached`; a
-/// stateless one is cancelled by its guard).
+/// session ends, or the client goes away for good (the handler goes on by itself: `Detached`;
+/// a stateless one is cancelled by its guard). A session's stream is written to its end even
+/// with no connection reading it, so that the client can resume it.
 async fn stream_rest(
     mut reply: ReplyFuture,
     mut events: mpsc::UnboundedReceiver<Bytes>,
-    sender: mpsc::Sender<Bytes>,
+    outlet: Outlet,
     mut framer: Framer,
     [cancel, ended]: [CancellationToken; 2],
 ) {
@@ -185,21 +225,21 @@ async fn stream_rest(
             answer = &mut reply => {
                 // What the handler sent before it answered goes first.
                 while let Ok(event) = events.try_recv() {
-                    if sender.send(framer.message(&event)).await.is_err() {
+                    if !outlet.send(framer.message(&event)).await {
                         return;
                     }
                 }
                 if let Some(event) = framer.reply(&answer) {
-                    let _ = sender.send(event).await;
+                    outlet.send(event).await;
                 }
                 return;
             }
             Some(event) = events.recv() => {
-                if sender.send(framer.message(&event)).await.is_err() {
+                if !outlet.send(framer.message(&event)).await {
                     return;
                 }
             }
-            () = sender.closed() => return,
+            () = outlet.abandoned() => return,
         }
     }
 }

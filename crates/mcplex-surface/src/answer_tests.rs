@@ -26,7 +26,7 @@ fn log() -> Bytes {
 fn pending(
     reply: impl Future<Output = Reply> + Send + 'static,
     framing: Framing,
-) -> (Pending, mpsc::UnboundedSender<Bytes>) {
+) -> (Pending<'static>, mpsc::UnboundedSender<Bytes>) {
     let (sender, events) = mpsc::unbounded_channel();
     let pending = Pending {
         reply: Box::pin(reply),
@@ -34,6 +34,7 @@ fn pending(
         cancel: CancellationToken::new(),
         ended: CancellationToken::new(),
         framing,
+        session: None,
         guard: Box::new(()),
     };
     (pending, sender)

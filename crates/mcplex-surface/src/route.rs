@@ -302,6 +302,7 @@ impl<S: Surface> Route<S> {
             cancel,
             ended: session.ended.clone(),
             framing: Framing::Session { stream },
+            session: Some(session),
             guard: Box::new(()),
         })
         .await
@@ -325,6 +326,9 @@ impl<S: Surface> Route<S> {
             .headers
             .get(LAST_EVENT_ID)
             .and_then(|v| v.to_str().ok());
+        if let Some((index, stream)) = last_event_id.and_then(|id| id.split_once('/')) {
+            return resume_answer(&session, index, stream);
+        }
         match session.open_get(last_event_id) {
             Some((stream, held)) => sse::response(SseBody::new(
                 stream.first,
@@ -348,6 +352,25 @@ impl<S: Surface> Route<S> {
         };
         self.0.sessions.close(id);
         StatusCode::OK.into_response()
+    }
+}
+
+/// An answer stream resumed after its event `index` (`Last-Event-ID: index/stream`): the events
+/// since, then the rest while the answer is being written; an empty stream for one not kept.
+fn resume_answer(session: &Session, index: &str, stream: &str) -> Response {
+    let kept = match (index.trim().parse(), stream.trim().parse()) {
+        (Ok(index), Ok(stream)) => session.resume_answer(stream, index),
+        _ => None,
+    };
+    match kept {
+        Some((events, Some(rest))) => sse::response(SseBody::new(
+            events,
+            Some(rest),
+            session.ended.clone(),
+            Box::new(()),
+        )),
+        Some((events, None)) => sse::response(SseBody::just(events)),
+        None => sse::response(SseBody::just(Vec::new())),
     }
 }
 

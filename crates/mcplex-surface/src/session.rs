@@ -10,10 +10,11 @@
 //! request that names the request it belongs to ([`OriginatingRequestId`]) to that request's
 //! stream, everything else to the GET stream.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -53,7 +54,26 @@ pub(crate) struct State {
     requests: HashMap<RequestId, InFlight>,
     next_stream: u64,
     common: Common,
+    /// The events of the answer streams that went out as streams, for `Last-Event-ID`.
+    answers: HashMap<u64, Replay>,
 }
+
+/// The events of one answer stream, kept while it is written and [`REPLAY_KEPT`] after.
+struct Replay {
+    /// The index of `events[0]` in its stream.
+    start: u64,
+    events: VecDeque<Bytes>,
+    /// Where new events go: the connection that opened the stream, or the one that resumed it.
+    live: Option<mpsc::Sender<Bytes>>,
+    finished: Option<Instant>,
+}
+
+/// How long a finished answer stream can still be resumed.
+const REPLAY_KEPT: Duration = Duration::from_secs(60);
+/// Events kept per answer stream (a resumption from before the oldest misses the rest).
+const REPLAY_EVENTS: usize = 256;
+/// Events that may wait for a resumed answer stream's client.
+const RESUMED_QUEUE: usize = 16;
 
 struct InFlight {
     cancel: CancellationToken,
@@ -109,6 +129,7 @@ impl Session {
             requests: HashMap::new(),
             next_stream: 0,
             common: Common::default(),
+            answers: HashMap::new(),
         }));
         let (inbound, received) = mpsc::unbounded_channel();
         let transport = SessionTransport {
@@ -198,10 +219,105 @@ impl Session {
         Some((stream, held))
     }
 
+    /// Keeps answer stream `stream`'s events, `first` already sent to `live` (the connection
+    /// that asked), so that a client whose connection broke can resume it.
+    pub(crate) fn answer_log(
+        &self,
+        stream: u64,
+        first: &[Bytes],
+        live: mpsc::Sender<Bytes>,
+    ) -> AnswerLog {
+        let mut state = self.lock();
+        let now = Instant::now();
+        state
+            .answers
+            .retain(|_, replay| replay.finished.is_none_or(|at| now - at < REPLAY_KEPT));
+        state.answers.insert(
+            stream,
+            Replay {
+                start: 0,
+                events: first.iter().cloned().collect(),
+                live: Some(live),
+                finished: None,
+            },
+        );
+        AnswerLog {
+            state: Arc::downgrade(&self.state),
+            stream,
+        }
+    }
+
+    /// Answer stream `stream` resumed after its event `after`: the events since, and (while
+    /// the answer is being written) what follows. `None` for a stream not kept.
+    pub(crate) fn resume_answer(
+        &self,
+        stream: u64,
+        after: u64,
+    ) -> Option<(Vec<Bytes>, Option<mpsc::Receiver<Bytes>>)> {
+        let mut state = self.lock();
+        let replay = state.answers.get_mut(&stream)?;
+        let skip = (after + 1).saturating_sub(replay.start);
+        let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+        let events = replay.events.iter().skip(skip).cloned().collect();
+        if replay.finished.is_some() {
+            return Some((events, None));
+        }
+        let (live, source) = mpsc::channel(RESUMED_QUEUE);
+        replay.live = Some(live);
+        Some((events, Some(source)))
+    }
+
     /// Since when the session has been idle (no stream open), if it is.
     pub(crate) fn idle_since(&self) -> Option<Instant> {
         let state = self.lock();
         (state.streams == 0).then_some(state.last_used)
+    }
+}
+
+/// The writer's end of an answer stream that can be resumed: each event is kept, then sent to
+/// the connection that holds the stream now (if any). Dropping it finishes the stream.
+pub(crate) struct AnswerLog {
+    state: Weak<Mutex<State>>,
+    stream: u64,
+}
+
+impl AnswerLog {
+    /// Keeps `event` and sends it to the stream's connection, waiting while that is full.
+    pub(crate) async fn write(&self, event: Bytes) {
+        let live = {
+            let Some(state) = self.state.upgrade() else {
+                return;
+            };
+            let mut state = lock(&state);
+            let Some(replay) = state.answers.get_mut(&self.stream) else {
+                return;
+            };
+            replay.events.push_back(event.clone());
+            if replay.events.len() > REPLAY_EVENTS {
+                replay.events.pop_front();
+                replay.start += 1;
+            }
+            replay.live.clone()
+        };
+        if let Some(live) = live
+            && live.send(event).await.is_err()
+            && let Some(state) = self.state.upgrade()
+            && let Some(replay) = lock(&state).answers.get_mut(&self.stream)
+            && replay.live.as_ref().is_some_and(mpsc::Sender::is_closed)
+        {
+            replay.live = None;
+        }
+    }
+}
+
+impl Drop for AnswerLog {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.upgrade()
+            && let Some(replay) = lock(&state).answers.get_mut(&self.stream)
+        {
+            replay.finished = Some(Instant::now());
+            replay.live = None;
+        }
     }
 }
 
@@ -283,6 +399,7 @@ mod tests {
             requests: HashMap::new(),
             next_stream: 0,
             common: Common::default(),
+            answers: HashMap::new(),
         }
     }
 

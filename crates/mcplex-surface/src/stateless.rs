@@ -82,6 +82,7 @@ pub(crate) async fn post<S: Surface>(
         cancel: CancellationToken::new(),
         ended: shutdown.child_token(),
         framing: Framing::Stateless { meta_malformed },
+        session: None,
         guard: Box::new((running, cancel.drop_guard())),
     })
     .await

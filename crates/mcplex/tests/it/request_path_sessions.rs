@@ -9,7 +9,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::{Gateway, fixture_server};
 use crate::request_path::{V2025, V2026, gateway, open_session, post, send};
@@ -104,6 +104,48 @@ pub(crate) fn read_until(
         }
     }
     true
+}
+
+/// A POST whose answer is read as it arrives.
+pub(crate) struct Streaming {
+    connection: TcpStream,
+    pub(crate) text: String,
+}
+
+impl Streaming {
+    pub(crate) fn post(gateway: &Gateway, session: &str, body: &Value) -> Streaming {
+        let body = body.to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{body}",
+            gateway.authority(),
+            body.len()
+        );
+        let mut connection = TcpStream::connect(gateway.authority()).expect("connect");
+        connection.write_all(request.as_bytes()).expect("send");
+        Streaming {
+            connection,
+            text: String::new(),
+        }
+    }
+
+    /// Reads until the text holds `needle` (true) or 20 s pass or the answer ends (false).
+    pub(crate) fn read_until(&mut self, needle: &str) -> bool {
+        read_until(
+            &mut self.connection,
+            &mut self.text,
+            needle,
+            Duration::from_secs(20),
+        )
+    }
+
+    /// The JSON-RPC messages of the events read so far.
+    pub(crate) fn messages(&self) -> Vec<Value> {
+        self.text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str(data).ok())
+            .collect()
+    }
 }
 
 fn in_session(session: &str) -> [(&str, &str); 2] {
@@ -303,4 +345,54 @@ fn delete_ends_a_session() {
         reply.status, DELETE_OF_UNKNOWN_SESSION,
         "deleted twice: {reply:?}"
     );
+}
+
+/// An answer stream whose connection broke is resumed with the last event id the client read
+/// there (`Last-Event-ID: i/N`, as the SDKs do): the answer written meanwhile arrives on the GET.
+#[test]
+fn a_broken_answer_stream_is_resumed_with_its_last_event_id() {
+    let gateway = gateway();
+    let session = open_session(&gateway);
+    let slow = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "fixture__slow", "arguments": {"ms": 1800}}});
+    let mut call = Streaming::post(&gateway, &session, &slow);
+    assert!(call.read_until("retry: "), "a stream: {:?}", call.text);
+    let primed = call
+        .text
+        .lines()
+        .find_map(|line| line.strip_prefix("id: "))
+        .expect("the priming event's id")
+        .trim()
+        .to_owned();
+    assert!(primed.starts_with("0/"), "{primed}");
+    drop(call);
+    let mut resumed = Stream::open(&gateway, &session, &[("Last-Event-ID", &primed)]);
+    assert_eq!(resumed.status(), 200, "{:?}", resumed.text);
+    assert!(
+        resumed.read_until("slept_ms"),
+        "the answer on the resumed stream: {:?}",
+        resumed.text
+    );
+    let answer: Value = resumed
+        .text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .find_map(|data| serde_json::from_str(data).ok())
+        .expect("the answer");
+    assert_eq!(answer["id"], 9, "{answer}");
+    // Resumed again after the answer, nothing is sent twice.
+    let number = primed.trim_start_matches("0/");
+    let again = send(
+        &gateway,
+        "GET",
+        &[
+            EVENTS,
+            V2025,
+            ("Mcp-Session-Id", &session),
+            ("Last-Event-ID", &format!("1/{number}")),
+        ],
+        "",
+    );
+    assert_eq!(again.status, 200, "{again:?}");
+    assert!(!again.body.contains("slept_ms"), "{again:?}");
 }

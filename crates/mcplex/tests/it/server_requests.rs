@@ -3,57 +3,11 @@
 //! never opened the GET stream is still asked, and its answer, POSTed in the session, lets the
 //! call finish on the same stream.
 
-use std::io::Write;
-use std::net::TcpStream;
-use std::time::Duration;
-
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::harness::{Gateway, tools};
 use crate::request_path::{V2025, post};
-use crate::request_path_sessions::read_until;
-
-/// A POST whose answer is read as it arrives.
-struct Streaming {
-    connection: TcpStream,
-    text: String,
-}
-
-impl Streaming {
-    fn post(gateway: &Gateway, session: &str, body: &Value) -> Streaming {
-        let body = body.to_string();
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{body}",
-            gateway.authority(),
-            body.len()
-        );
-        let mut connection = TcpStream::connect(gateway.authority()).expect("connect");
-        connection.write_all(request.as_bytes()).expect("send");
-        Streaming {
-            connection,
-            text: String::new(),
-        }
-    }
-
-    /// Reads until the text holds `needle` (true) or 20 s pass or the answer ends (false).
-    fn read_until(&mut self, needle: &str) -> bool {
-        read_until(
-            &mut self.connection,
-            &mut self.text,
-            needle,
-            Duration::from_secs(20),
-        )
-    }
-
-    /// The JSON-RPC messages of the events read so far.
-    fn messages(&self) -> Vec<Value> {
-        self.text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data: "))
-            .filter_map(|data| serde_json::from_str(data).ok())
-            .collect()
-    }
-}
+use crate::request_path_sessions::Streaming;
 
 #[test]
 fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
