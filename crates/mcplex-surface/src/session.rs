@@ -58,6 +58,19 @@ pub(crate) struct State {
     answers: HashMap<u64, Replay>,
 }
 
+impl State {
+    fn new() -> State {
+        State {
+            streams: 0,
+            last_used: Instant::now(),
+            requests: HashMap::new(),
+            next_stream: 0,
+            common: Common::default(),
+            answers: HashMap::new(),
+        }
+    }
+}
+
 /// The events of one answer stream, kept while it is written and [`REPLAY_KEPT`] after.
 struct Replay {
     /// The index of `events[0]` in its stream.
@@ -123,14 +136,7 @@ impl Session {
     where
         S: rmcp::Service<RoleServer>,
     {
-        let state = Arc::new(Mutex::new(State {
-            streams: 0,
-            last_used: Instant::now(),
-            requests: HashMap::new(),
-            next_stream: 0,
-            common: Common::default(),
-            answers: HashMap::new(),
-        }));
+        let state = Arc::new(Mutex::new(State::new()));
         let (inbound, received) = mpsc::unbounded_channel();
         let transport = SessionTransport {
             state: Arc::downgrade(&state),
@@ -392,20 +398,9 @@ mod tests {
     use super::*;
     use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam};
 
-    fn empty_state() -> State {
-        State {
-            streams: 0,
-            last_used: Instant::now(),
-            requests: HashMap::new(),
-            next_stream: 0,
-            common: Common::default(),
-            answers: HashMap::new(),
-        }
-    }
-
     #[tokio::test]
     async fn progress_goes_to_its_request_and_the_rest_to_the_get_stream() {
-        let mut state = empty_state();
+        let mut state = State::new();
         let (events, mut received) = mpsc::unbounded_channel();
         let token = ProgressToken(RequestId::Number(9));
         state.requests.insert(
