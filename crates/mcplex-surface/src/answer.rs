@@ -30,8 +30,12 @@ use crate::sse::{self, SseBody};
 
 /// How long an answer may take to go out whole as JSON.
 const FIRST_WAIT: Duration = Duration::from_secs(1);
-/// Events written but not yet taken by the connection: past it the handler's messages wait.
+/// Events written but not yet taken by the connection: past it the handler's messages wait
+/// (a stateless stream, at most [`SLOW_READER`]) or the connection is let go (a session's
+/// stream, which its client resumes).
 const STREAM_QUEUE: usize = 16;
+/// How long a stateless stream waits for a client that reads nothing before it ends.
+const SLOW_READER: Duration = Duration::from_secs(30);
 
 /// The JSON-RPC message that answers a request.
 pub(crate) enum Reply {
@@ -186,12 +190,18 @@ enum Outlet {
 }
 
 impl Outlet {
-    /// False when no one will ever read what follows.
+    /// False when no one will ever read what follows: the connection closed, or its client
+    /// read nothing for [`SLOW_READER`] while the queue was full.
     async fn send(&self, event: Bytes) -> bool {
         match self {
-            Outlet::Direct(sender) => sender.send(event).await.is_ok(),
+            Outlet::Direct(sender) => {
+                matches!(
+                    tokio::time::timeout(SLOW_READER, sender.send(event)).await,
+                    Ok(Ok(()))
+                )
+            }
             Outlet::Kept(log) => {
-                log.write(event).await;
+                log.write(event);
                 true
             }
         }

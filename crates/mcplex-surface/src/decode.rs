@@ -2,19 +2,15 @@
 //! members clients send, no `_meta`) is read straight into its id and params ([`PlainCall`]);
 //! anything else is read as JSON and then into rmcp's model ([`message`]), which also tells
 //! invalid params of a method of the MCP schema (-32602) from a message no MCP client sends
-//! (-32600). [`plain_version`] says whether the headers let a plain call skip the era checks.
+//! (-32600).
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use mcplex_protocol::ProtocolEra;
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ProtocolVersion,
-    RequestId,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// Methods of the MCP schema a client may call; one of them that rmcp's model reads as a custom
 /// request had params of the wrong shape.
@@ -35,23 +31,6 @@ const SCHEMA_METHODS: &[&str] = &[
     "tools/call",
     "tools/list",
 ];
-
-/// Whether a plain call with these headers is a session-era request that needs no check of its
-/// era: no protocol version header, or one naming a known version before 2026-07-28 (from which
-/// on requests are stateless and their headers checked against the body).
-pub(crate) fn plain_version(headers: &HeaderMap) -> bool {
-    let mut values = headers.get_all(PROTOCOL_VERSION_HEADER).iter();
-    match (values.next(), values.next()) {
-        (None, _) => true,
-        (Some(value), None) => value.to_str().is_ok_and(|version| {
-            ProtocolEra::of(version) == ProtocolEra::Session
-                && ProtocolVersion::KNOWN_VERSIONS
-                    .iter()
-                    .any(|known| known.as_str() == version)
-        }),
-        (Some(_), Some(_)) => false,
-    }
-}
 
 /// Reads a body that is JSON into the client message it is, or the refusal: invalid params
 /// (-32602, HTTP 200) for a method of the MCP schema whose params do not have its shape,

@@ -28,34 +28,39 @@ fn wrongly_shaped_params_of_a_schema_method_are_invalid_params() {
     assert_eq!(code_of(json!([1, 2])), Some(StatusCode::BAD_REQUEST));
 }
 
-fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-    let mut headers = HeaderMap::new();
+fn headers(pairs: &[(&'static str, &'static str)]) -> axum::http::HeaderMap {
+    let mut headers = axum::http::HeaderMap::new();
     for (name, value) in pairs {
         headers.append(*name, HeaderValue::from_static(value));
     }
     headers
 }
 
+/// The shortcut's promise: a plain call whose headers let it skip the era checks is one those
+/// checks take as a session-era message; other headers go the whole way.
 #[test]
-fn only_a_known_session_era_version_or_none_lets_a_plain_call_skip_the_era_checks() {
-    assert!(plain_version(&headers(&[])));
-    assert!(plain_version(&headers(&[(
-        PROTOCOL_VERSION_HEADER,
-        "2025-06-18"
-    )])));
-    assert!(!plain_version(&headers(&[(
-        PROTOCOL_VERSION_HEADER,
-        "2026-07-28"
-    )])));
-    assert!(!plain_version(&headers(&[(
-        PROTOCOL_VERSION_HEADER,
-        "2025-13-01"
-    )])));
-    let twice = [
-        (PROTOCOL_VERSION_HEADER, "2025-06-18"),
-        (PROTOCOL_VERSION_HEADER, "2025-06-18"),
+fn headers_that_let_a_plain_call_skip_the_checks_are_ones_the_checks_take() {
+    let version = "mcp-protocol-version";
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}});
+    let cases: [(&[(&'static str, &'static str)], bool); 5] = [
+        (&[], true),
+        (&[(version, "2025-06-18")], true),
+        (&[(version, "2026-07-28")], false),
+        (&[(version, "2025-13-01")], false),
+        (&[(version, "zzz")], false),
     ];
-    assert!(!plain_version(&headers(&twice)));
+    for (pairs, skips) in cases {
+        let headers = headers(pairs);
+        assert_eq!(
+            crate::wire::plain_session_headers(&headers),
+            skips,
+            "{pairs:?}"
+        );
+        if skips {
+            let classified = crate::wire::classify_post(&headers, &call);
+            assert!(classified.is_ok_and(|c| !c.era.is_stateless()), "{pairs:?}");
+        }
+    }
 }
 
 #[test]

@@ -126,7 +126,7 @@ impl<S: Surface> Route<S> {
         };
         // The commonest request, read straight into its parts; the same checks as below.
         if let Some(session) = session_id(&parts)
-            && decode::plain_version(&parts.headers)
+            && wire::plain_session_headers(&parts.headers)
             && let Some(call) = PlainCall::read(&bytes)
         {
             if let Err(refusal) = wire::post_media_types(&parts.headers) {

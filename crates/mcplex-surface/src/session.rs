@@ -76,6 +76,8 @@ struct Replay {
     /// The index of `events[0]` in its stream.
     start: u64,
     events: VecDeque<Bytes>,
+    /// The bytes of `events`.
+    kept_bytes: usize,
     /// Where new events go: the connection that opened the stream, or the one that resumed it.
     live: Option<mpsc::Sender<Bytes>>,
     finished: Option<Instant>,
@@ -83,8 +85,10 @@ struct Replay {
 
 /// How long a finished answer stream can still be resumed.
 const REPLAY_KEPT: Duration = Duration::from_secs(60);
-/// Events kept per answer stream (a resumption from before the oldest misses the rest).
+/// Events, and their bytes, kept per answer stream (a resumption from before the oldest kept
+/// misses those before it; an answer larger than this cannot be resumed).
 const REPLAY_EVENTS: usize = 256;
+const REPLAY_BYTES: usize = 1 << 20;
 /// Events that may wait for a resumed answer stream's client.
 const RESUMED_QUEUE: usize = 16;
 
@@ -243,6 +247,7 @@ impl Session {
             Replay {
                 start: 0,
                 events: first.iter().cloned().collect(),
+                kept_bytes: first.iter().map(Bytes::len).sum(),
                 live: Some(live),
                 finished: None,
             },
@@ -288,28 +293,27 @@ pub(crate) struct AnswerLog {
 }
 
 impl AnswerLog {
-    /// Keeps `event` and sends it to the stream's connection, waiting while that is full.
-    pub(crate) async fn write(&self, event: Bytes) {
-        let live = {
-            let Some(state) = self.state.upgrade() else {
-                return;
-            };
-            let mut state = lock(&state);
-            let Some(replay) = state.answers.get_mut(&self.stream) else {
-                return;
-            };
-            replay.events.push_back(event.clone());
-            if replay.events.len() > REPLAY_EVENTS {
-                replay.events.pop_front();
-                replay.start += 1;
-            }
-            replay.live.clone()
+    /// Keeps `event` and sends it to the stream's connection. A connection whose queue is full
+    /// (its client reads nothing) is let go: the client resumes from what is kept.
+    pub(crate) fn write(&self, event: Bytes) {
+        let Some(state) = self.state.upgrade() else {
+            return;
         };
-        if let Some(live) = live
-            && live.send(event).await.is_err()
-            && let Some(state) = self.state.upgrade()
-            && let Some(replay) = lock(&state).answers.get_mut(&self.stream)
-            && replay.live.as_ref().is_some_and(mpsc::Sender::is_closed)
+        let mut state = lock(&state);
+        let Some(replay) = state.answers.get_mut(&self.stream) else {
+            return;
+        };
+        replay.kept_bytes += event.len();
+        replay.events.push_back(event.clone());
+        while replay.events.len() > REPLAY_EVENTS || replay.kept_bytes > REPLAY_BYTES {
+            let Some(oldest) = replay.events.pop_front() else {
+                break;
+            };
+            replay.kept_bytes -= oldest.len();
+            replay.start += 1;
+        }
+        if let Some(live) = &replay.live
+            && live.try_send(event).is_err()
         {
             replay.live = None;
         }
@@ -425,5 +429,49 @@ mod tests {
         route(&mut state, log);
         assert!(received.try_recv().is_err(), "a log is not the request's");
         assert_eq!(state.common.cached(), 1, "the log waits for the GET stream");
+    }
+
+    #[derive(Clone)]
+    struct Nothing;
+    impl rmcp::ServerHandler for Nothing {}
+
+    fn texts(events: &[Bytes]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| String::from_utf8_lossy(e).into_owned())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn an_answer_stream_is_kept_for_resumption_and_a_stalled_reader_let_go() {
+        let session = Session::start("s".into(), Nothing, CancellationToken::new());
+        let (live, mut reader) = mpsc::channel(2);
+        let log = session.answer_log(3, &[Bytes::from_static(b"p")], live);
+        for event in ["e1", "e2", "e3"] {
+            log.write(Bytes::from(event));
+        }
+        // The reader took nothing: the third event found its queue full, and it was let go.
+        assert_eq!(reader.recv().await.as_deref(), Some(&b"e1"[..]));
+        assert_eq!(reader.recv().await.as_deref(), Some(&b"e2"[..]));
+        assert!(reader.recv().await.is_none(), "let go");
+        let (events, rest) = session.resume_answer(3, 0).expect("kept");
+        assert_eq!(texts(&events), ["e1", "e2", "e3"]);
+        assert!(rest.is_some(), "still being written");
+        drop(log);
+        let (events, rest) = session.resume_answer(3, 2).expect("kept after it ends");
+        assert_eq!(texts(&events), ["e3"]);
+        assert!(rest.is_none(), "finished");
+        assert!(session.resume_answer(4, 0).is_none(), "no such stream");
+    }
+
+    #[tokio::test]
+    async fn an_answer_past_the_byte_cap_is_not_kept() {
+        let session = Session::start("s".into(), Nothing, CancellationToken::new());
+        let (live, _reader) = mpsc::channel(2);
+        let log = session.answer_log(0, &[], live);
+        log.write(Bytes::from(vec![b'x'; REPLAY_BYTES + 1]));
+        log.write(Bytes::from_static(b"small"));
+        let (events, _) = session.resume_answer(0, 0).expect("kept");
+        assert_eq!(texts(&events), ["small"]);
     }
 }

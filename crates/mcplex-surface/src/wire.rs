@@ -168,6 +168,17 @@ pub(crate) fn classify_post(headers: &HeaderMap, message: &Value) -> Result<Clas
     Ok(Classified { era, version })
 }
 
+/// Whether a message with these headers and no `_meta` of its own is a session-era one that
+/// [`classify_post`] cannot refuse: no version header, or a known version before the stateless
+/// revision. A plain `tools/call` with such headers skips the checks.
+pub(crate) fn plain_session_headers(headers: &HeaderMap) -> bool {
+    match version_header(headers) {
+        Ok(None) => true,
+        Ok(Some(version)) => is_known(version) && !ProtocolEra::of(version).is_stateless(),
+        Err(_) => false,
+    }
+}
+
 /// GET and DELETE: 405 with `Allow: POST` when the MCP-Protocol-Version header is a
 /// stateless-era version; 400 for an unknown version; Ok otherwise.
 pub(crate) fn get_or_delete_version(headers: &HeaderMap) -> Result<(), Response> {
