@@ -4,7 +4,7 @@
 //! after every crash is not shown as healthy because it happens to be up between two of them.
 
 use std::collections::VecDeque;
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcplex_protocol::{ServerEvent, ServerEventKind};
@@ -80,20 +80,23 @@ impl Upstreams {
         if self.shutdown.is_cancelled() {
             return false;
         }
-        let old = {
-            let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
-            let Some(old) = servers.remove(server) else {
-                return false;
-            };
-            old
+        // The slot stays in place while its process ends: the server is still known (its
+        // page, its history, a call's answer), and a config edit meanwhile sees it.
+        let Some(old) = self.slot(server) else {
+            return false;
         };
         tracing::info!(server = %server, "restarting upstream: an operator asked");
         old.stop.cancel();
         old.record(ServerEventKind::Restarted, None);
         let _ = tokio::time::timeout(RESTART_WAIT, old.finished.cancelled()).await;
         let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
-        // Meanwhile a config edit may have started it again, or the gateway begun to stop.
-        if !servers.contains_key(server) && !self.shutdown.is_cancelled() {
+        // Meanwhile a config edit may have removed or replaced it, or the gateway begun to stop:
+        // then that stands.
+        let still_the_same = servers
+            .get(server)
+            .is_some_and(|current| Arc::ptr_eq(current, &old));
+        if still_the_same && !self.shutdown.is_cancelled() {
+            servers.remove(server);
             self.start_slot_with(&mut servers, &old.config, old.history.clone());
         }
         true
