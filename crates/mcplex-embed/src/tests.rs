@@ -222,6 +222,19 @@ fn a_request_in_parts_is_embedded_in_two_halves_and_each_vector_is_its_own() {
         let alone = encoder.embed(&[text]).expect("embeds");
         assert!(cosine(vector, &alone[0]) > 0.9999, "{text:?} differs");
     }
+    // The request above is one `embed` splits, and the halves give what one pass gives.
+    let encodings = encoder
+        .tokenizer
+        .encode_batch(texts.to_vec(), true)
+        .expect("tokenizes");
+    let real: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
+    let tokens: usize = real.iter().map(|ids| ids.len()).sum();
+    assert!(tokens >= super::SPLIT_TOKENS, "{tokens} tokens: not split");
+    let in_halves = encoder.embed_in_halves(&real);
+    let in_one = encoder.model.embed(&real);
+    for (half, one) in in_halves.iter().zip(&in_one) {
+        assert!(cosine(half, one) > 0.9999);
+    }
     let ids: Vec<Vec<u32>> = [9, 3, 4, 3].iter().map(|n| vec![0; *n]).collect();
     let ids: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
     let (left, right) = super::halves(&ids);

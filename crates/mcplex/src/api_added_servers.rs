@@ -128,10 +128,12 @@ pub async fn remove(State(state): State<ApiState>, Path(name): Path<String>) -> 
         Err(failed) => return failed,
     }
     // A stored entry the file shadowed is removed too; it was not running, the file's is.
-    if !in_file {
+    let message = if in_file {
+        format!("removed the stored entry for {name}; the config file's {name} keeps running")
+    } else {
         applied(&state, &name, false).await;
-    }
-    let message = format!("removed {name}: every replica stops it");
+        format!("removed {name}: every replica stops it")
+    };
     (StatusCode::OK, Json(Done::new(message))).into_response()
 }
 
