@@ -53,13 +53,6 @@ pub struct Match<'a> {
     pub part: Option<usize>,
 }
 
-impl Matches<'_> {
-    /// The text of the part of the query that placed `found`.
-    pub fn part_of(&self, found: &Match<'_>) -> Option<&str> {
-        self.parts.get(found.part?).map(String::as_str)
-    }
-}
-
 impl Snapshot {
     /// Searches the tools `visible` accepts (optionally only those of `server`). An empty query
     /// matches every visible tool in listing order. With the query's embedding and once this

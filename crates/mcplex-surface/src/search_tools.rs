@@ -98,14 +98,17 @@ pub(crate) async fn tool_search(
                 "description": tool.raw.get("description").cloned().unwrap_or(Value::String(String::new())),
                 "inputSchema": tool.raw.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"})),
             });
-            if let Some(part) = matches.part_of(found) {
+            if let Some(part) = found.part {
                 entry["part"] = json!(part);
             }
             entry
         })
         .collect();
     let left_out = matches.total.saturating_sub(tools.len());
-    results::structured(json!({"tools": tools, "left_out": left_out}))
+    results::structured(with_parts(
+        json!({"tools": tools, "left_out": left_out}),
+        matches.parts,
+    ))
 }
 
 /// `retrieve_tools {query, limit?, server?}`, rendered in the snapshot's `tool_response_mode`.
@@ -147,13 +150,27 @@ pub(crate) async fn retrieve_tools(
     let tools: Vec<Value> = matches
         .tools
         .iter()
-        .map(|found| retrieved(found.tool, found.score, mode, matches.part_of(found)))
+        .map(|found| retrieved(found.tool, found.score, mode, found.part))
         .collect();
-    results::structured(json!({"tools": tools, "total": matches.total}))
+    results::structured(with_parts(
+        json!({"tools": tools, "total": matches.total}),
+        matches.parts,
+    ))
 }
 
-/// One match of `retrieve_tools`; `part` is the part of the query whose ranking placed it.
-fn retrieved(tool: &CatalogTool, score: f32, mode: ToolResponseMode, part: Option<&str>) -> Value {
+/// A search's answer with the parts its query was split into, once (`"parts"`), which the
+/// matches a part placed name by index (`"part": 1`): a part's text is not repeated per match.
+/// A query ranked whole has no `"parts"`.
+fn with_parts(mut answer: Value, parts: Vec<String>) -> Value {
+    if !parts.is_empty() {
+        answer["parts"] = json!(parts);
+    }
+    answer
+}
+
+/// One match of `retrieve_tools`; `part` is the index, in the answer's `"parts"`, of the part of
+/// the query whose ranking placed it.
+fn retrieved(tool: &CatalogTool, score: f32, mode: ToolResponseMode, part: Option<usize>) -> Value {
     let mut entry = Map::new();
     entry.insert("id".to_owned(), json!(tool.id.to_string()));
     entry.insert("name".to_owned(), json!(tool.display_name));

@@ -413,9 +413,19 @@ fn a_request_in_parts_says_which_part_found_each_tool() {
         .as_array()
         .cloned()
         .unwrap_or_default();
+    // The parts once, at the top; a match a part placed names it by index.
+    let parts = &answer["result"]["structuredContent"]["parts"];
+    assert_eq!(
+        parts,
+        &json!(["show the commit log", "read a text file"]),
+        "the steps without the guess: {answer}"
+    );
     let placed: Vec<(&str, Option<&str>)> = tools
         .iter()
-        .map(|t| (t["id"].as_str().unwrap_or(""), t["part"].as_str()))
+        .map(|t| {
+            let part = t["part"].as_u64().map(|i| parts[i as usize].as_str());
+            (t["id"].as_str().unwrap_or(""), part.flatten())
+        })
         .collect();
     assert_eq!(
         placed.first().map(|p| p.1),
