@@ -205,6 +205,7 @@ fn load_set(path: &Path, sample: usize) -> Result<QuerySet> {
             let mut steps: BTreeMap<u64, Vec<String>> = BTreeMap::new();
             for label in row["labels"].as_array().into_iter().flatten() {
                 if let (Some(step), Some(id)) = (label["step"].as_u64(), label["tool_id"].as_str())
+                    && labels.contains_key(id)
                 {
                     steps.entry(step).or_default().push(id.to_owned());
                 }
@@ -252,6 +253,8 @@ fn quality(
     query_vectors: &QueryVectors,
 ) -> Quality {
     let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    // steps@k is the mean over the queries whose labels name steps.
+    let mut with_steps = 0usize;
     let mut misses = Vec::new();
     for query in &set.queries {
         let semantic = query_vectors
@@ -278,7 +281,7 @@ fn quality(
             *sums.entry(format!("recall@{k}")).or_default() += found as f64 / labels.len() as f64;
         }
         if !query.steps.is_empty() {
-            *sums.entry("steps:queries".to_owned()).or_default() += 1.0;
+            with_steps += 1;
             for k in [5, 10] {
                 let top = &ranked[..ranked.len().min(k)];
                 let covered = query
@@ -298,8 +301,7 @@ fn quality(
         }
     }
     let count = set.queries.len().max(1) as f64;
-    // steps@k is the mean over the queries whose labels name steps.
-    let with_steps = sums.remove("steps:queries").unwrap_or(0.0).max(1.0);
+    let with_steps = with_steps.max(1) as f64;
     Quality {
         metrics: sums
             .into_iter()
