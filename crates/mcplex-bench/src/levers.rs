@@ -242,9 +242,9 @@ fn on_the_gateway() -> Vec<Variant> {
             },
         ),
         fused(
-            "cov.6",
-            Fusion::Coverage {
-                semantic_weight: 0.6,
+            "rel.75",
+            Fusion::Relative {
+                semantic_weight: 0.75,
             },
         ),
         fused(
