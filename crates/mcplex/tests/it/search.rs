@@ -393,9 +393,21 @@ fn a_request_in_parts_says_which_part_found_each_tool() {
         .join("crates/mcplex-fixtures/data/ref45.tools.json")
         .display()
         .to_string();
+    // filesystem deferred, so the direct surface has tool_search too.
+    let mut filesystem = fixture_server(
+        "filesystem",
+        &[
+            "--no-kit",
+            "--corpus",
+            &corpus,
+            "--corpus-server",
+            "filesystem",
+        ],
+    );
+    filesystem["defer"] = json!(true);
     let gateway = Gateway::start(json!({"mcpServers": {
         "git": fixture_server("git", &["--no-kit", "--corpus", &corpus, "--corpus-server", "git"]),
-        "filesystem": fixture_server("filesystem", &["--no-kit", "--corpus", &corpus, "--corpus-server", "filesystem"]),
+        "filesystem": filesystem,
     }}));
     gateway.wait_ready();
     let url = format!("{}/call", gateway.url);
@@ -447,5 +459,32 @@ fn a_request_in_parts_says_which_part_found_each_tool() {
             .iter()
             .all(|(_, part)| part.is_none_or(|p| !p.contains("version control"))),
         "the guess is never a part: {placed:?}"
+    );
+
+    // tool_search answers in the same shape: the parts once, a match names its part by index.
+    let search = gateway.client(
+        "legacy",
+        "call",
+        &[
+            "tool_search",
+            r#"{"query": "version control; show the commit log + read a text file"}"#,
+        ],
+    );
+    let body = &search["result"]["structuredContent"];
+    assert_eq!(body["parts"], *parts, "{search}");
+    let read = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| {
+            t["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("filesystem__read"))
+        })
+        .unwrap_or_else(|| panic!("a reading tool: {search}"));
+    assert_eq!(
+        read["part"],
+        json!(1),
+        "placed by the second part: {search}"
     );
 }
