@@ -4,19 +4,17 @@
 //! after every crash is not shown as healthy because it happens to be up between two of them.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, PoisonError};
+use std::sync::PoisonError;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcplex_protocol::{ServerEvent, ServerEventKind};
 
-use crate::supervisor::{ServerSlot, Upstreams};
+use crate::supervisor::{PREDECESSOR_WAIT, ServerSlot, Upstreams};
 
 /// How far back failures count.
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
 /// The most events remembered per server (a restart keeps them).
 pub const REMEMBERED_EVENTS: usize = 64;
-/// The longest an operator's restart waits for the old process to end before the new one.
-const RESTART_WAIT: Duration = Duration::from_secs(10);
 
 /// A server's last events, oldest first.
 #[derive(Debug, Default)]
@@ -73,32 +71,31 @@ impl ServerSlot {
 
 impl Upstreams {
     /// Restarts `server` as an operator asked: its supervisor is stopped (its process
-    /// terminated, its connection closed) and, once it has ended (at most [`RESTART_WAIT`]), a
-    /// new one starts with the same config, its history going on; a server holding a lock or a
-    /// port finds it free. False when no such server runs.
+    /// terminated, its connection closed) and a new one takes its place with the same config,
+    /// its history going on, starting once the old one has ended (at most
+    /// [`PREDECESSOR_WAIT`]): a server holding a lock or a port finds it free. Returns once the
+    /// old process has ended (or that wait is over); false when no such server runs.
     pub async fn restart(&self, server: &str) -> bool {
         if self.shutdown.is_cancelled() {
             return false;
         }
-        // The slot stays in place while its process ends: the server is still known (its
-        // page, its history, a call's answer), and a config edit meanwhile sees it.
-        let Some(old) = self.slot(server) else {
-            return false;
+        let old = {
+            let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+            let Some(old) = servers.remove(server) else {
+                return false;
+            };
+            tracing::info!(server = %server, "restarting upstream: an operator asked");
+            old.stop.cancel();
+            old.record(ServerEventKind::Restarted, None);
+            self.start_slot_with(
+                &mut servers,
+                &old.config,
+                old.history.clone(),
+                Some(old.finished.clone()),
+            );
+            old
         };
-        tracing::info!(server = %server, "restarting upstream: an operator asked");
-        old.stop.cancel();
-        old.record(ServerEventKind::Restarted, None);
-        let _ = tokio::time::timeout(RESTART_WAIT, old.finished.cancelled()).await;
-        let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
-        // Meanwhile a config edit may have removed or replaced it, or the gateway begun to stop:
-        // then that stands.
-        let still_the_same = servers
-            .get(server)
-            .is_some_and(|current| Arc::ptr_eq(current, &old));
-        if still_the_same && !self.shutdown.is_cancelled() {
-            servers.remove(server);
-            self.start_slot_with(&mut servers, &old.config, old.history.clone());
-        }
+        let _ = tokio::time::timeout(PREDECESSOR_WAIT, old.finished.cancelled()).await;
         true
     }
 

@@ -238,7 +238,12 @@ impl Upstreams {
             tracing::info!(server = %name, "restarting upstream: its approval changed, and with it its sandbox");
             slot.stop.cancel();
             servers.remove(&name);
-            self.start_slot_with(&mut servers, &slot.config, slot.history.clone());
+            self.start_slot_with(
+                &mut servers,
+                &slot.config,
+                slot.history.clone(),
+                Some(slot.finished.clone()),
+            );
         }
     }
 

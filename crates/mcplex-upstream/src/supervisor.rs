@@ -118,6 +118,10 @@ pub(crate) struct ServerSlot {
     pub(crate) finished: CancellationToken,
 }
 
+/// The longest a server's new process waits for the one it replaces to end (an operator's
+/// restart, a config edit, an approval change); the old one is SIGKILLed well before.
+pub(crate) const PREDECESSOR_WAIT: Duration = Duration::from_secs(10);
+
 /// All upstream connections of a gateway. Servers can be added and removed while it runs
 /// ([`Upstreams::reconcile`]).
 pub struct Upstreams {
@@ -172,11 +176,14 @@ impl Upstreams {
             .map(|s| (s.name.as_str(), s))
             .collect();
         let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+        // A changed server's new process waits for its old one to end.
+        let mut ending: HashMap<String, CancellationToken> = HashMap::new();
         servers.retain(|name, slot| {
             let keep = wanted.get(name.as_str()).is_some_and(|wanted| wanted.same_connection(&slot.config));
             if !keep {
                 tracing::info!(server = %name, "stopping upstream (removed or changed in the config)");
                 slot.stop.cancel();
+                ending.insert(name.clone(), slot.finished.clone());
             }
             keep
         });
@@ -184,25 +191,22 @@ impl Upstreams {
             if servers.contains_key(name) {
                 continue;
             }
-            self.start_slot(&mut servers, server);
+            self.start_slot_with(&mut servers, server, Arc::default(), ending.remove(name));
         }
     }
 
-    /// Starts the supervisor of `server` in a new slot.
-    pub(crate) fn start_slot(
-        &self,
-        servers: &mut HashMap<String, Arc<ServerSlot>>,
-        server: &ServerConfig,
-    ) {
-        self.start_slot_with(servers, server, Arc::default());
-    }
-
-    /// Starts the supervisor of `server` in a new slot that goes on with `history`.
+    /// Starts the supervisor of `server` in a new slot that goes on with `history`. With
+    /// `predecessor` (the `finished` of the slot it replaces, just stopped) the new supervisor
+    /// starts nothing until the old one has ended, at most [`PREDECESSOR_WAIT`]: a process that
+    /// holds a lock, a port or a file lets go of it before the next one asks. The new slot is in
+    /// place at once, so the server stays known (its page, its history, a call's answer) while
+    /// the old process ends, and the slot counts as ended only once its predecessor has too.
     pub(crate) fn start_slot_with(
         &self,
         servers: &mut HashMap<String, Arc<ServerSlot>>,
         server: &ServerConfig,
         history: Arc<Mutex<History>>,
+        predecessor: Option<CancellationToken>,
     ) {
         let slot = Arc::new(ServerSlot {
             config: server.clone(),
@@ -227,12 +231,25 @@ impl Upstreams {
             self.logins.clone(),
             self.events.clone(),
             self.notices.clone(),
-            stop,
+            stop.clone(),
         );
+        let deadline = tokio::time::Instant::now() + PREDECESSOR_WAIT;
+        let predecessor_ended = move |predecessor: Option<CancellationToken>| async move {
+            if let Some(predecessor) = predecessor {
+                let _ = tokio::time::timeout_at(deadline, predecessor.cancelled()).await;
+            }
+        };
         self.tasks.spawn(async move {
+            tokio::select! {
+                () = predecessor_ended(predecessor.clone()) => {}
+                () = stop.cancelled() => {}
+            }
             supervised.await;
             // The server stopped: so do its callers' own connections.
             slot.callers.close_all().await;
+            // Stopped while it waited, it still ends after its predecessor: whatever replaces it
+            // in turn waits for both.
+            predecessor_ended(predecessor).await;
             slot.finished.cancel();
         });
     }

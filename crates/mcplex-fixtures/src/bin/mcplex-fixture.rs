@@ -1,6 +1,8 @@
 //! `mcplex-fixture`: a fixture MCP server on stdio (default) or HTTP, for tests and benchmarks.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 use mcplex_fixtures::{
@@ -73,6 +75,27 @@ struct Args {
     /// With --http: answer every request with 500 and a body that never ends.
     #[arg(long)]
     endless_error: bool,
+    /// Hold an exclusive lock on this (existing) file while the process runs, and exit with 4
+    /// at once, saying so on stderr, when another process holds it: a server owning something
+    /// (a port, a database file) that the next one needs.
+    #[arg(long)]
+    exclusive: Option<PathBuf>,
+    /// On stdio: once stdin closes, go on this long before exiting, ignoring SIGTERM
+    /// meanwhile: a server slow to shut down.
+    #[arg(long)]
+    linger_ms: Option<u64>,
+}
+
+/// The file at `path`, locked exclusively for this process (released when it ends).
+fn exclusive(path: &Path) -> Result<std::fs::File, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(format!("{} is held by another process", path.display()))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
 #[tokio::main]
@@ -162,6 +185,17 @@ async fn main() -> ExitCode {
             }
         };
     }
+    let _held = match args.exclusive.as_deref().map(exclusive).transpose() {
+        Ok(held) => held,
+        Err(e) => {
+            eprintln!("mcplex-fixture: --exclusive: {e}");
+            return ExitCode::from(4);
+        }
+    };
+    // Registering a handler replaces SIGTERM's default action (ending the process) for good.
+    let _sigterm_ignored = args.linger_ms.and_then(|_| {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
+    });
     if args.rmcp_like_stdio {
         let (input, output) = blocking_stdio();
         serve_lines_writing(fixture.clone(), input, output, Writes::EachAlone).await;
@@ -171,6 +205,9 @@ async fn main() -> ExitCode {
     }
     if fixture.crash.is_cancelled() {
         std::process::exit(3);
+    }
+    if let Some(linger) = args.linger_ms {
+        tokio::time::sleep(Duration::from_millis(linger)).await;
     }
     ExitCode::SUCCESS
 }

@@ -1,5 +1,6 @@
 //! No process outlives the gateway: children and their children after SIGTERM, direct children
-//! after SIGKILL (parent-death signal).
+//! after SIGKILL (parent-death signal). No two processes of one server overlap: a server's new
+//! process starts once the one it replaces has ended.
 
 use std::time::Duration;
 
@@ -75,5 +76,49 @@ fn sigkill_of_the_gateway_takes_its_children_down() {
         "the children to exit with their parent",
         Duration::from_secs(10),
         || children.iter().all(|&p| !alive(p)).then_some(()),
+    );
+}
+
+/// A server whose config changes gets a new process only once the old one has ended: the old one
+/// here keeps an exclusive lock for a second after its stdin closes (SIGTERM ignored), and a new
+/// one that found the lock held would exit at once, which its history would show.
+#[test]
+fn a_changed_server_starts_once_its_old_process_has_let_go() {
+    let lock = tempfile::NamedTempFile::new().expect("a lock file");
+    let path = lock.path().display().to_string();
+    let holder = |generation: &str| {
+        let mut server = fixture_server("holder", &["--exclusive", &path, "--linger-ms", "1000"]);
+        server["env"] = json!({"HOLDER_GENERATION": generation});
+        server["sandbox"] = json!(false);
+        server
+    };
+    let gateway = Gateway::start(json!({"mcpServers": {"holder": holder("1")}}));
+    gateway.wait_ready();
+    let pid = || {
+        let answer = gateway.client("legacy", "call", &["holder__pid", "{}"]);
+        answer["result"]["structuredContent"]["pid"].as_u64()
+    };
+    let first = pid().expect("the first process's pid");
+
+    std::fs::write(
+        gateway.dir.path().join("config.json"),
+        json!({"mcpServers": {"holder": holder("2")}}).to_string(),
+    )
+    .expect("edit the config");
+    let second = eventually("the new process", Duration::from_secs(30), || {
+        pid().filter(|&p| p != first)
+    });
+    assert!(!alive(first), "the old process {first} has ended");
+    let (_, page) = gateway.api("GET", "/api/v1/servers/holder", "");
+    let kinds: Vec<&str> = page["history"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|event| event["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["connecting", "ready"],
+        "process {second} started at its first try: {page}"
     );
 }
