@@ -85,9 +85,8 @@ pub fn follow(
     added: AddedServers,
     configs: watch::Sender<Arc<Config>>,
     gateway: Arc<Gateway>,
+    search_tools_listed: bool,
 ) {
-    // Decided at start, for good, as the file reloader decides it.
-    let search_tools_listed = configs.borrow().defers_anything();
     tokio::spawn(async move {
         let mut reported = BTreeSet::new();
         while generations.changed().await.is_ok() {

@@ -28,6 +28,10 @@ pub struct Core {
     pub store_generation: watch::Sender<i64>,
     /// The search model and the worker that embeds each published snapshot (`None`: BM25F).
     pub semantic: Option<Arc<SemanticSearch>>,
+    /// Whether the gateway lists `tool_search` and `call_tool`: decided once, from the config
+    /// it started with (a client that listed them keeps them), for everything that applies a
+    /// later config (the file reloader, the added servers' follower).
+    pub search_tools_listed: bool,
     live: JoinHandle<()>,
 }
 
@@ -44,6 +48,7 @@ impl Core {
         mut trust: Option<Trust>,
         semantic: Option<SemanticSearch>,
     ) -> Core {
+        let search_tools_listed = config.defers_anything();
         let config = Arc::new(config);
         let (events_tx, events) = mpsc::unbounded_channel();
         // Registered before anything starts, so that a new server's first process is already
@@ -71,6 +76,7 @@ impl Core {
             store_changes: store_generation.subscribe(),
         };
         Core {
+            search_tools_listed,
             live: crate::live::start(live, events, inputs),
             gateway,
             config: configs,

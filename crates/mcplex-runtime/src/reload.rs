@@ -40,6 +40,7 @@ pub fn watch(
     configs: watch::Sender<Arc<Config>>,
     gateway: Arc<Gateway>,
     added: AddedServers,
+    search_tools_listed: bool,
 ) -> Result<Reloader, notify::Error> {
     let directory = path
         .parent()
@@ -64,6 +65,7 @@ pub fn watch(
         configs,
         Box::new(move |config| gateway.reconcile(config)),
         added,
+        search_tools_listed,
     );
     // Ends when the debouncer (and with it the sender) is dropped.
     tokio::spawn(async move {
@@ -154,8 +156,8 @@ impl ConfigReloader {
         configs: watch::Sender<Arc<Config>>,
         reconcile: Reconcile,
         added: AddedServers,
+        search_tools_listed: bool,
     ) -> ConfigReloader {
-        let search_tools_listed = configs.borrow().defers_anything();
         ConfigReloader {
             path,
             overrides,

@@ -20,6 +20,7 @@ struct Rig {
 
 fn rig() -> Rig {
     let running = parse_config(RUNNING, "cfg.json", &Overrides::default()).expect("valid");
+    let search_tools_listed = running.defers_anything();
     let (sender, configs) = watch::channel(Arc::new(running));
     let reconciled = Arc::new(Mutex::new(Vec::new()));
     let seen = reconciled.clone();
@@ -33,6 +34,7 @@ fn rig() -> Rig {
         sender,
         reconcile,
         crate::AddedServers::default(),
+        search_tools_listed,
     );
     Rig {
         reloader,

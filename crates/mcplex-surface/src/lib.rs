@@ -119,10 +119,15 @@ pub struct SurfaceOptions {
 }
 
 impl SurfaceOptions {
-    pub fn from_config(config: &mcplex_config::Config) -> SurfaceOptions {
+    /// The options `config` sets; `search_tools_listed` is the running gateway's decision
+    /// (made once, from the config it started with: `mcplex_runtime::Core`), not `config`'s.
+    pub fn from_config(
+        config: &mcplex_config::Config,
+        search_tools_listed: bool,
+    ) -> SurfaceOptions {
         SurfaceOptions {
             instructions: config.instructions.clone(),
-            defers_anything: config.defers_anything(),
+            defers_anything: search_tools_listed,
             max_matches: config.max_matches,
             code: config.code,
             code_sandbox: CodeSandbox::default(),

@@ -181,6 +181,7 @@ fn start(
         added.clone(),
         core.config.clone(),
         core.gateway.clone(),
+        core.search_tools_listed,
     );
     Ok(Started {
         core,
@@ -207,7 +208,15 @@ fn watch_config(path: PathBuf, overrides: Overrides, started: &Started) -> Optio
     let core = &started.core;
     let configs = core.config.clone();
     let added = started.added.clone();
-    match mcplex_runtime::reload::watch(path, overrides, configs, core.gateway.clone(), added) {
+    let listed = core.search_tools_listed;
+    match mcplex_runtime::reload::watch(
+        path,
+        overrides,
+        configs,
+        core.gateway.clone(),
+        added,
+        listed,
+    ) {
         Ok(reloader) => Some(reloader),
         Err(e) => {
             tracing::warn!("config hot reload is off: cannot watch {watched}: {e}");
@@ -219,7 +228,8 @@ fn watch_config(path: PathBuf, overrides: Overrides, started: &Started) -> Optio
 /// Serves the one client on stdin/stdout until it leaves.
 async fn serve_on_stdio(config: &Config, started: Started) -> Result<ExitCode> {
     let Started { core, .. } = started;
-    let (gateway, options) = (core.gateway.clone(), SurfaceOptions::from_config(config));
+    let options = SurfaceOptions::from_config(config, core.search_tools_listed);
+    let gateway = core.gateway.clone();
     let result = match config.routing_mode {
         RoutingMode::Direct => {
             serve_stdio(DirectSurface::new(gateway, options, Reach::stdio())).await
@@ -383,7 +393,7 @@ fn app(
     let api = crate::api::router(api, config.http.max_body_bytes);
     let mcp = router(Routes {
         gateway: core.gateway.clone(),
-        options: SurfaceOptions::from_config(config),
+        options: SurfaceOptions::from_config(config, core.search_tools_listed),
         routing_mode: config.routing_mode,
         profiles: config.profiles.clone(),
         max_body_bytes: config.http.max_body_bytes,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::browser::{browse_with, chromium};
-use crate::harness::{Gateway, eventually, fixture_server};
+use crate::harness::{Gateway, eventually, fixture_server, names};
 
 const SECRET: &str = "sk-extra-secret-0123";
 
@@ -225,4 +225,52 @@ fn an_operator_adds_a_server_from_the_page_and_a_second_replica_runs_it() {
         },
     );
     assert_eq!(on_replica["tools"], 9, "{on_replica}");
+}
+
+/// A server added from the dashboard that defers its tools is part of the config the gateway
+/// starts with: after a restart its listing has `tool_search` and `call_tool`, which find that
+/// server's tools. While running, the listing stays as it started (clients keep what they listed).
+#[test]
+fn a_deferred_server_added_from_the_dashboard_is_searchable_after_a_restart() {
+    let mut gateway =
+        Gateway::start(json!({"mcpServers": {"fixture": fixture_server("fixture", &[])}}));
+    gateway.wait_ready();
+    let mut entry = fixture_server("later", &[]);
+    entry["defer"] = json!(true);
+    let (status, added) = add(&gateway, "later", &entry, false);
+    assert_eq!(status, 201, "{added}");
+    gateway.approve_server("later");
+    let listed = names(&gateway.client("legacy", "list", &[]));
+    assert!(
+        !listed.iter().any(|n| n == "tool_search"),
+        "decided at start: {listed:?}"
+    );
+
+    gateway.restart();
+    gateway.wait_ready();
+    let listed = names(&gateway.client("legacy", "list", &[]));
+    assert!(
+        listed.iter().any(|n| n == "tool_search") && listed.iter().any(|n| n == "call_tool"),
+        "{listed:?}"
+    );
+    assert!(
+        !listed.iter().any(|n| n.starts_with("later__")),
+        "deferred, not listed: {listed:?}"
+    );
+    eventually(
+        "later's tools through tool_search",
+        Duration::from_secs(20),
+        || {
+            let search = gateway.client(
+                "legacy",
+                "call",
+                &["tool_search", r#"{"query": "add two numbers"}"#],
+            );
+            search["result"]["structuredContent"]["tools"]
+                .as_array()?
+                .iter()
+                .any(|t| t["name"] == "later__add")
+                .then_some(())
+        },
+    );
 }
