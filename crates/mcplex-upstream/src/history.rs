@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcplex_protocol::{ServerEvent, ServerEventKind};
 
-use crate::supervisor::{PREDECESSOR_WAIT, ServerSlot, Upstreams};
+use crate::succession::PREDECESSOR_WAIT;
+use crate::supervisor::{ServerSlot, Upstreams};
 
 /// How far back failures count.
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
@@ -81,18 +82,16 @@ impl Upstreams {
         }
         let old = {
             let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+            if self.shutdown.is_cancelled() {
+                return false;
+            }
             let Some(old) = servers.remove(server) else {
                 return false;
             };
             tracing::info!(server = %server, "restarting upstream: an operator asked");
-            old.stop.cancel();
+            self.stop_slot(server, &old);
             old.record(ServerEventKind::Restarted, None);
-            self.start_slot_with(
-                &mut servers,
-                &old.config,
-                old.history.clone(),
-                Some(old.finished.clone()),
-            );
+            self.start_slot_with(&mut servers, &old.config, old.history.clone());
             old
         };
         let _ = tokio::time::timeout(PREDECESSOR_WAIT, old.finished.cancelled()).await;

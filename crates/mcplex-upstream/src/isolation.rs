@@ -228,6 +228,9 @@ impl Upstreams {
             return;
         }
         let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
+        if self.shutdown.is_cancelled() {
+            return;
+        }
         for name in changed {
             let Some(slot) = servers.get(&name).cloned() else {
                 continue;
@@ -236,14 +239,9 @@ impl Upstreams {
                 continue;
             }
             tracing::info!(server = %name, "restarting upstream: its approval changed, and with it its sandbox");
-            slot.stop.cancel();
+            self.stop_slot(&name, &slot);
             servers.remove(&name);
-            self.start_slot_with(
-                &mut servers,
-                &slot.config,
-                slot.history.clone(),
-                Some(slot.finished.clone()),
-            );
+            self.start_slot_with(&mut servers, &slot.config, slot.history.clone());
         }
     }
 

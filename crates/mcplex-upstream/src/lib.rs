@@ -23,6 +23,7 @@ mod relay;
 mod requests;
 mod rpc;
 mod stderr_tail;
+mod succession;
 mod supervisor;
 mod wire;
 

@@ -33,6 +33,7 @@ use crate::isolation::{Denied, Isolation};
 use crate::lifecycle::{self, OfferParts};
 use crate::login::{Login, LoginCheck, await_login, check_login, login_change, needs_login_now};
 use crate::rpc::RpcConnection;
+use crate::succession::Successions;
 
 /// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
 pub type BuiltinConnector = Arc<
@@ -118,10 +119,6 @@ pub(crate) struct ServerSlot {
     pub(crate) finished: CancellationToken,
 }
 
-/// The longest a server's new process waits for the one it replaces to end (an operator's
-/// restart, a config edit, an approval change); the old one is SIGKILLed well before.
-pub(crate) const PREDECESSOR_WAIT: Duration = Duration::from_secs(10);
-
 /// All upstream connections of a gateway. Servers can be added and removed while it runs
 /// ([`Upstreams::reconcile`]).
 pub struct Upstreams {
@@ -135,6 +132,7 @@ pub struct Upstreams {
     pub(crate) shutdown: CancellationToken,
     tasks: TaskTracker,
     pub(crate) isolation: Arc<Isolation>,
+    successions: Successions,
 }
 
 impl Upstreams {
@@ -157,6 +155,7 @@ impl Upstreams {
             notices: broadcast::Sender::new(NOTICE_BUFFER),
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
+            successions: Successions::default(),
         };
         upstreams.reconcile(config);
         upstreams
@@ -176,14 +175,14 @@ impl Upstreams {
             .map(|s| (s.name.as_str(), s))
             .collect();
         let mut servers = self.servers.write().unwrap_or_else(PoisonError::into_inner);
-        // A changed server's new process waits for its old one to end.
-        let mut ending: HashMap<String, CancellationToken> = HashMap::new();
+        if self.shutdown.is_cancelled() {
+            return;
+        }
         servers.retain(|name, slot| {
             let keep = wanted.get(name.as_str()).is_some_and(|wanted| wanted.same_connection(&slot.config));
             if !keep {
                 tracing::info!(server = %name, "stopping upstream (removed or changed in the config)");
-                slot.stop.cancel();
-                ending.insert(name.clone(), slot.finished.clone());
+                self.stop_slot(name, slot);
             }
             keep
         });
@@ -191,22 +190,26 @@ impl Upstreams {
             if servers.contains_key(name) {
                 continue;
             }
-            self.start_slot_with(&mut servers, server, Arc::default(), ending.remove(name));
+            self.start_slot_with(&mut servers, server, Arc::default());
         }
     }
 
-    /// Starts the supervisor of `server` in a new slot that goes on with `history`. With
-    /// `predecessor` (the `finished` of the slot it replaces, just stopped) the new supervisor
-    /// starts nothing until the old one has ended, at most [`PREDECESSOR_WAIT`]: a process that
-    /// holds a lock, a port or a file lets go of it before the next one asks. The new slot is in
-    /// place at once, so the server stays known (its page, its history, a call's answer) while
-    /// the old process ends, and the slot counts as ended only once its predecessor has too.
+    /// Stops `slot` of `server`; the next slot of that name starts once it has ended.
+    pub(crate) fn stop_slot(&self, server: &str, slot: &ServerSlot) {
+        slot.stop.cancel();
+        self.successions.stopped(server, &slot.finished);
+    }
+
+    /// Starts the supervisor of `server` in a new slot that goes on with `history`, once the
+    /// slot it replaces has ended (`succession.rs`). The new slot is in place at once, so the
+    /// server stays known (its page, its history, a call's answer) while the old process ends;
+    /// stopped while it waits, it starts nothing, and it counts as ended only once its
+    /// predecessor has too, so whatever replaces it in turn waits for both.
     pub(crate) fn start_slot_with(
         &self,
         servers: &mut HashMap<String, Arc<ServerSlot>>,
         server: &ServerConfig,
         history: Arc<Mutex<History>>,
-        predecessor: Option<CancellationToken>,
     ) {
         let slot = Arc::new(ServerSlot {
             config: server.clone(),
@@ -233,23 +236,19 @@ impl Upstreams {
             self.notices.clone(),
             stop.clone(),
         );
-        let deadline = tokio::time::Instant::now() + PREDECESSOR_WAIT;
-        let predecessor_ended = move |predecessor: Option<CancellationToken>| async move {
-            if let Some(predecessor) = predecessor {
-                let _ = tokio::time::timeout_at(deadline, predecessor.cancelled()).await;
-            }
-        };
+        let predecessor = self.successions.predecessor(&server.name);
         self.tasks.spawn(async move {
-            tokio::select! {
-                () = predecessor_ended(predecessor.clone()) => {}
-                () = stop.cancelled() => {}
+            let stopped = tokio::select! {
+                biased;
+                () = stop.cancelled() => true,
+                () = predecessor.ended() => false,
+            };
+            if !stopped {
+                supervised.await;
             }
-            supervised.await;
             // The server stopped: so do its callers' own connections.
             slot.callers.close_all().await;
-            // Stopped while it waited, it still ends after its predecessor: whatever replaces it
-            // in turn waits for both.
-            predecessor_ended(predecessor).await;
+            predecessor.ended().await;
             slot.finished.cancel();
         });
     }
@@ -406,8 +405,9 @@ impl<E: Fn(UpstreamReport)> Connection<'_, E> {
         let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
         let init_timeout = slot.config.init_timeout;
         let opened = tokio::select! {
-            opened = tokio::time::timeout(init_timeout, open(slot, builtin, bearer, notifications_tx)) => opened,
+            biased;
             () = self.shutdown.cancelled() => return Attempt::Stopped,
+            opened = tokio::time::timeout(init_timeout, open(slot, builtin, bearer, notifications_tx)) => opened,
         };
         let (connection, handshake, tools, offer) = match opened {
             Ok(Ok(opened)) => opened,

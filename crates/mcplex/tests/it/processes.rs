@@ -121,4 +121,32 @@ fn a_changed_server_starts_once_its_old_process_has_let_go() {
         ["connecting", "ready"],
         "process {second} started at its first try: {page}"
     );
+
+    // Removed, then configured again while the removed process still shuts down: the same wait.
+    let config = gateway.dir.path().join("config.json");
+    std::fs::write(&config, json!({"mcpServers": {}}).to_string()).expect("remove it");
+    eventually("the server removed", Duration::from_secs(10), || {
+        let (status, _) = gateway.api("GET", "/api/v1/servers/holder", "");
+        (status == 404).then_some(())
+    });
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"holder": holder("3")}}).to_string(),
+    )
+    .expect("configure it again");
+    let third = eventually("the third process", Duration::from_secs(30), || {
+        pid().filter(|&p| p != second)
+    });
+    let (_, page) = gateway.api("GET", "/api/v1/servers/holder", "");
+    let kinds: Vec<&str> = page["history"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|event| event["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["connecting", "ready"],
+        "process {third} started at its first try: {page}"
+    );
 }
