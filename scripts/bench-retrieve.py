@@ -120,11 +120,13 @@ def recall(queries, answers, k=5):
     shares, step_shares = [], []
     for query, ids in zip(queries, answers):
         top = set(ids[:k])
-        labels = [label for label in query["labels"] if label.get("relevance", 1) > 0]
-        shares.append(sum(label["tool_id"] in top for label in labels) / max(1, len(labels)))
+        labels = {label["tool_id"] for label in query["labels"] if label.get("relevance", 0) >= 1}
+        if not labels:
+            continue
+        shares.append(len(labels & top) / len(labels))
         by_step = {}
         for label in query["labels"]:
-            if "step" in label:
+            if "step" in label and label["tool_id"] in labels:
                 by_step.setdefault(label["step"], []).append(label["tool_id"] in top)
         if by_step:
             step_shares.append(sum(any(hits) for hits in by_step.values()) / len(by_step))

@@ -15,10 +15,12 @@ What it learns from, in three styles:
   without the guess (the gateway embeds both); each step of a string of several with its own
   tools (the gateway ranks each part with its own vector). `--agent-repeat N` puts each of these
   pairs in an epoch N times (2 built the model in the repository).
-- Nothing else: a training text equal to any query or part of a set recall is measured on (the
-  dev and held-out halves, the easy sets, MetaTool's validation fifth, ref45's golden set), or
-  holding one of three words or more, is dropped, and nothing of ref45's catalog is trained on, so ref45 measures a catalog the model
-  has never seen.
+- Nothing else: an agent-style training text equal to any query or part of a set recall is
+  measured on (the dev and held-out halves, the easy sets, MetaTool's validation fifth, ref45's
+  golden set), or holding one of three words or more, is dropped (MetaTool's dev-half requests
+  are not filtered so: 25 of them hold a measured text; filtering them changes the model, so it
+  waits for the next training run), and nothing of ref45's catalog is trained on, so ref45
+  measures a catalog the model has never seen.
 
 How: the multiple-negatives ranking loss (each request against its tool and the other tools of
 its batch, scaled cosine, cross-entropy), batches of 32 distinct tools of one catalog (the

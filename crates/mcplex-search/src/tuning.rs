@@ -48,8 +48,9 @@ impl Default for Tuning {
             // The vector side carries paraphrase and synonyms, the BM25 side rare exact words.
             // BM25 is measured against the query's own ideal score, so a request that shares one
             // common word with a tool gives the lexical side little say: with the model tuned on
-            // agents' strings this gained on every development set and lost on none against
-            // relative fusion at 0.75 (issue #34: docs/search.md has the figures).
+            // agents' strings this gained on the development sets of agents' strings and on
+            // MetaTool's against relative fusion at 0.75, and lost one query or step on each of
+            // three small ones (issue #34: docs/search.md has the figures).
             fusion: Fusion::Coverage {
                 semantic_weight: 0.6,
             },
