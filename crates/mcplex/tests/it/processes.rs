@@ -109,18 +109,7 @@ fn a_changed_server_starts_once_its_old_process_has_let_go() {
         pid().filter(|&p| p != first)
     });
     assert!(!alive(first), "the old process {first} has ended");
-    let (_, page) = gateway.api("GET", "/api/v1/servers/holder", "");
-    let kinds: Vec<&str> = page["history"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|event| event["kind"].as_str())
-        .collect();
-    assert_eq!(
-        kinds,
-        ["connecting", "ready"],
-        "process {second} started at its first try: {page}"
-    );
+    started_at_first_try(&gateway, second);
 
     // Removed, then configured again while the removed process still shuts down: the same wait.
     let config = gateway.dir.path().join("config.json");
@@ -137,6 +126,12 @@ fn a_changed_server_starts_once_its_old_process_has_let_go() {
     let third = eventually("the third process", Duration::from_secs(30), || {
         pid().filter(|&p| p != second)
     });
+    started_at_first_try(&gateway, third);
+}
+
+/// Asserts that the `holder` server's current slot connected once and was ready: its process
+/// `pid` found the lock free.
+fn started_at_first_try(gateway: &Gateway, pid: u64) {
     let (_, page) = gateway.api("GET", "/api/v1/servers/holder", "");
     let kinds: Vec<&str> = page["history"]
         .as_array()
@@ -147,6 +142,6 @@ fn a_changed_server_starts_once_its_old_process_has_let_go() {
     assert_eq!(
         kinds,
         ["connecting", "ready"],
-        "process {third} started at its first try: {page}"
+        "process {pid} started at its first try: {page}"
     );
 }
