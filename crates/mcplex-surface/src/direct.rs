@@ -50,13 +50,13 @@ impl DirectSurface {
     pub fn new(gateway: Arc<Gateway>, options: SurfaceOptions, reach: Reach) -> DirectSurface {
         let tools = ListedTools {
             cache: ToolsCache::default(),
-            builtins: Arc::new(crate::direct_builtins(options.defers_anything)),
+            builtins: Arc::new(crate::direct_builtins(options.search_tools_listed)),
         };
         let mut instructions = options
             .instructions
             .clone()
             .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_owned());
-        if options.defers_anything && options.instructions.is_none() {
+        if options.search_tools_listed && options.instructions.is_none() {
             instructions = format!("{instructions} {DEFERRAL_INSTRUCTIONS}");
         }
         let instructions = format!("{instructions}\n\n{SIGNATURE_LEGEND}").into();
@@ -123,7 +123,7 @@ impl DirectSurface {
                 describe::result(&self.gateway.snapshot(), arguments, &scope),
                 &context,
             ),
-            TOOL_SEARCH if self.options.defers_anything => {
+            TOOL_SEARCH if self.options.search_tools_listed => {
                 self.gateway.startup_settled().await;
                 let body = search_tools::tool_search(
                     &self.gateway,
@@ -134,7 +134,7 @@ impl DirectSurface {
                 .await;
                 finish(body, &context)
             }
-            CALL_TOOL if self.options.defers_anything => {
+            CALL_TOOL if self.options.search_tools_listed => {
                 call_by_name(&self.gateway, arguments, &context, caller).await
             }
             _ => {

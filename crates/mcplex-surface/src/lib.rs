@@ -65,10 +65,10 @@ pub use results::not_connected as not_connected_result;
 pub use retrieve::RetrieveSurface;
 
 /// The built-in tools the direct surface lists before the upstream tools: `describe_tool`, and
-/// `tool_search` + `call_tool` when the config defers anything.
-pub fn direct_builtins(defers_anything: bool) -> Vec<serde_json::Value> {
+/// `tool_search` + `call_tool` when the gateway lists them.
+pub fn direct_builtins(search_tools_listed: bool) -> Vec<serde_json::Value> {
     let mut builtins = vec![describe::definition()];
-    if defers_anything {
+    if search_tools_listed {
         builtins.push(search_tools::tool_search_definition());
         builtins.push(search_tools::call_tool_definition());
     }
@@ -108,8 +108,9 @@ fn server_info(
 pub struct SurfaceOptions {
     /// The operator's `instructions`.
     pub instructions: Option<String>,
-    /// Whether the config defers any tool: then `tool_search` and `call_tool` are listed.
-    pub defers_anything: bool,
+    /// Whether `tool_search` and `call_tool` are listed: the running gateway's decision, made
+    /// once from whether the config it started with defers any tool (`mcplex_runtime::Core`).
+    pub search_tools_listed: bool,
     /// `tool_search.max_matches`.
     pub max_matches: usize,
     /// The code_execution surface's limits.
@@ -127,7 +128,7 @@ impl SurfaceOptions {
     ) -> SurfaceOptions {
         SurfaceOptions {
             instructions: config.instructions.clone(),
-            defers_anything: search_tools_listed,
+            search_tools_listed,
             max_matches: config.max_matches,
             code: config.code,
             code_sandbox: CodeSandbox::default(),
