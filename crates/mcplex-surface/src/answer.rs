@@ -25,17 +25,21 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::event_id::EventId;
 use crate::session::{AnswerLog, Session};
 use crate::sse::{self, SseBody};
 
 /// How long an answer may take to go out whole as JSON.
 const FIRST_WAIT: Duration = Duration::from_secs(1);
-/// Events written but not yet taken by the connection: past it the handler's messages wait
-/// (a stateless stream, at most [`SLOW_READER`]) or the connection is let go (a session's
-/// stream, which its client resumes).
+/// Events written but not yet taken by the connection: past it the writer waits for its
+/// client to read.
 const STREAM_QUEUE: usize = 16;
-/// How long a stateless stream waits for a client that reads nothing before it ends.
+/// How long a stateless stream waits for a client that reads nothing before it ends (which
+/// cancels the request: there is no session to resume it in).
 const SLOW_READER: Duration = Duration::from_secs(30);
+/// How long a session's stream waits for a client that reads nothing before its connection is
+/// let go: the answer is written on, kept, and the client resumes it with `Last-Event-ID`.
+const STALLED_CONNECTION: Duration = Duration::from_secs(5);
 
 /// The JSON-RPC message that answers a request.
 pub(crate) enum Reply {
@@ -88,11 +92,11 @@ impl Reply {
     }
 }
 
-/// How an answer's stream is framed.
-#[derive(Clone, Copy)]
-pub(crate) enum Framing {
-    /// Stream `N` of a session: a priming event, events numbered `i/N`.
-    Session { stream: u64 },
+/// Whose answer it is, which decides how its stream is framed and whether it can be resumed.
+pub(crate) enum Framing<'a> {
+    /// Stream `stream` of `session`: a priming event, events numbered `i/N`, kept by the
+    /// session for `Last-Event-ID`.
+    Session { session: &'a Session, stream: u64 },
     /// A 2026-07-28 request: plain events; `meta_malformed` when its `_meta` lacks keys the
     /// revision requires.
     Stateless { meta_malformed: bool },
@@ -106,14 +110,12 @@ pub(crate) struct Pending<'a> {
     pub reply: ReplyFuture,
     /// What the handler sends the client on this request's stream meanwhile (each message's
     /// JSON).
-    pub events: mpsc::UnboundedReceiver<Bytes>,
+    pub events: mpsc::Receiver<Bytes>,
     /// Cancelled by the client's `notifications/cancelled`: no answer is sent.
     pub cancel: CancellationToken,
     /// Cancelled when the session (or the gateway) ends: no answer is sent.
     pub ended: CancellationToken,
-    pub framing: Framing,
-    /// The session whose answer streams can be resumed (`Last-Event-ID`); `None`: stateless.
-    pub session: Option<&'a Session>,
+    pub framing: Framing<'a>,
     /// Lives as long as the answer is being written.
     pub guard: Box<dyn Send + Sync>,
 }
@@ -126,7 +128,6 @@ pub(crate) async fn respond(pending: Pending<'_>) -> Response {
         cancel,
         ended,
         framing,
-        session,
         guard,
     } = pending;
     let mut early = Vec::new();
@@ -149,9 +150,9 @@ pub(crate) async fn respond(pending: Pending<'_>) -> Response {
         && early.is_empty()
         && !stopped()
     {
-        return json_response(reply, framing);
+        return json_response(reply, &framing);
     }
-    let mut framer = Framer::new(framing);
+    let mut framer = Framer::new(&framing);
     let mut first = framer.priming();
     for event in &early {
         first.push(framer.message(event));
@@ -162,11 +163,11 @@ pub(crate) async fn respond(pending: Pending<'_>) -> Response {
         first.extend(framer.reply(reply));
     }
     let (sender, source) = mpsc::channel(STREAM_QUEUE);
-    let outlet = match (session, &framing) {
-        (Some(session), Framing::Session { stream }) => {
-            Outlet::Kept(session.answer_log(*stream, &first, sender))
+    let outlet = match framing {
+        Framing::Session { session, stream } => {
+            Outlet::Kept(session.answer_log(stream, &first, sender))
         }
-        _ => Outlet::Direct(sender),
+        Framing::Stateless { .. } => Outlet::Direct(sender),
     };
     // Dropped at once when the answer is already in `first`: the stream ends after it.
     if done.is_none() {
@@ -191,17 +192,17 @@ enum Outlet {
 
 impl Outlet {
     /// False when no one will ever read what follows: the connection closed, or its client
-    /// read nothing for [`SLOW_READER`] while the queue was full.
+    /// read nothing for [`SLOW_READER`] while the queue was full. A kept stream's connection
+    /// in that state is let go sooner ([`STALLED_CONNECTION`]); the stream goes on.
     async fn send(&self, event: Bytes) -> bool {
         match self {
-            Outlet::Direct(sender) => {
-                matches!(
-                    tokio::time::timeout(SLOW_READER, sender.send(event)).await,
-                    Ok(Ok(()))
-                )
-            }
+            Outlet::Direct(sender) => delivered(sender, event, SLOW_READER).await,
             Outlet::Kept(log) => {
-                log.write(event);
+                if let Some(connection) = log.keep(&event)
+                    && !delivered(&connection, event, STALLED_CONNECTION).await
+                {
+                    log.let_go(&connection);
+                }
                 true
             }
         }
@@ -216,13 +217,21 @@ impl Outlet {
     }
 }
 
+/// Whether `event` reached `connection`'s queue within `patience`.
+async fn delivered(connection: &mpsc::Sender<Bytes>, event: Bytes, patience: Duration) -> bool {
+    matches!(
+        tokio::time::timeout(patience, connection.send(event)).await,
+        Ok(Ok(()))
+    )
+}
+
 /// Sends what the handler sends meanwhile, then its answer, until the client cancels, the
 /// session ends, or the client goes away for good (the handler goes on by itself: `Detached`;
 /// a stateless one is cancelled by its guard). A session's stream is written to its end even
 /// with no connection reading it, so that the client can resume it.
 async fn stream_rest(
     mut reply: ReplyFuture,
-    mut events: mpsc::UnboundedReceiver<Bytes>,
+    mut events: mpsc::Receiver<Bytes>,
     outlet: Outlet,
     mut framer: Framer,
     [cancel, ended]: [CancellationToken; 2],
@@ -256,34 +265,39 @@ async fn stream_rest(
 
 /// Numbers the events of one answer stream.
 struct Framer {
-    framing: Framing,
+    /// The stream's number in its session (`None`: a stateless stream, not numbered).
+    stream: Option<u64>,
     next: u64,
 }
 
 impl Framer {
-    fn new(framing: Framing) -> Framer {
-        Framer { framing, next: 0 }
+    fn new(framing: &Framing<'_>) -> Framer {
+        let stream = match framing {
+            Framing::Session { stream, .. } => Some(*stream),
+            Framing::Stateless { .. } => None,
+        };
+        Framer { stream, next: 0 }
     }
 
     fn priming(&mut self) -> Vec<Bytes> {
-        match self.framing {
-            Framing::Session { stream } => vec![sse::priming(&self.next_id(stream))],
-            Framing::Stateless { .. } => Vec::new(),
-        }
+        self.next_id()
+            .map(|id| sse::priming(&id))
+            .into_iter()
+            .collect()
     }
 
-    fn next_id(&mut self, stream: u64) -> String {
-        let id = format!("{}/{stream}", self.next);
+    fn next_id(&mut self) -> Option<String> {
+        let id = EventId::Answer {
+            stream: self.stream?,
+            index: self.next,
+        };
         self.next += 1;
-        id
+        Some(id.to_string())
     }
 
     /// The event carrying one message's JSON, numbered in a session's stream.
     fn message(&mut self, json: &[u8]) -> Bytes {
-        let id = match self.framing {
-            Framing::Session { stream } => Some(self.next_id(stream)),
-            Framing::Stateless { .. } => None,
-        };
+        let id = self.next_id();
         sse::event(json, id.as_deref())
     }
 
@@ -299,10 +313,10 @@ impl Framer {
 }
 
 /// A whole answer as one JSON body.
-fn json_response(reply: &Reply, framing: Framing) -> Response {
+fn json_response(reply: &Reply, framing: &Framing<'_>) -> Response {
     let status = match framing {
         Framing::Session { .. } => StatusCode::OK,
-        Framing::Stateless { meta_malformed } => reply.stateless_status(meta_malformed),
+        Framing::Stateless { meta_malformed } => reply.stateless_status(*meta_malformed),
     };
     match reply.to_json() {
         Ok(json) => {

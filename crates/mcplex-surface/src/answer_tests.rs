@@ -25,19 +25,31 @@ fn log() -> Bytes {
 
 fn pending(
     reply: impl Future<Output = Reply> + Send + 'static,
-    framing: Framing,
-) -> (Pending<'static>, mpsc::UnboundedSender<Bytes>) {
-    let (sender, events) = mpsc::unbounded_channel();
+    framing: Framing<'static>,
+) -> (Pending<'static>, mpsc::Sender<Bytes>) {
+    let (sender, events) = mpsc::channel(64);
     let pending = Pending {
         reply: Box::pin(reply),
         events,
         cancel: CancellationToken::new(),
         ended: CancellationToken::new(),
         framing,
-        session: None,
         guard: Box::new(()),
     };
     (pending, sender)
+}
+
+#[derive(Clone)]
+struct Nothing;
+impl rmcp::ServerHandler for Nothing {}
+
+/// Stream `stream` of a session that lasts as long as the test.
+fn in_session(stream: u64) -> Framing<'static> {
+    let session = Session::start("s".into(), Nothing, CancellationToken::new());
+    Framing::Session {
+        session: Box::leak(Box::new(session)),
+        stream,
+    }
 }
 
 async fn body_text(response: Response) -> String {
@@ -69,7 +81,7 @@ fn a_result_as_written_goes_out_verbatim_in_the_envelope() {
 
 #[tokio::test]
 async fn a_quick_answer_alone_is_json() {
-    let (pending, _events) = pending(async { reply(1) }, Framing::Session { stream: 3 });
+    let (pending, _events) = pending(async { reply(1) }, in_session(3));
     let response = respond(pending).await;
     assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
     assert_eq!(
@@ -86,9 +98,9 @@ async fn an_answer_after_a_message_is_a_numbered_stream_in_a_session() {
             let _ = wait.await;
             reply(1)
         },
-        Framing::Session { stream: 3 },
+        in_session(3),
     );
-    events.send(log()).expect("open");
+    events.try_send(log()).expect("open");
     let response = respond(pending).await;
     assert_eq!(
         response.headers()[header::CONTENT_TYPE],
@@ -116,7 +128,7 @@ async fn a_stateless_stream_has_no_priming_and_no_ids() {
             meta_malformed: false,
         },
     );
-    events.send(log()).expect("open");
+    events.try_send(log()).expect("open");
     let text = body_text(respond(pending).await).await;
     assert!(text.starts_with("data: {"), "{text}");
     assert!(!text.contains("\nid: "), "{text}");
@@ -144,11 +156,43 @@ async fn a_cancelled_request_ends_its_stream_without_the_answer() {
             tokio::time::sleep(Duration::from_secs(30)).await;
             reply(1)
         },
-        Framing::Session { stream: 0 },
+        in_session(0),
     );
     let cancel = pending.cancel.clone();
     let response = respond(pending).await;
     cancel.cancel();
     let text = body_text(response).await;
     assert_eq!(text, "data: \nid: 0/0\nretry: 3000\n\n");
+}
+
+#[tokio::test]
+async fn a_reader_behind_a_burst_of_a_session_stream_gets_all_of_it() {
+    let (go, wait) = tokio::sync::oneshot::channel::<()>();
+    let (pending, events) = pending(
+        async move {
+            let _ = wait.await;
+            reply(1)
+        },
+        in_session(5),
+    );
+    let response = respond(pending).await;
+    // Past the stream's queue before its client reads a byte.
+    let burst = STREAM_QUEUE * 2;
+    for _ in 0..burst {
+        events.send(log()).await.expect("open");
+    }
+    let _ = go.send(());
+    let text = body_text(response).await;
+    assert_eq!(
+        text.matches("notifications/message").count(),
+        burst,
+        "{text}"
+    );
+    assert!(
+        text.ends_with(&format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}\nid: {}/5\n\n",
+            burst + 1
+        )),
+        "{text}"
+    );
 }

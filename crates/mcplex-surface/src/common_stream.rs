@@ -16,6 +16,8 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::event_id::EventId;
+
 /// Events kept for resumption.
 const CACHED: usize = 64;
 /// GET streams a session keeps open.
@@ -45,7 +47,7 @@ impl Common {
     /// Sends a message (its JSON) on the newest open GET stream, or keeps it for the next one.
     pub(crate) fn send(&mut self, json: &[u8]) {
         self.last += 1;
-        let event = crate::sse::event(json, Some(&self.last.to_string()));
+        let event = crate::sse::event(json, Some(&EventId::Common(self.last).to_string()));
         self.cache.push_back((self.last, event.clone()));
         if self.cache.len() > CACHED {
             self.cache.pop_front();
@@ -65,24 +67,20 @@ impl Common {
         }
     }
 
-    /// Opens a GET stream of a session that ends with `ended`: resumed after `last_event_id`
-    /// when given (`None` when that id is not one of this stream's: the route answers with an
-    /// empty stream), else after the last event an open stream took.
+    /// Opens a GET stream of a session that ends with `ended`: resumed after event
+    /// `last_event_id` when given, else after the last event an open stream took.
     pub(crate) fn open(
         &mut self,
-        last_event_id: Option<&str>,
+        last_event_id: Option<u64>,
         ended: &CancellationToken,
-    ) -> Option<GetStream> {
-        let after = match last_event_id {
-            Some(id) => id.trim().parse::<u64>().ok()?,
-            None => self.delivered,
-        };
+    ) -> GetStream {
+        let after = last_event_id.unwrap_or(self.delivered);
         self.open.retain(|open| !open.is_closed());
         if self.open.len() >= GETS {
             self.open.pop_front();
         }
         let (sender, source) = mpsc::channel(QUEUE);
-        let mut first = vec![crate::sse::priming(&after.to_string())];
+        let mut first = vec![crate::sse::priming(&EventId::Common(after).to_string())];
         first.extend(
             self.cache
                 .iter()
@@ -91,11 +89,11 @@ impl Common {
         );
         self.delivered = self.last;
         self.open.push_back(sender);
-        Some(GetStream {
+        GetStream {
             first,
             source,
             end: ended.child_token(),
-        })
+        }
     }
 
     #[cfg(test)]
@@ -124,7 +122,7 @@ mod tests {
         let ended = CancellationToken::new();
         common.send(&changed());
         common.send(&changed());
-        let stream = common.open(None, &ended).expect("opened");
+        let stream = common.open(None, &ended);
         let first = text(&stream.first);
         assert!(
             first.starts_with("data: \nid: 0\nretry: 3000\n\n"),
@@ -140,23 +138,19 @@ mod tests {
     fn the_newest_get_takes_messages_and_an_older_one_takes_over_when_it_closes() {
         let mut common = Common::default();
         let ended = CancellationToken::new();
-        let mut older = common.open(None, &ended).expect("opened");
-        let newer = common.open(None, &ended).expect("opened");
+        let mut older = common.open(None, &ended);
+        let newer = common.open(None, &ended);
         common.send(&changed());
         assert!(older.source.try_recv().is_err(), "the newest took it");
         drop(newer);
         common.send(&changed());
         let event = older.source.try_recv().expect("the older one took over");
         assert!(String::from_utf8_lossy(&event).contains("\nid: 2\n"));
-        let resumed = common.open(Some("1"), &ended).expect("resumed");
+        let resumed = common.open(Some(1), &ended);
         let replay = text(&resumed.first[1..]);
         assert!(
             !replay.contains("\nid: 1\n") && replay.contains("\nid: 2\n"),
             "{replay}"
-        );
-        assert!(
-            common.open(Some("0/3"), &ended).is_none(),
-            "not this stream's id"
         );
     }
 
@@ -164,7 +158,7 @@ mod tests {
     fn a_get_whose_client_stops_reading_is_ended_and_the_cache_keeps_what_it_missed() {
         let mut common = Common::default();
         let ended = CancellationToken::new();
-        let mut stalled = common.open(None, &ended).expect("opened");
+        let mut stalled = common.open(None, &ended);
         for _ in 0..QUEUE + 1 {
             common.send(&changed());
         }
@@ -174,9 +168,7 @@ mod tests {
             taken += 1;
         }
         assert_eq!(taken, QUEUE);
-        let resumed = common
-            .open(Some(&QUEUE.to_string()), &ended)
-            .expect("resumed");
+        let resumed = common.open(Some(QUEUE as u64), &ended);
         assert_eq!(resumed.first.len(), 2, "priming and the one it missed");
     }
 }

@@ -28,6 +28,7 @@ mod direct;
 mod dispatch;
 mod door;
 mod errors;
+mod event_id;
 mod http;
 mod listen;
 mod listener;

@@ -39,6 +39,7 @@ use crate::connection::is_body_timeout;
 use crate::decode::{self, PlainCall, rpc_error};
 use crate::detached::Detached;
 use crate::dispatch::{self, Call};
+use crate::event_id::EventId;
 use crate::session::{Begun, Session};
 use crate::session_owners::Owner;
 use crate::sessions::{SessionBook, Sessions};
@@ -301,8 +302,7 @@ impl<S: Surface> Route<S> {
             events,
             cancel,
             ended: session.ended.clone(),
-            framing: Framing::Session { stream },
-            session: Some(session),
+            framing: Framing::Session { session, stream },
             guard: Box::new(()),
         })
         .await
@@ -322,24 +322,29 @@ impl<S: Surface> Route<S> {
         let Some(session) = self.0.sessions.get(id) else {
             return unknown_session();
         };
-        let last_event_id = parts
-            .headers
-            .get(LAST_EVENT_ID)
-            .and_then(|v| v.to_str().ok());
-        if let Some((index, stream)) = last_event_id.and_then(|id| id.split_once('/')) {
-            return resume_answer(&session, index, stream);
-        }
-        match session.open_get(last_event_id) {
-            Some((stream, held)) => sse::response(SseBody::new(
-                stream.first,
-                Some(stream.source),
-                stream.end,
-                Box::new(held),
-            )),
-            // An id of no stream that can be resumed: a stream that ends at once, so that the
-            // client does not retry it.
-            None => sse::response(SseBody::just(Vec::new())),
-        }
+        let resume_after = match parts.headers.get(LAST_EVENT_ID) {
+            None => None,
+            Some(id) => match id.to_str().ok().and_then(EventId::parse) {
+                Some(id) => Some(id),
+                // An id no stream of ours wrote: a stream that ends at once, so that the
+                // client does not retry it.
+                None => return sse::response(SseBody::just(Vec::new())),
+            },
+        };
+        let after = match resume_after {
+            Some(EventId::Answer { stream, index }) => {
+                return resume_answer(&session, stream, index);
+            }
+            Some(EventId::Common(after)) => Some(after),
+            None => None,
+        };
+        let (stream, held) = session.open_get(after);
+        sse::response(SseBody::new(
+            stream.first,
+            Some(stream.source),
+            stream.end,
+            Box::new(held),
+        ))
     }
 
     /// Ends a session.
@@ -355,14 +360,10 @@ impl<S: Surface> Route<S> {
     }
 }
 
-/// An answer stream resumed after its event `index` (`Last-Event-ID: index/stream`): the events
-/// since, then the rest while the answer is being written; an empty stream for one not kept.
-fn resume_answer(session: &Session, index: &str, stream: &str) -> Response {
-    let kept = match (index.trim().parse(), stream.trim().parse()) {
-        (Ok(index), Ok(stream)) => session.resume_answer(stream, index),
-        _ => None,
-    };
-    match kept {
+/// Answer stream `stream` resumed after its event `index`: the events since, then the rest
+/// while the answer is being written; an empty stream for one not kept.
+fn resume_answer(session: &Session, stream: u64, index: u64) -> Response {
+    match session.resume_answer(stream, index) {
         Some((events, Some(rest))) => sse::response(SseBody::new(
             events,
             Some(rest),

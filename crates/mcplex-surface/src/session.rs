@@ -89,14 +89,21 @@ const REPLAY_KEPT: Duration = Duration::from_secs(60);
 /// misses those before it; an answer larger than this cannot be resumed).
 const REPLAY_EVENTS: usize = 256;
 const REPLAY_BYTES: usize = 1 << 20;
+/// Finished answer streams a session keeps, and their bytes: past either the oldest is
+/// forgotten first, so that a client's slow calls cannot pile up what is kept for it.
+const FINISHED_KEPT: usize = 16;
+const FINISHED_BYTES: usize = 2 << 20;
 /// Events that may wait for a resumed answer stream's client.
 const RESUMED_QUEUE: usize = 16;
+/// Messages for one request's stream not yet taken by its writer: past it they go to the GET
+/// stream, as they do once the request is over.
+const REQUEST_QUEUE: usize = 256;
 
 struct InFlight {
     cancel: CancellationToken,
     progress: Option<ProgressToken>,
     /// The JSON of each message for the request's stream.
-    events: mpsc::UnboundedSender<Bytes>,
+    events: mpsc::Sender<Bytes>,
 }
 
 /// A request taken into its session: its token (cancelled by the client's
@@ -105,7 +112,7 @@ struct InFlight {
 /// session is busy meanwhile).
 pub(crate) struct Begun {
     pub cancel: CancellationToken,
-    pub events: mpsc::UnboundedReceiver<Bytes>,
+    pub events: mpsc::Receiver<Bytes>,
     pub stream: u64,
     pub held: Held,
 }
@@ -172,7 +179,7 @@ impl Session {
             return None;
         }
         let cancel = self.ended.child_token();
-        let (events_tx, events) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::channel(REQUEST_QUEUE);
         state.requests.insert(
             id.clone(),
             InFlight {
@@ -214,11 +221,10 @@ impl Session {
         let _ = self.inbound.send(message);
     }
 
-    /// Opens a GET stream: the session's stream (resumed after `last_event_id`, when given), or
-    /// an idle one while another GET holds it.
-    pub(crate) fn open_get(&self, last_event_id: Option<&str>) -> Option<(GetStream, Held)> {
+    /// Opens a GET stream (resumed after event `last_event_id`, when given).
+    pub(crate) fn open_get(&self, last_event_id: Option<u64>) -> (GetStream, Held) {
         let mut state = self.lock();
-        let stream = state.common.open(last_event_id, &self.ended)?;
+        let stream = state.common.open(last_event_id, &self.ended);
         state.streams += 1;
         state.last_used = Instant::now();
         drop(state);
@@ -226,7 +232,7 @@ impl Session {
             state: Arc::downgrade(&self.state),
             id: None,
         };
-        Some((stream, held))
+        (stream, held)
     }
 
     /// Keeps answer stream `stream`'s events, `first` already sent to `live` (the connection
@@ -238,10 +244,7 @@ impl Session {
         live: mpsc::Sender<Bytes>,
     ) -> AnswerLog {
         let mut state = self.lock();
-        let now = Instant::now();
-        state
-            .answers
-            .retain(|_, replay| replay.finished.is_none_or(|at| now - at < REPLAY_KEPT));
+        state.forget_finished_answers(Instant::now());
         state.answers.insert(
             stream,
             Replay {
@@ -266,8 +269,9 @@ impl Session {
         after: u64,
     ) -> Option<(Vec<Bytes>, Option<mpsc::Receiver<Bytes>>)> {
         let mut state = self.lock();
+        state.forget_finished_answers(Instant::now());
         let replay = state.answers.get_mut(&stream)?;
-        let skip = (after + 1).saturating_sub(replay.start);
+        let skip = after.saturating_add(1).saturating_sub(replay.start);
         let skip = usize::try_from(skip).unwrap_or(usize::MAX);
         let events = replay.events.iter().skip(skip).cloned().collect();
         if replay.finished.is_some() {
@@ -278,10 +282,45 @@ impl Session {
         Some((events, Some(source)))
     }
 
-    /// Since when the session has been idle (no stream open), if it is.
-    pub(crate) fn idle_since(&self) -> Option<Instant> {
-        let state = self.lock();
+    /// Since when the session has been idle (no stream open), if it is. Asked on every tick of
+    /// the idle clock, which is also when finished answer streams past their time are
+    /// forgotten.
+    pub(crate) fn idle_since(&self, now: Instant) -> Option<Instant> {
+        let mut state = self.lock();
+        state.forget_finished_answers(now);
         (state.streams == 0).then_some(state.last_used)
+    }
+}
+
+impl State {
+    /// Forgets the finished answer streams older than [`REPLAY_KEPT`], then the oldest of the
+    /// rest while more than [`FINISHED_KEPT`] or [`FINISHED_BYTES`] are kept. Streams still
+    /// being written are left alone: each has its handler, and is capped by itself.
+    fn forget_finished_answers(&mut self, now: Instant) {
+        self.answers.retain(|_, replay| {
+            replay
+                .finished
+                .is_none_or(|at| now.duration_since(at) < REPLAY_KEPT)
+        });
+        let mut finished: Vec<(Instant, u64, usize)> = self
+            .answers
+            .iter()
+            .filter_map(|(stream, replay)| Some((replay.finished?, *stream, replay.kept_bytes)))
+            .collect();
+        let mut bytes: usize = finished.iter().map(|(_, _, bytes)| bytes).sum();
+        if finished.len() <= FINISHED_KEPT && bytes <= FINISHED_BYTES {
+            return;
+        }
+        finished.sort_unstable();
+        let mut count = finished.len();
+        for (_, stream, kept) in finished {
+            if count <= FINISHED_KEPT && bytes <= FINISHED_BYTES {
+                break;
+            }
+            self.answers.remove(&stream);
+            count -= 1;
+            bytes -= kept;
+        }
     }
 }
 
@@ -293,16 +332,12 @@ pub(crate) struct AnswerLog {
 }
 
 impl AnswerLog {
-    /// Keeps `event` and sends it to the stream's connection. A connection whose queue is full
-    /// (its client reads nothing) is let go: the client resumes from what is kept.
-    pub(crate) fn write(&self, event: Bytes) {
-        let Some(state) = self.state.upgrade() else {
-            return;
-        };
+    /// Keeps `event`; returns the connection that holds the stream now, for the writer to send
+    /// it to (`None`: no connection reads it, the client resumes from what is kept).
+    pub(crate) fn keep(&self, event: &Bytes) -> Option<mpsc::Sender<Bytes>> {
+        let state = self.state.upgrade()?;
         let mut state = lock(&state);
-        let Some(replay) = state.answers.get_mut(&self.stream) else {
-            return;
-        };
+        let replay = state.answers.get_mut(&self.stream)?;
         replay.kept_bytes += event.len();
         replay.events.push_back(event.clone());
         while replay.events.len() > REPLAY_EVENTS || replay.kept_bytes > REPLAY_BYTES {
@@ -312,8 +347,18 @@ impl AnswerLog {
             replay.kept_bytes -= oldest.len();
             replay.start += 1;
         }
-        if let Some(live) = &replay.live
-            && live.try_send(event).is_err()
+        replay.live.clone()
+    }
+
+    /// Lets `connection` go (it closed, or its client read nothing for too long), unless the
+    /// client has resumed the stream on another one meanwhile.
+    pub(crate) fn let_go(&self, connection: &mpsc::Sender<Bytes>) {
+        if let Some(state) = self.state.upgrade()
+            && let Some(replay) = lock(&state).answers.get_mut(&self.stream)
+            && replay
+                .live
+                .as_ref()
+                .is_some_and(|live| live.same_channel(connection))
         {
             replay.live = None;
         }
@@ -322,11 +367,14 @@ impl AnswerLog {
 
 impl Drop for AnswerLog {
     fn drop(&mut self) {
-        if let Some(state) = self.state.upgrade()
-            && let Some(replay) = lock(&state).answers.get_mut(&self.stream)
-        {
-            replay.finished = Some(Instant::now());
-            replay.live = None;
+        if let Some(state) = self.state.upgrade() {
+            let mut state = lock(&state);
+            let now = Instant::now();
+            if let Some(replay) = state.answers.get_mut(&self.stream) {
+                replay.finished = Some(now);
+                replay.live = None;
+            }
+            state.forget_finished_answers(now);
         }
     }
 }
@@ -362,7 +410,8 @@ impl Transport<RoleServer> for SessionTransport {
 }
 
 /// Where a message the gateway sends a session's client goes: the answer stream of the request
-/// it belongs to while that request is in flight, else the GET stream.
+/// it belongs to while that request is in flight and its writer keeps up (see
+/// [`REQUEST_QUEUE`]), else the GET stream.
 fn route(state: &mut State, message: ServerJsonRpcMessage) {
     let owner = match &message {
         JsonRpcMessage::Notification(notification) => match &notification.notification {
@@ -387,9 +436,11 @@ fn route(state: &mut State, message: ServerJsonRpcMessage) {
         return;
     };
     let json = match owner {
-        Some(request) => match request.events.send(json) {
+        Some(request) => match request.events.try_send(json) {
             Ok(()) => return,
-            Err(unsent) => unsent.0,
+            Err(
+                mpsc::error::TrySendError::Full(json) | mpsc::error::TrySendError::Closed(json),
+            ) => json,
         },
         None => json,
     };
@@ -405,7 +456,7 @@ mod tests {
     #[tokio::test]
     async fn progress_goes_to_its_request_and_the_rest_to_the_get_stream() {
         let mut state = State::new();
-        let (events, mut received) = mpsc::unbounded_channel();
+        let (events, mut received) = mpsc::channel(1);
         let token = ProgressToken(RequestId::Number(9));
         state.requests.insert(
             RequestId::Number(1),
@@ -419,8 +470,14 @@ mod tests {
             ServerJsonRpcMessage::notification(ServerNotification::ProgressNotification(
                 rmcp::model::Notification::new(ProgressNotificationParam::new(token, 0.5)),
             ));
+        route(&mut state, progress.clone());
         route(&mut state, progress);
         assert!(received.try_recv().is_ok(), "progress reached its request");
+        assert_eq!(
+            state.common.cached(),
+            1,
+            "the request's queue was full: the GET stream took the second"
+        );
         let log = ServerJsonRpcMessage::notification(
             ServerNotification::LoggingMessageNotification(rmcp::model::Notification::new(
                 LoggingMessageNotificationParam::new(LoggingLevel::Info, serde_json::json!("x")),
@@ -428,7 +485,7 @@ mod tests {
         );
         route(&mut state, log);
         assert!(received.try_recv().is_err(), "a log is not the request's");
-        assert_eq!(state.common.cached(), 1, "the log waits for the GET stream");
+        assert_eq!(state.common.cached(), 2, "the log waits for the GET stream");
     }
 
     #[derive(Clone)]
@@ -443,25 +500,67 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_answer_stream_is_kept_for_resumption_and_a_stalled_reader_let_go() {
+    async fn an_answer_stream_is_kept_for_resumption_and_its_connection_let_go() {
         let session = Session::start("s".into(), Nothing, CancellationToken::new());
-        let (live, mut reader) = mpsc::channel(2);
-        let log = session.answer_log(3, &[Bytes::from_static(b"p")], live);
+        let (live, _reader) = mpsc::channel(2);
+        let log = session.answer_log(3, &[Bytes::from_static(b"p")], live.clone());
         for event in ["e1", "e2", "e3"] {
-            log.write(Bytes::from(event));
+            let connection = log.keep(&Bytes::from(event)).expect("a connection");
+            assert!(connection.same_channel(&live));
         }
-        // The reader took nothing: the third event found its queue full, and it was let go.
-        assert_eq!(reader.recv().await.as_deref(), Some(&b"e1"[..]));
-        assert_eq!(reader.recv().await.as_deref(), Some(&b"e2"[..]));
-        assert!(reader.recv().await.is_none(), "let go");
+        log.let_go(&live);
+        assert!(log.keep(&Bytes::from("e4")).is_none(), "let go");
         let (events, rest) = session.resume_answer(3, 0).expect("kept");
-        assert_eq!(texts(&events), ["e1", "e2", "e3"]);
+        assert_eq!(texts(&events), ["e1", "e2", "e3", "e4"]);
         assert!(rest.is_some(), "still being written");
+        let resumed = log
+            .keep(&Bytes::from("e5"))
+            .expect("the resumed connection");
+        log.let_go(&live);
+        assert!(
+            log.keep(&Bytes::from("e6"))
+                .is_some_and(|now| now.same_channel(&resumed)),
+            "letting the old connection go leaves the resumed one"
+        );
         drop(log);
-        let (events, rest) = session.resume_answer(3, 2).expect("kept after it ends");
-        assert_eq!(texts(&events), ["e3"]);
+        let (events, rest) = session.resume_answer(3, 4).expect("kept after it ends");
+        assert_eq!(texts(&events), ["e5", "e6"]);
         assert!(rest.is_none(), "finished");
+        let (events, _) = session.resume_answer(3, u64::MAX).expect("kept");
+        assert!(events.is_empty(), "after the last event there is nothing");
         assert!(session.resume_answer(4, 0).is_none(), "no such stream");
+        session.idle_since(Instant::now() + REPLAY_KEPT);
+        assert!(session.resume_answer(3, 0).is_none(), "past its time");
+    }
+
+    #[tokio::test]
+    async fn finished_answer_streams_past_the_count_or_bytes_are_forgotten_oldest_first() {
+        let session = Session::start("s".into(), Nothing, CancellationToken::new());
+        let finished = |stream: u64, bytes: usize| {
+            let (live, _reader) = mpsc::channel(1);
+            let log = session.answer_log(stream, &[], live);
+            log.keep(&Bytes::from(vec![b'x'; bytes]));
+        };
+        let kept = |stream| session.resume_answer(stream, 0).is_some();
+        for stream in 0..=FINISHED_KEPT as u64 {
+            finished(stream, 1);
+        }
+        assert!(!kept(0), "the oldest went");
+        assert!((1..=FINISHED_KEPT as u64).all(kept));
+        let big = REPLAY_BYTES;
+        let first_big = FINISHED_KEPT as u64 + 1;
+        for stream in first_big..first_big + 3 {
+            finished(stream, big);
+        }
+        assert!(
+            !kept(first_big),
+            "two answers of a mebibyte fill the budget"
+        );
+        assert!(kept(first_big + 1) && kept(first_big + 2));
+        let (live, _reader) = mpsc::channel(1);
+        let _writing = session.answer_log(99, &[Bytes::from(vec![b'x'; big])], live);
+        finished(100, 1);
+        assert!(kept(99), "a stream still being written is never forgotten");
     }
 
     #[tokio::test]
@@ -469,8 +568,8 @@ mod tests {
         let session = Session::start("s".into(), Nothing, CancellationToken::new());
         let (live, _reader) = mpsc::channel(2);
         let log = session.answer_log(0, &[], live);
-        log.write(Bytes::from(vec![b'x'; REPLAY_BYTES + 1]));
-        log.write(Bytes::from_static(b"small"));
+        log.keep(&Bytes::from(vec![b'x'; REPLAY_BYTES + 1]));
+        log.keep(&Bytes::from_static(b"small"));
         let (events, _) = session.resume_answer(0, 0).expect("kept");
         assert_eq!(texts(&events), ["small"]);
     }

@@ -150,7 +150,7 @@ impl Sessions {
             .iter()
             .filter(|(_, session)| {
                 session
-                    .idle_since()
+                    .idle_since(now)
                     .is_some_and(|since| now.duration_since(since) >= idle)
             })
             .map(|(id, _)| id.clone())

@@ -58,7 +58,7 @@ pub(crate) async fn post<S: Surface>(
         .get_meta()
         .missing_required_keys(&wire::stateless_version())
         .is_empty();
-    let (events_tx, events) = mpsc::unbounded_channel();
+    let (events_tx, events) = mpsc::channel(EVENTS_WAITING);
     let running = rmcp::service::serve_directly(
         surface.clone(),
         RequestTransport { events: events_tx },
@@ -82,17 +82,20 @@ pub(crate) async fn post<S: Surface>(
         cancel: CancellationToken::new(),
         ended: shutdown.child_token(),
         framing: Framing::Stateless { meta_malformed },
-        session: None,
         guard: Box::new((running, cancel.drop_guard())),
     })
     .await
 }
 
+/// Messages of one request not yet taken by its writer: past it the request's serve loop waits
+/// (and with it the handler's sends), until the writer takes one or the stream ends.
+const EVENTS_WAITING: usize = 64;
+
 /// rmcp's end of one stateless request: what its serve loop sends goes to the request's
 /// stream; nothing is ever received.
 struct RequestTransport {
     /// The JSON of each message for the request's stream.
-    events: mpsc::UnboundedSender<Bytes>,
+    events: mpsc::Sender<Bytes>,
 }
 
 impl Transport<RoleServer> for RequestTransport {
@@ -102,14 +105,24 @@ impl Transport<RoleServer> for RequestTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Infallible>> + Send + 'static {
-        if matches!(
-            item,
-            JsonRpcMessage::Notification(_) | JsonRpcMessage::Request(_)
-        ) && let Some(json) = crate::sse::json(&item)
-        {
-            let _ = self.events.send(json);
+        let json = match item {
+            JsonRpcMessage::Notification(_) | JsonRpcMessage::Request(_) => crate::sse::json(&item),
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => None,
+        };
+        // Queued here when there is room, so that messages keep the order they were sent in
+        // (rmcp runs each send as a task of its own); a full queue is waited on in that task,
+        // which holds its sender back (a burst past the queue may then arrive out of order).
+        let waiting = match json.map(|json| self.events.try_send(json)) {
+            Some(Err(mpsc::error::TrySendError::Full(json))) => Some((self.events.clone(), json)),
+            // Closed: the stream has ended, and with it the request.
+            _ => None,
+        };
+        async move {
+            if let Some((events, json)) = waiting {
+                let _ = events.send(json).await;
+            }
+            Ok(())
         }
-        std::future::ready(Ok(()))
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
