@@ -1,6 +1,7 @@
 //! The surface side of a tool call, shared by every surface: forward progress to the caller,
 //! tie cancellation to the request, call `Gateway::call`, and shape the result for the caller's
-//! protocol era.
+//! protocol era: the upstream's own bytes when they hold what the era needs ([`CallAnswer`]),
+//! else a result built from their value.
 
 use crate::Caller;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
@@ -9,6 +10,7 @@ use mcplex_upstream::{RawResult, UpstreamError};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, JsonObject, ProgressNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::time::Duration;
@@ -30,6 +32,44 @@ pub(crate) enum OnUnknown {
     SuggestClosest,
 }
 
+/// A tool call's answer: the upstream's result in its own bytes, or a result built from a value.
+pub(crate) enum CallAnswer {
+    /// The result as the upstream wrote it, which the caller's era takes as it is: it goes out
+    /// in the JSON-RPC envelope without being read again.
+    Written(Box<RawValue>),
+    /// Boxed: rmcp's response is some 200 bytes, moved through the call's futures.
+    Built(Box<CallToolResponse>),
+}
+
+impl CallAnswer {
+    /// The answer as rmcp's `call_tool` returns it. On the route (`untouched` is there) a
+    /// written result is left in `untouched` for the writer, and rmcp's handling of the request
+    /// (its protocol checks, its shaping for the caller's era, which has nothing to change in
+    /// such a result) runs on an empty stand-in that the writer drops. For stdio, whose
+    /// transport (rmcp's) writes typed messages, a written result is read here, once.
+    pub(crate) fn respond(
+        self,
+        untouched: Option<&Untouched>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match (self, untouched) {
+            (CallAnswer::Built(response), _) => Ok(*response),
+            (CallAnswer::Written(text), Some(untouched)) => {
+                untouched.offer(text);
+                Ok(CallToolResult::success(Vec::new()).into())
+            }
+            (CallAnswer::Written(text), None) => match serde_json::from_str::<Value>(text.get()) {
+                Ok(value) => call_response(value),
+                Err(e) => Err(ErrorData::internal_error(
+                    format!(
+                        "the upstream's result is JSON the gateway cannot read as a value: {e}"
+                    ),
+                    None,
+                )),
+            },
+        }
+    }
+}
+
 /// Calls `name` through the one dispatch path on behalf of the request in `context`.
 pub(crate) async fn call(
     gateway: &Gateway,
@@ -38,7 +78,7 @@ pub(crate) async fn call(
     context: &RequestContext<RoleServer>,
     caller: Caller,
     on_unknown: OnUnknown,
-) -> Result<CallToolResponse, ErrorData> {
+) -> Result<CallAnswer, ErrorData> {
     let suggestions_scope = (on_unknown == OnUnknown::SuggestClosest).then(|| caller.scope.clone());
     let (progress, forwarded) = progress_forwarder(context).unzip();
     let relay = PeerRelay::for_request(context);
@@ -50,8 +90,8 @@ pub(crate) async fn call(
         progress,
         relay: Some(relay.clone()),
     };
-    let session_era = !stateless_caller(context);
-    let read = move |result: RawResult| read_result(result, session_era);
+    let stateless = stateless_caller(context);
+    let read = move |result: RawResult| read_result(result, stateless);
     let outcome = gateway
         .call_reading(ToolCall { name, arguments }, cx, read)
         .await;
@@ -62,7 +102,7 @@ pub(crate) async fn call(
     }
     relay.flush().await;
     let raw = match outcome {
-        Ok(Reading::Typed { result, text }) => return Ok(as_written(result, text, context)),
+        Ok(Reading::Written(text)) => return Ok(CallAnswer::Written(text)),
         Ok(Reading::Value(value)) => value,
         Err(DispatchError::UnknownTool { name }) => match suggestions_scope {
             Some(scope) => {
@@ -108,91 +148,83 @@ fn declares_url_elicitation(context: &RequestContext<RoleServer>) -> bool {
         .is_some()
 }
 
-/// A tool result as rmcp's response. 2026-07-28 results state their type, which an older
-/// upstream's result (or one the gateway wrote) does not.
+/// A tool result built from its value for the caller's era. 2026-07-28 results state their
+/// type, which an older upstream's result (or one the gateway wrote) does not.
 pub(crate) fn finish(
     mut raw: Value,
     context: &RequestContext<RoleServer>,
-) -> Result<CallToolResponse, ErrorData> {
+) -> Result<CallAnswer, ErrorData> {
     mark_complete(&mut raw, context);
-    call_response(raw)
+    call_response(raw).map(|response| CallAnswer::Built(Box::new(response)))
 }
 
 /// A tool result as the surface answers it, read inside the gateway's call: a result the
 /// gateway cannot read fails the call there, and is counted and audited as the failure the
 /// caller sees.
 enum Reading {
-    /// A session-era caller's stdio result: rmcp's typed reading of it, and its text as written.
-    Typed {
-        result: CallToolResult,
-        text: Box<RawValue>,
-    },
-    /// Any other result (a text rmcp's types do not read included), as a JSON value.
+    /// A stdio upstream's result that the caller's era takes as written.
+    Written(Box<RawValue>),
+    /// Any other result, as a JSON value.
     Value(Value),
 }
 
-fn read_result(result: RawResult, session_era: bool) -> Result<Reading, UpstreamError> {
+fn read_result(result: RawResult, stateless: bool) -> Result<Reading, UpstreamError> {
     match result {
-        RawResult::Text { text, server } if session_era => {
-            match serde_json::from_str::<CallToolResult>(text.get()) {
-                Ok(result) => Ok(Reading::Typed { result, text }),
-                Err(_) => RawResult::Text { text, server }
-                    .into_value()
-                    .map(Reading::Value),
-            }
+        RawResult::Text { text, .. } if taken_as_written(text.get(), stateless) => {
+            Ok(Reading::Written(text))
         }
         other => other.into_value().map(Reading::Value),
     }
 }
 
-/// A session-era caller's result, read by rmcp's types: the typed response, and the text itself
-/// for the route's answer (through [`Untouched`]) when the response says the same: a complete tool
-/// result whose structured content, if any, is an object (rmcp strips anything else for such a
-/// caller).
-fn as_written(
-    result: CallToolResult,
-    text: Box<RawValue>,
-    context: &RequestContext<RoleServer>,
-) -> CallToolResponse {
-    if rmcp_writes_it_as_is(&result)
-        && written_as_rmcp_writes(&result, text.get())
-        && fits_one_event_line(text.get())
-        && let Some(untouched) = context.extensions.get::<Untouched>()
-    {
-        untouched.offer(text);
+/// Whether a caller of its era (2026-07-28 when `stateless`) takes the tool result `text` as it
+/// is: it holds what the era requires and nothing the era lacks. Every era needs a `content`
+/// list; a 2026-07-28 result states its `resultType`; an older caller knows no `resultType`, and
+/// no `structuredContent` but an object. Any other result is read as a value and built for the
+/// era ([`finish`]).
+fn taken_as_written(text: &str, stateless: bool) -> bool {
+    let Ok(members) = serde_json::from_str::<EraMembers<'_>>(text) else {
+        return false;
+    };
+    if !members.content.starts_with('[') {
+        return false;
     }
-    result.into()
-}
-
-/// Whether rmcp answers a session-era caller with `result` as it is: it strips `resultType` and
-/// structured content that is not an object for such a caller.
-fn rmcp_writes_it_as_is(result: &CallToolResult) -> bool {
-    result.result_type.is_none()
-        && result
-            .structured_content
-            .as_ref()
-            .is_none_or(Value::is_object)
-}
-
-/// Whether rmcp would write the members `text` (read as `result`) has as they are: `content` is
-/// there (rmcp writes `[]` where it is missing) and nothing is `null` (rmcp leaves out a `null`
-/// it reads as absent, here or in a content block). A `null` inside a string also counts: such a
-/// result just takes rmcp's serialization.
-fn written_as_rmcp_writes(result: &CallToolResult, text: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Members {
-        content: Option<serde::de::IgnoredAny>,
+    if stateless {
+        members.result_type.starts_with('"')
+    } else {
+        members.result_type.0.is_none()
+            && (members.structured_content.0.is_none()
+                || members.structured_content.starts_with('{'))
     }
-    // A block read means `content` was there; only an empty one needs the text read again.
-    !text.contains("null")
-        && (!result.content.is_empty()
-            || serde_json::from_str::<Members>(text).is_ok_and(|members| members.content.is_some()))
 }
 
-/// Whether `text` can be the `data:` line of an SSE event as it is (a slow answer is one): JSON
-/// may put carriage returns and line feeds between tokens, and either would end the line.
-fn fits_one_event_line(text: &str) -> bool {
-    !text.contains(['\r', '\n'])
+/// The members of a tool result that decide whether its caller's era takes it as written. The
+/// reading builds nothing: every other member is skipped.
+#[derive(Deserialize)]
+struct EraMembers<'a> {
+    #[serde(default, borrow)]
+    content: Member<'a>,
+    #[serde(default, borrow, rename = "resultType")]
+    result_type: Member<'a>,
+    #[serde(default, borrow, rename = "structuredContent")]
+    structured_content: Member<'a>,
+}
+
+/// One member as written, `None` when it is absent (a `null` is kept as the text `null`, where
+/// an `Option` would read it as absent).
+#[derive(Default)]
+struct Member<'a>(Option<&'a RawValue>);
+
+impl Member<'_> {
+    fn starts_with(&self, first: char) -> bool {
+        self.0.is_some_and(|raw| raw.get().starts_with(first))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
+    }
 }
 
 /// Whether the request in `context` came from a 2026-07-28 (stateless) client.
@@ -248,53 +280,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_result_rmcp_would_write_unchanged_goes_out_as_written() {
-        let verdict = |json: &str| {
-            rmcp_writes_it_as_is(&serde_json::from_str::<CallToolResult>(json).expect("result"))
-        };
-        assert!(verdict(
-            r#"{"content":[{"type":"text","text":"x"}],"isError":false}"#
-        ));
-        assert!(verdict(
-            r#"{"content":[],"structuredContent":{"a":1},"x-vendor":2}"#
-        ));
-        assert!(!verdict(r#"{"resultType":"complete","content":[]}"#));
-        assert!(!verdict(r#"{"content":[],"structuredContent":[1,2]}"#));
-        assert!(!verdict(r#"{"content":[],"structuredContent":null}"#));
-    }
-
-    #[test]
-    fn a_text_rmcp_would_write_otherwise_is_not_sent_as_written() {
-        // As `as_written` asks: a text rmcp cannot read is never sent as written.
-        let written_as_rmcp_writes = |text: &str| {
-            serde_json::from_str::<CallToolResult>(text)
-                .is_ok_and(|result| super::written_as_rmcp_writes(&result, text))
-        };
-        assert!(written_as_rmcp_writes(
-            r#"{"content":[],"isError":true,"x-vendor":1}"#
-        ));
-        assert!(written_as_rmcp_writes(
-            r#"{"x-vendor":1,"content":[{"type":"text","text":"x"}]}"#
-        ));
-        let normalised = [
-            r#"{"isError":true}"#,
-            r#"{"structuredContent":{"a":1}}"#,
-            r#"{"content":null,"isError":true}"#,
-            r#"{"content":[],"isError":null}"#,
-            r#"{"content":[],"_meta":null}"#,
-            r#"{"content":[{"type":"text","text":"x","annotations":null}]}"#,
-        ];
-        for text in normalised {
-            assert!(!written_as_rmcp_writes(text), "{text}");
+    fn a_result_goes_out_as_written_only_where_its_era_needs_nothing_changed() {
+        let session = |text: &str| taken_as_written(text, false);
+        let stateless = |text: &str| taken_as_written(text, true);
+        for text in [
+            r#"{"content":[{"type":"text","text":"x"}],"isError":false}"#,
+            r#"{"x-vendor":2,"content":[],"structuredContent":{"a":1}}"#,
+            r#"{"content":[],"isError":null,"_meta":null}"#,
+            "{\"content\":\r\n[]}",
+        ] {
+            assert!(session(text), "{text}");
+            assert!(!stateless(text), "states no resultType: {text}");
         }
+        for text in [
+            r#"{"resultType":"complete","content":[]}"#,
+            r#"{"content":[],"structuredContent":[1,2]}"#,
+            r#"{"content":[],"structuredContent":null}"#,
+            r#"{"isError":true}"#,
+            r#"{"content":null}"#,
+            r#"{"content":[],"content":[]}"#,
+            r#"[1]"#,
+        ] {
+            assert!(!session(text), "{text}");
+        }
+        assert!(stateless(
+            r#"{"resultType":"complete","content":[],"structuredContent":[1]}"#
+        ));
+        assert!(!stateless(r#"{"resultType":null,"content":[]}"#));
+        assert!(!stateless(
+            r#"{"resultType":"input_required","inputRequests":{}}"#
+        ));
     }
 
     #[test]
-    fn a_text_with_a_line_break_between_its_tokens_is_not_sent_as_written() {
-        assert!(fits_one_event_line(
-            r#"{"content":[{"type":"text","text":"a\r\nb"}]}"#
-        ));
-        assert!(!fits_one_event_line("{\"content\":[],\r\"isError\":false}"));
-        assert!(!fits_one_event_line("{\"content\":\n[]}"));
+    fn a_written_result_is_read_for_a_typed_transport() {
+        let written = |text: &str| {
+            CallAnswer::Written(RawValue::from_string(text.to_owned()).expect("json")).respond(None)
+        };
+        let response = written(r#"{"content":[{"type":"text","text":"x"}],"x-vendor":1}"#);
+        assert!(response.is_ok());
+        let refused = written(r#"{"content":[],"n":1e400}"#).expect_err("no value holds it");
+        assert!(
+            refused.message.contains("cannot read as a value"),
+            "{refused:?}"
+        );
     }
 }

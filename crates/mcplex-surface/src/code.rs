@@ -14,8 +14,7 @@ use mcplex_code::{Engine, Limits, Run, RunError, ToolHost};
 use mcplex_config::CodeLimits;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, Tool,
+    CallToolRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -24,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Caller;
 use crate::caller::Reach;
-use crate::calls::finish;
+use crate::calls::{CallAnswer, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::errors::to_wire;
 use crate::listen::Clients;
@@ -290,15 +289,6 @@ impl ServerHandler for CodeSurface {
             self.listing.as_ref().clone(),
         ))
     }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let span = crate::traced::span_of(&context, "tools/call", Some(&request.name));
-        self.answer_call(request, context).instrument(span).await
-    }
 }
 
 impl CodeSurface {
@@ -307,7 +297,7 @@ impl CodeSurface {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallAnswer, ErrorData> {
         let arguments = request.arguments.as_ref();
         let caller = self.reach.caller(&context.extensions);
         let scope = caller.scope.clone();

@@ -4,12 +4,10 @@
 #![allow(deprecated)] // logging (in `serve_offers!`): deprecated by 2026-07-28, still used
 
 use std::sync::Arc;
-use tracing::Instrument;
 
 use mcplex_dispatch::Gateway;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
-    PaginatedRequestParams,
+    CallToolRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -17,7 +15,7 @@ use rmcp::{ErrorData, ServerHandler};
 use crate::Caller;
 use crate::SurfaceOptions;
 use crate::caller::Reach;
-use crate::calls::{OnUnknown, call, finish};
+use crate::calls::{CallAnswer, OnUnknown, call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::listen::{Clients, ListedTools};
 use crate::search_tools::{self, CALL_TOOL, TOOL_SEARCH};
@@ -97,15 +95,6 @@ impl ServerHandler for DirectSurface {
         };
         Ok(ListToolsResult::with_all_items(tools.as_ref().clone()))
     }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let span = crate::traced::span_of(&context, "tools/call", Some(&request.name));
-        self.answer_call(request, context).instrument(span).await
-    }
 }
 
 impl DirectSurface {
@@ -114,7 +103,7 @@ impl DirectSurface {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallAnswer, ErrorData> {
         let arguments = request.arguments.as_ref();
         let caller = self.reach.caller(&context.extensions);
         let scope = caller.scope.clone();
@@ -158,7 +147,7 @@ pub(crate) async fn call_by_name(
     arguments: Option<&rmcp::model::JsonObject>,
     context: &RequestContext<RoleServer>,
     caller: Caller,
-) -> Result<CallToolResponse, ErrorData> {
+) -> Result<CallAnswer, ErrorData> {
     let (name, inner) = match search_tools::call_tool_target(arguments) {
         Ok(target) => target,
         Err(refusal) => return finish(refusal, context),

@@ -58,9 +58,10 @@ pub(crate) async fn run<S: rmcp::Service<RoleServer>>(surface: S, call: Call) ->
     }
 }
 
-/// Where the surface leaves a call's result as the upstream wrote it (`calls::as_written`), when
-/// that text and the typed result it also returns say the same: the answer then carries the
-/// upstream's bytes, untouched and without a second serialization.
+/// Where the surface leaves a call's result as the upstream wrote it, when the caller's era takes
+/// it as it is (`calls::CallAnswer::respond`): the answer then carries the upstream's bytes,
+/// neither read again nor written again; the typed result rmcp's handler returned beside it is
+/// a stand-in.
 #[derive(Clone, Default)]
 pub(crate) struct Untouched(Arc<Mutex<Option<Box<RawValue>>>>);
 

@@ -303,12 +303,29 @@ pub(crate) async fn set_level(
     Ok(())
 }
 
-/// The `ServerHandler` methods every surface shares: prompts, resources, subscriptions,
+/// The `ServerHandler` methods every surface shares: `tools/call` (typed), prompts, resources, subscriptions,
 /// completion, logging, registering sessions for `list_changed`, and `subscriptions/listen`.
 /// Expands inside `impl ServerHandler for …` of a type with `gateway: Arc<Gateway>`,
 /// `reach: Reach` and `clients: Clients`.
 macro_rules! serve_offers {
     () => {
+        /// `tools/call`: the surface's `answer_call`, in the span of its request, handed back
+        /// as the route or stdio takes it ([`crate::calls::CallAnswer::respond`]).
+        async fn call_tool(
+            &self,
+            request: rmcp::model::CallToolRequestParams,
+            context: rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+            let span = $crate::traced::span_of(&context, "tools/call", Some(&request.name));
+            let untouched = context
+                .extensions
+                .get::<$crate::dispatch::Untouched>()
+                .cloned();
+            tracing::Instrument::instrument(self.answer_call(request, context), span)
+                .await?
+                .respond(untouched.as_ref())
+        }
+
         async fn list_prompts(
             &self,
             request: Option<rmcp::model::PaginatedRequestParams>,

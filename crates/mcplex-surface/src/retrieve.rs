@@ -4,19 +4,17 @@
 #![allow(deprecated)] // logging (in `serve_offers!`): deprecated by 2026-07-28, still used
 
 use std::sync::Arc;
-use tracing::Instrument;
 
 use mcplex_dispatch::Gateway;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InitializeResult, ListToolsResult,
-    PaginatedRequestParams,
+    CallToolRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
 use crate::SurfaceOptions;
 use crate::caller::Reach;
-use crate::calls::{OnUnknown, call, finish};
+use crate::calls::{CallAnswer, OnUnknown, call, finish};
 use crate::describe::{self, DESCRIBE_TOOL};
 use crate::direct::call_by_name;
 use crate::listen::Clients;
@@ -80,15 +78,6 @@ impl ServerHandler for RetrieveSurface {
             self.listing.as_ref().clone(),
         ))
     }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let span = crate::traced::span_of(&context, "tools/call", Some(&request.name));
-        self.answer_call(request, context).instrument(span).await
-    }
 }
 
 impl RetrieveSurface {
@@ -97,7 +86,7 @@ impl RetrieveSurface {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallAnswer, ErrorData> {
         let arguments = request.arguments.as_ref();
         let caller = self.reach.caller(&context.extensions);
         let scope = caller.scope.clone();
@@ -130,7 +119,7 @@ pub(crate) async fn retrieve(
     arguments: Option<&rmcp::model::JsonObject>,
     scope: &mcplex_catalog::Scope,
     context: &RequestContext<RoleServer>,
-) -> Result<CallToolResponse, ErrorData> {
+) -> Result<CallAnswer, ErrorData> {
     gateway.startup_settled().await;
     finish(
         search_tools::retrieve_tools(gateway, arguments, scope).await,

@@ -26,11 +26,21 @@ pub(crate) const RETRY: Duration = Duration::from_secs(3);
 pub(crate) const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
 const KEEP_ALIVE: &[u8] = b":\n\n";
 
-/// One event: `data` is one JSON-RPC message (JSON has no raw newline), `id` its event id.
+/// One event: `data` is one JSON-RPC message, `id` its event id. A line break in JSON can only
+/// stand between tokens (a string holds it escaped), so where an upstream's own bytes have one
+/// the event goes on in a new `data:` line: a client joins them with a line feed, which is the
+/// same whitespace.
 pub(crate) fn event(data: &[u8], id: Option<&str>) -> Bytes {
     let mut out = Vec::with_capacity(data.len() + 32);
     out.extend_from_slice(b"data: ");
-    out.extend_from_slice(data);
+    let mut lines = data.split(|byte| matches!(byte, b'\r' | b'\n'));
+    if let Some(first) = lines.next() {
+        out.extend_from_slice(first);
+    }
+    for line in lines {
+        out.extend_from_slice(b"\ndata: ");
+        out.extend_from_slice(line);
+    }
     if let Some(id) = id {
         out.extend_from_slice(b"\nid: ");
         out.extend_from_slice(id.as_bytes());
@@ -160,6 +170,11 @@ mod tests {
     fn events_are_framed_with_and_without_ids() {
         assert_eq!(&event(b"{}", Some("1/7"))[..], b"data: {}\nid: 1/7\n\n");
         assert_eq!(&event(b"{}", None)[..], b"data: {}\n\n");
+        assert_eq!(
+            &event(b"{\"a\":\r\n1,\n\"b\":\"x\\ny\"}", Some("2/7"))[..],
+            b"data: {\"a\":\ndata: \ndata: 1,\ndata: \"b\":\"x\\ny\"}\nid: 2/7\n\n",
+            "a line break between tokens opens a data line; an escaped one is text"
+        );
         assert_eq!(&priming("0/7")[..], b"data: \nid: 0/7\nretry: 3000\n\n");
     }
 

@@ -505,3 +505,67 @@ fn a_result_a_value_cannot_hold_passes_as_written_or_fails_and_is_counted_so() {
     assert_eq!(counted("ok"), 1.0, "the session-era call");
     assert_eq!(counted("upstream_error"), 1.0, "the stateless call");
 }
+
+/// Whether the upstream's bytes go out as they are is the caller's era's to say, not a
+/// library's: a `null` member and a carriage return between tokens are the upstream's to write
+/// and go out untouched; a result without the `content` list every era needs, or with a
+/// 2026-07-28 `resultType` that a session-era caller does not know, is built for that caller.
+#[test]
+fn a_result_is_built_for_its_era_only_where_the_era_needs_it() {
+    let untouched = "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\r\"isError\":null}";
+    let tool = |name: &str, text: &str| {
+        json!({"name": name, "description": "Answers with a canned result.",
+               "inputSchema": {"type": "object"}, "x-fixture-result-text": text})
+    };
+    let (gateway, _tools) = serving_raw_tools(json!([
+        tool("untouched", untouched),
+        tool(
+            "typed",
+            r#"{"resultType":"complete","content":[{"type":"text","text":"y"}]}"#
+        ),
+        tool("bare", r#"{"isError":true}"#),
+    ]));
+    let session = open_session(&gateway, "/mcp/all");
+    for (id, whole) in [(41, false), (42, true)] {
+        let reply = call(
+            &gateway,
+            &session,
+            json!(id),
+            "fixture__untouched",
+            json!({}),
+            whole,
+        );
+        assert_eq!(
+            reply.body,
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{untouched}}}"#)
+        );
+    }
+    let typed = call(
+        &gateway,
+        &session,
+        json!(43),
+        "fixture__typed",
+        json!({}),
+        false,
+    );
+    let typed: Value = serde_json::from_str(&typed.body).expect("json");
+    assert_eq!(
+        typed["result"],
+        json!({"content": [{"type": "text", "text": "y"}]}),
+        "{typed}"
+    );
+    let bare = call(
+        &gateway,
+        &session,
+        json!(44),
+        "fixture__bare",
+        json!({}),
+        false,
+    );
+    let bare: Value = serde_json::from_str(&bare.body).expect("json");
+    assert_eq!(
+        bare["result"],
+        json!({"content": [], "isError": true}),
+        "{bare}"
+    );
+}
