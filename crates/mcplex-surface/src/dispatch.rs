@@ -49,7 +49,10 @@ pub(crate) async fn run<S: rmcp::Service<RoleServer>>(surface: S, call: Call) ->
     context.extensions.insert(parts);
     let untouched = Untouched::default();
     context.extensions.insert(untouched.clone());
-    match surface.handle_request(request, context).await {
+    // Boxed: the handler's future is the largest of the request's (every surface method's
+    // state), and this one is moved as the answer is set up; a box moves a pointer.
+    let handled = Box::pin(surface.handle_request(request, context));
+    match handled.await {
         Ok(ServerResult::CallToolResult(_)) if let Some(result) = untouched.take() => {
             Reply::AsWritten { id, result }
         }

@@ -321,7 +321,9 @@ macro_rules! serve_offers {
                 .extensions
                 .get::<$crate::dispatch::Untouched>()
                 .cloned();
-            tracing::Instrument::instrument(self.answer_call(request, context), span)
+            // Boxed: rmcp's handler future holds this one in place, and is moved whole.
+            let answer = Box::pin(self.answer_call(request, context));
+            tracing::Instrument::instrument(answer, span)
                 .await?
                 .respond(untouched.as_ref())
         }
