@@ -178,11 +178,17 @@ fn read_result(result: RawResult, stateless: bool) -> Result<Reading, UpstreamEr
 }
 
 /// Whether a caller of its era (2026-07-28 when `stateless`) takes the tool result `text` as it
-/// is: it holds what the era requires and nothing the era lacks. Every era needs a `content`
-/// list; a 2026-07-28 result states its `resultType`; an older caller knows no `resultType`, and
-/// no `structuredContent` but an object. Any other result is read as a value and built for the
-/// era ([`finish`]).
+/// is: an object that holds what the era requires and nothing the era lacks. Every era needs a
+/// `content` list; a 2026-07-28 result states its `resultType`; an older caller knows no
+/// `resultType`, and no `structuredContent` but an object. A `null` anywhere (an optional
+/// member written as `null`, which the SDKs' schemas refuse) also sends it the other way: any
+/// such result is read as a value and built for the era ([`finish`]), which leaves such members
+/// out. A `null` inside a string costs only that reading.
 fn taken_as_written(text: &str, stateless: bool) -> bool {
+    // Serde reads a struct from an array too: only an object is a result.
+    if !text.trim_start().starts_with('{') || text.contains("null") {
+        return false;
+    }
     let Ok(members) = serde_json::from_str::<EraMembers<'_>>(text) else {
         return false;
     };
@@ -286,7 +292,6 @@ mod tests {
         for text in [
             r#"{"content":[{"type":"text","text":"x"}],"isError":false}"#,
             r#"{"x-vendor":2,"content":[],"structuredContent":{"a":1}}"#,
-            r#"{"content":[],"isError":null,"_meta":null}"#,
             "{\"content\":\r\n[]}",
         ] {
             assert!(session(text), "{text}");
@@ -299,7 +304,9 @@ mod tests {
             r#"{"isError":true}"#,
             r#"{"content":null}"#,
             r#"{"content":[],"content":[]}"#,
-            r#"[1]"#,
+            r#"{"content":[],"isError":null}"#,
+            r#"[[]]"#,
+            r#"[[{"type":"text","text":"x"}]]"#,
         ] {
             assert!(!session(text), "{text}");
         }
@@ -307,6 +314,7 @@ mod tests {
             r#"{"resultType":"complete","content":[],"structuredContent":[1]}"#
         ));
         assert!(!stateless(r#"{"resultType":null,"content":[]}"#));
+        assert!(!stateless(r#"[[],"complete"]"#));
         assert!(!stateless(
             r#"{"resultType":"input_required","inputRequests":{}}"#
         ));

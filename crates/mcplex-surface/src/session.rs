@@ -81,6 +81,22 @@ struct Replay {
     /// Where new events go: the connection that opened the stream, or the one that resumed it.
     live: Option<mpsc::Sender<Bytes>>,
     finished: Option<Instant>,
+    /// Whether the last events went to a connection still holding the stream when it finished:
+    /// its client has the answer, so the stream is kept only in case that connection broke.
+    delivered: bool,
+}
+
+impl Replay {
+    /// Forgets the oldest events past [`REPLAY_EVENTS`] or [`REPLAY_BYTES`].
+    fn trim(&mut self) {
+        while self.events.len() > REPLAY_EVENTS || self.kept_bytes > REPLAY_BYTES {
+            let Some(oldest) = self.events.pop_front() else {
+                break;
+            };
+            self.kept_bytes -= oldest.len();
+            self.start += 1;
+        }
+    }
 }
 
 /// How long a finished answer stream can still be resumed.
@@ -245,16 +261,16 @@ impl Session {
     ) -> AnswerLog {
         let mut state = self.lock();
         state.forget_finished_answers(Instant::now());
-        state.answers.insert(
-            stream,
-            Replay {
-                start: 0,
-                events: first.iter().cloned().collect(),
-                kept_bytes: first.iter().map(Bytes::len).sum(),
-                live: Some(live),
-                finished: None,
-            },
-        );
+        let mut replay = Replay {
+            start: 0,
+            events: first.iter().cloned().collect(),
+            kept_bytes: first.iter().map(Bytes::len).sum(),
+            live: Some(live),
+            finished: None,
+            delivered: false,
+        };
+        replay.trim();
+        state.answers.insert(stream, replay);
         AnswerLog {
             state: Arc::downgrade(&self.state),
             stream,
@@ -293,27 +309,31 @@ impl Session {
 }
 
 impl State {
-    /// Forgets the finished answer streams older than [`REPLAY_KEPT`], then the oldest of the
-    /// rest while more than [`FINISHED_KEPT`] or [`FINISHED_BYTES`] are kept. Streams still
-    /// being written are left alone: each has its handler, and is capped by itself.
+    /// Forgets the finished answer streams older than [`REPLAY_KEPT`], then, while more than
+    /// [`FINISHED_KEPT`] or [`FINISHED_BYTES`] are kept, those a connection took to the end
+    /// before those whose client may still come back for them, the oldest first. Streams
+    /// still being written are left alone: each has its handler, and is capped by itself.
     fn forget_finished_answers(&mut self, now: Instant) {
         self.answers.retain(|_, replay| {
             replay
                 .finished
                 .is_none_or(|at| now.duration_since(at) < REPLAY_KEPT)
         });
-        let mut finished: Vec<(Instant, u64, usize)> = self
+        let mut finished: Vec<(bool, Instant, u64, usize)> = self
             .answers
             .iter()
-            .filter_map(|(stream, replay)| Some((replay.finished?, *stream, replay.kept_bytes)))
+            .filter_map(|(stream, replay)| {
+                let at = replay.finished?;
+                Some((!replay.delivered, at, *stream, replay.kept_bytes))
+            })
             .collect();
-        let mut bytes: usize = finished.iter().map(|(_, _, bytes)| bytes).sum();
+        let mut bytes: usize = finished.iter().map(|(.., bytes)| bytes).sum();
         if finished.len() <= FINISHED_KEPT && bytes <= FINISHED_BYTES {
             return;
         }
         finished.sort_unstable();
         let mut count = finished.len();
-        for (_, stream, kept) in finished {
+        for (_, _, stream, kept) in finished {
             if count <= FINISHED_KEPT && bytes <= FINISHED_BYTES {
                 break;
             }
@@ -340,13 +360,7 @@ impl AnswerLog {
         let replay = state.answers.get_mut(&self.stream)?;
         replay.kept_bytes += event.len();
         replay.events.push_back(event.clone());
-        while replay.events.len() > REPLAY_EVENTS || replay.kept_bytes > REPLAY_BYTES {
-            let Some(oldest) = replay.events.pop_front() else {
-                break;
-            };
-            replay.kept_bytes -= oldest.len();
-            replay.start += 1;
-        }
+        replay.trim();
         replay.live.clone()
     }
 
@@ -372,7 +386,7 @@ impl Drop for AnswerLog {
             let now = Instant::now();
             if let Some(replay) = state.answers.get_mut(&self.stream) {
                 replay.finished = Some(now);
-                replay.live = None;
+                replay.delivered = replay.live.take().is_some_and(|live| !live.is_closed());
             }
             state.forget_finished_answers(now);
         }
@@ -564,6 +578,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_stream_whose_connection_broke_outlasts_those_delivered() {
+        let session = Session::start("s".into(), Nothing, CancellationToken::new());
+        let (live, reader) = mpsc::channel(1);
+        let lost = session.answer_log(0, &[], live);
+        lost.keep(&Bytes::from_static(b"answer"));
+        drop(reader);
+        drop(lost);
+        for stream in 1..=FINISHED_KEPT as u64 {
+            let (live, _reader) = mpsc::channel(1);
+            let log = session.answer_log(stream, &[], live);
+            log.keep(&Bytes::from_static(b"x"));
+            drop(log);
+        }
+        assert!(
+            session.resume_answer(0, 0).is_some(),
+            "the answer its client may come back for"
+        );
+        assert!(
+            session.resume_answer(1, 0).is_none(),
+            "the oldest delivered one went instead"
+        );
+    }
+
+    #[tokio::test]
     async fn an_answer_past_the_byte_cap_is_not_kept() {
         let session = Session::start("s".into(), Nothing, CancellationToken::new());
         let (live, _reader) = mpsc::channel(2);
@@ -572,5 +610,17 @@ mod tests {
         log.keep(&Bytes::from_static(b"small"));
         let (events, _) = session.resume_answer(0, 0).expect("kept");
         assert_eq!(texts(&events), ["small"]);
+        let (live, _reader) = mpsc::channel(2);
+        let first = [
+            Bytes::from(vec![b'x'; REPLAY_BYTES + 1]),
+            Bytes::from_static(b"small"),
+        ];
+        let _log = session.answer_log(1, &first, live);
+        let (events, _) = session.resume_answer(1, 0).expect("kept");
+        assert_eq!(
+            texts(&events),
+            ["small"],
+            "a stream's first events are capped too"
+        );
     }
 }

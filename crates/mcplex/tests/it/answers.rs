@@ -507,12 +507,13 @@ fn a_result_a_value_cannot_hold_passes_as_written_or_fails_and_is_counted_so() {
 }
 
 /// Whether the upstream's bytes go out as they are is the caller's era's to say, not a
-/// library's: a `null` member and a carriage return between tokens are the upstream's to write
-/// and go out untouched; a result without the `content` list every era needs, or with a
-/// 2026-07-28 `resultType` that a session-era caller does not know, is built for that caller.
+/// library's: a member order of its own and a carriage return between tokens are the
+/// upstream's to write and go out untouched; a result without the `content` list every era
+/// needs, with a 2026-07-28 `resultType` that a session-era caller does not know, or with a
+/// `null` that clients' schemas refuse, is built for that caller.
 #[test]
 fn a_result_is_built_for_its_era_only_where_the_era_needs_it() {
-    let untouched = "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\r\"isError\":null}";
+    let untouched = "{\"isError\":false,\r\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}";
     let tool = |name: &str, text: &str| {
         json!({"name": name, "description": "Answers with a canned result.",
                "inputSchema": {"type": "object"}, "x-fixture-result-text": text})
@@ -524,6 +525,7 @@ fn a_result_is_built_for_its_era_only_where_the_era_needs_it() {
             r#"{"resultType":"complete","content":[{"type":"text","text":"y"}]}"#
         ),
         tool("bare", r#"{"isError":true}"#),
+        tool("nulls", r#"{"content":[],"isError":null,"_meta":null}"#),
     ]));
     let session = open_session(&gateway, "/mcp/all");
     for (id, whole) in [(41, false), (42, true)] {
@@ -568,4 +570,14 @@ fn a_result_is_built_for_its_era_only_where_the_era_needs_it() {
         json!({"content": [], "isError": true}),
         "{bare}"
     );
+    let nulls = call(
+        &gateway,
+        &session,
+        json!(45),
+        "fixture__nulls",
+        json!({}),
+        false,
+    );
+    let nulls: Value = serde_json::from_str(&nulls.body).expect("json");
+    assert_eq!(nulls["result"], json!({"content": []}), "{nulls}");
 }

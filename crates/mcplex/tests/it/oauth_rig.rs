@@ -26,28 +26,42 @@ pub fn python_oauth_server(env: &[(&str, &str)]) -> (Background, u16) {
 
 /// The TypeScript SDK's `simpleStreamableHttp` example with `--oauth`: (process, MCP port).
 /// Its resource is `http://localhost:<port>/mcp`; its authorization server is on another port.
+/// Its two ports are picked free and bound a moment later, when another test may have taken
+/// one: an example that exits before it listens is started again on two others.
 pub fn typescript_oauth_server() -> (Background, u16) {
-    let (port, auth_port) = (free_port(), free_port());
     let example = tools().repo.join(
         "tests/node/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js",
     );
-    let mut command = Command::new("node");
-    command
-        .arg(example)
-        .arg("--oauth")
-        .env("MCP_PORT", port.to_string())
-        .env("MCP_AUTH_PORT", auth_port.to_string());
-    let server = listening(command, port, "the TypeScript OAuth example");
-    eventually("its authorization server", Duration::from_secs(60), || {
-        TcpStream::connect(("127.0.0.1", auth_port))
-            .ok()
-            .map(|_| ())
-    });
-    (server, port)
+    let mut exits = Vec::new();
+    for _ in 0..3 {
+        let (port, auth_port) = (free_port(), free_port());
+        let mut command = Command::new("node");
+        command
+            .arg(&example)
+            .arg("--oauth")
+            .env("MCP_PORT", port.to_string())
+            .env("MCP_AUTH_PORT", auth_port.to_string());
+        let what = "the TypeScript OAuth example";
+        match crate::harness::try_listening_within(command, port, what, LISTEN_LIMIT) {
+            Ok(server) => {
+                eventually("its authorization server", Duration::from_secs(60), || {
+                    TcpStream::connect(("127.0.0.1", auth_port))
+                        .ok()
+                        .map(|_| ())
+                });
+                return (server, port);
+            }
+            Err(exited) => exits.push(exited),
+        }
+    }
+    panic!("the TypeScript OAuth example never listened: {exits:?}");
 }
 
+/// How long a test server may take to listen (node starts slowly on a loaded machine).
+const LISTEN_LIMIT: Duration = Duration::from_secs(90);
+
 fn listening(command: Command, port: u16, what: &str) -> Background {
-    crate::harness::listening_within(command, port, what, Duration::from_secs(90))
+    crate::harness::listening_within(command, port, what, LISTEN_LIMIT)
 }
 
 /// One GET of an absolute URL.
