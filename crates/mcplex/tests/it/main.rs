@@ -18,6 +18,7 @@ mod dashboard;
 mod dashboard_try;
 mod direct_modes;
 
+mod background;
 mod faults;
 mod hardening_cli;
 mod hardening_code;
