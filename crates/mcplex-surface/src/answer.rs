@@ -230,17 +230,31 @@ async fn delivered(connection: &mpsc::Sender<Bytes>, event: Bytes, patience: Dur
 /// a stateless one is cancelled by its guard). A session's stream is written to its end even
 /// with no connection reading it, so that the client can resume it.
 async fn stream_rest(
+    reply: ReplyFuture,
+    events: mpsc::Receiver<Bytes>,
+    outlet: Outlet,
+    framer: Framer,
+    [cancel, ended]: [CancellationToken; 2],
+) {
+    // Watched around the whole writing, so that a wait on a slow reader ends with them too.
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => {}
+        () = ended.cancelled() => {}
+        () = write_rest(reply, events, &outlet, framer) => {}
+    }
+}
+
+/// What the handler sends meanwhile, then its answer, to `outlet` while someone may read it.
+async fn write_rest(
     mut reply: ReplyFuture,
     mut events: mpsc::Receiver<Bytes>,
-    outlet: Outlet,
+    outlet: &Outlet,
     mut framer: Framer,
-    [cancel, ended]: [CancellationToken; 2],
 ) {
     loop {
         tokio::select! {
             biased;
-            () = cancel.cancelled() => return,
-            () = ended.cancelled() => return,
             answer = &mut reply => {
                 // What the handler sent before it answered goes first.
                 while let Ok(event) = events.try_recv() {

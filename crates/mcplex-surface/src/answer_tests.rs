@@ -196,3 +196,22 @@ async fn a_reader_behind_a_burst_of_a_session_stream_gets_all_of_it() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_cancel_ends_a_stream_whose_writer_waits_on_a_reader_that_reads_nothing() {
+    let (pending, events) = pending(std::future::pending(), in_session(6));
+    let cancel = pending.cancel.clone();
+    let response = respond(pending).await;
+    // One more than the connection's queue holds: the writer waits for its client.
+    for _ in 0..=STREAM_QUEUE {
+        events.send(log()).await.expect("open");
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    cancel.cancel();
+    // The writer lets go of the handler's messages once it stops; nothing reads the body.
+    tokio::time::timeout(STALLED_CONNECTION / 2, events.closed())
+        .await
+        .expect("the writer stopped with the cancel, not after the wait");
+    let text = body_text(response).await;
+    assert!(!text.contains("\"result\""), "{text}");
+}
