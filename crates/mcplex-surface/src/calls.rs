@@ -57,16 +57,28 @@ impl CallAnswer {
                 untouched.offer(text);
                 Ok(CallToolResult::success(Vec::new()).into())
             }
-            (CallAnswer::Written(text), None) => match serde_json::from_str::<Value>(text.get()) {
-                Ok(value) => call_response(value),
-                Err(e) => Err(ErrorData::internal_error(
-                    format!(
-                        "the upstream's result is JSON the gateway cannot read as a value: {e}"
-                    ),
-                    None,
-                )),
-            },
+            (CallAnswer::Written(text), None) => typed(text.get()),
         }
+    }
+}
+
+/// A result as written, read into rmcp's response: a complete one (every session-era one taken
+/// as written) straight into its type, another kind through a value.
+fn typed(text: &str) -> Result<CallToolResponse, ErrorData> {
+    if let Ok(result) = serde_json::from_str::<CallToolResult>(text)
+        && result
+            .result_type
+            .as_ref()
+            .is_none_or(|kind| kind.is_complete())
+    {
+        return Ok(result.into());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => call_response(value),
+        Err(e) => Err(ErrorData::internal_error(
+            format!("the upstream's result is JSON the gateway cannot read as a value: {e}"),
+            None,
+        )),
     }
 }
 
@@ -327,7 +339,12 @@ mod tests {
         };
         let response = written(r#"{"content":[{"type":"text","text":"x"}],"x-vendor":1}"#);
         assert!(response.is_ok());
-        let refused = written(r#"{"content":[],"n":1e400}"#).expect_err("no value holds it");
+        assert!(
+            written(r#"{"content":[],"n":1e400}"#).is_ok(),
+            "a member the type does not have is skipped, whatever it holds"
+        );
+        let refused = written(r#"{"content":[],"structuredContent":{"n":1e400}}"#)
+            .expect_err("no value holds it");
         assert!(
             refused.message.contains("cannot read as a value"),
             "{refused:?}"
