@@ -111,9 +111,11 @@ pub(crate) struct Pending<'a> {
     /// What the handler sends the client on this request's stream meanwhile (each message's
     /// JSON).
     pub events: mpsc::Receiver<Bytes>,
-    /// Cancelled by the client's `notifications/cancelled`: no answer is sent.
-    pub cancel: CancellationToken,
-    /// Cancelled when the session (or the gateway) ends: no answer is sent.
+    /// Cancelled when no answer is to be sent: by the client's `notifications/cancelled`, or
+    /// because the session (or the gateway) ended. One token, a child of `ended` where both
+    /// exist, so a wait watches one.
+    pub stop: CancellationToken,
+    /// Cancelled when the session (or the gateway) ends: the stream's body ends.
     pub ended: CancellationToken,
     pub framing: Framing<'a>,
     /// Lives as long as the answer is being written.
@@ -125,7 +127,7 @@ pub(crate) async fn respond(pending: Pending<'_>) -> Response {
     let Pending {
         mut reply,
         mut events,
-        cancel,
+        stop,
         ended,
         framing,
         guard,
@@ -138,14 +140,13 @@ pub(crate) async fn respond(pending: Pending<'_>) -> Response {
             early.push(event);
             None
         }
-        () = cancel.cancelled() => None,
-        () = ended.cancelled() => None,
+        () = stop.cancelled() => None,
         () = tokio::time::sleep(FIRST_WAIT) => None,
     };
     while let Ok(event) = events.try_recv() {
         early.push(event);
     }
-    let stopped = || cancel.is_cancelled() || ended.is_cancelled();
+    let stopped = || stop.is_cancelled();
     if let Some(reply) = &done
         && early.is_empty()
         && !stopped()
@@ -171,13 +172,7 @@ pub(crate) async fn respond(pending: Pending<'_>) -> Response {
     };
     // Dropped at once when the answer is already in `first`: the stream ends after it.
     if done.is_none() {
-        tokio::spawn(stream_rest(
-            reply,
-            events,
-            outlet,
-            framer,
-            [cancel, ended.clone()],
-        ));
+        tokio::spawn(stream_rest(reply, events, outlet, framer, stop));
     }
     sse::response(SseBody::new(first, Some(source), ended, guard))
 }
@@ -234,13 +229,12 @@ async fn stream_rest(
     events: mpsc::Receiver<Bytes>,
     outlet: Outlet,
     framer: Framer,
-    [cancel, ended]: [CancellationToken; 2],
+    stop: CancellationToken,
 ) {
     // Watched around the whole writing, so that a wait on a slow reader ends with them too.
     tokio::select! {
         biased;
-        () = cancel.cancelled() => {}
-        () = ended.cancelled() => {}
+        () = stop.cancelled() => {}
         () = write_rest(reply, events, &outlet, framer) => {}
     }
 }

@@ -28,11 +28,12 @@ fn pending(
     framing: Framing<'static>,
 ) -> (Pending<'static>, mpsc::Sender<Bytes>) {
     let (sender, events) = mpsc::channel(64);
+    let ended = CancellationToken::new();
     let pending = Pending {
         reply: Box::pin(reply),
         events,
-        cancel: CancellationToken::new(),
-        ended: CancellationToken::new(),
+        stop: ended.child_token(),
+        ended,
         framing,
         guard: Box::new(()),
     };
@@ -158,7 +159,7 @@ async fn a_cancelled_request_ends_its_stream_without_the_answer() {
         },
         in_session(0),
     );
-    let cancel = pending.cancel.clone();
+    let cancel = pending.stop.clone();
     let response = respond(pending).await;
     cancel.cancel();
     let text = body_text(response).await;
@@ -200,7 +201,7 @@ async fn a_reader_behind_a_burst_of_a_session_stream_gets_all_of_it() {
 #[tokio::test]
 async fn a_cancel_ends_a_stream_whose_writer_waits_on_a_reader_that_reads_nothing() {
     let (pending, events) = pending(std::future::pending(), in_session(6));
-    let cancel = pending.cancel.clone();
+    let cancel = pending.stop.clone();
     let response = respond(pending).await;
     // One more than the connection's queue holds: the writer waits for its client.
     for _ in 0..=STREAM_QUEUE {

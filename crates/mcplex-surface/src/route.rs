@@ -300,7 +300,8 @@ impl<S: Surface> Route<S> {
         answer::respond(Pending {
             reply: Box::pin(reply),
             events,
-            cancel,
+            // A child of the session's end.
+            stop: cancel,
             ended: session.ended.clone(),
             framing: Framing::Session { session, stream },
             guard: Box::new(()),

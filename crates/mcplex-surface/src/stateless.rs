@@ -73,14 +73,15 @@ pub(crate) async fn post<S: Surface>(
         cancel: cancel.clone(),
         held: None,
     };
+    let ended = shutdown.child_token();
     answer::respond(Pending {
         // Dropped when its client goes away: the guard below cancels it, and it runs on to
         // the end by itself, so what it holds upstream is let go (a listen's subscriptions).
         reply: Box::pin(Detached::new(dispatch::run(surface.clone(), call))),
         events,
-        // Nothing cancels a stateless request but its client going away.
-        cancel: CancellationToken::new(),
-        ended: shutdown.child_token(),
+        // Nothing else stops a stateless answer: its client going away drops it.
+        stop: ended.clone(),
+        ended,
         framing: Framing::Stateless { meta_malformed },
         guard: Box::new((running, cancel.drop_guard())),
     })

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use futures::StreamExt;
 use mcplex_config::Redactor;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -92,10 +93,14 @@ impl RpcConnection {
         });
         let pending = connection.pending.clone();
         tokio::spawn(async move {
+            // Closing first: the end of output that a shutdown causes is not a failure.
+            let closing = closed.cancelled();
+            tokio::pin!(closing);
             loop {
                 let message = tokio::select! {
-                    message = incoming.recv() => message,
-                    () = closed.cancelled() => None,
+                    biased;
+                    () = &mut closing => None,
+                    message = incoming.next() => message,
                 };
                 let Some(message) = message else { break };
                 route(

@@ -135,11 +135,17 @@ async fn gather(
     replica: &str,
 ) -> Vec<Activity> {
     let mut batch = vec![row(first, replica)];
-    let deadline = Instant::now() + LINGER;
+    // One timer for the whole batch, not one per record.
+    let linger = tokio::time::sleep(LINGER);
+    tokio::pin!(linger);
     while batch.len() < BATCH {
-        match tokio::time::timeout_at(deadline, incoming.recv()).await {
-            Ok(Some(record)) => batch.push(row(record, replica)),
-            Ok(None) | Err(_) => break,
+        tokio::select! {
+            biased;
+            record = incoming.recv() => match record {
+                Some(record) => batch.push(row(record, replica)),
+                None => break,
+            },
+            () = &mut linger => break,
         }
     }
     batch

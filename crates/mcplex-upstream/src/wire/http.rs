@@ -117,7 +117,7 @@ pub(crate) fn open(
     // The GET stream needs an owned handle to the sender, hence the Arc inside the trait object.
     Ok(Wire {
         sender: Arc::new(sender),
-        incoming,
+        incoming: super::channel_stream(incoming),
         closed,
         transport: mcplex_trace::Transport::Http,
     })

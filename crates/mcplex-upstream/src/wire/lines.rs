@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use mcplex_config::Redactor;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Mutex, mpsc};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::{BoxFuture, INCOMING_BUFFER, Incoming, SendError, WireSend, snippet};
+use super::{BoxFuture, Incoming, IncomingStream, SendError, WireSend, snippet};
 
 /// The writing half: one message per line. Lines queued while another sender is writing go out
 /// with the next write, so concurrent calls share a system call (and the server's read) instead
@@ -125,56 +125,68 @@ impl WireSend for LinesSender {
     }
 }
 
-/// Starts reading `reader` line by line. Lines that are not JSON are reported (with `redactor`'s
-/// secrets removed: a server may print its env on stdout) and skipped; the end of the stream
-/// cancels `closed`.
+/// A wire over `reader` and `writer`. What it brings is read line by line as the connection
+/// polls it; lines that are not JSON are reported (with `redactor`'s secrets removed: a server
+/// may print its env on stdout) and skipped. The stream ends with the server's output; the
+/// connection, which polls `closed` first, then closes the wire.
 pub(crate) fn lines_wire(
     server: Arc<str>,
     redactor: Arc<Redactor>,
     reader: impl AsyncRead + Send + Unpin + 'static,
     writer: impl AsyncWrite + Send + Unpin + 'static,
     closed: CancellationToken,
-) -> (Arc<LinesSender>, mpsc::Receiver<Incoming>) {
-    let (incoming_tx, incoming_rx) = mpsc::channel(INCOMING_BUFFER);
-    let sender = Arc::new(LinesSender::new(Box::new(writer), closed.clone()));
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(reader).lines();
-        let mut garbage = GarbageReport::default();
+) -> (Arc<LinesSender>, IncomingStream) {
+    let sender = Arc::new(LinesSender::new(Box::new(writer), closed));
+    let reading = Reading {
+        server,
+        redactor,
+        lines: BufReader::new(reader).lines(),
+        garbage: GarbageReport::default(),
+    };
+    let incoming = futures::stream::unfold(reading, |mut reading| async move {
+        let message = reading.next().await?;
+        Some((message, reading))
+    });
+    (sender, Box::pin(incoming))
+}
+
+/// The reading half of a lines wire.
+struct Reading<R> {
+    server: Arc<str>,
+    redactor: Arc<Redactor>,
+    lines: Lines<BufReader<R>>,
+    garbage: GarbageReport,
+}
+
+impl<R: AsyncRead + Unpin> Reading<R> {
+    /// The next message, `None` once the output ended or cannot be read.
+    async fn next(&mut self) -> Option<Incoming> {
         loop {
-            // Closing first: the end of output that a shutdown causes is not a failure.
-            let line = tokio::select! {
-                biased;
-                () = closed.cancelled() => break,
-                line = lines.next_line() => line,
-            };
-            match line {
+            match self.lines.next_line().await {
                 Ok(Some(line)) => {
                     let trimmed = line.trim();
                     if trimmed.is_empty() {
                         continue;
                     }
                     match parse_line(trimmed) {
-                        Ok(message) => {
-                            if incoming_tx.send(message).await.is_err() {
-                                break;
-                            }
+                        Ok(message) => return Some(message),
+                        Err(e) => {
+                            let shown = self.redactor.redact(trimmed);
+                            self.garbage.report(&self.server, &e, &shown);
                         }
-                        Err(e) => garbage.report(&server, &e, &redactor.redact(trimmed)),
                     }
                 }
                 Ok(None) => {
-                    tracing::warn!(server = %server, "server closed its output");
-                    break;
+                    tracing::warn!(server = %self.server, "server closed its output");
+                    return None;
                 }
                 Err(e) => {
-                    tracing::warn!(server = %server, "cannot read the server's output: {e}");
-                    break;
+                    tracing::warn!(server = %self.server, "cannot read the server's output: {e}");
+                    return None;
                 }
             }
         }
-        closed.cancel();
-    });
-    (sender, incoming_rx)
+    }
 }
 
 /// One line of output: an answer with a result keeps its result as the server wrote it (the

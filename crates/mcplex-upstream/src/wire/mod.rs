@@ -1,5 +1,5 @@
 //! Wires: how JSON-RPC messages get to and from one upstream. Every wire has the same shape: a
-//! sender, a channel of incoming messages (raw JSON), and a token cancelled when the wire dies.
+//! sender, a stream of incoming messages (raw JSON), and a token cancelled when the wire dies.
 
 pub(crate) mod environment;
 pub(crate) mod http;
@@ -91,10 +91,20 @@ pub(crate) fn with_trace_context(request: reqwest::RequestBuilder) -> reqwest::R
     }
 }
 
+/// What a wire brings, in the order it came; it ends when the wire can bring no more. A
+/// stdio wire's is its reader itself (polled by the connection's one task, no hand-off); an
+/// HTTP wire's is the channel its requests' answers and streams feed.
+pub(crate) type IncomingStream = futures::stream::BoxStream<'static, Incoming>;
+
+/// The stream of what `channel` receives, for wires whose messages come from several tasks.
+pub(crate) fn channel_stream(mut channel: mpsc::Receiver<Incoming>) -> IncomingStream {
+    Box::pin(futures::stream::poll_fn(move |cx| channel.poll_recv(cx)))
+}
+
 /// A live wire to one upstream.
 pub(crate) struct Wire {
     pub sender: Arc<dyn WireSend>,
-    pub incoming: mpsc::Receiver<Incoming>,
+    pub incoming: IncomingStream,
     /// Cancelled by the wire itself when it can carry no more messages.
     pub closed: CancellationToken,
     /// How it reaches the server, for the spans of the requests it carries.

@@ -113,7 +113,7 @@ pub(crate) async fn connect(
     });
     Ok(Wire {
         sender,
-        incoming,
+        incoming: super::channel_stream(incoming),
         closed,
         transport: mcplex_trace::Transport::Http,
     })
