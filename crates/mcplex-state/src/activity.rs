@@ -90,16 +90,23 @@ const COLUMNS: [&str; 11] = [
     "method",
 ];
 
-/// `INSERT INTO activity (…) VALUES (?1, …, ?11), (?12, …), …` for `rows` rows (1 to
-/// [`ROWS_PER_INSERT`]), written once: the audit writer inserts a batch after every busy moment.
-fn insert_sql(rows: usize) -> &'static str {
+/// The next chunk of a batch of `rows` rows to insert with one statement, and that statement:
+/// the largest power of two rows up to [`ROWS_PER_INSERT`] (64, 32, …, 1). Seven statements
+/// then serve every batch size, so they stay prepared in the store's cache; one for each size
+/// was prepared anew for most batches whose size had not come before.
+fn insert_chunk(rows: usize) -> (usize, &'static str) {
     static STATEMENTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let statements =
-        STATEMENTS.get_or_init(|| (1..=ROWS_PER_INSERT).map(insert_statement).collect());
-    let index = rows.clamp(1, ROWS_PER_INSERT) - 1;
-    statements.get(index).map_or("", String::as_str)
+    let statements = STATEMENTS.get_or_init(|| {
+        (0..=ROWS_PER_INSERT.ilog2())
+            .map(|power| insert_statement(1 << power))
+            .collect()
+    });
+    let power = rows.clamp(1, ROWS_PER_INSERT).ilog2();
+    let sql = statements.get(power as usize).map_or("", String::as_str);
+    (1 << power, sql)
 }
 
+/// `INSERT INTO activity (…) VALUES (?1, …, ?11), (?12, …), …` for `rows` rows.
 fn insert_statement(rows: usize) -> String {
     let mut sql = format!("INSERT INTO activity ({}) VALUES ", COLUMNS.join(", "));
     for row in 0..rows {
@@ -136,13 +143,17 @@ fn row_params(row: &Activity) -> [Param<'_>; 11] {
 
 impl Store {
     /// Appends `rows` in one transaction and drops rows older than `keep_after_ms`. Rows go in
-    /// chunks of [`ROWS_PER_INSERT`] per statement, so a batch prepares a few statements, not one
-    /// per row.
+    /// chunks of up to [`ROWS_PER_INSERT`] per statement (`insert_chunk`), so a batch runs a few
+    /// statements, not one per row.
     pub fn record_activity(&self, rows: &[Activity], keep_after_ms: i64) -> Result<(), StateError> {
         self.db.transaction(Mode::Write, |tx| {
-            for chunk in rows.chunks(ROWS_PER_INSERT) {
+            let mut rest = rows;
+            while !rest.is_empty() {
+                let (size, sql) = insert_chunk(rest.len());
+                let (chunk, after) = rest.split_at(size.min(rest.len()));
                 let params: Vec<Param<'_>> = chunk.iter().flat_map(row_params).collect();
-                tx.execute(insert_sql(chunk.len()), &params)?;
+                tx.execute(sql, &params)?;
+                rest = after;
             }
             tx.execute(
                 "DELETE FROM activity WHERE at_ms < ?1",
@@ -306,21 +317,29 @@ mod statement_tests {
     use super::*;
 
     #[test]
-    fn each_batch_size_has_its_statement_numbered_in_row_order() {
+    fn a_batch_goes_in_power_of_two_chunks_each_statement_numbered_in_row_order() {
         let columns = COLUMNS.join(", ");
         assert_eq!(
-            insert_sql(1),
-            format!(
-                "INSERT INTO activity ({columns}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+            insert_chunk(1),
+            (
+                1,
+                format!(
+                    "INSERT INTO activity ({columns}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                )
+                .as_str()
             )
         );
-        assert!(
-            insert_sql(2)
-                .ends_with("?11), (?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)")
-        );
-        let full = insert_sql(ROWS_PER_INSERT);
-        assert_eq!(full.matches('(').count(), ROWS_PER_INSERT + 1);
+        let (two, sql) = insert_chunk(3);
+        assert_eq!(two, 2);
+        assert!(sql.ends_with("?11), (?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"));
+        let sizes: Vec<usize> = [63, 64, 65, 1000].map(|rows| insert_chunk(rows).0).to_vec();
+        assert_eq!(sizes, [32, 64, 64, 64]);
+        let (size, full) = insert_chunk(ROWS_PER_INSERT);
+        assert_eq!(full.matches('(').count(), size + 1);
         assert!(full.ends_with(&format!("?{})", ROWS_PER_INSERT * COLUMNS.len())));
-        assert!(std::ptr::eq(insert_sql(3), insert_sql(3)), "written once");
+        assert!(
+            std::ptr::eq(insert_chunk(5).1, insert_chunk(4).1),
+            "written once"
+        );
     }
 }

@@ -6,11 +6,10 @@
 use crate::Caller;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
 use mcplex_protocol::{CLIENT_CAPABILITIES_META, ProtocolEra};
-use mcplex_upstream::{RawResult, UpstreamError};
+use mcplex_upstream::{MemberKind, RawResult, UpstreamError};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, JsonObject, ProgressNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
-use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::time::Duration;
@@ -181,10 +180,9 @@ enum Reading {
 }
 
 fn read_result(result: RawResult, stateless: bool) -> Result<Reading, UpstreamError> {
+    let as_written = taken_as_written(&result, stateless);
     match result {
-        RawResult::Text { text, .. } if taken_as_written(text.get(), stateless) => {
-            Ok(Reading::Written(text))
-        }
+        RawResult::Text { text, .. } if as_written => Ok(Reading::Written(text)),
         other => other.into_value().map(Reading::Value),
     }
 }
@@ -196,52 +194,28 @@ fn read_result(result: RawResult, stateless: bool) -> Result<Reading, UpstreamEr
 /// member written as `null`, which the SDKs' schemas refuse) also sends it the other way: any
 /// such result is read as a value and built for the era ([`finish`]), which leaves such members
 /// out. A `null` inside a string costs only that reading.
-fn taken_as_written(text: &str, stateless: bool) -> bool {
-    // Serde reads a struct from an array too: only an object is a result.
-    if !text.trim_start().starts_with('{') || text.contains("null") {
-        return false;
-    }
-    let Ok(members) = serde_json::from_str::<EraMembers<'_>>(text) else {
+fn taken_as_written(result: &RawResult, stateless: bool) -> bool {
+    let Some(text) = result.text() else {
         return false;
     };
-    if !members.content.starts_with('[') {
+    if text.get().contains("null") {
+        return false;
+    }
+    // Read once for the whole call: the audit log's `isError` came from the same reading.
+    let Some(members) = result.members() else {
+        return false;
+    };
+    if members.content != MemberKind::List {
         return false;
     }
     if stateless {
-        members.result_type.starts_with('"')
+        members.result_type == MemberKind::String
     } else {
-        members.result_type.0.is_none()
-            && (members.structured_content.0.is_none()
-                || members.structured_content.starts_with('{'))
-    }
-}
-
-/// The members of a tool result that decide whether its caller's era takes it as written. The
-/// reading builds nothing: every other member is skipped.
-#[derive(Deserialize)]
-struct EraMembers<'a> {
-    #[serde(default, borrow)]
-    content: Member<'a>,
-    #[serde(default, borrow, rename = "resultType")]
-    result_type: Member<'a>,
-    #[serde(default, borrow, rename = "structuredContent")]
-    structured_content: Member<'a>,
-}
-
-/// One member as written, `None` when it is absent (a `null` is kept as the text `null`, where
-/// an `Option` would read it as absent).
-#[derive(Default)]
-struct Member<'a>(Option<&'a RawValue>);
-
-impl Member<'_> {
-    fn starts_with(&self, first: char) -> bool {
-        self.0.is_some_and(|raw| raw.get().starts_with(first))
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        <&'a RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
+        members.result_type == MemberKind::Absent
+            && matches!(
+                members.structured_content,
+                MemberKind::Absent | MemberKind::Object
+            )
     }
 }
 
@@ -299,8 +273,14 @@ mod tests {
 
     #[test]
     fn a_result_goes_out_as_written_only_where_its_era_needs_nothing_changed() {
-        let session = |text: &str| taken_as_written(text, false);
-        let stateless = |text: &str| taken_as_written(text, true);
+        let kept = |text: &str| {
+            RawResult::written(
+                RawValue::from_string(text.to_owned()).expect("json"),
+                "s".into(),
+            )
+        };
+        let session = |text: &str| taken_as_written(&kept(text), false);
+        let stateless = |text: &str| taken_as_written(&kept(text), true);
         for text in [
             r#"{"content":[{"type":"text","text":"x"}],"isError":false}"#,
             r#"{"x-vendor":2,"content":[],"structuredContent":{"a":1}}"#,

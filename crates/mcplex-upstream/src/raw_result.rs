@@ -3,7 +3,7 @@
 //! untouched is then never taken apart and put together again. Anything that needs the value
 //! parses it ([`RawResult::into_value`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,16 +14,138 @@ use crate::UpstreamError;
 /// The `result` of an upstream's answer.
 #[derive(Debug)]
 pub enum RawResult {
-    /// The result's JSON text as `server` wrote it (checked to be JSON, nothing more).
+    /// The result's JSON text as `server` wrote it (checked to be JSON, nothing more), and its
+    /// members the gateway reads, read once when first asked for ([`RawResult::written`]).
     Text {
         text: Box<RawValue>,
         server: Arc<str>,
+        members: OnceLock<Option<Members>>,
     },
     /// The result, parsed (HTTP upstreams, and answers that arrived in a batch).
     Value(Value),
 }
 
+/// The members of a tool result that the gateway reads without building it: whether it reports
+/// an error (for the audit log and the trace), and what the members that decide whether a
+/// caller's era takes it as written hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Members {
+    /// `isError` is `true`.
+    pub is_error: bool,
+    pub content: MemberKind,
+    pub result_type: MemberKind,
+    pub structured_content: MemberKind,
+}
+
+/// What one member holds, by the kind of JSON written there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberKind {
+    Absent,
+    Null,
+    Bool,
+    Number,
+    String,
+    List,
+    Object,
+}
+
+impl MemberKind {
+    fn of_text(member: Option<&RawValue>) -> MemberKind {
+        match member.map(|raw| raw.get().as_bytes().first()) {
+            None => MemberKind::Absent,
+            Some(Some(b'{')) => MemberKind::Object,
+            Some(Some(b'[')) => MemberKind::List,
+            Some(Some(b'"')) => MemberKind::String,
+            Some(Some(b'n')) => MemberKind::Null,
+            Some(Some(b't' | b'f')) => MemberKind::Bool,
+            Some(_) => MemberKind::Number,
+        }
+    }
+
+    fn of_value(member: Option<&Value>) -> MemberKind {
+        match member {
+            None => MemberKind::Absent,
+            Some(Value::Null) => MemberKind::Null,
+            Some(Value::Bool(_)) => MemberKind::Bool,
+            Some(Value::Number(_)) => MemberKind::Number,
+            Some(Value::String(_)) => MemberKind::String,
+            Some(Value::Array(_)) => MemberKind::List,
+            Some(Value::Object(_)) => MemberKind::Object,
+        }
+    }
+}
+
+impl Members {
+    /// The members of `text` in one reading that builds nothing (every other member is
+    /// skipped); `None` when it is not an object, or names one of them twice.
+    fn read(text: &str) -> Option<Members> {
+        #[derive(Deserialize)]
+        struct Read<'a> {
+            #[serde(default, borrow, rename = "isError")]
+            is_error: Member<'a>,
+            #[serde(default, borrow)]
+            content: Member<'a>,
+            #[serde(default, borrow, rename = "resultType")]
+            result_type: Member<'a>,
+            #[serde(default, borrow, rename = "structuredContent")]
+            structured_content: Member<'a>,
+        }
+        // Serde reads a struct from an array too: only an object is a result.
+        if !text.trim_start().starts_with('{') {
+            return None;
+        }
+        let read = serde_json::from_str::<Read<'_>>(text).ok()?;
+        Some(Members {
+            is_error: read.is_error.0.is_some_and(|raw| raw.get() == "true"),
+            content: MemberKind::of_text(read.content.0),
+            result_type: MemberKind::of_text(read.result_type.0),
+            structured_content: MemberKind::of_text(read.structured_content.0),
+        })
+    }
+
+    fn of_value(value: &Value) -> Option<Members> {
+        let object = value.as_object()?;
+        Some(Members {
+            is_error: object.get("isError") == Some(&Value::Bool(true)),
+            content: MemberKind::of_value(object.get("content")),
+            result_type: MemberKind::of_value(object.get("resultType")),
+            structured_content: MemberKind::of_value(object.get("structuredContent")),
+        })
+    }
+}
+
+/// One member as written, `None` when it is absent (a `null` is kept as the text `null`, where
+/// an `Option` would read it as absent).
+#[derive(Default)]
+struct Member<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
+    }
+}
+
 impl RawResult {
+    /// A result kept as `server` wrote it.
+    pub fn written(text: Box<RawValue>, server: Arc<str>) -> RawResult {
+        RawResult::Text {
+            text,
+            server,
+            members: OnceLock::new(),
+        }
+    }
+
+    /// The members the gateway reads, `None` when the result is not an object (or a kept text
+    /// names one of them twice). A kept text is read once, however often this is asked.
+    pub fn members(&self) -> Option<Members> {
+        match self {
+            RawResult::Text { text, members, .. } => {
+                *members.get_or_init(|| Members::read(text.get()))
+            }
+            RawResult::Value(value) => Members::of_value(value),
+        }
+    }
+
     /// The result as a JSON value. A kept text can be JSON that a value cannot hold: a number
     /// beyond the range of `f64` (`1e400`) or a string with a lone surrogate escape (`"\ud800"`,
     /// as JavaScript writes half an emoji) pass the reading that keeps the text, not this one.
@@ -31,7 +153,7 @@ impl RawResult {
     pub fn into_value(self) -> Result<Value, UpstreamError> {
         match self {
             RawResult::Value(value) => Ok(value),
-            RawResult::Text { text, server } => {
+            RawResult::Text { text, server, .. } => {
                 serde_json::from_str(text.get()).map_err(|e| UpstreamError::Transport {
                     server: server.to_string(),
                     reason: format!("its result is JSON the gateway cannot read as a value: {e}"),
@@ -50,24 +172,12 @@ impl RawResult {
 
     /// Whether the result is a tool result marked `"isError": true`.
     pub fn is_error(&self) -> bool {
-        match self {
-            RawResult::Value(value) => value.get("isError") == Some(&Value::Bool(true)),
-            RawResult::Text { text, .. } => {
-                /// The one field read; every other is skipped without being built.
-                #[derive(Deserialize)]
-                struct Flag {
-                    #[serde(rename = "isError")]
-                    is_error: Option<Value>,
-                }
-                let text = text.get();
-                match serde_json::from_str::<Flag>(text) {
-                    // A struct also reads from an array: only an object is a tool result.
-                    Ok(flag) => text.starts_with('{') && flag.is_error == Some(Value::Bool(true)),
-                    // A member twice: read as the parsed value reads it (the last one counts).
-                    Err(_) => serde_json::from_str::<Value>(text)
-                        .is_ok_and(|value| value.get("isError") == Some(&Value::Bool(true))),
-                }
-            }
+        match (self.members(), self) {
+            (Some(members), _) => members.is_error,
+            // A member twice: read as the parsed value reads it (the last one counts).
+            (None, RawResult::Text { text, .. }) => serde_json::from_str::<Value>(text.get())
+                .is_ok_and(|value| value.get("isError") == Some(&Value::Bool(true))),
+            (None, RawResult::Value(_)) => false,
         }
     }
 
@@ -110,10 +220,10 @@ mod tests {
     use super::*;
 
     fn text(json: &str) -> RawResult {
-        RawResult::Text {
-            text: RawValue::from_string(json.to_owned()).expect("json"),
-            server: Arc::from("kept"),
-        }
+        RawResult::written(
+            RawValue::from_string(json.to_owned()).expect("json"),
+            Arc::from("kept"),
+        )
     }
 
     #[test]
@@ -151,6 +261,36 @@ mod tests {
                 .expect("a value"),
             json!({"a": 1})
         );
+    }
+
+    #[test]
+    fn the_members_read_from_a_text_are_those_of_its_value_and_read_once() {
+        for case in [
+            r#"{"content":[{"type":"text","text":"x"}],"isError":true}"#,
+            r#"{"resultType":"complete","content":[],"structuredContent":{"a":null}}"#,
+            r#"{"content":null,"structuredContent":[1],"resultType":7,"isError":false}"#,
+            r#"{"x-vendor":{"content":1}}"#,
+            r#"[{"content":[]}]"#,
+        ] {
+            let value: Value = serde_json::from_str(case).expect("json");
+            let raw = text(case);
+            assert_eq!(raw.members(), RawResult::from(value).members(), "{case}");
+            let RawResult::Text { members, .. } = &raw else {
+                unreachable!()
+            };
+            assert_eq!(members.get(), Some(&raw.members()), "kept: {case}");
+        }
+        let members = text(r#"{"content":[],"resultType":"complete"}"#).members();
+        assert_eq!(
+            members,
+            Some(Members {
+                is_error: false,
+                content: MemberKind::List,
+                result_type: MemberKind::String,
+                structured_content: MemberKind::Absent,
+            })
+        );
+        assert_eq!(text(r#"{"content":[],"content":[]}"#).members(), None);
     }
 
     #[test]

@@ -31,10 +31,9 @@ pub(super) fn route(
         Incoming::Answer { id, result } => {
             match lock(pending).remove(&id) {
                 Some(waiter) => {
-                    let _ = waiter.reply.send(Ok(RawResult::Text {
-                        text: result,
-                        server: shared_server.clone(),
-                    }));
+                    let _ = waiter
+                        .reply
+                        .send(Ok(RawResult::written(result, shared_server.clone())));
                 }
                 None => tracing::debug!(server, "ignored a late answer to request {id}"),
             }
