@@ -40,7 +40,7 @@ use crate::decode::{self, PlainCall, rpc_error};
 use crate::detached::Detached;
 use crate::dispatch::{self, Call};
 use crate::event_id::EventId;
-use crate::session::{Begun, Session};
+use crate::session::{Begun, MAX_IN_FLIGHT, NotBegun, Session};
 use crate::session_owners::Owner;
 use crate::sessions::{SessionBook, Sessions};
 use crate::sse::{self, SseBody};
@@ -277,8 +277,15 @@ impl<S: Surface> Route<S> {
         request: ClientRequest,
     ) -> Response {
         let progress = request.get_meta().get_progress_token();
-        let Some(begun) = session.begin(&id, progress) else {
-            return already_in_flight(&id);
+        let begun = match session.begin(&id, progress) {
+            Ok(begun) => begun,
+            Err(NotBegun::SameId) => return already_in_flight(&id),
+            Err(NotBegun::Busy) => {
+                let message = format!(
+                    "too many requests in flight in this session (at most {MAX_IN_FLIGHT}); retry when one has ended"
+                );
+                return retry_later(StatusCode::TOO_MANY_REQUESTS, id, &message);
+            }
         };
         let Begun {
             cancel,

@@ -122,6 +122,21 @@ struct InFlight {
     events: mpsc::Sender<Bytes>,
 }
 
+/// Requests a session may have in flight: their handlers running, whether or not their clients
+/// still wait (a client that drops its connection leaves its call running). Past it a request is
+/// refused until one ends, so a client that sends and hangs up again and again cannot pile up
+/// handlers, upstream calls and the answers kept for them.
+pub(crate) const MAX_IN_FLIGHT: usize = 64;
+
+/// Why a request was not taken into its session.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum NotBegun {
+    /// A request of the same id is in flight.
+    SameId,
+    /// [`MAX_IN_FLIGHT`] requests are.
+    Busy,
+}
+
 /// A request taken into its session: its token (cancelled by the client's
 /// `notifications/cancelled` or the session's end), the messages routed to its answer stream,
 /// the number of that stream, and its place in the session (held by its handler until done: the
@@ -187,12 +202,19 @@ impl Session {
         lock(&self.state)
     }
 
-    /// Takes request `id` into the session; `None` when a request of that id is in flight (the
-    /// answers of two alike would be told apart by nothing).
-    pub(crate) fn begin(&self, id: &RequestId, progress: Option<ProgressToken>) -> Option<Begun> {
+    /// Takes request `id` into the session, unless a request of that id is in flight (the
+    /// answers of two alike would be told apart by nothing) or [`MAX_IN_FLIGHT`] are.
+    pub(crate) fn begin(
+        &self,
+        id: &RequestId,
+        progress: Option<ProgressToken>,
+    ) -> Result<Begun, NotBegun> {
         let mut state = self.lock();
         if state.requests.contains_key(id) {
-            return None;
+            return Err(NotBegun::SameId);
+        }
+        if state.requests.len() >= MAX_IN_FLIGHT {
+            return Err(NotBegun::Busy);
         }
         let cancel = self.ended.child_token();
         let (events_tx, events) = mpsc::channel(REQUEST_QUEUE);
@@ -208,7 +230,7 @@ impl Session {
         state.next_stream += 1;
         state.streams += 1;
         state.last_used = Instant::now();
-        Some(Begun {
+        Ok(Begun {
             cancel,
             events,
             stream,

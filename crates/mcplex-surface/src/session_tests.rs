@@ -160,3 +160,27 @@ async fn an_answer_past_the_byte_cap_is_not_kept() {
         "a stream's first events are capped too"
     );
 }
+
+#[tokio::test]
+async fn a_session_takes_at_most_its_limit_of_requests_in_flight() {
+    let session = Session::start("s".into(), Nothing, CancellationToken::new());
+    let mut begun: Vec<Begun> = (0..MAX_IN_FLIGHT)
+        .map(|n| {
+            let id = RequestId::Number(i64::try_from(n).expect("small"));
+            session
+                .begin(&id, None)
+                .map_err(|e| format!("{e:?}"))
+                .expect("begun")
+        })
+        .collect();
+    let next = RequestId::Number(1_000);
+    assert_eq!(session.begin(&next, None).err(), Some(NotBegun::Busy));
+    assert_eq!(
+        session.begin(&RequestId::Number(0), None).err(),
+        Some(NotBegun::SameId),
+        "a repeated id is told as such, full or not"
+    );
+    // One handler is done: its place is free again.
+    begun.pop();
+    assert!(session.begin(&next, None).is_ok());
+}

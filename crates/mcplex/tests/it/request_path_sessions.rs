@@ -413,3 +413,58 @@ fn a_broken_answer_stream_is_resumed_with_its_last_event_id() {
     assert_eq!(resume(0), 1, "the answer, once");
     assert_eq!(resume(1), 0, "nothing after the answer");
 }
+
+/// A session runs at most 64 requests at once, counting the calls whose clients hung up (they
+/// run on): the next is refused with 429 and `Retry-After` until one ends, so hanging up and
+/// sending again cannot pile up calls.
+#[test]
+fn a_session_refuses_requests_past_its_limit_in_flight_until_one_ends() {
+    const LIMIT: u64 = 64;
+    let gateway = gateway();
+    let session = open_session(&gateway);
+    for id in 1..=LIMIT {
+        // Progress every 100 ms: the answer streams at once.
+        let slow = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": "fixture__slow", "_meta": {"progressToken": id},
+                                     "arguments": {"ms": 300_000, "steps": 3000}}});
+        let mut call = Streaming::post(&gateway, &session, &slow);
+        assert!(
+            call.read_until("retry: "),
+            "call {id} streams: {:?}",
+            call.text
+        );
+        // Hung up: the call runs on in its session.
+    }
+    let list = json!({"jsonrpc": "2.0", "id": 1000, "method": "tools/list"});
+    let refused = post(&gateway, &in_session(&session), &list);
+    assert_eq!(refused.status, 429, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), Some("5"), "{refused:?}");
+    let error = refused.message().expect("a JSON-RPC error");
+    assert_eq!(error["id"], 1000, "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("in flight")),
+        "{error}"
+    );
+    // The client cancels one: its place is free again.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 1, "reason": "enough"}});
+    let done = post(&gateway, &in_session(&session), &cancel);
+    assert_eq!(done.status, 202, "{done:?}");
+    let started = Instant::now();
+    loop {
+        let listed = post(&gateway, &in_session(&session), &list);
+        if listed.status == 200 {
+            let answer = listed.message().expect("an answer");
+            assert!(answer["result"]["tools"].is_array(), "{answer}");
+            break;
+        }
+        assert_eq!(listed.status, 429, "{listed:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the cancelled call's place was never freed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
