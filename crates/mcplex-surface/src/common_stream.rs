@@ -2,7 +2,8 @@
 //! request in flight (log messages, `list_changed`, `resources/updated`, a server request whose
 //! call has ended).
 //!
-//! Events are numbered 1, 2, … per session; the last [`CACHED`] are kept, so that a client
+//! Events are numbered 1, 2, … per session; the last [`CACHED`] (at most [`CACHED_BYTES`]) are
+//! kept, so that a client
 //! that reconnects with `Last-Event-ID: n` gets the ones after `n`, and messages sent while no
 //! GET stream is open reach the next one. A client may hold several GET streams (one per tab, a
 //! reconnect before the old one is seen to close): each message goes to the newest that is still
@@ -18,8 +19,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event_id::EventId;
 
-/// Events kept for resumption.
-const CACHED: usize = 64;
+/// Events kept for resumption, and their bytes: a client let go for reading too slowly resumes
+/// seconds later, and a burst of log messages meanwhile must not push out what it missed.
+const CACHED: usize = 256;
+const CACHED_BYTES: usize = 1 << 20;
 /// GET streams a session keeps open.
 const GETS: usize = 32;
 /// Events that may wait for one GET stream's client.
@@ -30,6 +33,7 @@ pub(crate) struct Common {
     /// The number of the last event (0: none yet).
     last: u64,
     cache: VecDeque<(u64, Bytes)>,
+    cached_bytes: usize,
     /// The last event handed to an open GET stream.
     delivered: u64,
     /// The open GET streams, oldest first.
@@ -48,9 +52,14 @@ impl Common {
     pub(crate) fn send(&mut self, json: &[u8]) {
         self.last += 1;
         let event = crate::sse::event(json, Some(&EventId::Common(self.last).to_string()));
+        self.cached_bytes += event.len();
         self.cache.push_back((self.last, event.clone()));
-        if self.cache.len() > CACHED {
-            self.cache.pop_front();
+        while self.cache.len() > CACHED
+            || (self.cached_bytes > CACHED_BYTES && self.cache.len() > 1)
+        {
+            if let Some((_, oldest)) = self.cache.pop_front() {
+                self.cached_bytes -= oldest.len();
+            }
         }
         while let Some(newest) = self.open.back() {
             match newest.try_send(event.clone()) {
@@ -170,5 +179,29 @@ mod tests {
         assert_eq!(taken, QUEUE);
         let resumed = common.open(Some(QUEUE as u64), &ended);
         assert_eq!(resumed.first.len(), 2, "priming and the one it missed");
+    }
+
+    #[test]
+    fn the_cache_keeps_the_newest_events_within_its_count_and_bytes() {
+        let mut common = Common::default();
+        for _ in 0..CACHED + 10 {
+            common.send(&changed());
+        }
+        assert_eq!(common.cached(), CACHED);
+        let resumed = common.open(Some(0), &CancellationToken::new());
+        assert!(text(&resumed.first).contains(&format!("\nid: {}\n", CACHED + 10)));
+        assert!(
+            !text(&resumed.first).contains("\nid: 10\n"),
+            "the oldest forgotten"
+        );
+        let large = format!(
+            r#"{{"jsonrpc":"2.0","method":"x","params":"{}"}}"#,
+            "y".repeat(300_000)
+        );
+        for _ in 0..4 {
+            common.send(large.as_bytes());
+        }
+        assert_eq!(common.cached(), 3, "three of 300 kB fit in 1 MiB, not four");
+        assert!(common.cached_bytes <= CACHED_BYTES);
     }
 }
