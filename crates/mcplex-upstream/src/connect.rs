@@ -10,11 +10,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::ConnectError;
 use crate::lifecycle::{self, OfferParts};
 use crate::rpc::RpcConnection;
 use crate::supervisor::{BuiltinConnector, ServerSlot};
 use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
+use crate::{ConnectError, UpstreamError};
 use mcplex_protocol::Offer;
 
 /// Shuts a half-opened connection down if the opener fails, times out or is dropped.
@@ -162,6 +162,25 @@ async fn open_http(
     }
 }
 
+/// `error`, except that a server whose process exited under it says so: one that exits during
+/// the handshake is reported with its exit status, not as a closed connection or a write to a
+/// broken pipe.
+async fn why_lost(connection: &RpcConnection, error: UpstreamError) -> UpstreamError {
+    if !matches!(
+        error,
+        UpstreamError::Closed { .. } | UpstreamError::Transport { .. }
+    ) {
+        return error;
+    }
+    match connection.exit_reason().await {
+        Some(exit) => UpstreamError::Closed {
+            server: error.server().to_owned(),
+            reason: exit,
+        },
+        None => error,
+    }
+}
+
 async fn open_on(
     server: Arc<str>,
     redactor: &Arc<Redactor>,
@@ -174,8 +193,14 @@ async fn open_on(
         connection.pass_trace_context_in_meta();
     }
     let guard = ShutdownOnDrop(Some(connection.clone()));
-    let handshake = lifecycle::open(&connection, config.lifecycle).await?;
-    let tools = lifecycle::list_tools(&connection).await?;
+    let handshake = match lifecycle::open(&connection, config.lifecycle).await {
+        Ok(handshake) => handshake,
+        Err(error) => return Err(why_lost(&connection, error).await.into()),
+    };
+    let tools = match lifecycle::list_tools(&connection).await {
+        Ok(tools) => tools,
+        Err(error) => return Err(why_lost(&connection, error).await.into()),
+    };
     let mut offer = Offer {
         capabilities: handshake.capabilities.clone(),
         ..Offer::default()

@@ -141,10 +141,19 @@ impl RpcConnection {
     /// Why a lost connection was lost, for its server's history and status: how its process
     /// exited when it had one, else that the connection was lost.
     pub(crate) async fn lost_reason(&self) -> String {
-        match self.sender.exit().await {
-            Some(exit) => format!("process exited ({exit})"),
-            None => "connection lost".to_owned(),
+        self.exit_reason()
+            .await
+            .unwrap_or_else(|| "connection lost".to_owned())
+    }
+
+    /// How the process behind a closed connection exited (`process exited (exit status: 4)`);
+    /// `None` for a connection with no process, or one still open.
+    pub(crate) async fn exit_reason(&self) -> Option<String> {
+        if !self.is_closed() {
+            return None;
         }
+        let exit = self.sender.exit().await?;
+        Some(format!("process exited ({exit})"))
     }
 
     pub(crate) fn set_protocol_version(&self, version: &str) {

@@ -1,6 +1,7 @@
 //! No process outlives the gateway: children and their children after SIGTERM, direct children
 //! after SIGKILL (parent-death signal). No two processes of one server overlap: a server's new
-//! process starts once the one it replaces has ended.
+//! process starts once the one it replaces has ended. A process that exits during the
+//! handshake is reported with its exit status.
 
 use std::time::Duration;
 
@@ -144,4 +145,28 @@ fn started_at_first_try(gateway: &Gateway, pid: u64) {
         ["connecting", "ready"],
         "process {pid} started at its first try: {page}"
     );
+}
+
+/// A server whose process exits during the handshake is reported with its exit status, not as a
+/// connection that closed: here it finds its lock held (by this test) and exits with 4 at once.
+#[test]
+fn a_server_that_exits_during_the_handshake_is_reported_with_its_exit_status() {
+    let lock = tempfile::NamedTempFile::new().expect("a lock file");
+    lock.as_file().try_lock().expect("the test holds the lock");
+    let path = lock.path().display().to_string();
+    let mut server = fixture_server("holder", &["--exclusive", &path]);
+    server["sandbox"] = json!(false);
+    let gateway = Gateway::start(json!({"mcpServers": {"holder": server}}));
+    let failure = eventually("a failed start", Duration::from_secs(30), || {
+        let (_, page) = gateway.api("GET", "/api/v1/servers/holder", "");
+        page["history"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|event| event["kind"] == "failed")
+            .cloned()
+    });
+    let text = failure.to_string();
+    assert!(text.contains("exit status: 4"), "{failure}");
+    assert!(!text.contains("before the answer arrived"), "{failure}");
 }
