@@ -57,6 +57,8 @@ pub struct ApiState {
     pub instance: String,
     /// Whether the store answers (kept by the gateway's follower).
     pub store_reachable: Arc<std::sync::atomic::AtomicBool>,
+    /// Where the operators' actions go in the audit log (`None`: it is off).
+    pub actions: Option<crate::audit::ActionLog>,
 }
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {

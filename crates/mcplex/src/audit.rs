@@ -1,5 +1,6 @@
 //! The audit writer: finished requests (tool calls and every other request that reached an
-//! upstream) from the gateway, written to the state database in batches off the request path,
+//! upstream) from the gateway and the operators' actions from the management API, written to
+//! the state database in batches off the request path,
 //! with old rows pruned by the retention settings (days, and rows when `audit_retention_rows`
 //! caps them) and, with `audit_sink`, each row also appended as a line of JSON to a file or
 //! stdout for a log shipper. A batch gathers the records of up to [`LINGER`] after its first
@@ -19,12 +20,37 @@ use tokio::time::Instant;
 
 /// Records waiting to be written; when full, new ones are dropped (calls never wait).
 const QUEUE: usize = 8192;
+/// The operators' actions waiting to be written, likewise.
+const ACTIONS_QUEUE: usize = 256;
 const BATCH: usize = 512;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 /// How long a batch waits for more records after its first: the most a row is written late.
 const LINGER: Duration = Duration::from_millis(100);
 /// How often rows past the retention period are deleted.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
+
+/// Where the gateway reports to the audit log's writer: its calls (dispatch's [`Audit`]) and the
+/// operators' actions (`operator_audit.rs`), written in the same batches and to the same sink.
+pub struct AuditLog {
+    pub calls: Audit,
+    pub actions: ActionLog,
+}
+
+/// Where the operators' actions go (a row each, as `operator_audit.rs` builds it).
+#[derive(Clone)]
+pub struct ActionLog(mpsc::Sender<Activity>);
+
+impl ActionLog {
+    /// Queues `row`; when the writer is that far behind, the row is dropped and said so (the
+    /// request that made it never waits).
+    pub fn record(&self, row: Activity) {
+        if self.0.try_send(row).is_err() {
+            tracing::warn!(
+                "an operator's action was not written to the audit log: its writer is behind"
+            );
+        }
+    }
+}
 
 /// Starts the audit log's writer unless `settings` turn it off, and returns where the gateway
 /// reports to it. Each row names `replica`, the gateway that served the call, so that one log of
@@ -33,19 +59,30 @@ pub fn start(
     store: Arc<Store>,
     settings: AuditSettings,
     replica: String,
-) -> anyhow::Result<Option<Audit>> {
+) -> anyhow::Result<Option<AuditLog>> {
     if settings.retention_days == 0 {
         return Ok(None);
     }
     let mut sink = settings.sink.as_ref().map(Sink::open).transpose()?;
-    let (records, mut incoming) = mpsc::channel::<AuditRecord>(QUEUE);
-    let audit = Audit::new(records, settings.arguments);
+    let (records, calls) = mpsc::channel::<AuditRecord>(QUEUE);
+    let (actions, taken_actions) = mpsc::channel::<Activity>(ACTIONS_QUEUE);
+    let log = AuditLog {
+        calls: Audit::new(records, settings.arguments),
+        actions: ActionLog(actions),
+    };
     let retention_ms = i64::from(settings.retention_days) * DAY_MS;
     let keep_rows = settings.retention_rows;
+    let mut queues = Queues {
+        calls,
+        actions: taken_actions,
+        calls_open: true,
+        actions_open: true,
+        replica,
+    };
     tokio::spawn(async move {
         let mut pruned: Option<Instant> = None;
-        while let Some(first) = incoming.recv().await {
-            let batch = gather(first, &mut incoming, &replica).await;
+        while let Some(first) = queues.next().await {
+            let batch = queues.gather(first).await;
             let store = store.clone();
             let prune = pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY);
             let keep_after = if prune {
@@ -80,7 +117,7 @@ pub fn start(
             }
         }
     });
-    Ok(Some(audit))
+    Ok(Some(log))
 }
 
 /// `audit_sink`: where each row is also appended as one line of JSON (as `mcplex activity
@@ -127,28 +164,48 @@ impl Sink {
     }
 }
 
-/// `first` and the records that arrive within [`LINGER`] after it, at most [`BATCH`]. Ends early
-/// when the gateway is gone, so the last records are still written.
-async fn gather(
-    first: AuditRecord,
-    incoming: &mut mpsc::Receiver<AuditRecord>,
-    replica: &str,
-) -> Vec<Activity> {
-    let mut batch = vec![row(first, replica)];
-    // One timer for the whole batch, not one per record.
-    let linger = tokio::time::sleep(LINGER);
-    tokio::pin!(linger);
-    while batch.len() < BATCH {
+/// The writer's two queues: the calls' records and the operators' actions.
+struct Queues {
+    calls: mpsc::Receiver<AuditRecord>,
+    actions: mpsc::Receiver<Activity>,
+    calls_open: bool,
+    actions_open: bool,
+    replica: String,
+}
+
+impl Queues {
+    /// The next row from either queue; `None` once both are closed (the gateway is gone).
+    async fn next(&mut self) -> Option<Activity> {
         tokio::select! {
-            biased;
-            record = incoming.recv() => match record {
-                Some(record) => batch.push(row(record, replica)),
-                None => break,
-            },
-            () = &mut linger => break,
+            Some(record) = self.calls.recv() => Some(row(record, &self.replica)),
+            Some(action) = self.actions.recv() => Some(action),
+            else => None,
         }
     }
-    batch
+
+    /// `first` and the rows that arrive within [`LINGER`] after it, at most [`BATCH`]. Ends
+    /// early when both queues are closed, so the last rows are still written.
+    async fn gather(&mut self, first: Activity) -> Vec<Activity> {
+        let mut batch = vec![first];
+        // One timer for the whole batch, not one per record.
+        let linger = tokio::time::sleep(LINGER);
+        tokio::pin!(linger);
+        while batch.len() < BATCH && (self.calls_open || self.actions_open) {
+            tokio::select! {
+                biased;
+                record = self.calls.recv(), if self.calls_open => match record {
+                    Some(record) => batch.push(row(record, &self.replica)),
+                    None => self.calls_open = false,
+                },
+                action = self.actions.recv(), if self.actions_open => match action {
+                    Some(action) => batch.push(action),
+                    None => self.actions_open = false,
+                },
+                () = &mut linger => break,
+            }
+        }
+        batch
+    }
 }
 
 fn row(record: AuditRecord, replica: &str) -> Activity {

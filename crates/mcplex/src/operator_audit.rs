@@ -3,8 +3,9 @@
 //! row, written by a layer around those routes so that no route can forget it. The row names
 //! who acted (`operator:<person>` for someone signed in at the issuer, `operator:api-key` for
 //! the API key or a session opened with it), the request (`method` `api POST`, `tool` the
-//! path), and the outcome (`ok`, or `refused`/`failed` with the HTTP status). Rows share the
-//! calls' retention, and no row is written when the audit log is off.
+//! path), and the outcome (`ok`, or `refused`/`failed` with the HTTP status). Rows go through
+//! the calls' writer (`audit.rs`): the same retention, the same `audit_sink`, and no row when
+//! the audit log is off.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -35,8 +36,10 @@ pub async fn record(State(state): State<ApiState>, request: Request, next: Next)
     if !changes {
         return response;
     }
-    let retention_days = state.config.borrow().audit.retention_days;
-    if retention_days == 0 {
+    let Some(actions) = &state.actions else {
+        return response;
+    };
+    if state.config.borrow().audit.retention_days == 0 {
         return response;
     }
     let status = response.status();
@@ -61,14 +64,9 @@ pub async fn record(State(state): State<ApiState>, request: Request, next: Next)
         replica: Some(replica(&state.address)),
         method: format!("api {method}"),
     };
-    let keep_after_ms = now_ms - i64::from(retention_days) * 86_400_000;
-    let store = state.access.store().clone();
-    // Written off the request's path: the answer does not wait for the store.
-    tokio::task::spawn_blocking(move || {
-        if let Err(e) = store.record_activity(&[row], keep_after_ms) {
-            tracing::warn!("an operator's action could not be written to the audit log: {e}");
-        }
-    });
+    // Written by the audit writer with the calls, and to `audit_sink` with them: the answer
+    // does not wait for the store.
+    actions.record(row);
     response
 }
 

@@ -134,6 +134,8 @@ struct Started {
     added: AddedServers,
     /// Why searches are BM25F alone, when no model loaded.
     without_model: Option<WithoutModel>,
+    /// Where the operators' actions go in the audit log (`None`: it is off).
+    actions: Option<crate::audit::ActionLog>,
 }
 
 /// Opens the store (a store that cannot be opened stops the start before anything runs), loads
@@ -163,11 +165,13 @@ fn start(
     // wait up to startup_wait for servers still starting. Calls to ready servers never wait.
     let grace = config.startup_wait;
     let logins = crate::logins::serving(store.clone(), config);
+    let audit = crate::audit::start(store.clone(), config.audit.clone(), replica)?;
+    let actions = audit.as_ref().map(|log| log.actions.clone());
     let setup = GatewaySetup {
         builtin,
         logins: logins.clone(),
         startup_wait: grace,
-        audit: crate::audit::start(store.clone(), config.audit.clone(), replica)?,
+        audit: audit.map(|log| log.calls),
         ..GatewaySetup::new(crate::isolation::for_config(config))
     };
     let core = Core::start((**config).clone(), setup, Some(trust), semantic.ok());
@@ -188,6 +192,7 @@ fn start(
         store,
         added,
         without_model,
+        actions,
     })
 }
 
@@ -256,6 +261,7 @@ async fn serve_on_http(
         core,
         store,
         without_model,
+        actions,
         added: _,
     } = started;
     let shutdown = CancellationToken::new();
@@ -320,6 +326,7 @@ async fn serve_on_http(
         address: address.to_string(),
         instance: follower.instance().to_owned(),
         store_reachable: store_reachable.clone(),
+        actions,
     };
     let app = app(config, &core, api, store_reachable, shutdown.clone(), guard)?;
     announce(config, address, &api_key_place, login_link.as_deref());

@@ -160,20 +160,40 @@ fn each_audit_row_is_appended_to_the_sink_as_it_is_written() {
         let args = json!({"text": text}).to_string();
         gateway.client("legacy", "call", &["fixture__echo", &args]);
     }
-    let lines: Vec<String> = eventually("two lines in the sink", Duration::from_secs(10), || {
+    // An operator's action goes to the sink too.
+    gateway.create_token(json!({"name": "shipped", "servers": ["fixture"], "permissions": "read"}));
+    let lines: Vec<String> = eventually("three lines in the sink", Duration::from_secs(10), || {
         let text = std::fs::read_to_string(&sink).ok()?;
         let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        (lines.len() == 3).then_some(lines)
+        (lines.len() == 4).then_some(lines)
     });
     assert_eq!(lines[0], "an earlier line", "appended, never truncated");
-    for line in &lines[1..] {
-        let row: Value = serde_json::from_str(line).expect("a JSON object a line");
-        assert_eq!(
-            (row["tool"].as_str(), row["status"].as_str()),
-            (Some("fixture:echo"), Some("ok"))
-        );
+    let rows: Vec<Value> = lines[1..]
+        .iter()
+        .map(|line| serde_json::from_str(line).expect("a JSON object a line"))
+        .collect();
+    let calls: Vec<&Value> = rows
+        .iter()
+        .filter(|row| row["tool"] == "fixture:echo")
+        .collect();
+    assert_eq!(calls.len(), 2, "{rows:?}");
+    for row in calls {
+        assert_eq!(row["status"], "ok", "{row}");
         assert!(row["replica"].as_str().is_some_and(|r| r.ends_with(gateway.authority().rsplit(':').next().unwrap_or("?"))));
     }
+    let action = rows
+        .iter()
+        .find(|row| row["method"] == "api POST")
+        .unwrap_or_else(|| panic!("the token's creation in the sink: {rows:?}"));
+    assert_eq!(
+        (
+            action["tool"].as_str(),
+            action["token"].as_str(),
+            action["status"].as_str()
+        ),
+        (Some("/api/v1/tokens"), Some("operator:api-key"), Some("ok")),
+        "{action}"
+    );
     assert_eq!(
         mode_of(&sink),
         mode_before,
