@@ -56,6 +56,8 @@ def scenario_server(opts, browser, shots, goto, overflows):
     facts["timeline"] = page.locator("#server-timeline li").all_inner_texts()
     facts["trend_words_hour"] = page.inner_text("#server-trend-words")
     facts["trend_bars_hour"] = page.locator("svg#server-trend rect.bar").count()
+    facts["trend_median_points_hour"] = len(
+        (page.get_attribute("svg#server-trend polyline.latency", "points") or "").split())
     page.click("#trend-24h")
     expect(page.locator("#trend-24h")).to_have_attribute("aria-pressed", "true")
     facts["trend_bars_day"] = page.locator("svg#server-trend rect.bar").count()

@@ -78,14 +78,16 @@ export function trendChart(answer, id) {
       p.errors ? svg("rect", { class: "bar-failed", x, y: HEIGHT - PAD - failed, width: Math.max(1, step - 1), height: failed }) : null,
     ];
   });
-  // A latency line joins the buckets that had calls; an empty bucket has no latency to draw.
-  const line = (field, cls) => svg("polyline", {
-    class: cls, fill: "none",
-    points: points
-      .map((p, i) => (p.calls ? `${(PAD + i * step + step / 2).toFixed(1)},${(HEIGHT - PAD - height(p[field], latencyMost)).toFixed(1)}` : null))
-      .filter(Boolean)
-      .join(" "),
-  });
+  // A latency line joins the buckets that had calls; an empty bucket has no latency to draw. A
+  // line of one bucket is drawn across that bucket's width: a single point draws nothing.
+  const line = (field, cls) => {
+    const at = (x, p) => `${x.toFixed(1)},${(HEIGHT - PAD - height(p[field], latencyMost)).toFixed(1)}`;
+    const busy = points.map((p, i) => [p, i]).filter(([p]) => p.calls);
+    const coords = busy.length === 1
+      ? [at(PAD + busy[0][1] * step, busy[0][0]), at(PAD + (busy[0][1] + 1) * step, busy[0][0])]
+      : busy.map(([p, i]) => at(PAD + i * step + step / 2, p));
+    return svg("polyline", { class: cls, fill: "none", points: coords.join(" ") });
+  };
   const label = svg("title", {});
   label.textContent = words;
   const chart = svg("svg", { id, class: "trend", viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-label": words, preserveAspectRatio: "none" },

@@ -299,6 +299,12 @@ fn an_operator_reads_a_crash_looping_servers_page_and_restarts_it_in_the_browser
     // Three echoes and three crashes in the hour; the echoes alone for the one tool.
     let hour = seen["trend_words_hour"].as_str().unwrap_or_default();
     assert!(hour.starts_with("6 calls, 3 failed"), "{seen}");
+    // The median's line is drawn even when every call fell in one bucket (a line of one point
+    // draws nothing).
+    assert!(
+        seen["trend_median_points_hour"].as_u64() >= Some(2),
+        "{seen}"
+    );
     assert_eq!(seen["tool_chosen"], "fixture:echo", "{seen}");
     let echo = seen["trend_words_echo"].as_str().unwrap_or_default();
     assert!(echo.starts_with("3 calls, 0 failed"), "{seen}");
