@@ -119,6 +119,7 @@ pub(crate) fn to_wire(error: DispatchError) -> Result<serde_json::Value, ErrorDa
                 ),
                 UpstreamError::Closed { .. }
                 | UpstreamError::Unavailable { .. }
+                | UpstreamError::NotRunning { .. }
                 | UpstreamError::Transport { .. }
                 | UpstreamError::NotConnected { .. } => ErrorData::new(
                     ErrorCode(UPSTREAM_UNAVAILABLE),

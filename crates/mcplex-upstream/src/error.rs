@@ -31,6 +31,10 @@ pub enum UpstreamError {
     /// The connection is gone (process exited, stream closed, session expired).
     #[error("server {server:?} disconnected: {reason}")]
     Closed { server: String, reason: String },
+    /// No server of that name runs: it was removed or disabled (a call that resolved its tool
+    /// just before).
+    #[error("server {server:?} is not running: it was removed or disabled")]
+    NotRunning { server: String },
     /// The server is configured but has no live connection right now.
     #[error("server {server:?} is not connected ({health})")]
     Unavailable {
@@ -77,6 +81,7 @@ impl UpstreamError {
             | UpstreamError::Cancelled { server }
             | UpstreamError::Closed { server, .. }
             | UpstreamError::Unavailable { server, .. }
+            | UpstreamError::NotRunning { server }
             | UpstreamError::Transport { server, .. }
             | UpstreamError::NotConnected { server, .. } => server,
         }
@@ -116,6 +121,7 @@ impl UpstreamError {
                 reason: redactor.redact(&reason),
             },
             other @ (UpstreamError::Timeout { .. }
+            | UpstreamError::NotRunning { .. }
             | UpstreamError::Cancelled { .. }
             | UpstreamError::NotConnected { .. }) => other,
         }

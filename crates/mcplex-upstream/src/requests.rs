@@ -4,7 +4,6 @@
 
 use std::sync::{Arc, PoisonError};
 
-use mcplex_protocol::ServerHealth;
 use serde_json::Value;
 
 use crate::rpc::{CallOptions, RpcConnection};
@@ -86,12 +85,9 @@ impl Upstreams {
         server: &str,
         on_behalf: OnBehalfOf<'_>,
     ) -> Result<Arc<RpcConnection>, UpstreamError> {
-        let slot = self
-            .slot(server)
-            .ok_or_else(|| UpstreamError::Unavailable {
-                server: server.to_owned(),
-                health: ServerHealth::Disabled,
-            })?;
+        let slot = self.slot(server).ok_or_else(|| UpstreamError::NotRunning {
+            server: server.to_owned(),
+        })?;
         if let Some(caller) = on_behalf.caller
             && slot
                 .config
@@ -118,5 +114,28 @@ impl Upstreams {
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_call_to_a_server_that_does_not_run_says_so() {
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        let config = mcplex_config::Config::with_servers(Vec::new());
+        let upstreams =
+            Upstreams::start(&config, None, None, events, crate::Isolation::unavailable());
+        let called = upstreams
+            .call_tool("gone", serde_json::json!({}), CallOptions::default())
+            .await;
+        match called {
+            Err(error @ UpstreamError::NotRunning { .. }) => assert_eq!(
+                error.to_string(),
+                "server \"gone\" is not running: it was removed or disabled"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 }
