@@ -14,6 +14,8 @@
 # connections share one MCP session opened beforehand, so each proxy runs one upstream (a proxy
 # that starts an upstream per session would run one per connection otherwise); set
 # BENCH_SESSION_PER_CONNECTION=1 to give each connection its own session (and wrk thread).
+# mcplex takes at most 64 requests in flight in one session: more connections than that need
+# a session each.
 #
 # Needs: wrk, curl, node (for the peer), a release build of mcplex and mcplex-fixture.
 # Environment:

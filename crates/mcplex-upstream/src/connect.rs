@@ -162,9 +162,10 @@ async fn open_http(
     }
 }
 
-/// `error`, except that a server whose process exited under it says so: one that exits during
-/// the handshake is reported with its exit status, not as a closed connection or a write to a
-/// broken pipe.
+/// `error`, and how the server's process exited when it did: one that exits during the
+/// handshake is reported with its exit status, not only as a closed connection or a write to a
+/// broken pipe. A transport error keeps its own text beside the status (a result the gateway
+/// could not read says so even if the server then exited).
 async fn why_lost(connection: &RpcConnection, error: UpstreamError) -> UpstreamError {
     if !matches!(
         error,
@@ -172,12 +173,18 @@ async fn why_lost(connection: &RpcConnection, error: UpstreamError) -> UpstreamE
     ) {
         return error;
     }
-    match connection.exit_reason().await {
-        Some(exit) => UpstreamError::Closed {
-            server: error.server().to_owned(),
+    let Some(exit) = connection.exit_reason().await else {
+        return error;
+    };
+    match error {
+        UpstreamError::Transport { server, reason } => UpstreamError::Transport {
+            server,
+            reason: format!("{reason}; {exit}"),
+        },
+        other => UpstreamError::Closed {
+            server: other.server().to_owned(),
             reason: exit,
         },
-        None => error,
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use mcplex_config::Redactor;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -93,16 +93,14 @@ impl RpcConnection {
         });
         let pending = connection.pending.clone();
         tokio::spawn(async move {
-            // Closing first: the end of output that a shutdown causes is not a failure.
-            let closing = closed.cancelled();
-            tokio::pin!(closing);
-            loop {
-                let message = tokio::select! {
-                    biased;
-                    () = &mut closing => None,
-                    message = incoming.next() => message,
-                };
-                let Some(message) = message else { break };
+            // However the loop ends, a panic included, the wire closes and every waiting
+            // request is answered.
+            let _ending = Ending {
+                server: server.clone(),
+                closed: closed.clone(),
+                pending: pending.clone(),
+            };
+            let deliver = |message| {
                 route(
                     &server,
                     &redactor,
@@ -110,15 +108,28 @@ impl RpcConnection {
                     &pending,
                     &notifications,
                     message,
-                );
+                )
+            };
+            // Closing first: the end of output that a shutdown causes is not a failure.
+            let closing = closed.cancelled();
+            tokio::pin!(closing);
+            loop {
+                let message = tokio::select! {
+                    biased;
+                    () = &mut closing => break,
+                    message = incoming.next() => message,
+                };
+                // The wire brings no more: it is not polled again.
+                let Some(message) = message else { return };
+                deliver(message);
             }
-            closed.cancel();
-            let orphans: Vec<Pending> = lock(&pending).drain().map(|(_, p)| p).collect();
-            for orphan in orphans {
-                let _ = orphan.reply.send(Err(UpstreamError::Closed {
-                    server: server.to_string(),
-                    reason: "the connection closed before the answer arrived".to_owned(),
-                }));
+            // Closed: what already arrived is still routed (an HTTP wire closes right after
+            // the last answer it read; a stdio server's last lines may be answers too).
+            for _ in 0..DRAINED_AT_CLOSE {
+                match incoming.next().now_or_never() {
+                    Some(Some(message)) => deliver(message),
+                    _ => break,
+                }
             }
         });
         connection
@@ -410,6 +421,30 @@ impl RpcConnection {
     }
 }
 
+/// At most how many messages that arrived before a wire closed are still routed after it.
+const DRAINED_AT_CLOSE: usize = 1024;
+
+/// The end of a connection's routing task: the wire is closed, and every request still waiting
+/// is answered that it closed.
+struct Ending {
+    server: Arc<str>,
+    closed: CancellationToken,
+    pending: Arc<Mutex<HashMap<i64, Pending>>>,
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        self.closed.cancel();
+        let orphans: Vec<Pending> = lock(&self.pending).drain().map(|(_, p)| p).collect();
+        for orphan in orphans {
+            let _ = orphan.reply.send(Err(UpstreamError::Closed {
+                server: self.server.to_string(),
+                reason: "the connection closed before the answer arrived".to_owned(),
+            }));
+        }
+    }
+}
+
 /// How a caller waits for one answer: its channel, the caller's timeout and cancellation.
 struct Wait {
     reply: oneshot::Receiver<Result<RawResult, UpstreamError>>,
@@ -452,96 +487,4 @@ fn outcome_of(outcome: &Result<RawResult, UpstreamError>) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::wire::lines::lines_wire;
-
-    /// A connection to server `name` speaking lines over `stream`.
-    fn over_lines(name: &str, stream: tokio::io::DuplexStream) -> Arc<RpcConnection> {
-        let (reader, writer) = tokio::io::split(stream);
-        let closed = CancellationToken::new();
-        let (sender, incoming) =
-            lines_wire(name.into(), Arc::default(), reader, writer, closed.clone());
-        let wire = Wire {
-            sender,
-            incoming,
-            closed,
-            transport: mcplex_trace::Transport::Stdio,
-        };
-        let (notifications, _) = mpsc::unbounded_channel();
-        RpcConnection::start(name.into(), Arc::default(), wire, notifications)
-    }
-
-    #[tokio::test]
-    async fn a_server_that_stops_reading_cannot_hold_a_call_past_its_timeout() {
-        // Nobody reads the server's side: the 64-byte pipe fills and every write waits.
-        let (ours, _theirs) = tokio::io::duplex(64);
-        let connection = over_lines("stuck", ours);
-        let big = json!({"text": "x".repeat(4096)});
-        let started = tokio::time::Instant::now();
-        let options = CallOptions {
-            timeout: Some(Duration::from_millis(200)),
-            ..CallOptions::default()
-        };
-        let outcome = tokio::time::timeout(
-            Duration::from_secs(5),
-            connection.request("tools/call", Some(big), options),
-        )
-        .await
-        .expect("the call ends by its own timeout");
-        assert!(
-            matches!(outcome, Err(UpstreamError::Timeout { .. })),
-            "{outcome:?}"
-        );
-        assert!(started.elapsed() < Duration::from_secs(2));
-        assert!(
-            lock(&connection.pending).is_empty(),
-            "the request is forgotten"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_result_a_value_cannot_hold_fails_the_request_and_stays_whole_as_written() {
-        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-        let (ours, theirs) = tokio::io::duplex(4096);
-        let connection = over_lines("odd", ours);
-        // The server: every request is answered with a result holding a number beyond f64.
-        let result = r#"{"content":[{"type":"text","text":"far"}],"n":1e400}"#;
-        tokio::spawn(async move {
-            let (their_reader, mut their_writer) = tokio::io::split(theirs);
-            let mut lines = BufReader::new(their_reader).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let request: Value = serde_json::from_str(&line).expect("a request");
-                let answer = format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
-                    request["id"]
-                );
-                if their_writer
-                    .write_all(format!("{answer}\n").as_bytes())
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-            }
-        });
-        let parsed = connection
-            .request("tools/call", Some(json!({})), CallOptions::default())
-            .await;
-        match parsed {
-            Err(UpstreamError::Transport { server, reason }) => {
-                assert_eq!(server, "odd");
-                assert!(reason.contains("number out of range"), "{reason}");
-            }
-            other => panic!("{other:?}"),
-        }
-        let kept = connection
-            .request_raw("tools/call", Some(json!({})), CallOptions::default())
-            .await
-            .expect("an answer");
-        assert_eq!(
-            kept.text().map(serde_json::value::RawValue::get),
-            Some(result)
-        );
-    }
-}
+mod tests;

@@ -20,8 +20,6 @@ use tokio::time::Instant;
 
 /// Records waiting to be written; when full, new ones are dropped (calls never wait).
 const QUEUE: usize = 8192;
-/// The operators' actions waiting to be written, likewise.
-const ACTIONS_QUEUE: usize = 256;
 const BATCH: usize = 512;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 /// How long a batch waits for more records after its first: the most a row is written late.
@@ -36,17 +34,18 @@ pub struct AuditLog {
     pub actions: ActionLog,
 }
 
-/// Where the operators' actions go (a row each, as `operator_audit.rs` builds it).
+/// Where the operators' actions go (a row each, as `operator_audit.rs` builds it). Unbounded,
+/// unlike the calls' queue: actions come at the pace of people with the operator's credentials,
+/// and none is dropped when the writer is behind.
 #[derive(Clone)]
-pub struct ActionLog(mpsc::Sender<Activity>);
+pub struct ActionLog(mpsc::UnboundedSender<Activity>);
 
 impl ActionLog {
-    /// Queues `row`; when the writer is that far behind, the row is dropped and said so (the
-    /// request that made it never waits).
+    /// Queues `row` for the writer (the request that made it never waits).
     pub fn record(&self, row: Activity) {
-        if self.0.try_send(row).is_err() {
+        if self.0.send(row).is_err() {
             tracing::warn!(
-                "an operator's action was not written to the audit log: its writer is behind"
+                "an operator's action was not written to the audit log: its writer has stopped"
             );
         }
     }
@@ -65,7 +64,7 @@ pub fn start(
     }
     let mut sink = settings.sink.as_ref().map(Sink::open).transpose()?;
     let (records, calls) = mpsc::channel::<AuditRecord>(QUEUE);
-    let (actions, taken_actions) = mpsc::channel::<Activity>(ACTIONS_QUEUE);
+    let (actions, taken_actions) = mpsc::unbounded_channel::<Activity>();
     let log = AuditLog {
         calls: Audit::new(records, settings.arguments),
         actions: ActionLog(actions),
@@ -167,7 +166,7 @@ impl Sink {
 /// The writer's two queues: the calls' records and the operators' actions.
 struct Queues {
     calls: mpsc::Receiver<AuditRecord>,
-    actions: mpsc::Receiver<Activity>,
+    actions: mpsc::UnboundedReceiver<Activity>,
     calls_open: bool,
     actions_open: bool,
     replica: String,

@@ -127,8 +127,8 @@ impl WireSend for LinesSender {
 
 /// A wire over `reader` and `writer`. What it brings is read line by line as the connection
 /// polls it; lines that are not JSON are reported (with `redactor`'s secrets removed: a server
-/// may print its env on stdout) and skipped. The stream ends with the server's output; the
-/// connection, which polls `closed` first, then closes the wire.
+/// may print its env on stdout) and skipped. The stream ends with the server's output (said as a
+/// failure unless `closed` was cancelled first); the connection then closes the wire.
 pub(crate) fn lines_wire(
     server: Arc<str>,
     redactor: Arc<Redactor>,
@@ -136,10 +136,11 @@ pub(crate) fn lines_wire(
     writer: impl AsyncWrite + Send + Unpin + 'static,
     closed: CancellationToken,
 ) -> (Arc<LinesSender>, IncomingStream) {
-    let sender = Arc::new(LinesSender::new(Box::new(writer), closed));
+    let sender = Arc::new(LinesSender::new(Box::new(writer), closed.clone()));
     let reading = Reading {
         server,
         redactor,
+        closed,
         lines: BufReader::new(reader).lines(),
         garbage: GarbageReport::default(),
     };
@@ -154,6 +155,8 @@ pub(crate) fn lines_wire(
 struct Reading<R> {
     server: Arc<str>,
     redactor: Arc<Redactor>,
+    /// Cancelled by a shutdown: the end of output it causes is not a failure.
+    closed: CancellationToken,
     lines: Lines<BufReader<R>>,
     garbage: GarbageReport,
 }
@@ -177,11 +180,15 @@ impl<R: AsyncRead + Unpin> Reading<R> {
                     }
                 }
                 Ok(None) => {
-                    tracing::warn!(server = %self.server, "server closed its output");
+                    if !self.closed.is_cancelled() {
+                        tracing::warn!(server = %self.server, "server closed its output");
+                    }
                     return None;
                 }
                 Err(e) => {
-                    tracing::warn!(server = %self.server, "cannot read the server's output: {e}");
+                    if !self.closed.is_cancelled() {
+                        tracing::warn!(server = %self.server, "cannot read the server's output: {e}");
+                    }
                     return None;
                 }
             }

@@ -1,0 +1,147 @@
+//! The connection's tests: a server that stops reading, answers routed as they arrive or as
+//! the wire closes, results kept as written.
+use super::*;
+use crate::wire::lines::lines_wire;
+
+/// A connection to server `name` speaking lines over `stream`.
+fn over_lines(name: &str, stream: tokio::io::DuplexStream) -> Arc<RpcConnection> {
+    let (reader, writer) = tokio::io::split(stream);
+    let closed = CancellationToken::new();
+    let (sender, incoming) =
+        lines_wire(name.into(), Arc::default(), reader, writer, closed.clone());
+    let wire = Wire {
+        sender,
+        incoming,
+        closed,
+        transport: mcplex_trace::Transport::Stdio,
+    };
+    let (notifications, _) = mpsc::unbounded_channel();
+    RpcConnection::start(name.into(), Arc::default(), wire, notifications)
+}
+
+#[tokio::test]
+async fn a_server_that_stops_reading_cannot_hold_a_call_past_its_timeout() {
+    // Nobody reads the server's side: the 64-byte pipe fills and every write waits.
+    let (ours, _theirs) = tokio::io::duplex(64);
+    let connection = over_lines("stuck", ours);
+    let big = json!({"text": "x".repeat(4096)});
+    let started = tokio::time::Instant::now();
+    let options = CallOptions {
+        timeout: Some(Duration::from_millis(200)),
+        ..CallOptions::default()
+    };
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(5),
+        connection.request("tools/call", Some(big), options),
+    )
+    .await
+    .expect("the call ends by its own timeout");
+    assert!(
+        matches!(outcome, Err(UpstreamError::Timeout { .. })),
+        "{outcome:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(
+        lock(&connection.pending).is_empty(),
+        "the request is forgotten"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_arrived_before_the_wire_closed_still_reaches_its_caller() {
+    // A wire whose messages come through a channel (as HTTP's do); nobody reads what the
+    // connection writes.
+    let (ours, _theirs) = tokio::io::duplex(1 << 16);
+    let (_, writer) = tokio::io::split(ours);
+    let closed = CancellationToken::new();
+    let (sender, _) = lines_wire(
+        "http-like".into(),
+        Arc::default(),
+        tokio::io::empty(),
+        writer,
+        CancellationToken::new(),
+    );
+    let (messages, incoming) = mpsc::channel(8);
+    let wire = Wire {
+        sender,
+        incoming: crate::wire::channel_stream(incoming),
+        closed: closed.clone(),
+        transport: mcplex_trace::Transport::Http,
+    };
+    let (notifications, _) = mpsc::unbounded_channel();
+    let connection = RpcConnection::start("http-like".into(), Arc::default(), wire, notifications);
+    let call = tokio::spawn({
+        let connection = connection.clone();
+        async move {
+            connection
+                .request_raw("tools/call", Some(json!({})), CallOptions::default())
+                .await
+        }
+    });
+    while lock(&connection.pending).is_empty() {
+        tokio::task::yield_now().await;
+    }
+    // The answer arrives and the wire closes before the connection's task runs again.
+    let answer =
+        serde_json::value::RawValue::from_string(r#"{"content":[]}"#.to_owned()).expect("json");
+    messages
+        .try_send(crate::wire::Incoming::Answer {
+            id: 1,
+            result: answer,
+        })
+        .expect("queued");
+    closed.cancel();
+    let result = call
+        .await
+        .expect("the call's task")
+        .expect("the answer, not a closed wire");
+    assert_eq!(
+        result.text().map(serde_json::value::RawValue::get),
+        Some(r#"{"content":[]}"#)
+    );
+}
+
+#[tokio::test]
+async fn a_result_a_value_cannot_hold_fails_the_request_and_stays_whole_as_written() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let connection = over_lines("odd", ours);
+    // The server: every request is answered with a result holding a number beyond f64.
+    let result = r#"{"content":[{"type":"text","text":"far"}],"n":1e400}"#;
+    tokio::spawn(async move {
+        let (their_reader, mut their_writer) = tokio::io::split(theirs);
+        let mut lines = BufReader::new(their_reader).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let request: Value = serde_json::from_str(&line).expect("a request");
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
+                request["id"]
+            );
+            if their_writer
+                .write_all(format!("{answer}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let parsed = connection
+        .request("tools/call", Some(json!({})), CallOptions::default())
+        .await;
+    match parsed {
+        Err(UpstreamError::Transport { server, reason }) => {
+            assert_eq!(server, "odd");
+            assert!(reason.contains("number out of range"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let kept = connection
+        .request_raw("tools/call", Some(json!({})), CallOptions::default())
+        .await
+        .expect("an answer");
+    assert_eq!(
+        kept.text().map(serde_json::value::RawValue::get),
+        Some(result)
+    );
+}
