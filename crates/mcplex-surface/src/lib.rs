@@ -44,6 +44,7 @@ mod session_owners;
 mod sessions;
 mod sse;
 mod stateless;
+mod stateless_transport;
 mod stdio;
 mod subscriptions;
 mod traced;

@@ -8,17 +8,12 @@
 //! goes away cancels the request (its handler sees the cancellation and ends by itself). Notifications are accepted and ignored (cancellation is by
 //! disconnecting); a JSON-RPC answer from a client that was asked nothing is refused.
 
-use std::convert::Infallible;
-
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
 use rmcp::model::{
     ClientCapabilities, ClientJsonRpcMessage, ClientRequest, GetMeta, Implementation,
     InitializeRequestParams, JsonRpcMessage,
 };
-use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +23,7 @@ use crate::decode::rpc_error;
 use crate::detached::Detached;
 use crate::dispatch::{self, Call};
 use crate::route::Surface;
+use crate::stateless_transport::{EVENTS_WAITING, RequestTransport};
 use crate::wire::{self, Classified};
 
 /// Answers one stateless message.
@@ -61,7 +57,7 @@ pub(crate) async fn post<S: Surface>(
     let (events_tx, events) = mpsc::channel(EVENTS_WAITING);
     let running = rmcp::service::serve_directly(
         surface.clone(),
-        RequestTransport { events: events_tx },
+        RequestTransport::new(events_tx),
         Some(client),
     );
     let cancel = CancellationToken::new();
@@ -86,51 +82,4 @@ pub(crate) async fn post<S: Surface>(
         guard: Box::new((running, cancel.drop_guard())),
     })
     .await
-}
-
-/// Messages of one request not yet taken by its writer: past it the request's serve loop waits
-/// (and with it the handler's sends), until the writer takes one or the stream ends.
-const EVENTS_WAITING: usize = 64;
-
-/// rmcp's end of one stateless request: what its serve loop sends goes to the request's
-/// stream; nothing is ever received.
-struct RequestTransport {
-    /// The JSON of each message for the request's stream.
-    events: mpsc::Sender<Bytes>,
-}
-
-impl Transport<RoleServer> for RequestTransport {
-    type Error = Infallible;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
-    ) -> impl Future<Output = Result<(), Infallible>> + Send + 'static {
-        let json = match item {
-            JsonRpcMessage::Notification(_) | JsonRpcMessage::Request(_) => crate::sse::json(&item),
-            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => None,
-        };
-        // Queued here when there is room, so that messages keep the order they were sent in
-        // (rmcp runs each send as a task of its own); a full queue is waited on in that task,
-        // which holds its sender back (a burst past the queue may then arrive out of order).
-        let waiting = match json.map(|json| self.events.try_send(json)) {
-            Some(Err(mpsc::error::TrySendError::Full(json))) => Some((self.events.clone(), json)),
-            // Closed: the stream has ended, and with it the request.
-            _ => None,
-        };
-        async move {
-            if let Some((events, json)) = waiting {
-                let _ = events.send(json).await;
-            }
-            Ok(())
-        }
-    }
-
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
-        std::future::pending()
-    }
-
-    async fn close(&mut self) -> Result<(), Infallible> {
-        Ok(())
-    }
 }
