@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use mcplex_config::Redactor;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use super::bounded_lines::{BoundedLines, Line};
 use super::{BoxFuture, Incoming, IncomingStream, SendError, WireSend, snippet};
 
 /// The writing half: one message per line. Lines queued while another sender is writing go out
@@ -141,7 +142,7 @@ pub(crate) fn lines_wire(
         server,
         redactor,
         closed,
-        lines: BufReader::new(reader).lines(),
+        lines: BoundedLines::new(reader, MAX_MESSAGE_BYTES),
         garbage: GarbageReport::default(),
     };
     let incoming = futures::stream::unfold(reading, |mut reading| async move {
@@ -157,27 +158,41 @@ struct Reading<R> {
     redactor: Arc<Redactor>,
     /// Cancelled by a shutdown: the end of output it causes is not a failure.
     closed: CancellationToken,
-    lines: Lines<BufReader<R>>,
+    lines: BoundedLines<R>,
     garbage: GarbageReport,
 }
+
+/// The longest message a stdio server may write (one line): past it the line is dropped and
+/// reported, and a request it answered runs into its timeout.
+const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 impl<R: AsyncRead + Unpin> Reading<R> {
     /// The next message, `None` once the output ended or cannot be read.
     async fn next(&mut self) -> Option<Incoming> {
         loop {
             match self.lines.next_line().await {
-                Ok(Some(line)) => {
-                    let trimmed = line.trim();
+                Ok(Some(Line::Whole(line))) => {
+                    let trimmed = line.trim_ascii();
                     if trimmed.is_empty() {
                         continue;
                     }
-                    match parse_line(trimmed) {
+                    let parsed = match std::str::from_utf8(trimmed) {
+                        Ok(text) => parse_line(text).map_err(|e| e.to_string()),
+                        Err(e) => Err(format!("not UTF-8: {e}")),
+                    };
+                    match parsed {
                         Ok(message) => return Some(message),
                         Err(e) => {
-                            let shown = self.redactor.redact(trimmed);
+                            let shown = self.redactor.redact(&String::from_utf8_lossy(trimmed));
                             self.garbage.report(&self.server, &e, &shown);
                         }
                     }
+                }
+                Ok(Some(Line::TooLong { bytes })) => {
+                    tracing::warn!(
+                        server = %self.server,
+                        "ignored a line of {bytes} bytes of the server's output: longer than a message may be ({MAX_MESSAGE_BYTES} bytes)"
+                    );
                 }
                 Ok(None) => {
                     if !self.closed.is_cancelled() {
@@ -225,7 +240,7 @@ struct GarbageReport {
 impl GarbageReport {
     const INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
 
-    fn report(&mut self, server: &str, error: &serde_json::Error, line: &str) {
+    fn report(&mut self, server: &str, error: &str, line: &str) {
         match self.last {
             Some(at) if at.elapsed() < Self::INTERVAL => self.suppressed += 1,
             _ => {
@@ -277,6 +292,24 @@ mod tests {
             }
         }
         assert!(parse_line(r#"{"id":7,"result":"#).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_skipped_and_the_wire_reads_on() {
+        use futures::StreamExt;
+        let output = b"\xff\xfe not text\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n".to_vec();
+        let (_, incoming) = lines_wire(
+            "bytes".into(),
+            Arc::default(),
+            std::io::Cursor::new(output),
+            tokio::io::sink(),
+            CancellationToken::new(),
+        );
+        let messages: Vec<Incoming> = incoming.collect().await;
+        assert!(
+            matches!(messages.as_slice(), [Incoming::Answer { id: 1, .. }]),
+            "{messages:?}"
+        );
     }
 
     fn sender(capacity: usize) -> (Arc<LinesSender>, tokio::io::DuplexStream) {

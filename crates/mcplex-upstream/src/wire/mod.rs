@@ -1,6 +1,7 @@
 //! Wires: how JSON-RPC messages get to and from one upstream. Every wire has the same shape: a
 //! sender, a stream of incoming messages (raw JSON), and a token cancelled when the wire dies.
 
+pub(crate) mod bounded_lines;
 pub(crate) mod environment;
 pub(crate) mod http;
 pub(crate) mod lines;

@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use super::bounded_lines::{BoundedLines, Line};
 use mcplex_config::{InheritEnv, Redactor, Sandbox};
 use mcplex_sandbox::Report;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{LinesSender, lines_wire};
@@ -89,16 +89,23 @@ async fn wait_for_exit<T>(
 
 /// Logs the server's stderr line by line, redacted, keeps its tail for the operator, and keeps
 /// the last line that looks like the sandbox refusing something (with the fix, said once).
+/// The longest stderr line logged and kept in the tail as written; a longer one is told by its
+/// size.
+const MAX_STDERR_LINE_BYTES: usize = 16 * 1024;
+
 async fn read_stderr(
     server: Arc<str>,
     redactor: Arc<Redactor>,
     stderr: tokio::process::ChildStderr,
     denied: Denied,
 ) {
-    let mut lines = BufReader::new(stderr).lines();
+    let mut lines = BoundedLines::new(stderr, MAX_STDERR_LINE_BYTES);
     let mut hinted = false;
     while let Ok(Some(line)) = lines.next_line().await {
-        let line = redactor.redact(&line);
+        let line = match line {
+            Line::Whole(line) => redactor.redact(&String::from_utf8_lossy(&line)),
+            Line::TooLong { bytes } => format!("(a line of {bytes} bytes, not shown)"),
+        };
         crate::stderr_tail::push(&server, &line);
         tracing::info!(target: "mcplex::upstream::stderr", server = %server, "{line}");
         if looks_denied(&line) {
