@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::event_id::EventId;
+use crate::kept_events::KeptEvents;
 
 /// Events kept for resumption, and their bytes: a client let go for reading too slowly resumes
 /// seconds later, and a burst of log messages meanwhile must not push out what it missed.
@@ -28,12 +29,10 @@ const GETS: usize = 32;
 /// Events that may wait for one GET stream's client.
 const QUEUE: usize = 64;
 
-#[derive(Default)]
 pub(crate) struct Common {
     /// The number of the last event (0: none yet).
     last: u64,
-    cache: VecDeque<(u64, Bytes)>,
-    cached_bytes: usize,
+    cache: KeptEvents,
     /// The last event handed to an open GET stream.
     delivered: u64,
     /// The open GET streams, oldest first.
@@ -47,20 +46,23 @@ pub(crate) struct GetStream {
     pub end: CancellationToken,
 }
 
+impl Default for Common {
+    fn default() -> Common {
+        Common {
+            last: 0,
+            cache: KeptEvents::new(1, CACHED, CACHED_BYTES),
+            delivered: 0,
+            open: VecDeque::new(),
+        }
+    }
+}
+
 impl Common {
     /// Sends a message (its JSON) on the newest open GET stream, or keeps it for the next one.
     pub(crate) fn send(&mut self, json: &[u8]) {
         self.last += 1;
         let event = crate::sse::event(json, Some(&EventId::Common(self.last).to_string()));
-        self.cached_bytes += event.len();
-        self.cache.push_back((self.last, event.clone()));
-        while self.cache.len() > CACHED
-            || (self.cached_bytes > CACHED_BYTES && self.cache.len() > 1)
-        {
-            if let Some((_, oldest)) = self.cache.pop_front() {
-                self.cached_bytes -= oldest.len();
-            }
-        }
+        self.cache.push(event.clone());
         while let Some(newest) = self.open.back() {
             match newest.try_send(event.clone()) {
                 Ok(()) => {
@@ -90,12 +92,7 @@ impl Common {
         }
         let (sender, source) = mpsc::channel(QUEUE);
         let mut first = vec![crate::sse::priming(&EventId::Common(after).to_string())];
-        first.extend(
-            self.cache
-                .iter()
-                .filter(|(index, _)| *index > after)
-                .map(|(_, event)| event.clone()),
-        );
+        first.extend(self.cache.after(after).cloned());
         self.delivered = self.last;
         self.open.push_back(sender);
         GetStream {
@@ -202,6 +199,6 @@ mod tests {
             common.send(large.as_bytes());
         }
         assert_eq!(common.cached(), 3, "three of 300 kB fit in 1 MiB, not four");
-        assert!(common.cached_bytes <= CACHED_BYTES);
+        assert!(common.cache.bytes() <= CACHED_BYTES);
     }
 }

@@ -10,7 +10,7 @@
 //! request that names the request it belongs to ([`OriginatingRequestId`]) to that request's
 //! stream, everything else to the GET stream.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -30,6 +30,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::common_stream::{Common, GetStream};
+use crate::kept_events::KeptEvents;
 
 /// One open session.
 pub(crate) struct Session {
@@ -73,30 +74,14 @@ impl State {
 
 /// The events of one answer stream, kept while it is written and [`REPLAY_KEPT`] after.
 struct Replay {
-    /// The index of `events[0]` in its stream.
-    start: u64,
-    events: VecDeque<Bytes>,
-    /// The bytes of `events`.
-    kept_bytes: usize,
+    /// Numbered by their index in the stream.
+    events: KeptEvents,
     /// Where new events go: the connection that opened the stream, or the one that resumed it.
     live: Option<mpsc::Sender<Bytes>>,
     finished: Option<Instant>,
     /// Whether the last events went to a connection still holding the stream when it finished:
     /// its client has the answer, so the stream is kept only in case that connection broke.
     delivered: bool,
-}
-
-impl Replay {
-    /// Forgets the oldest events past [`REPLAY_EVENTS`] or [`REPLAY_BYTES`].
-    fn trim(&mut self) {
-        while self.events.len() > REPLAY_EVENTS || self.kept_bytes > REPLAY_BYTES {
-            let Some(oldest) = self.events.pop_front() else {
-                break;
-            };
-            self.kept_bytes -= oldest.len();
-            self.start += 1;
-        }
-    }
 }
 
 /// How long a finished answer stream can still be resumed.
@@ -283,15 +268,16 @@ impl Session {
     ) -> AnswerLog {
         let mut state = self.lock();
         state.forget_finished_answers(Instant::now());
-        let mut replay = Replay {
-            start: 0,
-            events: first.iter().cloned().collect(),
-            kept_bytes: first.iter().map(Bytes::len).sum(),
+        let mut events = KeptEvents::new(0, REPLAY_EVENTS, REPLAY_BYTES);
+        for event in first {
+            events.push(event.clone());
+        }
+        let replay = Replay {
+            events,
             live: Some(live),
             finished: None,
             delivered: false,
         };
-        replay.trim();
         state.answers.insert(stream, replay);
         AnswerLog {
             state: Arc::downgrade(&self.state),
@@ -309,9 +295,7 @@ impl Session {
         let mut state = self.lock();
         state.forget_finished_answers(Instant::now());
         let replay = state.answers.get_mut(&stream)?;
-        let skip = after.saturating_add(1).saturating_sub(replay.start);
-        let skip = usize::try_from(skip).unwrap_or(usize::MAX);
-        let events = replay.events.iter().skip(skip).cloned().collect();
+        let events = replay.events.after(after).cloned().collect();
         if replay.finished.is_some() {
             return Some((events, None));
         }
@@ -346,7 +330,7 @@ impl State {
             .iter()
             .filter_map(|(stream, replay)| {
                 let at = replay.finished?;
-                Some((!replay.delivered, at, *stream, replay.kept_bytes))
+                Some((!replay.delivered, at, *stream, replay.events.bytes()))
             })
             .collect();
         let mut bytes: usize = finished.iter().map(|(.., bytes)| bytes).sum();
@@ -380,9 +364,7 @@ impl AnswerLog {
         let state = self.state.upgrade()?;
         let mut state = lock(&state);
         let replay = state.answers.get_mut(&self.stream)?;
-        replay.kept_bytes += event.len();
-        replay.events.push_back(event.clone());
-        replay.trim();
+        replay.events.push(event.clone());
         replay.live.clone()
     }
 
