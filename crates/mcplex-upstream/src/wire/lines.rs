@@ -183,8 +183,9 @@ impl<R: AsyncRead + Unpin> Reading<R> {
                     match parsed {
                         Ok(message) => return Some(message),
                         Err(e) => {
-                            let shown = self.redactor.redact(&String::from_utf8_lossy(trimmed));
-                            self.garbage.report(&self.server, &e, &shown);
+                            let redactor = &self.redactor;
+                            let shown = || redactor.redact(&String::from_utf8_lossy(trimmed));
+                            self.garbage.report(&self.server, &e, shown);
                         }
                     }
                 }
@@ -240,7 +241,9 @@ struct GarbageReport {
 impl GarbageReport {
     const INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
 
-    fn report(&mut self, server: &str, error: &str, line: &str) {
+    /// Reports `line` (redacted by the caller, read only when it is shown: a line may be up to
+    /// a message long, and a chatty server writes many).
+    fn report(&mut self, server: &str, error: &str, line: impl FnOnce() -> String) {
         match self.last {
             Some(at) if at.elapsed() < Self::INTERVAL => self.suppressed += 1,
             _ => {
@@ -250,7 +253,7 @@ impl GarbageReport {
                 } else {
                     String::new()
                 };
-                tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({error}){earlier}: {}", snippet(line, 200));
+                tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({error}){earlier}: {}", snippet(&line(), 200));
                 self.last = Some(std::time::Instant::now());
             }
         }
