@@ -298,9 +298,7 @@ impl HttpSender {
                 stream, response, incoming, closed, related,
             ));
         } else {
-            let body = response.bytes().await.map_err(|e| {
-                SendError::Answer(format!("reading the answer: {}", e.without_url()))
-            })?;
+            let body = super::message_body(response, super::MAX_MESSAGE_BYTES).await?;
             if body.is_empty() {
                 return Ok(());
             }

@@ -10,7 +10,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::bounded_lines::{BoundedLines, Line};
-use super::{BoxFuture, Incoming, IncomingStream, SendError, WireSend, snippet};
+use super::{BoxFuture, Incoming, IncomingStream, MAX_MESSAGE_BYTES, SendError, WireSend, snippet};
 
 /// The writing half: one message per line. Lines queued while another sender is writing go out
 /// with the next write, so concurrent calls share a system call (and the server's read) instead
@@ -161,10 +161,6 @@ struct Reading<R> {
     lines: BoundedLines<R>,
     garbage: GarbageReport,
 }
-
-/// The longest message a stdio server may write (one line): past it the line is dropped and
-/// reported, and a request it answered runs into its timeout.
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 impl<R: AsyncRead + Unpin> Reading<R> {
     /// The next message, `None` once the output ended or cannot be read.

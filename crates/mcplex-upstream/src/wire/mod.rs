@@ -144,6 +144,32 @@ pub(crate) async fn push_messages(
     }
 }
 
+/// The longest message an upstream may send: a stdio server's line, an HTTP answer's body.
+/// Past it the message is refused (a line dropped and reported, a body failing its request).
+pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The whole body of `response`, refused past `cap` bytes ([`MAX_MESSAGE_BYTES`] for a message;
+/// the rest is then never read, and dropping the answer closes its connection).
+pub(crate) async fn message_body(
+    mut response: reqwest::Response,
+    cap: usize,
+) -> Result<Vec<u8>, SendError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| SendError::Answer(format!("reading the answer: {}", e.without_url())))?
+    {
+        if body.len() + chunk.len() > cap {
+            return Err(SendError::Answer(format!(
+                "the answer is longer than a message may be ({cap} bytes)"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// How much of an error answer's body is read: messages show its start, and an upstream must not
 /// make the gateway hold (or wait for) a body of any size.
 const ERROR_BODY_LIMIT: usize = 16 * 1024;
@@ -169,4 +195,43 @@ pub(crate) fn snippet(text: &str, max: usize) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// The answer of a one-shot HTTP server whose body is `body`.
+    async fn answered(body: &'static str) -> reqwest::Response {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.expect("accept");
+            let mut request = [0u8; 1024];
+            let _ = socket.read(&mut request).await;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(body.as_bytes()).await;
+        });
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::get(format!("http://{address}/"))
+            .await
+            .expect("an answer")
+    }
+
+    #[tokio::test]
+    async fn a_body_past_the_cap_is_refused_and_one_within_it_read_whole() {
+        let within = message_body(answered(r#"{"ok":true}"#).await, 11).await;
+        assert_eq!(within.expect("read").as_slice(), br#"{"ok":true}"#);
+        match message_body(answered(r#"{"ok":true}"#).await, 10).await {
+            Err(SendError::Answer(reason)) => assert!(reason.contains("longer than"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
