@@ -28,6 +28,8 @@ use crate::isolation::{Denied, Isolation, Prepared, Start, denial_hint, looks_de
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
+/// How long a shutdown waits, after SIGKILL, for the child to be reaped.
+const KILL_WAIT: Duration = Duration::from_secs(2);
 
 /// What to run.
 pub(crate) struct StdioSpec<'a> {
@@ -279,8 +281,12 @@ impl WireSend for StdioSender {
             let _ = self.lines.shutdown().await;
             signal_group(self.group.pgid, SIGTERM);
             let _ = tokio::time::timeout(TERMINATE_GRACE, self.exited.cancelled()).await;
-            // Grandchildren may outlive the child or ignore SIGTERM: kill whatever is left.
+            // Grandchildren may outlive the child or ignore SIGTERM: kill whatever is left,
+            // and see the child reaped, so that what it held (a lock, a port) is let go before
+            // a successor starts (`succession.rs`); a SIGKILLed process still takes a moment to
+            // die on a loaded machine.
             signal_group(self.group.pgid, SIGKILL);
+            let _ = tokio::time::timeout(KILL_WAIT, self.exited.cancelled()).await;
         })
     }
 
