@@ -21,6 +21,7 @@ use sse_stream::SseStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::bounded_events::{bounded_events, refused_as_too_long};
 use super::{
     BoxFuture, INCOMING_BUFFER, Incoming, SendError, Wire, WireSend, error_body, push_messages,
     snippet,
@@ -369,7 +370,10 @@ pub(crate) async fn read_event_stream(
     closed: CancellationToken,
     related: Option<Value>,
 ) {
-    let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+    let mut events = SseStream::from_bytes_stream(bounded_events(
+        response.bytes_stream(),
+        super::MAX_MESSAGE_BYTES,
+    ));
     loop {
         let event = tokio::select! {
             event = events.next() => event,
@@ -389,8 +393,13 @@ pub(crate) async fn read_event_stream(
                 }
             }
             Some(Err(e)) => {
+                let refused = refused_as_too_long(&e);
                 let e = stream.redactor.redact(&format!("{e:?}"));
-                tracing::debug!(server = %stream.server, "event stream broke: {e}");
+                if refused {
+                    tracing::warn!(server = %stream.server, "event stream refused: {e}");
+                } else {
+                    tracing::debug!(server = %stream.server, "event stream broke: {e}");
+                }
                 return;
             }
             None => return,

@@ -1,6 +1,7 @@
 //! Wires: how JSON-RPC messages get to and from one upstream. Every wire has the same shape: a
 //! sender, a stream of incoming messages (raw JSON), and a token cancelled when the wire dies.
 
+pub(crate) mod bounded_events;
 pub(crate) mod bounded_lines;
 pub(crate) mod environment;
 pub(crate) mod http;
@@ -203,7 +204,8 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// The answer of a one-shot HTTP server whose body is `body`.
-    async fn answered(body: &'static str) -> reqwest::Response {
+    pub(super) async fn answered(body: impl Into<String>) -> reqwest::Response {
+        let body: String = body.into();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

@@ -15,6 +15,7 @@ use sse_stream::SseStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::bounded_events::bounded_events;
 use super::http::{client, header_map};
 use super::{
     BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, error_body, push_messages, snippet,
@@ -75,7 +76,10 @@ pub(crate) async fn connect(
             body: snippet(&body, 300),
         });
     }
-    let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+    let mut events = SseStream::from_bytes_stream(bounded_events(
+        response.bytes_stream(),
+        super::MAX_MESSAGE_BYTES,
+    ));
     let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, async {
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| ConnectError::StreamBroke(format!("{e:?}")))?;
