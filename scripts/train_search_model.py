@@ -37,7 +37,9 @@ position ids buffer is kept as it is. CPU only; about 30 minutes on two cores.
     cargo run --release -p mcplex-embed --example quantize -- \\
         /tmp/tuned/model.safetensors crates/mcplex-embed/model/all-MiniLM-L6-v2-tools.int8.safetensors
 
-`--write-validation FILE` writes the validation fifth and exits.
+`--write-validation FILE` writes the validation fifth and exits. `--objective late` trains the
+token vectors for late interaction instead of the pooled vector: a second-stage study
+(`scripts/study_rerank.py`, docs/search.md "A second stage"), not how the built-in model is made.
 """
 import argparse
 import hashlib
@@ -192,13 +194,105 @@ def write_validation(dev, path):
     print(f'{len(fifth["queries"])} validation queries written to {path}')
 
 
-def train(source, out, epochs, agent_repeat):
+def load_model(source):
+    """The config, the tokenizer (no padding, no cut) and the f32 weights of `source`."""
+    import jax.numpy as jnp
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    config = json.load(open(os.path.join(source, 'config.json')))
+    tokenizer = Tokenizer.from_file(os.path.join(source, 'tokenizer.json'))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    raw = load_file(os.path.join(source, 'model.safetensors'))
+    weights = {k: jnp.asarray(v) for k, v in raw.items() if v.dtype.kind == 'f'}
+    return config, tokenizer, raw, weights
+
+
+def encode(tokenizer, texts, limit):
+    """Token ids and mask of `texts`, each cut at `limit` tokens (keeping [SEP]), padded to it."""
+    import numpy as np
+
+    ids = np.zeros((len(texts), limit), np.int32)
+    mask = np.zeros((len(texts), limit), np.float32)
+    for row, text in enumerate(texts):
+        tokens = tokenizer.encode(text).ids
+        if len(tokens) > limit:
+            tokens = tokens[:limit - 1] + [tokens[-1]]
+        ids[row, :len(tokens)] = tokens
+        mask[row, :len(tokens)] = 1
+    return ids, mask
+
+
+def token_states(config, w, ids, mask):
+    """The last layer's vector of every token (rows × tokens × hidden)."""
+    import jax
+    import jax.numpy as jnp
+
+    hidden, heads, layers = (config['hidden_size'], config['num_attention_heads'],
+                             config['num_hidden_layers'])
+    head = hidden // heads
+
+    def norm(x, w, b):
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / jnp.sqrt(var + config.get('layer_norm_eps', 1e-12)) * w + b
+
+    rows, length = ids.shape
+    x = (w['embeddings.word_embeddings.weight'][ids]
+         + w['embeddings.position_embeddings.weight'][:length][None]
+         + w['embeddings.token_type_embeddings.weight'][0])
+    x = norm(x, w['embeddings.LayerNorm.weight'], w['embeddings.LayerNorm.bias'])
+    masked = (1.0 - mask)[:, None, None, :] * -1e9
+    for layer in range(layers):
+        p = f'encoder.layer.{layer}.'
+
+        def linear(t, name, p=p):
+            return t @ w[p + name + '.weight'].T + w[p + name + '.bias']
+
+        q, k, v = [linear(x, 'attention.self.' + n).reshape(rows, length, heads, head)
+                   .transpose(0, 2, 1, 3) for n in ('query', 'key', 'value')]
+        attention = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / math.sqrt(head) + masked, -1)
+        o = (attention @ v).transpose(0, 2, 1, 3).reshape(rows, length, hidden)
+        x = norm(linear(o, 'attention.output.dense') + x,
+                 w[p + 'attention.output.LayerNorm.weight'], w[p + 'attention.output.LayerNorm.bias'])
+        h = jax.nn.gelu(linear(x, 'intermediate.dense'), approximate=False)
+        x = norm(linear(h, 'output.dense') + x,
+                 w[p + 'output.LayerNorm.weight'], w[p + 'output.LayerNorm.bias'])
+    return x
+
+
+def unit(x):
+    import jax.numpy as jnp
+
+    return x / jnp.maximum(jnp.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def sentence_vectors(config, w, ids, mask):
+    """Mean pooling over the mask, unit vectors: what the gateway embeds."""
+    import jax.numpy as jnp
+
+    x = token_states(config, w, ids, mask)
+    return unit((x * mask[..., None]).sum(1) / jnp.maximum(mask.sum(1, keepdims=True), 1))
+
+
+def late_scores(query_tokens, query_mask, passage_tokens, passage_mask):
+    """Late interaction: for each query and passage, the mean over the query's tokens of the
+    cosine of its closest passage token (unit token vectors, padding masked out)."""
+    import jax.numpy as jnp
+
+    sims = jnp.einsum('qlh,pmh->qplm', query_tokens, passage_tokens)
+    sims = sims + (passage_mask[None, :, None, :] - 1.0) * 1e4
+    best = sims.max(-1)
+    return (best * query_mask[:, None, :]).sum(-1) / jnp.maximum(query_mask.sum(-1), 1)[:, None]
+
+
+def train(source, out, epochs, agent_repeat, objective):
     import jax
     import jax.numpy as jnp
     import numpy as np
     import optax
-    from safetensors.numpy import load_file, save_file
-    from tokenizers import Tokenizer
+    from safetensors.numpy import save_file
 
     passages = catalogs()
     pairs = {'metatool199': metatool_pairs(load()[1], passages['metatool199'])}
@@ -206,59 +300,16 @@ def train(source, out, epochs, agent_repeat):
         agent = agent_pairs(agent_rows(catalog, known)) * agent_repeat
         pairs[catalog] = pairs.get(catalog, []) + agent
         print(f'{catalog}: {len(agent)} agent-style pairs ({agent_repeat}x)', flush=True)
-    config = json.load(open(os.path.join(source, 'config.json')))
-    tokenizer = Tokenizer.from_file(os.path.join(source, 'tokenizer.json'))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    raw = load_file(os.path.join(source, 'model.safetensors'))
-    weights = {k: jnp.asarray(v) for k, v in raw.items() if v.dtype.kind == 'f'}
-    hidden, heads, layers = (config['hidden_size'], config['num_attention_heads'],
-                             config['num_hidden_layers'])
-    head = hidden // heads
-
-    def encode(texts, limit):
-        ids = np.zeros((len(texts), limit), np.int32)
-        mask = np.zeros((len(texts), limit), np.float32)
-        for row, text in enumerate(texts):
-            tokens = tokenizer.encode(text).ids
-            if len(tokens) > limit:
-                tokens = tokens[:limit - 1] + [tokens[-1]]
-            ids[row, :len(tokens)] = tokens
-            mask[row, :len(tokens)] = 1
-        return ids, mask
-
-    def norm(x, w, b):
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / jnp.sqrt(var + config.get('layer_norm_eps', 1e-12)) * w + b
-
-    def embed(w, ids, mask):
-        rows, length = ids.shape
-        x = (w['embeddings.word_embeddings.weight'][ids]
-             + w['embeddings.position_embeddings.weight'][:length][None]
-             + w['embeddings.token_type_embeddings.weight'][0])
-        x = norm(x, w['embeddings.LayerNorm.weight'], w['embeddings.LayerNorm.bias'])
-        masked = (1.0 - mask)[:, None, None, :] * -1e9
-        for layer in range(layers):
-            p = f'encoder.layer.{layer}.'
-
-            def linear(t, name, p=p):
-                return t @ w[p + name + '.weight'].T + w[p + name + '.bias']
-
-            q, k, v = [linear(x, 'attention.self.' + n).reshape(rows, length, heads, head)
-                       .transpose(0, 2, 1, 3) for n in ('query', 'key', 'value')]
-            attention = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / math.sqrt(head) + masked, -1)
-            o = (attention @ v).transpose(0, 2, 1, 3).reshape(rows, length, hidden)
-            x = norm(linear(o, 'attention.output.dense') + x,
-                     w[p + 'attention.output.LayerNorm.weight'], w[p + 'attention.output.LayerNorm.bias'])
-            h = jax.nn.gelu(linear(x, 'intermediate.dense'), approximate=False)
-            x = norm(linear(h, 'output.dense') + x,
-                     w[p + 'output.LayerNorm.weight'], w[p + 'output.LayerNorm.bias'])
-        pooled = (x * mask[..., None]).sum(1) / jnp.maximum(mask.sum(1, keepdims=True), 1)
-        return pooled / jnp.maximum(jnp.linalg.norm(pooled, axis=-1, keepdims=True), 1e-12)
+    config, tokenizer, raw, weights = load_model(source)
 
     def loss(w, query_ids, query_mask, passage_ids, passage_mask):
-        logits = SCALE * embed(w, query_ids, query_mask) @ embed(w, passage_ids, passage_mask).T
+        if objective == 'late':
+            logits = SCALE * late_scores(
+                unit(token_states(config, w, query_ids, query_mask)), query_mask,
+                unit(token_states(config, w, passage_ids, passage_mask)), passage_mask)
+        else:
+            logits = SCALE * (sentence_vectors(config, w, query_ids, query_mask)
+                              @ sentence_vectors(config, w, passage_ids, passage_mask).T)
         labels = jnp.arange(logits.shape[0])
         return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
 
@@ -310,8 +361,8 @@ def train(source, out, epochs, agent_repeat):
     done, started, recent, batches = 0, time.time(), [], first
     while done < steps:
         for batch in batches:
-            query = encode([q for q, _ in batch], QUERY_TOKENS)
-            tool = encode([p for _, p in batch], PASSAGE_TOKENS)
+            query = encode(tokenizer, [q for q, _ in batch], QUERY_TOKENS)
+            tool = encode(tokenizer, [p for _, p in batch], PASSAGE_TOKENS)
             weights, state, value = step(weights, state, *query, *tool)
             recent = (recent + [float(value)])[-20:]
             done += 1
@@ -337,12 +388,15 @@ def main():
     parser.add_argument('--epochs', type=float, default=1.0)
     parser.add_argument('--agent-repeat', type=int, default=1,
                         help='how many times each agent-style pair is in an epoch')
+    parser.add_argument('--objective', choices=('pooled', 'late'), default='pooled',
+                        help='late: train the token vectors for late interaction instead '
+                        '(a second-stage study, scripts/study_rerank.py; not the built-in model)')
     parser.add_argument('--write-validation', metavar='FILE')
     args = parser.parse_args()
     if args.write_validation:
         write_validation(load()[1], args.write_validation)
     elif args.source and args.out:
-        train(args.source, args.out, args.epochs, args.agent_repeat)
+        train(args.source, args.out, args.epochs, args.agent_repeat, args.objective)
     else:
         parser.error('--source and --out, or --write-validation')
 

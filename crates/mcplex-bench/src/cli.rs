@@ -128,6 +128,10 @@ pub enum BenchCommand {
         /// Latency rounds: each query is timed this many times per fleet size.
         #[arg(long, default_value_t = 20)]
         rounds: usize,
+        /// Also write each query's top 30 by each ranking, with the part that placed each hit,
+        /// into the JSON results (what a second stage would reorder: scripts/study_rerank.py).
+        #[arg(long)]
+        rankings: bool,
         /// Where to write the JSON results.
         #[arg(long, default_value = "target/bench/retrieval.json")]
         out: PathBuf,

@@ -64,6 +64,7 @@ pub async fn run(command: BenchCommand, host: &Host) -> Result<ExitCode> {
             sample,
             rankers,
             rounds,
+            rankings,
             out,
         } => retrieval::run(
             host,
@@ -74,6 +75,7 @@ pub async fn run(command: BenchCommand, host: &Host) -> Result<ExitCode> {
                 sample,
                 rankers: &rankers,
                 rounds,
+                rankings,
                 out: &out,
             },
         ),

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use mcplex_catalog::Snapshot;
 use mcplex_config::HotSettings;
 use mcplex_fixtures::CorpusTool;
-use mcplex_search::{Index, PassageStyle, Semantic, Vectors};
+use mcplex_search::{Document, Index, PassageStyle, SearchResult, Semantic, Vectors};
 use serde_json::{Map, Value, json};
 
 use crate::Host;
@@ -36,8 +36,14 @@ pub struct RetrievalArgs<'a> {
     /// Only the rankings of these names (all when empty).
     pub rankers: &'a [String],
     pub rounds: usize,
+    /// Also write each query's top [`RANKED_DEPTH`] by each ranking into the report.
+    pub rankings: bool,
     pub out: &'a Path,
 }
+
+/// How deep a query's ranking goes in the report with `--rankings`: the candidates a second
+/// stage would reorder (`scripts/study_rerank.py`).
+const RANKED_DEPTH: usize = 30;
 
 /// One graded query.
 struct Query {
@@ -144,7 +150,15 @@ pub fn run(host: &Host, args: &RetrievalArgs<'_>) -> Result<ExitCode> {
             .iter()
             .map(|variant| {
                 let vectors = passages.get(&variant.passage);
-                let quality = quality(&index, &documents, set, variant, vectors, &query_vectors);
+                let quality = quality(
+                    &index,
+                    &documents,
+                    set,
+                    variant,
+                    vectors,
+                    &query_vectors,
+                    args.rankings,
+                );
                 (variant, quality)
             })
             .collect();
@@ -238,33 +252,51 @@ fn fnv1a(text: &str) -> u64 {
 }
 
 /// Mean metrics of one ranking over one set, and its queries whose first relevant tool is not
-/// in the top 5.
+/// in the top 5 (and, with `--rankings`, every query's ranking).
 struct Quality {
     metrics: BTreeMap<String, f64>,
     misses: Vec<Value>,
+    rankings: Vec<Value>,
+}
+
+/// One query's ranking: the parts it was split into, and each hit as `[id, part or null, score]`.
+fn ranking_report(query: &str, result: &SearchResult, documents: &[Document]) -> Value {
+    let hits: Vec<Value> = result
+        .hits
+        .iter()
+        .map(|hit| json!([documents[hit.doc].id, hit.part, hit.score]))
+        .collect();
+    json!({"query": query, "parts": result.parts, "hits": hits})
 }
 
 fn quality(
     index: &Index,
-    documents: &[mcplex_search::Document],
+    documents: &[Document],
     set: &QuerySet,
     variant: &Variant,
     passages: Option<&Vectors>,
     query_vectors: &QueryVectors,
+    keep_rankings: bool,
 ) -> Quality {
     let mut sums: BTreeMap<String, f64> = BTreeMap::new();
     // steps@k is the mean over the queries whose labels name steps.
     let mut with_steps = 0usize;
     let mut misses = Vec::new();
+    let mut rankings = Vec::new();
     for query in &set.queries {
         let semantic = query_vectors
             .of(variant.vector, &query.text)
             .zip(passages)
             .map(|(query, documents)| Semantic { query, documents });
-        let ranked: Vec<&str> = index
-            .search_tuned(&query.text, semantic, |_| true, 10, &variant.tuning)
+        let depth = if keep_rankings { RANKED_DEPTH } else { 10 };
+        let result = index.search_tuned(&query.text, semantic, |_| true, depth, &variant.tuning);
+        if keep_rankings {
+            rankings.push(ranking_report(&query.text, &result, documents));
+        }
+        let ranked: Vec<&str> = result
             .hits
             .iter()
+            .take(10)
             .map(|hit| documents[hit.doc].id.as_str())
             .collect();
         let labels: HashMap<&str, f64> = query
@@ -315,6 +347,7 @@ fn quality(
             })
             .collect(),
         misses,
+        rankings,
     }
 }
 
@@ -354,10 +387,13 @@ fn set_report(set: &QuerySet, results: &[(&Variant, Quality)]) -> Value {
     let rankers: Map<String, Value> = results
         .iter()
         .map(|(variant, quality)| {
-            (
-                variant.name.to_owned(),
-                json!({"quality": quality.metrics, "misses_at_5": quality.misses}),
-            )
+            (variant.name.to_owned(), {
+                let mut report = json!({"quality": quality.metrics, "misses_at_5": quality.misses});
+                if !quality.rankings.is_empty() {
+                    report["rankings"] = Value::Array(quality.rankings.clone());
+                }
+                report
+            })
         })
         .collect();
     json!({"queries": set.path, "count": set.queries.len(), "of": set.of, "rankers": rankers})

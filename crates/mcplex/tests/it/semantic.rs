@@ -266,6 +266,74 @@ fn the_retrieval_benchmark_measures_bm25_hybrid_and_the_levers_side_by_side() {
     );
 }
 
+/// `--rankings` writes the candidates a second stage would reorder (`scripts/study_rerank.py`):
+/// each query's ranking as measured (its top 5 give the recall@5 reported beside it), with the
+/// parts of a request in parts and the part that placed each hit; without it, none.
+#[cfg(feature = "bench")]
+#[test]
+fn the_retrieval_benchmark_writes_each_querys_ranking_when_asked() {
+    let corpus = ref45("ref45.tools.json");
+    let queries = tools()
+        .repo
+        .join("crates/mcplex-bench/data/ref45.agent-forms.dev.json");
+    let gateway = ["--rounds", "0", "--rankers", "gateway"];
+    let (plain, _) = retrieval(&corpus, std::slice::from_ref(&queries), &gateway);
+    assert!(plain["sets"][0]["rankers"]["gateway"]["rankings"].is_null());
+
+    let (report, stdout) = retrieval(
+        &corpus,
+        std::slice::from_ref(&queries),
+        &[&gateway[..], &["--rankings"]].concat(),
+    );
+    let set: Value = serde_json::from_slice(&std::fs::read(&queries).expect("set")).expect("json");
+    let ranker = &report["sets"][0]["rankers"]["gateway"];
+    let rankings = ranker["rankings"].as_array().expect("rankings");
+    assert_eq!(
+        rankings.len(),
+        set["queries"].as_array().map_or(0, Vec::len)
+    );
+    let mut recall = 0.0;
+    let mut placed_by_a_part = 0;
+    for ranking in rankings {
+        let query = set["queries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|q| q["query"] == ranking["query"])
+            .expect("a query of the set");
+        let relevant: Vec<&Value> = query["labels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|label| &label["tool_id"])
+            .collect();
+        let hits = ranking["hits"].as_array().expect("hits");
+        assert!((1..=30).contains(&hits.len()), "{ranking}");
+        let found = hits
+            .iter()
+            .take(5)
+            .filter(|hit| relevant.contains(&&hit[0]))
+            .count();
+        recall += found as f64 / relevant.len() as f64;
+        let parts = ranking["parts"].as_array().map_or(0, Vec::len);
+        for hit in hits {
+            if let Some(part) = hit[1].as_u64() {
+                assert!((part as usize) < parts, "{ranking}");
+                placed_by_a_part += 1;
+            }
+        }
+    }
+    let reported = ranker["quality"]["recall@5"].as_f64().expect("recall@5");
+    assert!(
+        (recall / rankings.len() as f64 - reported).abs() < 1e-9,
+        "the rankings are the ones measured: {stdout}"
+    );
+    assert!(
+        placed_by_a_part > 0,
+        "requests in parts name the part of each hit"
+    );
+}
+
 /// `bench retrieval` over `corpus` with `queries`: its JSON report and its output.
 #[cfg(feature = "bench")]
 fn retrieval(corpus: &std::path::Path, queries: &[PathBuf], extra: &[&str]) -> (Value, String) {
