@@ -46,7 +46,12 @@ impl rmcp::ServerHandler for Nothing {}
 
 /// Stream `stream` of a session that lasts as long as the test.
 fn in_session(stream: u64) -> Framing<'static> {
-    let session = Session::start("s".into(), Nothing, CancellationToken::new());
+    let session = Session::start(
+        "s".into(),
+        Nothing,
+        CancellationToken::new(),
+        crate::kept_events::KeptBudget::new(usize::MAX),
+    );
     Framing::Session {
         session: Box::leak(Box::new(session)),
         stream,

@@ -12,13 +12,14 @@
 //! [`GETS`] are kept; opening one more ends the oldest.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::event_id::EventId;
-use crate::kept_events::KeptEvents;
+use crate::kept_events::{KeptBudget, KeptEvents};
 
 /// Events kept for resumption, and their bytes: a client let go for reading too slowly resumes
 /// seconds later, and a burst of log messages meanwhile must not push out what it missed.
@@ -46,18 +47,17 @@ pub(crate) struct GetStream {
     pub end: CancellationToken,
 }
 
-impl Default for Common {
-    fn default() -> Common {
+impl Common {
+    /// No event yet; those kept draw on `kept`.
+    pub(crate) fn new(kept: Arc<KeptBudget>) -> Common {
         Common {
             last: 0,
-            cache: KeptEvents::new(1, CACHED, CACHED_BYTES),
+            cache: KeptEvents::new(1, CACHED, CACHED_BYTES, kept),
             delivered: 0,
             open: VecDeque::new(),
         }
     }
-}
 
-impl Common {
     /// Sends a message (its JSON) on the newest open GET stream, or keeps it for the next one.
     pub(crate) fn send(&mut self, json: &[u8]) {
         self.last += 1;
@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn messages_sent_before_the_first_get_reach_it() {
-        let mut common = Common::default();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         let ended = CancellationToken::new();
         common.send(&changed());
         common.send(&changed());
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn the_newest_get_takes_messages_and_an_older_one_takes_over_when_it_closes() {
-        let mut common = Common::default();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         let ended = CancellationToken::new();
         let mut older = common.open(None, &ended);
         let newer = common.open(None, &ended);
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn a_get_whose_client_stops_reading_is_ended_and_the_cache_keeps_what_it_missed() {
-        let mut common = Common::default();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         let ended = CancellationToken::new();
         let mut stalled = common.open(None, &ended);
         for _ in 0..QUEUE + 1 {
@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn the_cache_keeps_the_newest_events_within_its_count_and_bytes() {
-        let mut common = Common::default();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         for _ in 0..CACHED + 10 {
             common.send(&changed());
         }

@@ -1,43 +1,108 @@
 //! Events kept for `Last-Event-ID`: the newest of a numbered sequence, capped by count and by
 //! bytes, the oldest forgotten first. A session's GET stream keeps its events in one, and so does
-//! each answer stream.
+//! each answer stream. Every log of the gateway also draws on one [`KeptBudget`], so that what
+//! the sessions keep together is bounded, however many there are.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
+
+/// The bytes every [`KeptEvents`] of the gateway holds together, and their cap. A log that
+/// would pass it forgets its own oldest events first; one that has none left to forget keeps
+/// nothing until others let go.
+#[derive(Debug)]
+pub(crate) struct KeptBudget {
+    used: AtomicUsize,
+    max: usize,
+}
+
+impl KeptBudget {
+    pub(crate) fn new(max: usize) -> Arc<KeptBudget> {
+        Arc::new(KeptBudget {
+            used: AtomicUsize::new(0),
+            max,
+        })
+    }
+
+    /// Takes `bytes` from the budget, if it has them.
+    fn take(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|&total| total <= self.max)
+            })
+            .is_ok()
+    }
+
+    fn give(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+}
 
 pub(crate) struct KeptEvents {
     /// The number of `events[0]`.
     first: u64,
     events: VecDeque<Bytes>,
-    /// The bytes of `events`.
+    /// The bytes of `events`, all of them taken from `budget`.
     bytes: usize,
     max_events: usize,
     max_bytes: usize,
+    budget: Arc<KeptBudget>,
 }
 
 impl KeptEvents {
     /// None kept yet; the first event pushed is number `first`.
-    pub(crate) fn new(first: u64, max_events: usize, max_bytes: usize) -> KeptEvents {
+    pub(crate) fn new(
+        first: u64,
+        max_events: usize,
+        max_bytes: usize,
+        budget: Arc<KeptBudget>,
+    ) -> KeptEvents {
         KeptEvents {
             first,
             events: VecDeque::new(),
             bytes: 0,
             max_events,
             max_bytes,
+            budget,
         }
     }
 
-    /// Keeps `event` as the next number, then forgets the oldest past either cap (an event
-    /// larger than the byte cap on its own is not kept at all).
+    /// Keeps `event` as the next number, forgetting the oldest first while either cap or the
+    /// gateway's budget would be passed. An event that cannot be kept even alone (larger than
+    /// the byte cap, or than what the budget has left) is not kept, and neither is any before
+    /// it: what is kept always runs to the newest event, so a resumption never skips one.
     pub(crate) fn push(&mut self, event: Bytes) {
-        self.bytes += event.len();
-        self.events.push_back(event);
-        while self.events.len() > self.max_events || self.bytes > self.max_bytes {
-            let Some(oldest) = self.events.pop_front() else {
-                break;
-            };
+        let len = event.len();
+        while !self.events.is_empty()
+            && (self.events.len() >= self.max_events || self.bytes + len > self.max_bytes)
+        {
+            self.forget_oldest();
+        }
+        loop {
+            if len <= self.max_bytes && self.max_events > 0 && self.budget.take(len) {
+                self.bytes += len;
+                self.events.push_back(event);
+                return;
+            }
+            if self.events.is_empty() {
+                self.first += 1;
+                return;
+            }
+            self.forget_oldest();
+        }
+    }
+
+    fn forget_oldest(&mut self) {
+        if let Some(oldest) = self.events.pop_front() {
             self.bytes -= oldest.len();
+            self.budget.give(oldest.len());
             self.first += 1;
         }
     }
@@ -60,6 +125,12 @@ impl KeptEvents {
     }
 }
 
+impl Drop for KeptEvents {
+    fn drop(&mut self) {
+        self.budget.give(self.bytes);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,7 +143,7 @@ mod tests {
 
     #[test]
     fn the_newest_are_kept_within_both_caps_and_numbered_as_pushed() {
-        let mut kept = KeptEvents::new(1, 3, 10);
+        let mut kept = KeptEvents::new(1, 3, 10, KeptBudget::new(usize::MAX));
         for n in 1..=5 {
             kept.push(Bytes::from(n.to_string()));
         }
@@ -92,5 +163,40 @@ mod tests {
             ["8"],
             "numbering goes on past what was forgotten"
         );
+    }
+
+    #[test]
+    fn the_logs_share_the_budget_and_what_is_kept_always_runs_to_the_newest() {
+        let budget = KeptBudget::new(10);
+        let mut greedy = KeptEvents::new(1, 100, 100, budget.clone());
+        for n in 1..=4 {
+            greedy.push(Bytes::from(format!("{n}{n}{n}")));
+        }
+        assert_eq!(
+            numbers(&greedy, 0),
+            ["222", "333", "444"],
+            "its own oldest go first"
+        );
+        assert_eq!(budget.used(), 9);
+
+        let mut other = KeptEvents::new(1, 100, 100, budget.clone());
+        other.push(Bytes::from("a"));
+        assert_eq!(numbers(&other, 0), ["a"]);
+        other.push(Bytes::from("bb"));
+        assert!(
+            numbers(&other, 0).is_empty(),
+            "neither the event that does not fit nor any before it"
+        );
+        assert_eq!(budget.used(), 9);
+
+        drop(greedy);
+        assert_eq!(budget.used(), 0, "a log let go gives its bytes back");
+        other.push(Bytes::from("ccc"));
+        assert_eq!(
+            numbers(&other, 2),
+            ["ccc"],
+            "numbered on past what was not kept"
+        );
+        assert_eq!(budget.used(), 3);
     }
 }

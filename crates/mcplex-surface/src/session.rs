@@ -30,7 +30,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::common_stream::{Common, GetStream};
-use crate::kept_events::KeptEvents;
+use crate::kept_events::{KeptBudget, KeptEvents};
 
 /// One open session.
 pub(crate) struct Session {
@@ -57,17 +57,20 @@ pub(crate) struct State {
     common: Common,
     /// The events of the answer streams that went out as streams, for `Last-Event-ID`.
     answers: HashMap<u64, Replay>,
+    /// What every session's kept events draw on together.
+    kept: Arc<KeptBudget>,
 }
 
 impl State {
-    fn new() -> State {
+    pub(crate) fn new(kept: Arc<KeptBudget>) -> State {
         State {
             streams: 0,
             last_used: Instant::now(),
             requests: HashMap::new(),
             next_stream: 0,
-            common: Common::default(),
+            common: Common::new(kept.clone()),
             answers: HashMap::new(),
+            kept,
         }
     }
 }
@@ -158,12 +161,18 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 }
 
 impl Session {
-    /// A new session of `id` serving `service`, ending with `ended`.
-    pub(crate) fn start<S>(id: Arc<str>, service: S, ended: CancellationToken) -> Session
+    /// A new session of `id` serving `service`, ending with `ended`, its kept events drawing on
+    /// `kept`.
+    pub(crate) fn start<S>(
+        id: Arc<str>,
+        service: S,
+        ended: CancellationToken,
+        kept: Arc<KeptBudget>,
+    ) -> Session
     where
         S: rmcp::Service<RoleServer>,
     {
-        let state = Arc::new(Mutex::new(State::new()));
+        let state = Arc::new(Mutex::new(State::new(kept)));
         let (inbound, received) = mpsc::unbounded_channel();
         let transport = SessionTransport {
             state: Arc::downgrade(&state),
@@ -268,7 +277,7 @@ impl Session {
     ) -> AnswerLog {
         let mut state = self.lock();
         state.forget_finished_answers(Instant::now());
-        let mut events = KeptEvents::new(0, REPLAY_EVENTS, REPLAY_BYTES);
+        let mut events = KeptEvents::new(0, REPLAY_EVENTS, REPLAY_BYTES, state.kept.clone());
         for event in first {
             events.push(event.clone());
         }

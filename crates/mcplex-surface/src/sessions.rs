@@ -14,15 +14,23 @@ use rmcp::service::RoleServer;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::kept_events::KeptBudget;
 use crate::session::Session;
 use crate::session_owners::{Owner, Owners};
 
-/// The gateway-wide count of open sessions and its cap, and who opened each.
+/// The bytes all sessions together keep for `Last-Event-ID` (GET streams' and answer streams'
+/// events): each session's own caps (about 3 MiB kept after its answers, 1 MiB for each answer
+/// being written) would otherwise add up with `max_sessions`.
+const KEPT_BYTES: usize = 256 << 20;
+
+/// The gateway-wide count of open sessions and its cap, who opened each, and what their kept
+/// events draw on.
 pub(crate) struct SessionBook {
     max: usize,
     idle: Duration,
     open: AtomicUsize,
     pub(crate) owners: Owners,
+    kept: Arc<KeptBudget>,
 }
 
 impl SessionBook {
@@ -32,6 +40,7 @@ impl SessionBook {
             idle,
             open: AtomicUsize::new(0),
             owners: Owners::new(max_per_caller),
+            kept: KeptBudget::new(KEPT_BYTES),
         })
     }
 
@@ -127,6 +136,7 @@ impl Sessions {
             id.clone(),
             service,
             self.shutdown.child_token(),
+            self.book.kept.clone(),
         ));
         self.lock().insert(id, session.clone());
         Some(session)
