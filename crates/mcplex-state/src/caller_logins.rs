@@ -105,11 +105,25 @@ impl Store {
 
     /// Every caller's stored login, by server then caller.
     pub fn caller_logins(&self) -> Result<Vec<CallerLoginRow>, StateError> {
-        let rows = self.db.transaction(Mode::Read, |tx| {
-            tx.query(
+        self.caller_login_rows(None)
+    }
+
+    /// The callers' stored logins to `server`, by caller.
+    pub fn caller_logins_to(&self, server: &str) -> Result<Vec<CallerLoginRow>, StateError> {
+        self.caller_login_rows(Some(server))
+    }
+
+    fn caller_login_rows(&self, server: Option<&str>) -> Result<Vec<CallerLoginRow>, StateError> {
+        let rows = self.db.transaction(Mode::Read, |tx| match server {
+            Some(server) => tx.query(
+                "SELECT server, caller, updated_at FROM caller_logins WHERE server = ?1 \
+                 ORDER BY caller",
+                &[Param::Text(server)],
+            ),
+            None => tx.query(
                 "SELECT server, caller, updated_at FROM caller_logins ORDER BY server, caller",
                 &[],
-            )
+            ),
         })?;
         rows.iter()
             .map(|row| {

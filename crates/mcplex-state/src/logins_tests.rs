@@ -104,6 +104,16 @@ fn each_caller_s_login_is_its_own_and_opens_for_no_other_caller() {
             .collect::<Vec<_>>(),
         [("s", "alice")]
     );
+    store.put_caller_login("t", "bob", LOGIN).expect("put");
+    let to_s = store.caller_logins_to("s").expect("one server's");
+    assert_eq!(
+        to_s.iter()
+            .map(|r| (r.server.as_str(), r.caller.as_str()))
+            .collect::<Vec<_>>(),
+        [("s", "alice")]
+    );
+    assert!(store.caller_logins_to("u").expect("none").is_empty());
+    assert_eq!(store.caller_logins().expect("all").len(), 2);
     assert!(store.delete_caller_login("s", "alice").expect("revoke"));
     assert!(!store.delete_caller_login("s", "alice").expect("again"));
     assert_eq!(store.caller_login("s", "alice").expect("read"), None);

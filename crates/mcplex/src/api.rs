@@ -14,7 +14,7 @@
 //! - the routes the dashboard reads (review, activity, stats, search, config, stderr):
 //!   `api_views.rs`
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use axum::Extension;
@@ -161,22 +161,28 @@ async fn servers(
     State(state): State<ApiState>,
     caller: Option<Extension<Caller>>,
 ) -> Json<ServersAnswer> {
-    let servers = server_rows(&state, &reach(caller)).await;
+    let servers = server_rows(&state, &reach(caller), None).await;
     Json(ServersAnswer { servers })
 }
 
-/// Every server within `reach`, as the servers list shows it: state, status, tool counts,
-/// isolation, recent failures, and (for the operator) who connected their own account.
-pub(crate) async fn server_rows(state: &ApiState, reach: &Scope) -> Vec<Server> {
-    let mut servers = servers_of(&state.gateway.snapshot(), |name| {
-        state.gateway.isolation(name).map(isolation_view)
-    });
-    servers.retain(|server| reach.admits_server(&server.name));
+/// Every server within `reach` (or only the one named `only`, for its page), as the servers
+/// list shows it: state, status, tool counts, isolation, recent failures, and (for the
+/// operator) who connected their own account.
+pub(crate) async fn server_rows(
+    state: &ApiState,
+    reach: &Scope,
+    only: Option<&str>,
+) -> Vec<Server> {
+    let mut servers = servers_of(
+        &state.gateway.snapshot(),
+        |name| only.is_none_or(|only| name == only) && reach.admits_server(name),
+        |name| state.gateway.isolation(name).map(isolation_view),
+    );
     // Who connected their own account is for the operator, not for viewers.
     let mut connected = if *reach == Scope::full() {
-        crate::api_connections::connected(state).await
+        crate::api_connections::connected(state, only).await
     } else {
-        std::collections::HashMap::new()
+        HashMap::new()
     };
     for server in &mut servers {
         server.connected = connected.remove(&server.name);
@@ -210,20 +216,23 @@ pub fn isolation_view(isolation: mcplex_upstream::ServerIsolation) -> mcplex_api
     }
 }
 
-/// Every configured server with its state, status, tool counts and `isolation`.
+/// Every configured server that `shown` admits, with its state, status, tool counts and
+/// `isolation`.
 pub fn servers_of(
     snapshot: &Snapshot,
+    shown: impl Fn(&str) -> bool,
     isolation: impl Fn(&str) -> Option<mcplex_api::Isolation>,
 ) -> Vec<Server> {
+    let mut withheld_of: HashMap<&str, usize> = HashMap::new();
+    for withheld in snapshot.withheld() {
+        *withheld_of.entry(&withheld.id.server).or_default() += 1;
+    }
     snapshot
         .servers()
         .iter()
+        .filter(|(name, _)| shown(name))
         .map(|(name, view)| {
-            let withheld = snapshot
-                .withheld()
-                .iter()
-                .filter(|w| *w.id.server == **name)
-                .count();
+            let withheld = withheld_of.get(name.as_str()).copied().unwrap_or_default();
             Server {
                 name: name.clone(),
                 state: if view.quarantined {

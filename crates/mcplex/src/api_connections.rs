@@ -31,20 +31,30 @@ pub fn caller_router(state: ApiState) -> Router {
         .with_state(state)
 }
 
-/// The callers connected to each `per_user` server; a store that does not answer shows none.
-pub async fn connected(state: &ApiState) -> HashMap<String, Vec<ConnectedCaller>> {
+/// The callers connected to each `per_user` server (only to `only`, when named: one server's
+/// page asks the store for its rows alone); a store that does not answer shows none.
+pub async fn connected(
+    state: &ApiState,
+    only: Option<&str>,
+) -> HashMap<String, Vec<ConnectedCaller>> {
     let per_user: Vec<String> = state
         .config
         .borrow()
         .servers
         .iter()
+        .filter(|s| only.is_none_or(|name| s.name == name))
         .filter(|s| s.oauth.as_ref().is_some_and(|o| o.own_logins()))
         .map(|s| s.name.clone())
         .collect();
     if per_user.is_empty() {
         return HashMap::new();
     }
-    let rows = match off_runtime(state.access.store(), |store| store.caller_logins()).await {
+    let only = only.map(str::to_owned);
+    let rows = off_runtime(state.access.store(), move |store| match only {
+        Some(server) => store.caller_logins_to(&server),
+        None => store.caller_logins(),
+    });
+    let rows = match rows.await {
         Ok(Ok(rows)) => rows,
         _ => Vec::new(),
     };

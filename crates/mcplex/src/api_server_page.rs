@@ -30,10 +30,10 @@ async fn server_page(State(state): State<ApiState>, Path(name): Path<String>) ->
     };
     let added = entry.origin == mcplex_config::ServerOrigin::Added;
     let entry = crate::config_view::server_view(entry);
-    let Some(server) = server_rows(&state, &Scope::full())
+    let Some(server) = server_rows(&state, &Scope::full(), Some(&name))
         .await
         .into_iter()
-        .find(|s| s.name == name)
+        .next()
     else {
         return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
     };

@@ -246,6 +246,12 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
         .filter_map(|c| c["caller"].as_str())
         .collect();
     assert_eq!(callers, ["agent-a", "agent-b"], "{servers:#}");
+    // So does the server's page, which asks the store for that server's logins alone.
+    let (_, page) = gateway.api("GET", "/api/v1/servers/py", "");
+    assert_eq!(
+        page["server"]["connected"], servers["servers"][0]["connected"],
+        "{page:#}"
+    );
     // B disconnects itself with its own token; its next call asks again.
     let (status, body) = crate::http::http_send(
         gateway.authority(),
