@@ -51,8 +51,9 @@ pub async fn add(
         );
     }
     let config = crate::config_view::server_view(&server);
+    let terms = quarantine_terms(&server);
     if check_only {
-        let message = format!("{name} is valid; added, it would start quarantined");
+        let message = format!("{name} is valid; added, it would start quarantined: {terms}");
         return Json(ServerAdded {
             name,
             config,
@@ -83,11 +84,9 @@ pub async fn add(
     }
     let running = applied(&state, &name, true).await;
     let message = if running {
-        format!(
-            "added {name}: it starts quarantined on every replica; approve it once its tools are what you expect"
-        )
+        format!("added {name}: it starts quarantined on every replica: {terms}")
     } else {
-        format!("added {name}: every replica starts it quarantined as it reads the store")
+        format!("added {name}: every replica starts it quarantined as it reads the store: {terms}")
     };
     let answer = ServerAdded {
         name,
@@ -95,6 +94,19 @@ pub async fn add(
         message,
     };
     (StatusCode::CREATED, Json(answer)).into_response()
+}
+
+/// What quarantine means for `server` until an operator approves it: the entry shown beside
+/// this is what applies after (its `sandbox`), not before.
+fn quarantine_terms(server: &mcplex_config::ServerConfig) -> &'static str {
+    match server.transport {
+        mcplex_config::Transport::Stdio { .. } => {
+            "until you approve it, its tools are withheld from agents and its process runs \
+             without network, writing only its temp directory, whatever its sandbox says (a \
+             package its command must download at its first start cannot be fetched then)"
+        }
+        _ => "until you approve it, its tools are withheld from agents",
+    }
 }
 
 pub async fn remove(State(state): State<ApiState>, Path(name): Path<String>) -> Response {
