@@ -174,9 +174,13 @@ impl RawResult {
     pub fn is_error(&self) -> bool {
         match (self.members(), self) {
             (Some(members), _) => members.is_error,
-            // A member twice: read as the parsed value reads it (the last one counts).
-            (None, RawResult::Text { text, .. }) => serde_json::from_str::<Value>(text.get())
-                .is_ok_and(|value| value.get("isError") == Some(&Value::Bool(true))),
+            // An object naming a member twice: read as the parsed value reads it (the last one
+            // counts). Anything else that is not an object has no `isError` to read.
+            (None, RawResult::Text { text, .. }) => {
+                text.get().trim_start().starts_with('{')
+                    && serde_json::from_str::<Value>(text.get())
+                        .is_ok_and(|value| value.get("isError") == Some(&Value::Bool(true)))
+            }
             (None, RawResult::Value(_)) => false,
         }
     }
