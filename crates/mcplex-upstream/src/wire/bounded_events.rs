@@ -6,9 +6,9 @@
 use bytes::Bytes;
 use futures::{Stream, StreamExt, stream};
 
-/// `body`'s bytes, failing (which ends the stream's reading) once one event, the bytes since the
-/// last blank line, is longer than `cap`. The events a refused chunk ends before that one are
-/// passed on first.
+/// `body`'s bytes, failing (which ends the stream's reading) at the first event, counted from
+/// the blank line before it through the blank line that ends it, longer than `cap`. The events
+/// before it in its chunk are passed on first.
 pub(crate) fn bounded_events(
     body: impl Stream<Item = reqwest::Result<Bytes>>,
     cap: usize,
@@ -17,24 +17,33 @@ pub(crate) fn bounded_events(
     body.flat_map(move |chunk| {
         let (passed, refused) = match chunk {
             Err(e) => (None, Some(Err(std::io::Error::other(e.without_url())))),
-            Ok(chunk) => {
-                let ended = event.read(&chunk);
-                if event.pending <= cap {
-                    (Some(Ok(chunk)), None)
-                } else {
+            Ok(chunk) => match event.read(&chunk, cap) {
+                Ok(()) => (Some(Ok(chunk)), None),
+                Err(before) => {
                     let too_long = std::io::Error::new(
                         std::io::ErrorKind::InvalidData,
-                        format!("an event is longer than a message may be ({cap} bytes)"),
+                        TooLong(cap).to_string(),
                     );
-                    let before = ended
-                        .filter(|&end| end > 0)
-                        .map(|end| Ok(chunk.slice(..end)));
-                    (before, Some(Err(too_long)))
+                    let passed = (before > 0).then(|| Ok(chunk.slice(..before)));
+                    (passed, Some(Err(too_long)))
                 }
-            }
+            },
         };
         stream::iter(passed.into_iter().chain(refused))
     })
+}
+
+/// Why a stream was refused.
+struct TooLong(usize);
+
+impl std::fmt::Display for TooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "an event is longer than a message may be ({} bytes)",
+            self.0
+        )
+    }
 }
 
 /// Whether the stream broke because [`bounded_events`] refused an event (the upstream's fault,
@@ -54,37 +63,37 @@ struct EventBytes {
 }
 
 impl EventBytes {
-    /// Counts `chunk`; where its last blank line ends, if it has one.
-    fn read(&mut self, chunk: &[u8]) -> Option<usize> {
-        let rest = after_blank_line(self.last, chunk);
-        self.pending = match rest {
-            Some(rest) => rest,
-            None => self.pending.saturating_add(chunk.len()),
-        };
+    /// Counts `chunk`. `Err(n)` when an event in it, or one running on from before it, is
+    /// longer than `cap`: `n` is how many bytes of the chunk come before that event.
+    fn read(&mut self, chunk: &[u8], cap: usize) -> Result<(), usize> {
+        let mut start = 0;
+        let mut carried = self.pending;
+        for i in memchr::memchr2_iter(b'\n', b'\r', chunk) {
+            let previous = if i == 0 { self.last } else { chunk[i - 1] };
+            if ends_blank_line(previous, chunk[i]) {
+                if carried + (i + 1 - start) > cap {
+                    return Err(start);
+                }
+                carried = 0;
+                start = i + 1;
+            }
+        }
+        self.pending = carried + (chunk.len() - start);
         if let Some(&byte) = chunk.last() {
             self.last = byte;
         }
-        rest.map(|rest| chunk.len() - rest)
-    }
-}
-
-fn is_line_end(byte: u8) -> bool {
-    byte == b'\n' || byte == b'\r'
-}
-
-/// How many bytes of `chunk` follow its last blank line, `before` being the byte before it. A
-/// blank line is two line ends in a row (`\n`, `\r` or `\r\n` each): any two of `\n` and `\r`
-/// side by side except the one pair `\r\n`.
-fn after_blank_line(before: u8, chunk: &[u8]) -> Option<usize> {
-    let mut end = chunk.len();
-    while let Some(i) = memchr::memrchr2(b'\n', b'\r', &chunk[..end]) {
-        let previous = if i == 0 { before } else { chunk[i - 1] };
-        if is_line_end(previous) && !(previous == b'\r' && chunk[i] == b'\n') {
-            return Some(chunk.len() - i - 1);
+        if self.pending > cap {
+            return Err(start);
         }
-        end = i;
+        Ok(())
     }
-    None
+}
+
+/// Whether `byte` after `previous` ends a blank line: two line ends in a row (`\n`, `\r` or
+/// `\r\n` each), that is any two of `\n` and `\r` side by side except the one pair `\r\n`.
+fn ends_blank_line(previous: u8, byte: u8) -> bool {
+    let is_line_end = |b: u8| b == b'\n' || b == b'\r';
+    is_line_end(previous) && is_line_end(byte) && !(previous == b'\r' && byte == b'\n')
 }
 
 #[cfg(test)]
@@ -94,7 +103,7 @@ mod tests {
     fn pending(chunks: &[&[u8]]) -> usize {
         let mut event = EventBytes::default();
         for chunk in chunks {
-            event.read(chunk);
+            assert_eq!(event.read(chunk, usize::MAX), Ok(()));
         }
         event.pending
     }
@@ -125,6 +134,29 @@ mod tests {
         assert_eq!(pending(&[b"data: ", b"xxxx", b"yyyy"]), 14);
     }
 
+    #[test]
+    fn an_event_over_the_cap_is_found_wherever_it_ends() {
+        let long = format!("data: a\n\ndata: {}\n\ndata: b\n\n", "x".repeat(40));
+        assert_eq!(
+            EventBytes::default().read(long.as_bytes(), 20),
+            Err(9),
+            "within one chunk"
+        );
+        let mut event = EventBytes::default();
+        assert_eq!(event.read(b"data: a\n\ndata: xxxxxxxx", 20), Ok(()));
+        assert_eq!(
+            event.read(b"xxxxxxxxxx\n\ndata: b\n\n", 20),
+            Err(0),
+            "from the chunk before"
+        );
+        let mut fits = EventBytes::default();
+        assert_eq!(
+            fits.read(b"data: 12345678901234\n\n", 22),
+            Ok(()),
+            "22 bytes with its blank line"
+        );
+    }
+
     /// Through `sse-stream`'s parser, over a real HTTP answer: the events before the one that
     /// passes the cap arrive, then the stream fails rather than hold the rest.
     #[tokio::test]
@@ -147,7 +179,7 @@ mod tests {
 
         let within = crate::wire::tests::answered(format!("{long}\n\n")).await;
         let mut events =
-            sse_stream::SseStream::from_bytes_stream(bounded_events(within.bytes_stream(), 47));
+            sse_stream::SseStream::from_bytes_stream(bounded_events(within.bytes_stream(), 48));
         let event = events
             .next()
             .await

@@ -12,16 +12,14 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::StreamExt;
 use mcplex_config::{Redactor, redact_url};
 use mcplex_oauth::{Secret, ServerLogin};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
-use sse_stream::SseStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::bounded_events::{bounded_events, refused_as_too_long};
+use super::event_stream::{EventStream, read_event_stream};
 use super::{
     BoxFuture, INCOMING_BUFFER, Incoming, SendError, Wire, WireSend, error_body, push_messages,
     snippet,
@@ -294,6 +292,7 @@ impl HttpSender {
             let stream = EventStream {
                 server: self.server.clone(),
                 redactor: self.redactor.clone(),
+                cap: super::MAX_MESSAGE_BYTES,
             };
             tokio::spawn(read_event_stream(
                 stream, response, incoming, closed, related,
@@ -340,6 +339,7 @@ impl HttpSender {
                     let stream = EventStream {
                         server,
                         redactor: this.redactor.clone(),
+                        cap: super::MAX_MESSAGE_BYTES,
                     };
                     read_event_stream(stream, response, incoming, closed, None).await;
                 }
@@ -352,58 +352,6 @@ impl HttpSender {
                 }
             }
         });
-    }
-}
-
-/// Whose event stream is read, for its log lines.
-pub(crate) struct EventStream {
-    pub server: Arc<str>,
-    pub redactor: Arc<Redactor>,
-}
-
-/// Feeds every `data:` of an SSE response into `incoming` until the stream ends. `related` is
-/// the id of the request whose answer this stream carries (none for the GET stream).
-pub(crate) async fn read_event_stream(
-    stream: EventStream,
-    response: reqwest::Response,
-    incoming: mpsc::Sender<Incoming>,
-    closed: CancellationToken,
-    related: Option<Value>,
-) {
-    let mut events = SseStream::from_bytes_stream(bounded_events(
-        response.bytes_stream(),
-        super::MAX_MESSAGE_BYTES,
-    ));
-    loop {
-        let event = tokio::select! {
-            event = events.next() => event,
-            () = closed.cancelled() => return,
-        };
-        match event {
-            Some(Ok(event)) => {
-                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                    continue;
-                };
-                match serde_json::from_str::<Value>(&data) {
-                    Ok(value) => push_messages(&incoming, value, related.as_ref()).await,
-                    Err(e) => {
-                        let data = stream.redactor.redact(&data);
-                        tracing::warn!(server = %stream.server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
-                    }
-                }
-            }
-            Some(Err(e)) => {
-                let refused = refused_as_too_long(&e);
-                let e = stream.redactor.redact(&format!("{e:?}"));
-                if refused {
-                    tracing::warn!(server = %stream.server, "event stream refused: {e}");
-                } else {
-                    tracing::debug!(server = %stream.server, "event stream broke: {e}");
-                }
-                return;
-            }
-            None => return,
-        }
     }
 }
 

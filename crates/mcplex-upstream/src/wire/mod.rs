@@ -4,6 +4,7 @@
 pub(crate) mod bounded_events;
 pub(crate) mod bounded_lines;
 pub(crate) mod environment;
+pub(crate) mod event_stream;
 pub(crate) mod http;
 pub(crate) mod lines;
 pub(crate) mod sse;
@@ -145,8 +146,9 @@ pub(crate) async fn push_messages(
     }
 }
 
-/// The longest message an upstream may send: a stdio server's line, an HTTP answer's body.
-/// Past it the message is refused (a line dropped and reported, a body failing its request).
+/// The longest message an upstream may send: a stdio server's line, an HTTP answer's body, an
+/// event of an SSE stream. Past it the message is refused: a line dropped and reported, a body
+/// or an answer stream failing its request, a GET or legacy SSE stream closing its wire.
 pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The whole body of `response`, refused past `cap` bytes ([`MAX_MESSAGE_BYTES`] for a message;
