@@ -12,7 +12,6 @@
 //! [`GETS`] are kept; opening one more ends the oldest.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -48,11 +47,14 @@ pub(crate) struct GetStream {
 }
 
 impl Common {
-    /// No event yet; those kept draw on `kept`.
-    pub(crate) fn new(kept: Arc<KeptBudget>) -> Common {
+    /// No event yet. Its cache has a budget of its own, not the one every session's answer
+    /// streams share: while no GET stream is open it is how messages reach the next one, so
+    /// what other sessions keep must never stop it keeping them (it holds at most
+    /// [`CACHED_BYTES`] either way).
+    pub(crate) fn new() -> Common {
         Common {
             last: 0,
-            cache: KeptEvents::new(1, CACHED, CACHED_BYTES, kept),
+            cache: KeptEvents::new(1, CACHED, CACHED_BYTES, KeptBudget::new(CACHED_BYTES)),
             delivered: 0,
             open: VecDeque::new(),
         }
@@ -124,7 +126,7 @@ mod tests {
 
     #[test]
     fn messages_sent_before_the_first_get_reach_it() {
-        let mut common = Common::new(KeptBudget::new(usize::MAX));
+        let mut common = Common::new();
         let ended = CancellationToken::new();
         common.send(&changed());
         common.send(&changed());
@@ -142,7 +144,7 @@ mod tests {
 
     #[test]
     fn the_newest_get_takes_messages_and_an_older_one_takes_over_when_it_closes() {
-        let mut common = Common::new(KeptBudget::new(usize::MAX));
+        let mut common = Common::new();
         let ended = CancellationToken::new();
         let mut older = common.open(None, &ended);
         let newer = common.open(None, &ended);
@@ -162,7 +164,7 @@ mod tests {
 
     #[test]
     fn a_get_whose_client_stops_reading_is_ended_and_the_cache_keeps_what_it_missed() {
-        let mut common = Common::new(KeptBudget::new(usize::MAX));
+        let mut common = Common::new();
         let ended = CancellationToken::new();
         let mut stalled = common.open(None, &ended);
         for _ in 0..QUEUE + 1 {
@@ -180,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_cache_keeps_the_newest_events_within_its_count_and_bytes() {
-        let mut common = Common::new(KeptBudget::new(usize::MAX));
+        let mut common = Common::new();
         for _ in 0..CACHED + 10 {
             common.send(&changed());
         }

@@ -1,7 +1,7 @@
 //! Events kept for `Last-Event-ID`: the newest of a numbered sequence, capped by count and by
 //! bytes, the oldest forgotten first. A session's GET stream keeps its events in one, and so does
-//! each answer stream. Every log of the gateway also draws on one [`KeptBudget`], so that what
-//! the sessions keep together is bounded, however many there are.
+//! each answer stream. A log also draws on a [`KeptBudget`]: every answer stream of the gateway
+//! on one, so that what the sessions keep together is bounded, however many there are.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 
-/// The bytes every [`KeptEvents`] of the gateway holds together, and their cap. A log that
-/// would pass it forgets its own oldest events first; one that has none left to forget keeps
-/// nothing until others let go.
+/// The bytes the [`KeptEvents`] drawing on it hold together, and their cap. A log that would
+/// pass it forgets its own oldest events first; one that has none left to forget keeps nothing
+/// until others let go.
 #[derive(Debug)]
 pub(crate) struct KeptBudget {
     used: AtomicUsize,
@@ -75,9 +75,10 @@ impl KeptEvents {
     }
 
     /// Keeps `event` as the next number, forgetting the oldest first while either cap or the
-    /// gateway's budget would be passed. An event that cannot be kept even alone (larger than
-    /// the byte cap, or than what the budget has left) is not kept, and neither is any before
-    /// it: what is kept always runs to the newest event, so a resumption never skips one.
+    /// budget would be passed. An event that cannot be kept even alone (larger than the byte
+    /// cap, or than what the budget has left) is not kept, and neither is any before it: what
+    /// is kept never has a hole and always runs to the newest event (a resumption from before
+    /// the oldest kept misses what was forgotten, as it always did).
     pub(crate) fn push(&mut self, event: Bytes) {
         let len = event.len();
         while !self.events.is_empty()

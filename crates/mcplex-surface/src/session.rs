@@ -68,7 +68,7 @@ impl State {
             last_used: Instant::now(),
             requests: HashMap::new(),
             next_stream: 0,
-            common: Common::new(kept.clone()),
+            common: Common::new(),
             answers: HashMap::new(),
             kept,
         }

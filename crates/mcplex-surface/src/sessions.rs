@@ -18,9 +18,11 @@ use crate::kept_events::KeptBudget;
 use crate::session::Session;
 use crate::session_owners::{Owner, Owners};
 
-/// The bytes all sessions together keep for `Last-Event-ID` (GET streams' and answer streams'
-/// events): each session's own caps (about 3 MiB kept after its answers, 1 MiB for each answer
-/// being written) would otherwise add up with `max_sessions`.
+/// The bytes all sessions' answer streams together keep for `Last-Event-ID`: each session's own
+/// caps (2 MiB kept after its answers, 1 MiB for each of up to 64 answers being written) would
+/// otherwise add up with `max_sessions`. One caller's sessions can take all of it; the others'
+/// answers are then still delivered, but cannot be resumed until some is let go. (A GET
+/// stream's cache, how messages reach a client with no GET stream open, keeps its own 1 MiB.)
 const KEPT_BYTES: usize = 256 << 20;
 
 /// The gateway-wide count of open sessions and its cap, who opened each, and what their kept
