@@ -9,13 +9,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 
-/// The bytes the [`KeptEvents`] drawing on it hold together, and their cap. A log that would
+/// The bytes the [`KeptEvents`] drawing on it hold together, and their cap; a budget may be a
+/// share of another (a caller's of the gateway's), its bytes counted in both. A log that would
 /// pass it forgets its own oldest events first; one that has none left to forget keeps nothing
 /// until others let go.
 #[derive(Debug)]
 pub(crate) struct KeptBudget {
     used: AtomicUsize,
     max: usize,
+    within: Option<Arc<KeptBudget>>,
 }
 
 impl KeptBudget {
@@ -23,20 +25,39 @@ impl KeptBudget {
         Arc::new(KeptBudget {
             used: AtomicUsize::new(0),
             max,
+            within: None,
         })
     }
 
-    /// Takes `bytes` from the budget, if it has them.
+    /// A share of at most `max` bytes of `whole`.
+    pub(crate) fn share_of(whole: &Arc<KeptBudget>, max: usize) -> Arc<KeptBudget> {
+        Arc::new(KeptBudget {
+            used: AtomicUsize::new(0),
+            max,
+            within: Some(whole.clone()),
+        })
+    }
+
+    /// Takes `bytes` from the budget and every budget it is a share of, if they all have them.
     fn take(&self, bytes: usize) -> bool {
-        self.used
+        let taken = self
+            .used
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
                 used.checked_add(bytes).filter(|&total| total <= self.max)
             })
-            .is_ok()
+            .is_ok();
+        if taken && self.within.as_ref().is_some_and(|whole| !whole.take(bytes)) {
+            self.used.fetch_sub(bytes, Ordering::AcqRel);
+            return false;
+        }
+        taken
     }
 
     fn give(&self, bytes: usize) {
         self.used.fetch_sub(bytes, Ordering::AcqRel);
+        if let Some(whole) = &self.within {
+            whole.give(bytes);
+        }
     }
 
     #[cfg(test)]
@@ -199,5 +220,35 @@ mod tests {
             "numbered on past what was not kept"
         );
         assert_eq!(budget.used(), 3);
+    }
+
+    #[test]
+    fn a_share_is_bounded_by_itself_and_by_the_whole() {
+        let whole = KeptBudget::new(10);
+        let (alice, bob) = (
+            KeptBudget::share_of(&whole, 6),
+            KeptBudget::share_of(&whole, 6),
+        );
+        let mut kept_by_alice = KeptEvents::new(1, 100, 100, alice.clone());
+        kept_by_alice.push(Bytes::from("aaaa"));
+        kept_by_alice.push(Bytes::from("bbbb"));
+        assert_eq!(numbers(&kept_by_alice, 0), ["bbbb"], "her share is 6");
+        assert_eq!((alice.used(), whole.used()), (4, 4));
+        let mut kept_by_bob = KeptEvents::new(1, 100, 100, bob.clone());
+        kept_by_bob.push(Bytes::from("cccccc"));
+        assert_eq!((bob.used(), whole.used()), (6, 10));
+        let mut again = KeptEvents::new(1, 100, 100, alice.clone());
+        again.push(Bytes::from("d"));
+        assert!(
+            numbers(&again, 0).is_empty(),
+            "room in her share, none in the whole"
+        );
+        assert_eq!(
+            (alice.used(), whole.used()),
+            (4, 10),
+            "nothing taken from her share"
+        );
+        drop(kept_by_bob);
+        assert_eq!((bob.used(), whole.used()), (0, 4), "given back to both");
     }
 }

@@ -256,7 +256,7 @@ impl<S: Surface> Route<S> {
             );
             return retry_later(StatusCode::TOO_MANY_REQUESTS, id, &message);
         };
-        let Some(session) = self.0.sessions.start(self.0.surface.clone()) else {
+        let Some(session) = self.0.sessions.start(self.0.surface.clone(), place.kept()) else {
             let message = format!("too many open sessions (max_sessions {})", book.max());
             return retry_later(StatusCode::SERVICE_UNAVAILABLE, id, &message);
         };

@@ -2,10 +2,14 @@
 //! only the credential that opened it: another token's request with its `Mcp-Session-Id`
 //! (a call, its GET stream, a DELETE) is answered exactly as an unknown session is. Each
 //! credential may hold `max_sessions_per_caller` sessions, so one caller cannot take every
-//! session of the gateway; the operator (the local user, the API key) has no such quota.
+//! session of the gateway; the operator (the local user, the API key) has no such quota. In the
+//! same way a credential's sessions keep their answer streams for resumption within a share of
+//! the gateway's budget for that, so one caller cannot leave none for the others.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::kept_events::KeptBudget;
 
 /// Who opened a session: an agent token's name or `oauth:<subject>`; `None` for the operator.
 pub(crate) type Owner = Option<Arc<str>>;
@@ -13,20 +17,31 @@ pub(crate) type Owner = Option<Arc<str>>;
 /// The owners of every session of the gateway, over all routes.
 pub(crate) struct Owners {
     max_per_caller: usize,
+    /// What every session's answer streams keep together (the operator's draw on it directly).
+    kept: Arc<KeptBudget>,
+    /// Each credential's share of it.
+    kept_per_caller: usize,
     state: Mutex<State>,
 }
 
 #[derive(Default)]
 struct State {
     by_session: HashMap<String, Owner>,
-    /// Sessions held or being opened, per credential (never the operator).
-    held: HashMap<Arc<str>, usize>,
+    /// Sessions held or being opened, per credential (never the operator), and the share of
+    /// the kept budget they draw on.
+    held: HashMap<Arc<str>, (usize, Arc<KeptBudget>)>,
 }
 
 impl Owners {
-    pub(crate) fn new(max_per_caller: usize) -> Owners {
+    pub(crate) fn new(
+        max_per_caller: usize,
+        kept: Arc<KeptBudget>,
+        kept_per_caller: usize,
+    ) -> Owners {
         Owners {
             max_per_caller,
+            kept,
+            kept_per_caller,
             state: Mutex::default(),
         }
     }
@@ -43,17 +58,25 @@ impl Owners {
     /// back when the reservation is dropped unclaimed (no session was opened, or the request
     /// was abandoned).
     pub(crate) fn reserve<'a>(&'a self, owner: &Owner) -> Option<Reservation<'a>> {
-        if let Some(name) = owner {
-            let mut state = self.lock();
-            let held = state.held.entry(name.clone()).or_default();
-            if *held >= self.max_per_caller {
-                return None;
+        let kept = match owner {
+            Some(name) => {
+                let mut state = self.lock();
+                let (held, kept) = state
+                    .held
+                    .entry(name.clone())
+                    .or_insert_with(|| (0, KeptBudget::share_of(&self.kept, self.kept_per_caller)));
+                if *held >= self.max_per_caller {
+                    return None;
+                }
+                *held += 1;
+                kept.clone()
             }
-            *held += 1;
-        }
+            None => self.kept.clone(),
+        };
         Some(Reservation {
             owners: self,
             owner: Some(owner.clone()),
+            kept,
         })
     }
 
@@ -80,9 +103,16 @@ pub(crate) struct Reservation<'a> {
     owners: &'a Owners,
     /// `None` once claimed.
     owner: Option<Owner>,
+    kept: Arc<KeptBudget>,
 }
 
 impl Reservation<'_> {
+    /// What the session's answer streams keep draws on: its credential's share of the
+    /// gateway's budget, or (the operator's) the whole of it.
+    pub(crate) fn kept(&self) -> Arc<KeptBudget> {
+        self.kept.clone()
+    }
+
     /// The session `session` was opened on this place.
     pub(crate) fn claim(mut self, session: &str) {
         if let Some(owner) = self.owner.take() {
@@ -103,7 +133,7 @@ impl Drop for Reservation<'_> {
 }
 
 fn release(state: &mut State, name: &Arc<str>) {
-    if let Some(held) = state.held.get_mut(name) {
+    if let Some((held, _)) = state.held.get_mut(name) {
         *held = held.saturating_sub(1);
         if *held == 0 {
             state.held.remove(name);
@@ -117,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_session_answers_its_opener_only_and_a_quota_holds_per_caller() {
-        let owners = Owners::new(2);
+        let owners = Owners::new(2, KeptBudget::new(100), 10);
         let (alice, bob): (Owner, Owner) = (Some("alice".into()), Some("bob".into()));
         let (first, second) = (owners.reserve(&alice), owners.reserve(&alice));
         assert!(owners.reserve(&alice).is_none(), "alice holds her quota");
@@ -150,5 +180,30 @@ mod tests {
             owners.reserve(&alice).is_some(),
             "an ended session frees a place"
         );
+    }
+
+    #[test]
+    fn a_callers_sessions_share_one_part_of_the_kept_budget() {
+        let whole = KeptBudget::new(100);
+        let owners = Owners::new(4, whole.clone(), 10);
+        let (alice, bob): (Owner, Owner) = (Some("alice".into()), Some("bob".into()));
+        let first = owners.reserve(&alice).expect("a place");
+        let second = owners.reserve(&alice).expect("a place");
+        let theirs = owners.reserve(&bob).expect("a place");
+        assert!(
+            Arc::ptr_eq(&first.kept(), &second.kept()),
+            "one share per caller"
+        );
+        assert!(!Arc::ptr_eq(&first.kept(), &theirs.kept()));
+        let operator = owners.reserve(&None).expect("a place");
+        assert!(
+            Arc::ptr_eq(&operator.kept(), &whole),
+            "the operator's is the whole"
+        );
+        let mut kept = crate::kept_events::KeptEvents::new(1, 100, 100, first.kept());
+        kept.push(bytes::Bytes::from("x".repeat(11)));
+        assert_eq!(whole.used(), 0, "past alice's share of 10");
+        kept.push(bytes::Bytes::from("x".repeat(10)));
+        assert_eq!(whole.used(), 10, "within it, counted in the whole");
     }
 }

@@ -20,19 +20,30 @@ use crate::session_owners::{Owner, Owners};
 
 /// The bytes all sessions' answer streams together keep for `Last-Event-ID`: each session's own
 /// caps (2 MiB kept after its answers, 1 MiB for each of up to 64 answers being written) would
-/// otherwise add up with `max_sessions`. One caller's sessions can take all of it; the others'
-/// answers are then still delivered, but cannot be resumed until some is let go. (A GET
-/// stream's cache, how messages reach a client with no GET stream open, keeps its own 1 MiB.)
+/// otherwise add up with `max_sessions`. A stream past it is still delivered, but cannot be
+/// resumed until some is let go. (A GET stream's cache, how messages reach a client with no GET
+/// stream open, keeps its own 1 MiB.)
 const KEPT_BYTES: usize = 256 << 20;
+/// The least share of [`KEPT_BYTES`] one credential's sessions keep within: what one session
+/// may keep after its answers, and a few answers being written.
+const KEPT_PER_CALLER_AT_LEAST: usize = 16 << 20;
 
-/// The gateway-wide count of open sessions and its cap, who opened each, and what their kept
-/// events draw on.
+/// One credential's share of [`KEPT_BYTES`]: in proportion to the sessions it may hold
+/// (25.6 MiB for 100 of 1,000, the defaults), at least [`KEPT_PER_CALLER_AT_LEAST`].
+fn kept_per_caller(max_sessions: usize, max_per_caller: usize) -> usize {
+    let proportional = KEPT_BYTES as u128 * max_per_caller as u128 / max_sessions.max(1) as u128;
+    usize::try_from(proportional)
+        .unwrap_or(usize::MAX)
+        .clamp(KEPT_PER_CALLER_AT_LEAST, KEPT_BYTES)
+}
+
+/// The gateway-wide count of open sessions and its cap, and who opened each (and so what
+/// their answer streams keep draws on).
 pub(crate) struct SessionBook {
     max: usize,
     idle: Duration,
     open: AtomicUsize,
     pub(crate) owners: Owners,
-    kept: Arc<KeptBudget>,
 }
 
 impl SessionBook {
@@ -41,8 +52,11 @@ impl SessionBook {
             max,
             idle,
             open: AtomicUsize::new(0),
-            owners: Owners::new(max_per_caller),
-            kept: KeptBudget::new(KEPT_BYTES),
+            owners: Owners::new(
+                max_per_caller,
+                KeptBudget::new(KEPT_BYTES),
+                kept_per_caller(max, max_per_caller),
+            ),
         })
     }
 
@@ -128,8 +142,13 @@ impl Sessions {
         self.lock().get(id).cloned()
     }
 
-    /// Opens a session serving `service`; `None` past `max_sessions`.
-    pub(crate) fn start<S: rmcp::Service<RoleServer>>(&self, service: S) -> Option<Arc<Session>> {
+    /// Opens a session serving `service`, what its answer streams keep drawing on `kept` (its
+    /// opener's, [`crate::session_owners::Reservation::kept`]); `None` past `max_sessions`.
+    pub(crate) fn start<S: rmcp::Service<RoleServer>>(
+        &self,
+        service: S,
+        kept: Arc<KeptBudget>,
+    ) -> Option<Arc<Session>> {
         if !self.book.reserve() {
             return None;
         }
@@ -138,7 +157,7 @@ impl Sessions {
             id.clone(),
             service,
             self.shutdown.child_token(),
-            self.book.kept.clone(),
+            kept,
         ));
         self.lock().insert(id, session.clone());
         Some(session)
@@ -193,25 +212,41 @@ mod tests {
     async fn the_cap_refuses_and_closing_frees_a_place() {
         let book = SessionBook::new(2, 2, Duration::from_secs(3600));
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
-        let a = sessions.start(Nothing).expect("first");
-        let _b = sessions.start(Nothing).expect("second");
+        let a = sessions
+            .start(Nothing, KeptBudget::new(usize::MAX))
+            .expect("first");
+        let _b = sessions
+            .start(Nothing, KeptBudget::new(usize::MAX))
+            .expect("second");
         assert!(book.full_for(&None));
-        assert!(sessions.start(Nothing).is_none());
+        assert!(
+            sessions
+                .start(Nothing, KeptBudget::new(usize::MAX))
+                .is_none()
+        );
         assert!(sessions.close(&a.id));
         // Closing twice (DELETE, then the idle task) counts down once.
         assert!(!sessions.close(&a.id));
         assert!(a.ended.is_cancelled());
         assert!(!book.full_for(&None));
         assert_eq!(book.open.load(Ordering::Acquire), 1);
-        assert!(sessions.start(Nothing).is_some());
+        assert!(
+            sessions
+                .start(Nothing, KeptBudget::new(usize::MAX))
+                .is_some()
+        );
     }
 
     #[tokio::test]
     async fn only_sessions_without_open_streams_are_idle() {
         let book = SessionBook::new(10, 10, Duration::from_secs(3600));
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
-        let busy = sessions.start(Nothing).expect("busy");
-        let quiet = sessions.start(Nothing).expect("quiet");
+        let busy = sessions
+            .start(Nothing, KeptBudget::new(usize::MAX))
+            .expect("busy");
+        let quiet = sessions
+            .start(Nothing, KeptBudget::new(usize::MAX))
+            .expect("quiet");
         let call = busy
             .begin(&rmcp::model::RequestId::Number(1), None)
             .expect("begun");
@@ -226,5 +261,17 @@ mod tests {
         assert_eq!(idle, both);
         assert_ne!(busy.id, quiet.id);
         assert_eq!(busy.id.len(), 32);
+    }
+
+    #[test]
+    fn a_callers_share_of_what_is_kept_follows_the_sessions_it_may_hold() {
+        assert_eq!(kept_per_caller(1000, 100), KEPT_BYTES / 10, "the defaults");
+        assert_eq!(
+            kept_per_caller(1000, 5000),
+            KEPT_BYTES,
+            "never more than the whole"
+        );
+        assert_eq!(kept_per_caller(1000, 1), KEPT_PER_CALLER_AT_LEAST);
+        assert_eq!(kept_per_caller(0, 1), KEPT_BYTES);
     }
 }
