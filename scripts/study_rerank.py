@@ -4,11 +4,14 @@
 Issue #34 asks for a reranker where it pays. The candidates are the gateway's own: `mcplex bench
 retrieval --rankings` writes each query's top 30 by each ranking, with the part of the request
 that placed each hit. This reorders the top `depth` of the gateway's list by a mix of each hit's
-fused score and its late-interaction score (for each token of the text its group was ranked by,
-the whole request or one part, the cosine of the closest token of the tool's passage, averaged),
+score and its late-interaction score (for each token of the text its group was ranked by, the
+whole request or one part, the cosine of the closest token of the tool's passage, averaged),
 both min-max scaled over the candidates, and reports recall@5 (and steps@5) for each depth and
 share of the second stage, beside the gateway's own. Each group keeps the places the gateway gave
-it, so a request in parts keeps a place for every part.
+it, so a request in parts keeps a place for every part. The gateway's score is the fused one for
+a request ranked whole, and the hit's place in the interleaved list (1/place) for a request in
+parts. Run the benchmark without `--sample`: the rankings are then in the set's order (a set
+may hold one text twice with different labels: MetaTool's does), which is how they are graded.
 
 Two models, both made with `scripts/train_search_model.py` (its JAX forward pass is used here):
 the built-in model's f32 weights (`--out /tmp/tuned`), whose token vectors were never trained
@@ -86,8 +89,9 @@ def reranked(ranking, passages, vectors, depth, share):
 
 
 def graded(path):
-    """Each query's relevant tools and, where the set names them, each step's tools."""
-    graded = {}
+    """Each graded query of the set, in its order, as the benchmark reads it: its text, its
+    relevant tools and, where the set names them, each step's tools."""
+    graded = []
     for query in json.load(open(path))['queries']:
         labels = [label for label in query.get('labels', []) if label.get('relevance', 0) >= 1]
         steps = {}
@@ -95,14 +99,16 @@ def graded(path):
             if label.get('step') is not None:
                 steps.setdefault(label['step'], set()).add(label['tool_id'])
         if labels:
-            graded[query['query']] = ({label['tool_id'] for label in labels}, list(steps.values()))
+            graded.append((query['query'], {label['tool_id'] for label in labels},
+                           list(steps.values())))
     return graded
 
 
 def score(rankings, grades, rank):
     recall, steps, with_steps = 0.0, 0.0, 0
-    for ranking in rankings:
-        relevant, step_tools = grades[ranking['query']]
+    for ranking, (text, relevant, step_tools) in zip(rankings, grades, strict=True):
+        if ranking['query'] != text:
+            raise SystemExit('the rankings are not in the set\'s order: run without --sample')
         top = set(rank(ranking)[:5])
         recall += len(top & relevant) / len(relevant)
         if step_tools:

@@ -225,7 +225,9 @@ pub fn servers_of(
 ) -> Vec<Server> {
     let mut withheld_of: HashMap<&str, usize> = HashMap::new();
     for withheld in snapshot.withheld() {
-        *withheld_of.entry(&withheld.id.server).or_default() += 1;
+        if shown(&withheld.id.server) {
+            *withheld_of.entry(&withheld.id.server).or_default() += 1;
+        }
     }
     snapshot
         .servers()

@@ -101,11 +101,13 @@ pub async fn add(
 fn quarantine_terms(server: &mcplex_config::ServerConfig) -> &'static str {
     match server.transport {
         mcplex_config::Transport::Stdio { .. } => {
-            "until you approve it, its tools are withheld from agents and its process runs \
-             without network, writing only its temp directory, whatever its sandbox says (a \
-             package its command must download at its first start cannot be fetched then)"
+            "until you approve it, its tools, prompts and resources are withheld from agents, \
+             and its process runs under the quarantine policy, whatever its sandbox says: no \
+             network and no writes beyond its temp directory, as far as this machine's kernel \
+             can enforce them (its page shows what is in force); a package its command must \
+             download at its first start cannot be fetched then"
         }
-        _ => "until you approve it, its tools are withheld from agents",
+        _ => "until you approve it, its tools, prompts and resources are withheld from agents",
     }
 }
 

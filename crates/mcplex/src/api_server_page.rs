@@ -24,12 +24,21 @@ pub fn router(state: ApiState) -> Router {
 }
 
 async fn server_page(State(state): State<ApiState>, Path(name): Path<String>) -> Response {
-    let config = state.config.borrow().clone();
-    let Some(entry) = config.servers.iter().find(|s| s.name == name) else {
+    let found = state
+        .config
+        .borrow()
+        .servers
+        .iter()
+        .find(|s| s.name == name)
+        .map(|entry| {
+            (
+                entry.origin == mcplex_config::ServerOrigin::Added,
+                crate::config_view::server_view(entry),
+            )
+        });
+    let Some((added, entry)) = found else {
         return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
     };
-    let added = entry.origin == mcplex_config::ServerOrigin::Added;
-    let entry = crate::config_view::server_view(entry);
     let Some(server) = server_rows(&state, &Scope::full(), Some(&name))
         .await
         .into_iter()

@@ -15,7 +15,7 @@ use sse_stream::SseStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::bounded_events::bounded_events;
+use super::bounded_events::{bounded_events, refused_as_too_long};
 use super::http::{client, header_map};
 use super::{
     BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, error_body, push_messages, snippet,
@@ -125,10 +125,10 @@ pub(crate) async fn connect(
 
 /// Passes the stream's `message` events on as JSON-RPC messages until it ends, breaks or the
 /// connection is closed (which it then is).
-async fn read_messages<E: std::fmt::Debug>(
+async fn read_messages(
     server: Arc<str>,
     redactor: Arc<Redactor>,
-    mut events: impl futures::Stream<Item = Result<sse_stream::Sse, E>> + Unpin,
+    mut events: impl futures::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Unpin,
     incoming: mpsc::Sender<super::Incoming>,
     closed: CancellationToken,
 ) {
@@ -151,6 +151,10 @@ async fn read_messages<E: std::fmt::Debug>(
                 }
             }
             Some(Ok(_)) => {}
+            Some(Err(e)) if refused_as_too_long(&e) => {
+                tracing::warn!(server = %server, "event stream refused: it sent an event longer than a message may be ({} bytes); closing the connection", super::MAX_MESSAGE_BYTES);
+                break;
+            }
             Some(Err(e)) => {
                 let e = redactor.redact(&format!("{e:?}"));
                 tracing::warn!(server = %server, "event stream broke: {e}");

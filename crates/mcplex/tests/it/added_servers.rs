@@ -69,7 +69,7 @@ fn a_server_added_on_one_replica_runs_quarantined_on_every_one_until_removed() {
     // The sandbox shown is what applies once approved; the message says what applies before.
     let terms = checked["message"].as_str().unwrap_or_default();
     assert!(
-        terms.contains("withheld from agents") && terms.contains("without network"),
+        terms.contains("withheld from agents") && terms.contains("no network"),
         "{checked}"
     );
     assert!(server(&first, &key, "extra").is_none());
