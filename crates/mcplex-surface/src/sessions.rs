@@ -208,45 +208,33 @@ mod tests {
     struct Nothing;
     impl rmcp::ServerHandler for Nothing {}
 
+    fn open(sessions: &Sessions) -> Option<Arc<Session>> {
+        sessions.start(Nothing, KeptBudget::new(usize::MAX))
+    }
+
     #[tokio::test]
     async fn the_cap_refuses_and_closing_frees_a_place() {
         let book = SessionBook::new(2, 2, Duration::from_secs(3600));
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
-        let a = sessions
-            .start(Nothing, KeptBudget::new(usize::MAX))
-            .expect("first");
-        let _b = sessions
-            .start(Nothing, KeptBudget::new(usize::MAX))
-            .expect("second");
+        let a = open(&sessions).expect("first");
+        let _b = open(&sessions).expect("second");
         assert!(book.full_for(&None));
-        assert!(
-            sessions
-                .start(Nothing, KeptBudget::new(usize::MAX))
-                .is_none()
-        );
+        assert!(open(&sessions).is_none());
         assert!(sessions.close(&a.id));
         // Closing twice (DELETE, then the idle task) counts down once.
         assert!(!sessions.close(&a.id));
         assert!(a.ended.is_cancelled());
         assert!(!book.full_for(&None));
         assert_eq!(book.open.load(Ordering::Acquire), 1);
-        assert!(
-            sessions
-                .start(Nothing, KeptBudget::new(usize::MAX))
-                .is_some()
-        );
+        assert!(open(&sessions).is_some());
     }
 
     #[tokio::test]
     async fn only_sessions_without_open_streams_are_idle() {
         let book = SessionBook::new(10, 10, Duration::from_secs(3600));
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
-        let busy = sessions
-            .start(Nothing, KeptBudget::new(usize::MAX))
-            .expect("busy");
-        let quiet = sessions
-            .start(Nothing, KeptBudget::new(usize::MAX))
-            .expect("quiet");
+        let busy = open(&sessions).expect("busy");
+        let quiet = open(&sessions).expect("quiet");
         let call = busy
             .begin(&rmcp::model::RequestId::Number(1), None)
             .expect("begun");
