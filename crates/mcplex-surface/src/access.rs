@@ -6,8 +6,11 @@
 //! ([`RouteGuard`], one per [`Family`] of paths): the guard runs it after the edge checks, in
 //! place of its own admission, and names none of their paths.
 //!
-//! - `Host` must be a loopback name or listed in `trusted_hosts`; a browser `Origin` the same.
-//!   Anything else gets 403 before any handler runs.
+//! - `Host` must be a loopback name, an IP address, or listed in `trusted_hosts`: DNS rebinding
+//!   needs a name the attacker controls, and an address is none (Prometheus and other
+//!   infrastructure reach a pod by its address). A browser `Origin` must be a loopback name or
+//!   listed: a page served from any address is another site. Anything else gets 403 before any
+//!   handler runs.
 //! - A body whose `Content-Length` exceeds the limit gets 413 (streamed bodies are cut at the
 //!   same limit by the MCP service and the API's extractors).
 //! - MCP routes (and any path no family owns) take the API key (full access) or an agent token
@@ -40,7 +43,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::Caller;
-use crate::authority::{authority_allowed, origin_authority};
+use crate::authority::{authority_allowed, host_allowed, origin_authority};
 use crate::oauth::{ResourceServer, TokenRefusal};
 
 /// Checks credentials. Implemented by the binary, which owns the token store.
@@ -139,7 +142,7 @@ impl Guard {
             let allowed = host
                 .to_str()
                 .ok()
-                .is_some_and(|host| self.authority_allowed(host));
+                .is_some_and(|host| host_allowed(host, &self.trusted_hosts));
             if !allowed {
                 return Some(refuse(
                     StatusCode::FORBIDDEN,
@@ -246,7 +249,7 @@ impl Guard {
         }
     }
 
-    /// Whether a `Host` value or an origin's authority names this gateway.
+    /// Whether an origin's authority names this gateway.
     fn authority_allowed(&self, authority: &str) -> bool {
         authority_allowed(authority, &self.trusted_hosts)
     }

@@ -3,8 +3,16 @@
 //! port after it. Anything else (`[::1].evil.com`, `evil.com#.localhost`, user info, a path) is
 //! neither.
 
-/// Whether a `Host` value or an origin's authority names this gateway: a loopback name, or one
-/// of `trusted_hosts` (a host name, or a `host:port` authority), with any port.
+/// Whether a `Host` value names this gateway: as [`authority_allowed`] has it, or an IP address
+/// with any port. DNS rebinding needs a name the attacker controls, and a request for an address
+/// carries no name; what a browser page at another site sends it is refused by its `Origin`.
+pub(crate) fn host_allowed(host: &str, trusted_hosts: &[String]) -> bool {
+    authority_allowed(host, trusted_hosts)
+        || host_of(host.trim()).is_some_and(|name| name.parse::<std::net::IpAddr>().is_ok())
+}
+
+/// Whether an origin's authority (or a `Host` value) is a loopback name, or one of
+/// `trusted_hosts` (a host name, or a `host:port` authority), with any port.
 pub(crate) fn authority_allowed(authority: &str, trusted_hosts: &[String]) -> bool {
     let authority = authority.trim();
     // Lowered only when it has capitals: every request is checked.
@@ -98,6 +106,25 @@ mod tests {
         assert!(!allowed("[::1].evil.com"));
         assert!(allowed("[::1]:8080"));
         assert!(allowed("MCP.example.com:443"));
+    }
+
+    #[test]
+    fn a_host_may_be_any_address_and_an_origin_may_not() {
+        for address in ["10.1.2.3", "10.1.2.3:8080", "[fd00::1]:8080", "192.168.0.7"] {
+            assert!(host_allowed(address, &[]), "{address}");
+            assert!(!authority_allowed(address, &[]), "{address} as an origin");
+        }
+        for name in [
+            "10.1.2.3.evil.com",
+            "evil.com",
+            "[fd00::1].evil.com",
+            "10.1.2",
+        ] {
+            assert!(!host_allowed(name, &[]), "{name}");
+        }
+        assert!(
+            host_allowed("localhost:1", &[]) && host_allowed("x.example", &["x.example".into()])
+        );
     }
 
     fn loopback_host() -> impl Strategy<Value = String> {

@@ -347,6 +347,16 @@ fn host_and_origin_are_checked_and_big_bodies_refused() {
     assert_eq!(list(&[("Origin", "http://localhost:3000")]), 200);
     assert_eq!(list(&[("Host", "gateway.example")]), 200);
     assert_eq!(list(&[("Host", "localhost:1234")]), 200);
+    assert_eq!(
+        list(&[("Host", "10.1.2.3:8080")]),
+        200,
+        "an address cannot be rebound (how Prometheus reaches a pod)"
+    );
+    assert_eq!(
+        list(&[("Origin", "http://10.1.2.3:8080")]),
+        403,
+        "a page served from an address is another site"
+    );
     let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"pad": "x".repeat(4096)}}).to_string();
     let (status, _) = http_send(gateway.authority(), "POST", "/mcp", &[], &big);
     assert_eq!(status, 413);

@@ -40,11 +40,6 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- if eq .Values.store.backend "postgres" }}true{{ end }}
 {{- end }}
 
-{{/* Whether the pod's own address is added to trusted_hosts (Prometheus scrapes by address). */}}
-{{- define "mcplex.trustPodAddress" -}}
-{{- if or .Values.metrics.trustPodAddress .Values.metrics.serviceMonitor.enabled }}true{{ end }}
-{{- end }}
-
 {{/*
 Refusals. SQLite is one file in one ReadWriteOnce volume: a second gateway could neither mount
 it on another node nor share it safely, so more than one replica needs PostgreSQL.
@@ -64,9 +59,6 @@ it on another node nor share it safely, so more than one replica needs PostgreSQ
 {{- if not .Values.tokenKey.secret.name }}
 {{- fail "store.backend postgres needs tokenKey.secret.name: every replica must seal OAuth logins with the same key (kubectl create secret generic mcplex-token-key --from-literal=MCPLEX_TOKEN_KEY=$(openssl rand -hex 32))" }}
 {{- end }}
-{{- end }}
-{{- if and .Values.existingConfigSecret (include "mcplex.trustPodAddress" .) }}
-{{- fail "metrics.serviceMonitor.enabled (or metrics.trustPodAddress) needs the chart's own config: the pod's address is added to the trusted_hosts the chart renders, which it cannot do to existingConfigSecret" }}
 {{- end }}
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.serviceMonitor.apiKeySecret.name) (ne (toString (index .Values.config "require_auth")) "false") }}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.serviceMonitor.apiKeySecret.name: /metrics takes the admin API key where the gateway requires authentication (see the chart's README for making that Secret)" }}
