@@ -23,14 +23,17 @@ use mcplex_surface::{
 };
 
 use crate::auth::Access;
+use crate::operator_audit::Refusals;
 
-/// The `/api` family of routes and its guard.
-pub fn family(access: Arc<Access>) -> Family {
-    Family::new("/api", ApiGuard { access })
+/// The `/api` family of routes and its guard; what it refuses a signed-in viewer goes to
+/// `refusals` (`None`: the audit log is off).
+pub fn family(access: Arc<Access>, refusals: Option<Refusals>) -> Family {
+    Family::new("/api", ApiGuard { access, refusals })
 }
 
 struct ApiGuard {
     access: Arc<Access>,
+    refusals: Option<Refusals>,
 }
 
 impl RouteGuard for ApiGuard {
@@ -52,7 +55,8 @@ impl ApiGuard {
         }
         // A dashboard session stands for a credential only where none is sent.
         if credential(request.headers()) == Credential::Absent
-            && let Some(admitted) = crate::api_session::admit(&self.access, request, &path)
+            && let Some(admitted) =
+                crate::api_session::admit(&self.access, request, &path, self.refusals.as_ref())
         {
             return admitted;
         }

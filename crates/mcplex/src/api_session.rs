@@ -21,18 +21,24 @@ use mcplex_api::paths;
 use mcplex_surface::{Caller, cookie, refuse, same_secret};
 
 use crate::auth::Access;
+use crate::operator_audit::Refusals;
 
 /// What the request's session cookie makes of it on `path`: `None` when it carries no live
 /// session (it is judged by its credentials); else `Some`, with its caller and actor attached
-/// (`Ok`) or the refusal (`Err`).
-pub fn admit(access: &Access, request: &mut Request, path: &str) -> Option<Result<(), Response>> {
+/// (`Ok`) or the refusal (`Err`). A viewer's refusal is written to `refusals`.
+pub fn admit(
+    access: &Access,
+    request: &mut Request,
+    path: &str,
+    refusals: Option<&Refusals>,
+) -> Option<Result<(), Response>> {
     let proven = cookie_access(request.method(), request.headers(), |id| {
         access.session_csrf(id)
     });
     match proven {
         CookieAccess::None => None,
         CookieAccess::Refused(why) => Some(Err(refuse(StatusCode::FORBIDDEN, why))),
-        CookieAccess::Admin => Some(match admit_session(access, request, path) {
+        CookieAccess::Admin => Some(match admit_session(access, request, path, refusals) {
             Some(refusal) => Err(refusal),
             None => Ok(()),
         }),
@@ -100,8 +106,13 @@ pub fn session_id(headers: &HeaderMap) -> Option<&str> {
 pub struct SessionActor(pub Option<String>);
 
 /// Lets the request of a proven session on to `path` with its caller and actor (`None`), or
-/// answers the refusal of what a viewer may not do.
-fn admit_session(access: &Access, request: &mut Request, path: &str) -> Option<Response> {
+/// answers the refusal of what a viewer may not do (and writes it to `refusals`).
+fn admit_session(
+    access: &Access,
+    request: &mut Request,
+    path: &str,
+    refusals: Option<&Refusals>,
+) -> Option<Response> {
     let id = session_id(request.headers());
     let person = id.and_then(|id| access.session_person(id));
     let caller = match id.and_then(|id| access.session_viewer(id)) {
@@ -111,6 +122,10 @@ fn admit_session(access: &Access, request: &mut Request, path: &str) -> Option<R
             credential: None,
         },
         Some(_) => {
+            if let Some(refusals) = refusals {
+                let who = person.as_deref().unwrap_or("unknown");
+                refusals.refused(who, request.method(), path);
+            }
             return Some(refuse(
                 StatusCode::FORBIDDEN,
                 &format!(

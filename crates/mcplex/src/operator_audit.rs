@@ -3,7 +3,8 @@
 //! row, written by a layer around those routes so that no route can forget it. The row names
 //! who acted (`operator:<person>` for someone signed in at the issuer, `operator:api-key` for
 //! the API key or a session opened with it), the request (`method` `api POST`, `tool` the
-//! path), and the outcome (`ok`, or `refused`/`failed` with the HTTP status). Rows go through
+//! path), and the outcome (`ok`, or `refused`/`failed` with the HTTP status); a change the
+//! `/api` guard refuses a signed-in viewer is a row too ([`Refusals`]). Rows go through
 //! the calls' writer (`audit.rs`): the same retention, the same `audit_sink`, and no row when
 //! the audit log is off.
 
@@ -21,12 +22,17 @@ use crate::api_session::SessionActor;
 /// How an operator is named in the audit log's `token` column (no agent token may be).
 pub const OPERATOR_PREFIX: &str = mcplex_state::OPERATOR_CALLER_PREFIX;
 
+/// Whether a request to `path` would change something: what the audit log records.
+fn changes(method: &Method, path: &str) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+        && path != mcplex_api::paths::IDENTITY
+}
+
 /// Records the request when it changes something.
 pub async fn record(State(state): State<ApiState>, request: Request, next: Next) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
-    let changes = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS)
-        && path != mcplex_api::paths::IDENTITY;
+    let changes = changes(&method, &path);
     let actor = match request.extensions().get::<SessionActor>() {
         Some(SessionActor(Some(person))) => format!("{OPERATOR_PREFIX}{person}"),
         _ => format!("{OPERATOR_PREFIX}api-key"),
@@ -48,24 +54,80 @@ pub async fn record(State(state): State<ApiState>, request: Request, next: Next)
     } else {
         format!("failed ({})", status.as_u16())
     };
-    let now_ms = mcplex_state::now_unix().saturating_mul(1000);
-    let row = Activity {
-        at_ms: now_ms,
+    let took = i64::try_from(started.elapsed().as_micros()).unwrap_or(i64::MAX);
+    // Written by the audit writer with the calls, and to `audit_sink` with them: the answer
+    // does not wait for the store.
+    actions.record(row(
+        actor,
+        &method,
+        path,
+        outcome,
+        took,
+        replica(&state.address),
+    ));
+    response
+}
+
+/// Where the `/api` guard writes what it refuses a signed-in person (a viewer asking what only
+/// operators may): the guard answers before the audited routes, so they never see it.
+#[derive(Clone)]
+pub struct Refusals {
+    pub actions: crate::audit::ActionLog,
+    /// The replica as the rows name it ([`replica`] of the gateway's address).
+    pub replica: String,
+}
+
+impl Refusals {
+    pub fn new(actions: crate::audit::ActionLog, address: &str) -> Refusals {
+        Refusals {
+            actions,
+            replica: replica(address),
+        }
+    }
+
+    /// `person` was refused `method` `path` with 403: a row when it would have changed
+    /// something (as for operators, reads are not actions: a viewer's dashboard asks for pages
+    /// only operators see on every poll).
+    pub fn refused(&self, person: &str, method: &Method, path: &str) {
+        if !changes(method, path) {
+            return;
+        }
+        let actor = format!("{OPERATOR_PREFIX}{person}");
+        let outcome = "refused (403)".to_owned();
+        let row = row(
+            actor,
+            method,
+            path.to_owned(),
+            outcome,
+            0,
+            self.replica.clone(),
+        );
+        self.actions.record(row);
+    }
+}
+
+/// One action's row: who (`actor`), the request, its outcome, how long it took.
+fn row(
+    actor: String,
+    method: &Method,
+    path: String,
+    outcome: String,
+    duration_us: i64,
+    replica: String,
+) -> Activity {
+    Activity {
+        at_ms: mcplex_state::now_unix().saturating_mul(1000),
         request_id: next_action_id(),
         token: Some(actor),
         tool: path,
         status: outcome,
-        duration_us: i64::try_from(started.elapsed().as_micros()).unwrap_or(i64::MAX),
+        duration_us,
         request_bytes: 0,
         response_bytes: 0,
         arguments: None,
-        replica: Some(replica(&state.address)),
+        replica: Some(replica),
         method: format!("api {method}"),
-    };
-    // Written by the audit writer with the calls, and to `audit_sink` with them: the answer
-    // does not wait for the store.
-    actions.record(row);
-    response
+    }
 }
 
 /// The replica as the calls' rows name it (`host:port`).

@@ -25,6 +25,7 @@ use super::start::{Core, report_startup_wait, settle, settle_limit};
 use crate::api::ApiState;
 use crate::auth::Access;
 use crate::cli::ServeArgs;
+use crate::operator_audit::Refusals;
 
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let setup = if args.demo {
@@ -311,7 +312,12 @@ async fn serve_on_http(
         oauth: resource_server(config)?,
         // The routes beside the MCP routes, each family behind its own guard.
         families: Arc::new(vec![
-            crate::api_guard::family(access.clone()),
+            crate::api_guard::family(
+                access.clone(),
+                actions
+                    .clone()
+                    .map(|actions| Refusals::new(actions, &address.to_string())),
+            ),
             crate::ui::family(),
         ]),
     };

@@ -162,6 +162,35 @@ fn an_operator_signs_in_and_acts_a_viewer_reads_within_the_rules_a_stranger_is_r
     );
     assert_eq!(rows[0]["status"], "ok", "{rows:?}");
     assert_eq!(rows[0]["method"], "api POST", "{rows:?}");
+    // And the person behind a change a viewer was refused: the guard answers before the
+    // audited routes, and writes the refusal itself. Reads, refused or not, are no actions.
+    let refused = crate::harness::eventually(
+        "mallory's refused approval in the audit log",
+        std::time::Duration::from_secs(10),
+        || {
+            let (_, answer) = gateway.api("GET", "/api/v1/activity?token=operator:mallory", "");
+            answer["entries"]
+                .as_array()
+                .filter(|rows| !rows.is_empty())
+                .cloned()
+        },
+    );
+    let seen: Vec<(&str, &str, &str)> = refused
+        .iter()
+        .map(|row| {
+            let text = |key: &str| row[key].as_str().unwrap_or_default();
+            (text("method"), text("tool"), text("status"))
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(
+            "api POST",
+            "/api/v1/servers/newcomer/approve",
+            "refused (403)"
+        )],
+        "{refused:?}"
+    );
     // The client secret never shows.
     let (_, config) = gateway.api("GET", "/api/v1/config", "");
     assert_eq!(
