@@ -252,6 +252,28 @@ async fn serve_on_stdio(config: &Config, started: Started) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The guard in front of every route: the edge checks, the MCP routes' admission, and the
+/// families of routes beside them, each behind its own guard (`refusals` is where the `/api`
+/// guard writes a change it refused a signed-in viewer).
+fn http_guard(
+    config: &Config,
+    require_auth: bool,
+    access: &Arc<Access>,
+    refusals: Option<Refusals>,
+) -> Result<Guard> {
+    Ok(Guard {
+        trusted_hosts: Arc::new(config.http.trusted_hosts.clone()),
+        require_auth,
+        max_body_bytes: config.http.max_body_bytes,
+        auth: access.clone(),
+        oauth: resource_server(config)?,
+        families: Arc::new(vec![
+            crate::api_guard::family(access.clone(), refusals),
+            crate::ui::family(),
+        ]),
+    })
+}
+
 /// Serves HTTP on `listener` until SIGINT/SIGTERM, registered in the store and following it.
 async fn serve_on_http(
     config: &Config,
@@ -304,23 +326,10 @@ async fn serve_on_http(
         core.gateway.limits().clone(),
         shutdown.clone(),
     );
-    let guard = Guard {
-        trusted_hosts: Arc::new(config.http.trusted_hosts.clone()),
-        require_auth,
-        max_body_bytes: config.http.max_body_bytes,
-        auth: access.clone(),
-        oauth: resource_server(config)?,
-        // The routes beside the MCP routes, each family behind its own guard.
-        families: Arc::new(vec![
-            crate::api_guard::family(
-                access.clone(),
-                actions
-                    .clone()
-                    .map(|actions| Refusals::new(actions, &address.to_string())),
-            ),
-            crate::ui::family(),
-        ]),
-    };
+    let refusals = actions
+        .clone()
+        .map(|log| Refusals::new(log, &address.to_string()));
+    let guard = http_guard(config, require_auth, &access, refusals)?;
     let login_link = dashboard_link(address, &access);
     let api = ApiState {
         gateway: core.gateway.clone(),
