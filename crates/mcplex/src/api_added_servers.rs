@@ -53,7 +53,7 @@ pub async fn add(
     let config = crate::config_view::server_view(&server);
     let terms = quarantine_terms(&server);
     if check_only {
-        let message = format!("{name} is valid; added, it would start quarantined: {terms}");
+        let message = format!("{name} is valid. Added, it would start quarantined. {terms}");
         return Json(ServerAdded {
             name,
             config,
@@ -84,9 +84,9 @@ pub async fn add(
     }
     let running = applied(&state, &name, true).await;
     let message = if running {
-        format!("added {name}: it starts quarantined on every replica: {terms}")
+        format!("Added {name}: it starts quarantined on every replica. {terms}")
     } else {
-        format!("added {name}: every replica starts it quarantined as it reads the store: {terms}")
+        format!("Added {name}: every replica starts it quarantined as it reads the store. {terms}")
     };
     let answer = ServerAdded {
         name,
@@ -101,13 +101,13 @@ pub async fn add(
 fn quarantine_terms(server: &mcplex_config::ServerConfig) -> &'static str {
     match server.transport {
         mcplex_config::Transport::Stdio { .. } => {
-            "until you approve it, its tools, prompts and resources are withheld from agents, \
-             and its process runs under the quarantine policy, whatever its sandbox says: no \
-             network and no writes beyond its temp directory, as far as this machine's kernel \
-             can enforce them (its page shows what is in force); a package its command must \
-             download at its first start cannot be fetched then"
+            "Until you approve it, its tools, prompts and resources are withheld from agents, and \
+             its process has no network and writes only to its temp directory, whatever its \
+             sandbox setting says (as far as this machine's kernel can enforce it: its page shows \
+             what is in force). A package its command downloads at its first start cannot be \
+             fetched before then."
         }
-        _ => "until you approve it, its tools, prompts and resources are withheld from agents",
+        _ => "Until you approve it, its tools, prompts and resources are withheld from agents.",
     }
 }
 
