@@ -58,7 +58,7 @@ pub struct ApiState {
     /// Whether the store answers (kept by the gateway's follower).
     pub store_reachable: Arc<std::sync::atomic::AtomicBool>,
     /// Where the operators' actions go in the audit log (`None`: it is off).
-    pub actions: Option<crate::audit::ActionLog>,
+    pub actions: Option<crate::operator_audit::Actions>,
 }
 
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {

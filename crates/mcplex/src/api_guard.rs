@@ -23,17 +23,17 @@ use mcplex_surface::{
 };
 
 use crate::auth::Access;
-use crate::operator_audit::Refusals;
+use crate::operator_audit::Actions;
 
 /// The `/api` family of routes and its guard; what it refuses a signed-in viewer goes to
-/// `refusals` (`None`: the audit log is off).
-pub fn family(access: Arc<Access>, refusals: Option<Refusals>) -> Family {
-    Family::new("/api", ApiGuard { access, refusals })
+/// `actions` (`None`: the audit log is off).
+pub fn family(access: Arc<Access>, actions: Option<Actions>) -> Family {
+    Family::new("/api", ApiGuard { access, actions })
 }
 
 struct ApiGuard {
     access: Arc<Access>,
-    refusals: Option<Refusals>,
+    actions: Option<Actions>,
 }
 
 impl RouteGuard for ApiGuard {
@@ -56,7 +56,7 @@ impl ApiGuard {
         // A dashboard session stands for a credential only where none is sent.
         if credential(request.headers()) == Credential::Absent
             && let Some(admitted) =
-                crate::api_session::admit(&self.access, request, &path, self.refusals.as_ref())
+                crate::api_session::admit(&self.access, request, &path, self.actions.as_ref())
         {
             return admitted;
         }

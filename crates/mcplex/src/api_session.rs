@@ -21,16 +21,16 @@ use mcplex_api::paths;
 use mcplex_surface::{Caller, cookie, refuse, same_secret};
 
 use crate::auth::Access;
-use crate::operator_audit::Refusals;
+use crate::operator_audit::Actions;
 
 /// What the request's session cookie makes of it on `path`: `None` when it carries no live
 /// session (it is judged by its credentials); else `Some`, with its caller and actor attached
-/// (`Ok`) or the refusal (`Err`). A viewer's refusal is written to `refusals`.
+/// (`Ok`) or the refusal (`Err`). A viewer's refusal is written to `actions`.
 pub fn admit(
     access: &Access,
     request: &mut Request,
     path: &str,
-    refusals: Option<&Refusals>,
+    actions: Option<&Actions>,
 ) -> Option<Result<(), Response>> {
     let proven = cookie_access(request.method(), request.headers(), |id| {
         access.session_csrf(id)
@@ -38,7 +38,7 @@ pub fn admit(
     match proven {
         CookieAccess::None => None,
         CookieAccess::Refused(why) => Some(Err(refuse(StatusCode::FORBIDDEN, why))),
-        CookieAccess::Admin => Some(match admit_session(access, request, path, refusals) {
+        CookieAccess::Admin => Some(match admit_session(access, request, path, actions) {
             Some(refusal) => Err(refusal),
             None => Ok(()),
         }),
@@ -106,12 +106,12 @@ pub fn session_id(headers: &HeaderMap) -> Option<&str> {
 pub struct SessionActor(pub Option<String>);
 
 /// Lets the request of a proven session on to `path` with its caller and actor (`None`), or
-/// answers the refusal of what a viewer may not do (and writes it to `refusals`).
+/// answers the refusal of what a viewer may not do (and writes it to `actions`).
 fn admit_session(
     access: &Access,
     request: &mut Request,
     path: &str,
-    refusals: Option<&Refusals>,
+    actions: Option<&Actions>,
 ) -> Option<Response> {
     let id = session_id(request.headers());
     let person = id.and_then(|id| access.session_person(id));
@@ -122,9 +122,9 @@ fn admit_session(
             credential: None,
         },
         Some(_) => {
-            if let Some(refusals) = refusals {
+            if let Some(actions) = actions {
                 let who = person.as_deref().unwrap_or("unknown");
-                refusals.refused(who, request.method(), path);
+                actions.refused(who, request.method(), path);
             }
             return Some(refuse(
                 StatusCode::FORBIDDEN,

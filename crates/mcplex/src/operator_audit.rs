@@ -4,7 +4,7 @@
 //! who acted (`operator:<person>` for someone signed in at the issuer, `operator:api-key` for
 //! the API key or a session opened with it), the request (`method` `api POST`, `tool` the
 //! path), and the outcome (`ok`, or `refused`/`failed` with the HTTP status); a change the
-//! `/api` guard refuses a signed-in viewer is a row too ([`Refusals`]). Rows go through
+//! `/api` guard refuses a signed-in viewer is a row too ([`Actions::refused`]). Rows go through
 //! the calls' writer (`audit.rs`): the same retention, the same `audit_sink`, and no row when
 //! the audit log is off.
 
@@ -55,32 +55,24 @@ pub async fn record(State(state): State<ApiState>, request: Request, next: Next)
         format!("failed ({})", status.as_u16())
     };
     let took = i64::try_from(started.elapsed().as_micros()).unwrap_or(i64::MAX);
-    // Written by the audit writer with the calls, and to `audit_sink` with them: the answer
-    // does not wait for the store.
-    actions.record(row(
-        actor,
-        &method,
-        path,
-        outcome,
-        took,
-        replica(&state.address),
-    ));
+    actions.write(actor, &method, path, outcome, took);
     response
 }
 
-/// Where the `/api` guard writes what it refuses a signed-in person (a viewer asking what only
-/// operators may): the guard answers before the audited routes, so they never see it.
+/// Where the operators' actions go: the audit writer, with the replica as its rows name it.
+/// The audited routes write through it, and so does the `/api` guard for a change it refused a
+/// signed-in person (a viewer asking what only operators may), which no route sees.
 #[derive(Clone)]
-pub struct Refusals {
-    pub actions: crate::audit::ActionLog,
-    /// The replica as the rows name it ([`replica`] of the gateway's address).
-    pub replica: String,
+pub struct Actions {
+    log: crate::audit::ActionLog,
+    /// [`replica`] of the gateway's address, made once.
+    replica: String,
 }
 
-impl Refusals {
-    pub fn new(actions: crate::audit::ActionLog, address: &str) -> Refusals {
-        Refusals {
-            actions,
+impl Actions {
+    pub fn new(log: crate::audit::ActionLog, address: &str) -> Actions {
+        Actions {
+            log,
             replica: replica(address),
         }
     }
@@ -89,44 +81,35 @@ impl Refusals {
     /// something (as for operators, reads are not actions: a viewer's dashboard asks for pages
     /// only operators see on every poll).
     pub fn refused(&self, person: &str, method: &Method, path: &str) {
-        if !changes(method, path) {
-            return;
+        if changes(method, path) {
+            let actor = format!("{OPERATOR_PREFIX}{person}");
+            self.write(
+                actor,
+                method,
+                path.to_owned(),
+                "refused (403)".to_owned(),
+                0,
+            );
         }
-        let actor = format!("{OPERATOR_PREFIX}{person}");
-        let outcome = "refused (403)".to_owned();
-        let row = row(
-            actor,
-            method,
-            path.to_owned(),
-            outcome,
-            0,
-            self.replica.clone(),
-        );
-        self.actions.record(row);
     }
-}
 
-/// One action's row: who (`actor`), the request, its outcome, how long it took.
-fn row(
-    actor: String,
-    method: &Method,
-    path: String,
-    outcome: String,
-    duration_us: i64,
-    replica: String,
-) -> Activity {
-    Activity {
-        at_ms: mcplex_state::now_unix().saturating_mul(1000),
-        request_id: next_action_id(),
-        token: Some(actor),
-        tool: path,
-        status: outcome,
-        duration_us,
-        request_bytes: 0,
-        response_bytes: 0,
-        arguments: None,
-        replica: Some(replica),
-        method: format!("api {method}"),
+    /// One action's row: who (`actor`), the request, its outcome, how long it took. Written by
+    /// the audit writer with the calls, and to `audit_sink` with them: nothing waits for the
+    /// store.
+    fn write(&self, actor: String, method: &Method, path: String, outcome: String, took_us: i64) {
+        self.log.record(Activity {
+            at_ms: mcplex_state::now_unix().saturating_mul(1000),
+            request_id: next_action_id(),
+            token: Some(actor),
+            tool: path,
+            status: outcome,
+            duration_us: took_us,
+            request_bytes: 0,
+            response_bytes: 0,
+            arguments: None,
+            replica: Some(self.replica.clone()),
+            method: format!("api {method}"),
+        });
     }
 }
 

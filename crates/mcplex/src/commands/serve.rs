@@ -25,7 +25,7 @@ use super::start::{Core, report_startup_wait, settle, settle_limit};
 use crate::api::ApiState;
 use crate::auth::Access;
 use crate::cli::ServeArgs;
-use crate::operator_audit::Refusals;
+use crate::operator_audit::Actions;
 
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let setup = if args.demo {
@@ -253,13 +253,13 @@ async fn serve_on_stdio(config: &Config, started: Started) -> Result<ExitCode> {
 }
 
 /// The guard in front of every route: the edge checks, the MCP routes' admission, and the
-/// families of routes beside them, each behind its own guard (`refusals` is where the `/api`
+/// families of routes beside them, each behind its own guard (`actions` is where the `/api`
 /// guard writes a change it refused a signed-in viewer).
 fn http_guard(
     config: &Config,
     require_auth: bool,
     access: &Arc<Access>,
-    refusals: Option<Refusals>,
+    actions: Option<Actions>,
 ) -> Result<Guard> {
     Ok(Guard {
         trusted_hosts: Arc::new(config.http.trusted_hosts.clone()),
@@ -268,7 +268,7 @@ fn http_guard(
         auth: access.clone(),
         oauth: resource_server(config)?,
         families: Arc::new(vec![
-            crate::api_guard::family(access.clone(), refusals),
+            crate::api_guard::family(access.clone(), actions),
             crate::ui::family(),
         ]),
     })
@@ -326,10 +326,8 @@ async fn serve_on_http(
         core.gateway.limits().clone(),
         shutdown.clone(),
     );
-    let refusals = actions
-        .clone()
-        .map(|log| Refusals::new(log, &address.to_string()));
-    let guard = http_guard(config, require_auth, &access, refusals)?;
+    let actions = actions.map(|log| Actions::new(log, &address.to_string()));
+    let guard = http_guard(config, require_auth, &access, actions.clone())?;
     let login_link = dashboard_link(address, &access);
     let api = ApiState {
         gateway: core.gateway.clone(),
