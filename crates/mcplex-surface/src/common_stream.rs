@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::event_id::EventId;
-use crate::kept_events::{KeptBudget, KeptEvents};
+use crate::kept_events::KeptEvents;
 
 /// Events kept for resumption, and their bytes: a client let go for reading too slowly resumes
 /// seconds later, and a burst of log messages meanwhile must not push out what it missed.
@@ -30,8 +30,6 @@ const GETS: usize = 32;
 const QUEUE: usize = 64;
 
 pub(crate) struct Common {
-    /// The number of the last event (0: none yet).
-    last: u64,
     cache: KeptEvents,
     /// The last event handed to an open GET stream.
     delivered: u64,
@@ -47,14 +45,12 @@ pub(crate) struct GetStream {
 }
 
 impl Common {
-    /// No event yet. Its cache has a budget of its own, not the one every session's answer
-    /// streams share: while no GET stream is open it is how messages reach the next one, so
-    /// what other sessions keep must never stop it keeping them (it holds at most
-    /// [`CACHED_BYTES`] either way).
+    /// No event yet. Its cache draws on no budget, only its own caps: while no GET stream is
+    /// open it is how messages reach the next one, so what other sessions keep must never stop
+    /// it keeping them.
     pub(crate) fn new() -> Common {
         Common {
-            last: 0,
-            cache: KeptEvents::new(1, CACHED, CACHED_BYTES, KeptBudget::new(CACHED_BYTES)),
+            cache: KeptEvents::new(1, CACHED, CACHED_BYTES, None),
             delivered: 0,
             open: VecDeque::new(),
         }
@@ -62,13 +58,13 @@ impl Common {
 
     /// Sends a message (its JSON) on the newest open GET stream, or keeps it for the next one.
     pub(crate) fn send(&mut self, json: &[u8]) {
-        self.last += 1;
-        let event = crate::sse::event(json, Some(&EventId::Common(self.last).to_string()));
+        let number = self.cache.next_number();
+        let event = crate::sse::event(json, Some(&EventId::Common(number).to_string()));
         self.cache.push(event.clone());
         while let Some(newest) = self.open.back() {
             match newest.try_send(event.clone()) {
                 Ok(()) => {
-                    self.delivered = self.last;
+                    self.delivered = number;
                     return;
                 }
                 // Closed, or its client stopped reading: that stream ends (it resumes from the
@@ -95,7 +91,7 @@ impl Common {
         let (sender, source) = mpsc::channel(QUEUE);
         let mut first = vec![crate::sse::priming(&EventId::Common(after).to_string())];
         first.extend(self.cache.after(after).cloned());
-        self.delivered = self.last;
+        self.delivered = self.cache.next_number() - 1;
         self.open.push_back(sender);
         GetStream {
             first,
@@ -202,5 +198,26 @@ mod tests {
         }
         assert_eq!(common.cached(), 3, "three of 300 kB fit in 1 MiB, not four");
         assert!(common.cache.bytes() <= CACHED_BYTES);
+    }
+
+    #[test]
+    fn a_message_too_large_to_keep_loses_no_other() {
+        let mut common = Common::new();
+        let ended = CancellationToken::new();
+        common.send(&changed());
+        let large = format!(
+            r#"{{"jsonrpc":"2.0","method":"x","params":"{}"}}"#,
+            "y".repeat(CACHED_BYTES)
+        );
+        common.send(large.as_bytes());
+        common.send(&changed());
+        let stream = common.open(None, &ended);
+        let first = text(&stream.first);
+        assert!(
+            first.contains("\nid: 1\n")
+                && first.contains("\nid: 3\n")
+                && !first.contains("\nid: 2\n"),
+            "{first}"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! Events kept for `Last-Event-ID`: the newest of a numbered sequence, capped by count and by
 //! bytes, the oldest forgotten first. A session's GET stream keeps its events in one, and so does
-//! each answer stream. A log also draws on a [`KeptBudget`]: every answer stream of the gateway
-//! on one, so that what the sessions keep together is bounded, however many there are.
+//! each answer stream. An answer stream's log also draws on a [`KeptBudget`] (its caller's
+//! share of the gateway's), so that what the sessions keep together is bounded, however many
+//! there are.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -67,26 +68,28 @@ impl KeptBudget {
 }
 
 pub(crate) struct KeptEvents {
-    /// The number of `events[0]`.
-    first: u64,
-    events: VecDeque<Bytes>,
-    /// The bytes of `events`, all of them taken from `budget`.
+    /// The number the next event pushed gets.
+    next: u64,
+    /// Each kept event with its number, oldest first (an event not kept leaves a gap).
+    events: VecDeque<(u64, Bytes)>,
+    /// The bytes of `events`, all of them taken from `budget` when there is one.
     bytes: usize,
     max_events: usize,
     max_bytes: usize,
-    budget: Arc<KeptBudget>,
+    budget: Option<Arc<KeptBudget>>,
 }
 
 impl KeptEvents {
-    /// None kept yet; the first event pushed is number `first`.
+    /// None kept yet; the first event pushed is number `first`. Without a `budget` only the
+    /// log's own caps bound it.
     pub(crate) fn new(
         first: u64,
         max_events: usize,
         max_bytes: usize,
-        budget: Arc<KeptBudget>,
+        budget: Option<Arc<KeptBudget>>,
     ) -> KeptEvents {
         KeptEvents {
-            first,
+            next: first,
             events: VecDeque::new(),
             bytes: 0,
             max_events,
@@ -95,46 +98,50 @@ impl KeptEvents {
         }
     }
 
+    /// The number the next event pushed gets (its id is written into it before it is pushed).
+    pub(crate) fn next_number(&self) -> u64 {
+        self.next
+    }
+
     /// Keeps `event` as the next number, forgetting the oldest first while either cap or the
     /// budget would be passed. An event that cannot be kept even alone (larger than the byte
-    /// cap, or than what the budget has left) is not kept, and neither is any before it: what
-    /// is kept never has a hole and always runs to the newest event (a resumption from before
-    /// the oldest kept misses what was forgotten, as it always did).
+    /// cap, or than what the budget has left) is not kept: it leaves a gap, and what came
+    /// before it stays (a resumption from before the oldest kept misses what was forgotten).
     pub(crate) fn push(&mut self, event: Bytes) {
+        let number = self.next;
+        self.next += 1;
         let len = event.len();
-        while !self.events.is_empty()
-            && (self.events.len() >= self.max_events || self.bytes + len > self.max_bytes)
-        {
+        if len > self.max_bytes || self.max_events == 0 {
+            return;
+        }
+        while self.events.len() >= self.max_events || self.bytes + len > self.max_bytes {
             self.forget_oldest();
         }
-        loop {
-            if len <= self.max_bytes && self.max_events > 0 && self.budget.take(len) {
-                self.bytes += len;
-                self.events.push_back(event);
-                return;
-            }
+        while !self.budget.as_ref().is_none_or(|budget| budget.take(len)) {
             if self.events.is_empty() {
-                self.first += 1;
                 return;
             }
             self.forget_oldest();
         }
+        self.bytes += len;
+        self.events.push_back((number, event));
     }
 
     fn forget_oldest(&mut self) {
-        if let Some(oldest) = self.events.pop_front() {
+        if let Some((_, oldest)) = self.events.pop_front() {
             self.bytes -= oldest.len();
-            self.budget.give(oldest.len());
-            self.first += 1;
+            if let Some(budget) = &self.budget {
+                budget.give(oldest.len());
+            }
         }
     }
 
     /// The kept events numbered after `after`, oldest first.
     pub(crate) fn after(&self, after: u64) -> impl Iterator<Item = &Bytes> {
-        let skip = after.saturating_add(1).saturating_sub(self.first);
         self.events
             .iter()
-            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+            .skip_while(move |(number, _)| *number <= after)
+            .map(|(_, event)| event)
     }
 
     #[cfg(test)]
@@ -149,7 +156,9 @@ impl KeptEvents {
 
 impl Drop for KeptEvents {
     fn drop(&mut self) {
-        self.budget.give(self.bytes);
+        if let Some(budget) = &self.budget {
+            budget.give(self.bytes);
+        }
     }
 }
 
@@ -165,7 +174,7 @@ mod tests {
 
     #[test]
     fn the_newest_are_kept_within_both_caps_and_numbered_as_pushed() {
-        let mut kept = KeptEvents::new(1, 3, 10, KeptBudget::new(usize::MAX));
+        let mut kept = KeptEvents::new(1, 3, 10, None);
         for n in 1..=5 {
             kept.push(Bytes::from(n.to_string()));
         }
@@ -178,7 +187,11 @@ mod tests {
         assert_eq!(numbers(&kept, 0), ["666666", "7777"], "ten bytes at most");
         assert_eq!(kept.bytes(), 10);
         kept.push(Bytes::from("x".repeat(11)));
-        assert_eq!(kept.len(), 0, "an event over the byte cap is not kept");
+        assert_eq!(
+            numbers(&kept, 0),
+            ["666666", "7777"],
+            "an event over the byte cap leaves a gap; what came before stays"
+        );
         kept.push(Bytes::from("8"));
         assert_eq!(
             numbers(&kept, 7),
@@ -188,9 +201,9 @@ mod tests {
     }
 
     #[test]
-    fn the_logs_share_the_budget_and_what_is_kept_always_runs_to_the_newest() {
+    fn the_logs_share_the_budget_and_each_forgets_only_its_own() {
         let budget = KeptBudget::new(10);
-        let mut greedy = KeptEvents::new(1, 100, 100, budget.clone());
+        let mut greedy = KeptEvents::new(1, 100, 100, Some(budget.clone()));
         for n in 1..=4 {
             greedy.push(Bytes::from(format!("{n}{n}{n}")));
         }
@@ -201,13 +214,13 @@ mod tests {
         );
         assert_eq!(budget.used(), 9);
 
-        let mut other = KeptEvents::new(1, 100, 100, budget.clone());
+        let mut other = KeptEvents::new(1, 100, 100, Some(budget.clone()));
         other.push(Bytes::from("a"));
         assert_eq!(numbers(&other, 0), ["a"]);
         other.push(Bytes::from("bb"));
         assert!(
             numbers(&other, 0).is_empty(),
-            "neither the event that does not fit nor any before it"
+            "its own older event went to make room, in vain, and the new one is not kept"
         );
         assert_eq!(budget.used(), 9);
 
@@ -229,15 +242,15 @@ mod tests {
             KeptBudget::share_of(&whole, 6),
             KeptBudget::share_of(&whole, 6),
         );
-        let mut kept_by_alice = KeptEvents::new(1, 100, 100, alice.clone());
+        let mut kept_by_alice = KeptEvents::new(1, 100, 100, Some(alice.clone()));
         kept_by_alice.push(Bytes::from("aaaa"));
         kept_by_alice.push(Bytes::from("bbbb"));
         assert_eq!(numbers(&kept_by_alice, 0), ["bbbb"], "her share is 6");
         assert_eq!((alice.used(), whole.used()), (4, 4));
-        let mut kept_by_bob = KeptEvents::new(1, 100, 100, bob.clone());
+        let mut kept_by_bob = KeptEvents::new(1, 100, 100, Some(bob.clone()));
         kept_by_bob.push(Bytes::from("cccccc"));
         assert_eq!((bob.used(), whole.used()), (6, 10));
-        let mut again = KeptEvents::new(1, 100, 100, alice.clone());
+        let mut again = KeptEvents::new(1, 100, 100, Some(alice.clone()));
         again.push(Bytes::from("d"));
         assert!(
             numbers(&again, 0).is_empty(),

@@ -57,7 +57,8 @@ pub(crate) struct State {
     common: Common,
     /// The events of the answer streams that went out as streams, for `Last-Event-ID`.
     answers: HashMap<u64, Replay>,
-    /// What every session's kept events draw on together.
+    /// What the session's answer streams keep draws on: its caller's share of the gateway's
+    /// budget (the GET stream's cache has none).
     kept: Arc<KeptBudget>,
 }
 
@@ -277,7 +278,7 @@ impl Session {
     ) -> AnswerLog {
         let mut state = self.lock();
         state.forget_finished_answers(Instant::now());
-        let mut events = KeptEvents::new(0, REPLAY_EVENTS, REPLAY_BYTES, state.kept.clone());
+        let mut events = KeptEvents::new(0, REPLAY_EVENTS, REPLAY_BYTES, Some(state.kept.clone()));
         for event in first {
             events.push(event.clone());
         }

@@ -200,7 +200,7 @@ mod tests {
             Arc::ptr_eq(&operator.kept(), &whole),
             "the operator's is the whole"
         );
-        let mut kept = crate::kept_events::KeptEvents::new(1, 100, 100, first.kept());
+        let mut kept = crate::kept_events::KeptEvents::new(1, 100, 100, Some(first.kept()));
         kept.push(bytes::Bytes::from("x".repeat(11)));
         assert_eq!(whole.used(), 0, "past alice's share of 10");
         kept.push(bytes::Bytes::from("x".repeat(10)));
