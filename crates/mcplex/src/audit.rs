@@ -41,6 +41,13 @@ pub struct AuditLog {
 pub struct ActionLog(mpsc::UnboundedSender<Activity>);
 
 impl ActionLog {
+    /// A log whose rows go to the receiver returned, for tests of what is written.
+    #[cfg(test)]
+    pub fn for_tests() -> (ActionLog, mpsc::UnboundedReceiver<Activity>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (ActionLog(sender), receiver)
+    }
+
     /// Queues `row` for the writer (the request that made it never waits).
     pub fn record(&self, row: Activity) {
         if self.0.send(row).is_err() {

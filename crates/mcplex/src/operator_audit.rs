@@ -9,6 +9,7 @@
 //! the audit log is off.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::extract::{Request, State};
 use axum::http::Method;
@@ -67,13 +68,30 @@ pub struct Actions {
     log: crate::audit::ActionLog,
     /// [`replica`] of the gateway's address, made once.
     replica: String,
+    /// Refusals written in the current minute: a viewer may send as many as it likes, and the
+    /// action queue has no cap (actions let through come at people's pace).
+    refusals: Arc<Mutex<RefusalWindow>>,
 }
+
+/// At most [`REFUSALS_PER_MINUTE`] refusal rows a minute on a replica; the rest are counted and
+/// said in the log once the minute is over.
+#[derive(Default)]
+struct RefusalWindow {
+    minute: i64,
+    written: u32,
+    dropped: u32,
+}
+
+const REFUSALS_PER_MINUTE: u32 = 60;
+/// How much of a refused path a row keeps: a viewer chooses the path.
+const REFUSED_PATH_CHARS: usize = 256;
 
 impl Actions {
     pub fn new(log: crate::audit::ActionLog, address: &str) -> Actions {
         Actions {
             log,
             replica: replica(address),
+            refusals: Arc::default(),
         }
     }
 
@@ -81,16 +99,36 @@ impl Actions {
     /// something (as for operators, reads are not actions: a viewer's dashboard asks for pages
     /// only operators see on every poll).
     pub fn refused(&self, person: &str, method: &Method, path: &str) {
-        if changes(method, path) {
-            let actor = format!("{OPERATOR_PREFIX}{person}");
-            self.write(
-                actor,
-                method,
-                path.to_owned(),
-                "refused (403)".to_owned(),
-                0,
-            );
+        if !changes(method, path) || !self.may_write_refusal() {
+            return;
         }
+        let actor = format!("{OPERATOR_PREFIX}{person}");
+        let path: String = path.chars().take(REFUSED_PATH_CHARS).collect();
+        self.write(actor, method, path, "refused (403)".to_owned(), 0);
+    }
+
+    /// Whether this minute's refusals leave room for one more row.
+    fn may_write_refusal(&self) -> bool {
+        let minute = mcplex_state::now_unix() / 60;
+        let mut window = self.refusals.lock().unwrap_or_else(PoisonError::into_inner);
+        if window.minute != minute {
+            if window.dropped > 0 {
+                tracing::warn!(
+                    "{} refused changes by signed-in viewers were not written to the audit log (at most {REFUSALS_PER_MINUTE} a minute)",
+                    window.dropped
+                );
+            }
+            *window = RefusalWindow {
+                minute,
+                ..RefusalWindow::default()
+            };
+        }
+        if window.written >= REFUSALS_PER_MINUTE {
+            window.dropped += 1;
+            return false;
+        }
+        window.written += 1;
+        true
     }
 
     /// One action's row: who (`actor`), the request, its outcome, how long it took. Written by
@@ -127,4 +165,36 @@ fn next_action_id() -> String {
         mcplex_state::now_unix(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_written_at_most_sixty_a_minute_with_their_path_cut() {
+        let (log, mut rows) = crate::audit::ActionLog::for_tests();
+        let actions = Actions::new(log, "127.0.0.1:8080");
+        let long = format!("/api/v1/{}", "x".repeat(1000));
+        for _ in 0..200 {
+            actions.refused("mallory", &Method::POST, &long);
+        }
+        actions.refused("mallory", &Method::GET, "/api/v1/tokens");
+        let mut written = Vec::new();
+        while let Ok(row) = rows.try_recv() {
+            written.push(row);
+        }
+        // Up to sixty more when the minute turned during the loop.
+        assert!((60..=120).contains(&written.len()), "{}", written.len());
+        assert!(written.len() < 200, "capped");
+        assert!(
+            written
+                .iter()
+                .all(|row| row.tool.chars().count() == REFUSED_PATH_CHARS)
+        );
+        assert!(
+            written.iter().all(|row| row.method == "api POST"),
+            "a read is no action"
+        );
+    }
 }
