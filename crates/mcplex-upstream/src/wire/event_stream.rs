@@ -1,8 +1,9 @@
 //! An HTTP upstream's event streams: the answer stream of one of our requests, and the session's
 //! GET stream. Every `data:` goes into the wire's incoming messages. An event longer than a
-//! message may be ends the stream ([`bounded_events`]) and is not left unsaid: the request the
-//! stream was answering fails at once with why, or, on the GET stream, the wire is closed (its
-//! connection is lost and reconnected), rather than a caller waiting out its timeout.
+//! message may be ends the stream ([`bounded_events`]). An answer stream that ends without its
+//! answer, for that or any other reason, fails its request at once with why (nothing resumes
+//! it), rather than leave a caller waiting out its timeout; a refused GET stream closes the wire
+//! (its connection is lost and reconnected).
 
 use std::sync::Arc;
 
@@ -36,7 +37,7 @@ pub(crate) async fn read_event_stream(
     let mut events =
         SseStream::from_bytes_stream(bounded_events(response.bytes_stream(), stream.cap));
     let mut answered = false;
-    loop {
+    let ended = loop {
         let event = tokio::select! {
             event = events.next() => event,
             () = closed.cancelled() => return,
@@ -52,8 +53,8 @@ pub(crate) async fn read_event_stream(
                         push_messages(&incoming, value, related.as_ref()).await;
                     }
                     Err(e) => {
-                        let data = stream.redactor.redact(&data);
-                        tracing::warn!(server = %stream.server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
+                        let shown = shown_start(&stream.redactor, &data);
+                        tracing::warn!(server = %stream.server, "ignored an event that is not JSON ({e}): {shown}")
                     }
                 }
             }
@@ -63,27 +64,35 @@ pub(crate) async fn read_event_stream(
                     stream.cap
                 );
                 tracing::warn!(server = %stream.server, "event stream refused: {reason}");
-                match related {
-                    Some(id) if !answered => {
-                        let failed = json!({"jsonrpc": "2.0", "id": id, "error": {
-                            "code": -32603,
-                            "message": format!("the server's answer was refused: {reason}"),
-                        }});
-                        let _ = incoming.send(Incoming::Message(failed)).await;
-                    }
-                    Some(_) => {}
-                    None => closed.cancel(),
+                if related.is_none() {
+                    closed.cancel();
                 }
-                return;
+                break reason;
             }
             Some(Err(e)) => {
-                let e = stream.redactor.redact(&format!("{e:?}"));
+                let e = stream.redactor.redact(&format!("{e}"));
                 tracing::debug!(server = %stream.server, "event stream broke: {e}");
-                return;
+                break format!("its event stream broke: {}", snippet(&e, 200));
             }
-            None => return,
+            None => break "its event stream ended without it".to_owned(),
         }
+    };
+    // Nothing resumes an answer stream: one that ends without the answer fails its request now,
+    // rather than leave it waiting out its timeout.
+    if let Some(id) = related.filter(|_| !answered) {
+        let failed = json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32603,
+            "message": format!("the server's answer did not arrive: {ended}"),
+        }});
+        let _ = incoming.send(Incoming::Message(failed)).await;
     }
+}
+
+/// The start of `data` as a log may show it: read no further than a few kB (an event may hold
+/// 64 MiB), secrets removed, then cut to 200 characters.
+fn shown_start(redactor: &Redactor, data: &str) -> String {
+    let start: String = data.chars().take(4096).collect();
+    snippet(&redactor.redact(&start), 200)
 }
 
 /// Whether `value` (a message or a batch) holds the answer to request `id`.
@@ -156,5 +165,20 @@ mod tests {
         let (messages, closed) = read(long(), None).await;
         assert!(messages.is_empty(), "{messages:?}");
         assert!(closed, "the connection is lost and reconnected");
+    }
+
+    #[tokio::test]
+    async fn an_answer_stream_that_ends_without_the_answer_fails_its_request() {
+        let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+        let (messages, closed) = read(format!("data: {progress}\n\n"), Some(json!(7))).await;
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        let reason = messages[1]["error"]["message"].as_str().unwrap_or_default();
+        assert!(reason.contains("ended without it"), "{reason}");
+        assert!(!closed);
+        let (messages, _) = read(String::new(), None).await;
+        assert!(
+            messages.is_empty(),
+            "a GET stream answers no request: {messages:?}"
+        );
     }
 }
