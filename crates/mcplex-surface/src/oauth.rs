@@ -118,7 +118,8 @@ impl ResourceServer {
         if let Some(resource) = &self.resource {
             return resource.clone();
         }
-        // The guard accepted this Host (loopback or trusted); without one, loopback.
+        // The guard accepted this Host (loopback, an IP address or trusted: a name the requester
+        // used, so these URLs go back to whoever asked); without one, loopback.
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())

@@ -124,7 +124,8 @@ pub(crate) async fn begin_login(
 }
 
 /// The browser's origin (a dashboard request always has one), else this listener's as the
-/// request named it (the guard has checked the Host against the trusted hosts).
+/// request named it (the guard accepted the Host: loopback, an IP address or a trusted name;
+/// the identity provider still checks the redirect it makes).
 fn origin_of(headers: &HeaderMap) -> Option<String> {
     let text = |name| {
         headers
