@@ -7,7 +7,7 @@
 //! the gateway's budget for that, so one caller cannot leave none for the others.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use crate::kept_events::KeptBudget;
 
@@ -27,9 +27,12 @@ pub(crate) struct Owners {
 #[derive(Default)]
 struct State {
     by_session: HashMap<String, Owner>,
-    /// Sessions held or being opened, per credential (never the operator), and the share of
-    /// the kept budget they draw on.
-    held: HashMap<Arc<str>, (usize, Arc<KeptBudget>)>,
+    /// Sessions held or being opened, per credential (never the operator).
+    held: HashMap<Arc<str>, usize>,
+    /// The share of the kept budget each credential's sessions draw on, for as long as any of
+    /// them (or what they keep) lives: a caller that comes back before its last session's
+    /// answer logs are gone draws on the same share, not a new one.
+    shares: HashMap<Arc<str>, Weak<KeptBudget>>,
 }
 
 impl Owners {
@@ -50,6 +53,18 @@ impl Owners {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// `name`'s share of the kept budget: the one its sessions still hold, else a new one (and
+    /// the shares nobody holds any more are forgotten).
+    fn share_of(&self, state: &mut State, name: &Arc<str>) -> Arc<KeptBudget> {
+        if let Some(share) = state.shares.get(name).and_then(Weak::upgrade) {
+            return share;
+        }
+        state.shares.retain(|_, share| share.strong_count() > 0);
+        let share = KeptBudget::share_of(&self.kept, self.kept_per_caller);
+        state.shares.insert(name.clone(), Arc::downgrade(&share));
+        share
+    }
+
     pub(crate) fn max_per_caller(&self) -> usize {
         self.max_per_caller
     }
@@ -61,15 +76,12 @@ impl Owners {
         let kept = match owner {
             Some(name) => {
                 let mut state = self.lock();
-                let (held, kept) = state
-                    .held
-                    .entry(name.clone())
-                    .or_insert_with(|| (0, KeptBudget::share_of(&self.kept, self.kept_per_caller)));
+                let held = state.held.entry(name.clone()).or_default();
                 if *held >= self.max_per_caller {
                     return None;
                 }
                 *held += 1;
-                kept.clone()
+                self.share_of(&mut state, name)
             }
             None => self.kept.clone(),
         };
@@ -133,7 +145,7 @@ impl Drop for Reservation<'_> {
 }
 
 fn release(state: &mut State, name: &Arc<str>) {
-    if let Some((held, _)) = state.held.get_mut(name) {
+    if let Some(held) = state.held.get_mut(name) {
         *held = held.saturating_sub(1);
         if *held == 0 {
             state.held.remove(name);
@@ -205,5 +217,13 @@ mod tests {
         assert_eq!(whole.used(), 0, "past alice's share of 10");
         kept.push(bytes::Bytes::from("x".repeat(10)));
         assert_eq!(whole.used(), 10, "within it, counted in the whole");
+        // Her sessions end while what one kept still lives: she comes back to the same share.
+        let share = first.kept();
+        drop((first, second));
+        let again = owners.reserve(&alice).expect("a place");
+        assert!(
+            Arc::ptr_eq(&again.kept(), &share),
+            "not a fresh share beside the old"
+        );
     }
 }
