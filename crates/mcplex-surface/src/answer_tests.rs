@@ -40,18 +40,9 @@ fn pending(
     (pending, sender)
 }
 
-#[derive(Clone)]
-struct Nothing;
-impl rmcp::ServerHandler for Nothing {}
-
 /// Stream `stream` of a session that lasts as long as the test.
 fn in_session(stream: u64) -> Framing<'static> {
-    let session = Session::start(
-        "s".into(),
-        Nothing,
-        CancellationToken::new(),
-        crate::kept_events::KeptBudget::new(usize::MAX),
-    );
+    let session = crate::session::tests::session(crate::kept_events::KeptBudget::new(usize::MAX));
     Framing::Session {
         session: Box::leak(Box::new(session)),
         stream,

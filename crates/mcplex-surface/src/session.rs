@@ -477,4 +477,4 @@ fn route(state: &mut State, message: ServerJsonRpcMessage) {
 
 #[cfg(test)]
 #[path = "session_tests.rs"]
-mod tests;
+pub(crate) mod tests;

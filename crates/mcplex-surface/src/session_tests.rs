@@ -45,6 +45,23 @@ async fn progress_goes_to_its_request_and_the_rest_to_the_get_stream() {
 struct Nothing;
 impl rmcp::ServerHandler for Nothing {}
 
+/// A session serving nothing, its answer streams drawing on `kept`.
+pub(crate) fn session(kept: Arc<KeptBudget>) -> Session {
+    Session::start("s".into(), Nothing, CancellationToken::new(), kept)
+}
+
+#[tokio::test]
+async fn a_sessions_answer_streams_draw_on_the_budget_it_was_given() {
+    let kept = KeptBudget::new(1 << 20);
+    let session = session(kept.clone());
+    let (live, _reader) = mpsc::channel(2);
+    let log = session.answer_log(0, &[Bytes::from("first")], live);
+    assert_eq!(kept.used(), 5);
+    drop(log);
+    drop(session);
+    assert_eq!(kept.used(), 0, "given back with the session");
+}
+
 fn texts(events: &[Bytes]) -> Vec<String> {
     events
         .iter()
@@ -54,12 +71,7 @@ fn texts(events: &[Bytes]) -> Vec<String> {
 
 #[tokio::test]
 async fn an_answer_stream_is_kept_for_resumption_and_its_connection_let_go() {
-    let session = Session::start(
-        "s".into(),
-        Nothing,
-        CancellationToken::new(),
-        crate::kept_events::KeptBudget::new(usize::MAX),
-    );
+    let session = session(KeptBudget::new(usize::MAX));
     let (live, _reader) = mpsc::channel(2);
     let log = session.answer_log(3, &[Bytes::from_static(b"p")], live.clone());
     for event in ["e1", "e2", "e3"] {
@@ -93,12 +105,7 @@ async fn an_answer_stream_is_kept_for_resumption_and_its_connection_let_go() {
 
 #[tokio::test]
 async fn finished_answer_streams_past_the_count_or_bytes_are_forgotten_oldest_first() {
-    let session = Session::start(
-        "s".into(),
-        Nothing,
-        CancellationToken::new(),
-        crate::kept_events::KeptBudget::new(usize::MAX),
-    );
+    let session = session(KeptBudget::new(usize::MAX));
     let finished = |stream: u64, bytes: usize| {
         let (live, _reader) = mpsc::channel(1);
         let log = session.answer_log(stream, &[], live);
@@ -128,12 +135,7 @@ async fn finished_answer_streams_past_the_count_or_bytes_are_forgotten_oldest_fi
 
 #[tokio::test]
 async fn a_stream_whose_connection_broke_outlasts_those_delivered() {
-    let session = Session::start(
-        "s".into(),
-        Nothing,
-        CancellationToken::new(),
-        crate::kept_events::KeptBudget::new(usize::MAX),
-    );
+    let session = session(KeptBudget::new(usize::MAX));
     let (live, reader) = mpsc::channel(1);
     let lost = session.answer_log(0, &[], live);
     lost.keep(&Bytes::from_static(b"answer"));
@@ -157,12 +159,7 @@ async fn a_stream_whose_connection_broke_outlasts_those_delivered() {
 
 #[tokio::test]
 async fn an_answer_past_the_byte_cap_is_not_kept() {
-    let session = Session::start(
-        "s".into(),
-        Nothing,
-        CancellationToken::new(),
-        crate::kept_events::KeptBudget::new(usize::MAX),
-    );
+    let session = session(KeptBudget::new(usize::MAX));
     let (live, _reader) = mpsc::channel(2);
     let log = session.answer_log(0, &[], live);
     log.keep(&Bytes::from(vec![b'x'; REPLAY_BYTES + 1]));
@@ -185,12 +182,7 @@ async fn an_answer_past_the_byte_cap_is_not_kept() {
 
 #[tokio::test]
 async fn a_session_takes_at_most_its_limit_of_requests_in_flight() {
-    let session = Session::start(
-        "s".into(),
-        Nothing,
-        CancellationToken::new(),
-        crate::kept_events::KeptBudget::new(usize::MAX),
-    );
+    let session = session(KeptBudget::new(usize::MAX));
     let mut begun: Vec<Begun> = (0..MAX_IN_FLIGHT)
         .map(|n| {
             let id = RequestId::Number(i64::try_from(n).expect("small"));
