@@ -444,7 +444,7 @@ fn a_session_refuses_requests_past_its_limit_in_flight_until_one_ends() {
     assert!(
         error["error"]["message"]
             .as_str()
-            .is_some_and(|m| m.contains("in flight")),
+            .is_some_and(|m| m.contains("too many requests in flight")),
         "{error}"
     );
     // The client cancels one: its place is free again.
