@@ -44,7 +44,7 @@ pub use model::{
 };
 pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant, PerUser};
 pub use parse::parse_config;
-pub use redact::{REDACTED, Redactor};
+pub use redact::{REDACTED, Redactor, snippet};
 pub use redact_url::{redact_url, redact_urls};
 pub use sandbox::{Sandbox, SandboxLimits};
 pub use settings::{Reloaded, reload, reload_listing};

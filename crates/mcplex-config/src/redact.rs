@@ -67,6 +67,43 @@ impl Redactor {
         }
         out
     }
+
+    /// The first `max_chars` characters of `text` redacted, as [`snippet`] cuts them, reading
+    /// only the text's start when it is long (an upstream's message may hold 64 MiB). A secret
+    /// that the start cuts in two lies at its end, past what is shown: the start is read far
+    /// enough for that unless its own secrets shrink it by more than [`SHRINK_ALLOWED`]
+    /// characters, and then the whole text is redacted.
+    pub fn redact_start(&self, text: &str, max_chars: usize) -> String {
+        let longest = self.secrets.first().map_or(0, |s| s.chars().count());
+        // What is shown, the part a cut secret or URL may occupy, and room to shrink.
+        let kept = max_chars + longest + URL_ALLOWED;
+        let end = text
+            .char_indices()
+            .nth(kept + SHRINK_ALLOWED)
+            .map_or(text.len(), |(at, _)| at);
+        let start = self.redact(&text[..end]);
+        if end == text.len() || start.chars().count() >= kept {
+            snippet(&start, max_chars)
+        } else {
+            snippet(&self.redact(text), max_chars)
+        }
+    }
+}
+
+/// How far a URL may reach past what [`Redactor::redact_start`] shows and still be redacted
+/// whole (a URL cut in two may show credentials its end would have marked).
+const URL_ALLOWED: usize = 2048;
+
+/// By how many characters the secrets in the start of a text may shrink it before
+/// [`Redactor::redact_start`] redacts the whole text.
+const SHRINK_ALLOWED: usize = 4096;
+
+/// At most `max_chars` characters of `text`, with `…` when it was cut.
+pub fn snippet(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -122,5 +159,40 @@ mod tests {
             Redactor::default().redact("at https://u:p@x/?q=v"),
             "at https://[redacted]@x/?q=[redacted]"
         );
+    }
+
+    #[test]
+    fn the_start_of_a_long_text_is_shown_redacted_without_a_cut_secret() {
+        let secret = "S".repeat(40);
+        let redactor = Redactor::of([secret.clone()]);
+        let short = format!("key {secret} end");
+        assert_eq!(redactor.redact_start(&short, 200), "key [redacted] end");
+        // A secret of 1,000 characters shrinks the text by 990 each time: the start read holds
+        // seven and the first 344 characters of the eighth, which would land in what is shown
+        // were the start redacted alone.
+        let secret = "S".repeat(1_000);
+        let redactor = Redactor::of([secret.clone()]);
+        let long = format!("{}{}", secret.repeat(20), "x".repeat(10_000));
+        let shown = redactor.redact_start(&long, 200);
+        assert_eq!(shown, format!("{}…", "[redacted]".repeat(20)));
+        // A secret the start cuts in two, with nothing to shrink it, lies past what is shown.
+        for at in [4_300, 6_350, 7_300] {
+            let straddled = format!("{}{secret}{}", "a".repeat(at), "b".repeat(100_000));
+            let shown = redactor.redact_start(&straddled, 200);
+            assert_eq!(shown, format!("{}…", "a".repeat(200)));
+        }
+        let url = format!("see https://u:pw@h/?k=v {}", "z".repeat(100_000));
+        assert!(
+            redactor
+                .redact_start(&url, 30)
+                .starts_with("see https://[redacted]@h/")
+        );
+    }
+
+    #[test]
+    fn a_snippet_cuts_at_characters_and_marks_the_cut() {
+        assert_eq!(snippet("héllo", 5), "héllo");
+        assert_eq!(snippet("héllo", 2), "hé…");
+        assert_eq!(snippet("", 0), "");
     }
 }

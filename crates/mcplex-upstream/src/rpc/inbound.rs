@@ -39,6 +39,16 @@ pub(super) fn route(
             }
             return;
         }
+        Incoming::Failed { id, reason } => {
+            let waiter = id.as_i64().and_then(|id| lock(pending).remove(&id));
+            if let Some(waiter) = waiter {
+                let _ = waiter.reply.send(Err(UpstreamError::Transport {
+                    server: server.to_owned(),
+                    reason,
+                }));
+            }
+            return;
+        }
         Incoming::Message(message) => message,
     };
     let method = message.get("method").and_then(Value::as_str);

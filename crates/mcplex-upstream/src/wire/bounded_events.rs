@@ -5,6 +5,15 @@
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt, stream};
+use sse_stream::{Sse, SseStream};
+
+/// The events of `response`'s body, each at most `cap` bytes ([`bounded_events`]).
+pub(crate) fn events(
+    response: reqwest::Response,
+    cap: usize,
+) -> impl Stream<Item = Result<Sse, sse_stream::Error>> + Send + Unpin + 'static {
+    SseStream::from_bytes_stream(bounded_events(response.bytes_stream(), cap))
+}
 
 /// `body`'s bytes, failing (which ends the stream's reading) at the first event, counted from
 /// the blank line before it through the blank line that ends it, longer than `cap`. The events

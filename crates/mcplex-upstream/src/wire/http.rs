@@ -19,10 +19,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::event_stream::{EventStream, read_event_stream};
+use super::answer_streams::AnswerStreams;
+use super::bounded_events::events;
+use super::event_stream::{Carries, EventStream};
 use super::{
     BoxFuture, INCOMING_BUFFER, Incoming, SendError, Wire, WireSend, error_body, push_messages,
-    snippet,
 };
 use crate::ConnectError;
 
@@ -64,6 +65,8 @@ struct HttpSender {
     closed: CancellationToken,
     /// Whether the GET stream for server-initiated messages was tried already.
     listening: Mutex<bool>,
+    /// The answer streams being read, stopped when their request is given up.
+    answer_streams: AnswerStreams,
     /// Where the bearer token of every request comes from.
     bearer: Bearer,
     /// Set when the server answers 401 with a Bearer challenge to a request sent without a
@@ -110,6 +113,7 @@ pub(crate) fn open(
         incoming: incoming_tx,
         closed: closed.clone(),
         listening: Mutex::new(false),
+        answer_streams: AnswerStreams::default(),
         bearer,
         challenged,
     });
@@ -186,13 +190,16 @@ impl HttpSender {
         self.answer(&message, response, sent.as_ref()).await
     }
 
-    /// An upstream's text as errors and logs may carry it: the config's secrets and the OAuth
-    /// token this request sent (a server may echo it) hidden.
-    fn redact(&self, text: &str, sent: Option<&Secret>) -> String {
-        let text = self.redactor.redact(text);
+    /// The start of an upstream's text as errors and logs may carry it, `max_chars` at most:
+    /// the config's secrets and the OAuth token this request sent (a server may echo it)
+    /// hidden.
+    fn redact_start(&self, text: &str, max_chars: usize, sent: Option<&Secret>) -> String {
         match sent.map(Secret::expose) {
-            Some(token) if !token.is_empty() => text.replace(token, mcplex_config::REDACTED),
-            _ => text,
+            Some(token) if !token.is_empty() => {
+                let redactor = (*self.redactor).clone().with([token.to_owned()]);
+                redactor.redact_start(text, max_chars)
+            }
+            _ => self.redactor.redact_start(text, max_chars),
         }
     }
 
@@ -268,11 +275,10 @@ impl HttpSender {
         }
         if !status.is_success() {
             let hint = self.oauth_hint(&response);
-            let body = error_body(response).await;
-            let body = self.redact(&body, sent);
+            let body = self.redact_start(&error_body(response).await, 300, sent);
             return Err(SendError::Status {
                 status: status.as_u16(),
-                body: format!("{hint}{}", snippet(&body, 300)),
+                body: format!("{hint}{body}"),
             });
         }
         if let Some(session) = response.headers().get(SESSION_HEADER) {
@@ -288,27 +294,40 @@ impl HttpSender {
             .unwrap_or_default()
             .to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") {
-            let (incoming, closed) = (self.incoming.clone(), self.closed.clone());
-            let stream = EventStream {
-                server: self.server.clone(),
-                redactor: self.redactor.clone(),
-                cap: super::MAX_MESSAGE_BYTES,
+            let carries = match related {
+                Some(id) => {
+                    let reading = self.answer_streams.start(&id, &self.closed);
+                    Carries::Answer { id, reading }
+                }
+                // An answer stream for a notification or an answer of ours carries only what
+                // the server sends of its own accord.
+                None => Carries::Notifications,
             };
-            tokio::spawn(read_event_stream(
-                stream, response, incoming, closed, related,
-            ));
+            let stream = self.event_stream(carries);
+            tokio::spawn(stream.read(events(response, super::MAX_MESSAGE_BYTES)));
         } else {
             let body = super::message_body(response, super::MAX_MESSAGE_BYTES).await?;
             if body.is_empty() {
                 return Ok(());
             }
             let value: Value = serde_json::from_slice(&body).map_err(|e| {
-                let body = self.redact(&String::from_utf8_lossy(&body), sent);
-                SendError::Answer(format!("answer is not JSON ({e}): {}", snippet(&body, 200)))
+                let body = self.redact_start(&String::from_utf8_lossy(&body), 200, sent);
+                SendError::Answer(format!("answer is not JSON ({e}): {body}"))
             })?;
             push_messages(&self.incoming, value, related.as_ref()).await;
         }
         Ok(())
+    }
+
+    /// A reader of one of this wire's event streams.
+    fn event_stream(&self, carries: Carries) -> EventStream {
+        EventStream {
+            server: self.server.clone(),
+            redactor: self.redactor.clone(),
+            incoming: self.incoming.clone(),
+            closed: self.closed.clone(),
+            carries,
+        }
     }
 
     /// After the first successful exchange of a legacy session, opens the optional GET stream on
@@ -331,17 +350,10 @@ impl HttpSender {
                 .await;
             match response {
                 Ok(response) if response.status().is_success() => {
-                    let (server, incoming, closed) = (
-                        this.server.clone(),
-                        this.incoming.clone(),
-                        this.closed.clone(),
-                    );
-                    let stream = EventStream {
-                        server,
-                        redactor: this.redactor.clone(),
-                        cap: super::MAX_MESSAGE_BYTES,
-                    };
-                    read_event_stream(stream, response, incoming, closed, None).await;
+                    let stream = this.event_stream(Carries::Notifications);
+                    stream
+                        .read(events(response, super::MAX_MESSAGE_BYTES))
+                        .await;
                 }
                 Ok(response) => {
                     tracing::debug!(server = %this.server, "no GET stream for notifications (HTTP {})", response.status())
@@ -358,8 +370,13 @@ impl HttpSender {
 impl WireSend for Arc<HttpSender> {
     fn send(&self, message: Value) -> BoxFuture<'_, Result<(), SendError>> {
         Box::pin(async move {
-            let is_initialized =
-                message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
+            let method = message.get("method").and_then(Value::as_str);
+            let is_initialized = method == Some("notifications/initialized");
+            if method == Some("notifications/cancelled")
+                && let Some(id) = message.pointer("/params/requestId")
+            {
+                self.answer_streams.give_up(id);
+            }
             self.post(message).await?;
             if is_initialized {
                 self.listen_once();
@@ -392,3 +409,7 @@ pub(crate) fn bearer_header(token: &Secret) -> Option<HeaderValue> {
     value.set_sensitive(true);
     Some(value)
 }
+
+#[cfg(test)]
+#[path = "http_tests.rs"]
+mod tests;

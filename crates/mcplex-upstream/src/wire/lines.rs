@@ -10,7 +10,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::bounded_lines::{BoundedLines, Line};
-use super::{BoxFuture, Incoming, IncomingStream, MAX_MESSAGE_BYTES, SendError, WireSend, snippet};
+use super::{BoxFuture, Incoming, IncomingStream, MAX_MESSAGE_BYTES, SendError, WireSend};
 
 /// The writing half: one message per line. Lines queued while another sender is writing go out
 /// with the next write, so concurrent calls share a system call (and the server's read) instead
@@ -180,7 +180,8 @@ impl<R: AsyncRead + Unpin> Reading<R> {
                         Ok(message) => return Some(message),
                         Err(e) => {
                             let redactor = &self.redactor;
-                            let shown = || redactor.redact(&String::from_utf8_lossy(trimmed));
+                            let shown =
+                                || redactor.redact_start(&String::from_utf8_lossy(trimmed), 200);
                             self.garbage.report(&self.server, &e, shown);
                         }
                     }
@@ -237,8 +238,8 @@ struct GarbageReport {
 impl GarbageReport {
     const INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
 
-    /// Reports `line` (redacted by the caller, read only when it is shown: a line may be up to
-    /// a message long, and a chatty server writes many).
+    /// Reports `line` (its start, redacted by the caller, made only when it is shown: a line
+    /// may be up to a message long, and a chatty server writes many).
     fn report(&mut self, server: &str, error: &str, line: impl FnOnce() -> String) {
         match self.last {
             Some(at) if at.elapsed() < Self::INTERVAL => self.suppressed += 1,
@@ -249,7 +250,7 @@ impl GarbageReport {
                 } else {
                     String::new()
                 };
-                tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({error}){earlier}: {}", snippet(&line(), 200));
+                tracing::warn!(server = %server, "ignored output that is not JSON-RPC ({error}){earlier}: {}", line());
                 self.last = Some(std::time::Instant::now());
             }
         }

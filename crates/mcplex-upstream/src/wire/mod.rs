@@ -1,6 +1,7 @@
 //! Wires: how JSON-RPC messages get to and from one upstream. Every wire has the same shape: a
 //! sender, a stream of incoming messages (raw JSON), and a token cancelled when the wire dies.
 
+pub(crate) mod answer_streams;
 pub(crate) mod bounded_events;
 pub(crate) mod bounded_lines;
 pub(crate) mod environment;
@@ -15,6 +16,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+pub(crate) use mcplex_config::snippet;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
@@ -77,6 +79,9 @@ pub(crate) enum Incoming {
     /// An answer with a result, read on its own (one line of a stdio server): the result as
     /// the server wrote it.
     Answer { id: i64, result: Box<RawValue> },
+    /// Request `id`'s answer will not come: the answer stream ended without it (`reason`
+    /// says how, redacted).
+    Failed { id: Value, reason: String },
 }
 
 /// `request` with the W3C trace context of the current span (the upstream call's), when traces
@@ -189,15 +194,6 @@ pub(crate) async fn error_body(mut response: reqwest::Response) -> String {
     }
     body.truncate(ERROR_BODY_LIMIT);
     String::from_utf8_lossy(&body).into_owned()
-}
-
-/// At most `max` characters of `text`, for error messages about bodies.
-pub(crate) fn snippet(text: &str, max: usize) -> String {
-    let mut out: String = text.chars().take(max).collect();
-    if text.chars().count() > max {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]

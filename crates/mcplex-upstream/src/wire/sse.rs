@@ -11,15 +11,13 @@ use futures::StreamExt;
 use mcplex_config::{Redactor, redact_url};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
-use sse_stream::SseStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::bounded_events::{bounded_events, refused_as_too_long};
+use super::bounded_events::events;
+use super::event_stream::{Carries, EventStream};
 use super::http::{client, header_map};
-use super::{
-    BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, error_body, push_messages, snippet,
-};
+use super::{BoxFuture, INCOMING_BUFFER, SendError, Wire, WireSend, error_body};
 use crate::ConnectError;
 
 /// How long the server may take to announce its POST endpoint.
@@ -68,18 +66,15 @@ pub(crate) async fn connect(
     if !response.status().is_success() {
         let status = response.status();
         let refusal = mcplex_oauth::redirect_refusal(&response).map(|why| why.to_string());
-        let body = redactor.redact(&error_body(response).await);
+        let body = redactor.redact_start(&error_body(response).await, 300);
         return Err(ConnectError::Status {
             shown,
             status,
             refusal,
-            body: snippet(&body, 300),
+            body,
         });
     }
-    let mut events = SseStream::from_bytes_stream(bounded_events(
-        response.bytes_stream(),
-        super::MAX_MESSAGE_BYTES,
-    ));
+    let mut events = events(response, super::MAX_MESSAGE_BYTES);
     let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, async {
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| ConnectError::StreamBroke(format!("{e:?}")))?;
@@ -88,7 +83,7 @@ pub(crate) async fn connect(
                 return base
                     .join(data.trim())
                     .map_err(|e| ConnectError::BadEndpoint {
-                        endpoint: redactor.redact(&data),
+                        endpoint: redactor.redact_start(&data, 200),
                         reason: e.to_string(),
                     });
             }
@@ -100,13 +95,14 @@ pub(crate) async fn connect(
 
     let (incoming_tx, incoming) = mpsc::channel(INCOMING_BUFFER);
     let closed = CancellationToken::new();
-    tokio::spawn(read_messages(
+    let stream = EventStream {
         server,
-        redactor.clone(),
-        events,
-        incoming_tx,
-        closed.clone(),
-    ));
+        redactor: redactor.clone(),
+        incoming: incoming_tx,
+        closed: closed.clone(),
+        carries: Carries::Session,
+    };
+    tokio::spawn(stream.read(events));
     let sender = Arc::new(SseSender {
         client,
         redactor,
@@ -121,49 +117,6 @@ pub(crate) async fn connect(
         closed,
         transport: mcplex_trace::Transport::Http,
     })
-}
-
-/// Passes the stream's `message` events on as JSON-RPC messages until it ends, breaks or the
-/// connection is closed (which it then is).
-async fn read_messages(
-    server: Arc<str>,
-    redactor: Arc<Redactor>,
-    mut events: impl futures::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Unpin,
-    incoming: mpsc::Sender<super::Incoming>,
-    closed: CancellationToken,
-) {
-    loop {
-        let event = tokio::select! {
-            event = events.next() => event,
-            () = closed.cancelled() => break,
-        };
-        match event {
-            Some(Ok(event)) if matches!(event.event.as_deref(), None | Some("message")) => {
-                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                    continue;
-                };
-                match serde_json::from_str::<Value>(&data) {
-                    Ok(value) => push_messages(&incoming, value, None).await,
-                    Err(e) => {
-                        let data = redactor.redact(&data);
-                        tracing::warn!(server = %server, "ignored an event that is not JSON ({e}): {}", snippet(&data, 200))
-                    }
-                }
-            }
-            Some(Ok(_)) => {}
-            Some(Err(e)) if refused_as_too_long(&e) => {
-                tracing::warn!(server = %server, "event stream refused: it sent an event longer than a message may be ({} bytes); closing the connection", super::MAX_MESSAGE_BYTES);
-                break;
-            }
-            Some(Err(e)) => {
-                let e = redactor.redact(&format!("{e:?}"));
-                tracing::warn!(server = %server, "event stream broke: {e}");
-                break;
-            }
-            None => break,
-        }
-    }
-    closed.cancel();
 }
 
 impl WireSend for SseSender {
@@ -187,10 +140,9 @@ impl WireSend for SseSender {
                 Ok(())
             } else {
                 let status = response.status();
-                let body = self.redactor.redact(&error_body(response).await);
                 Err(SendError::Status {
                     status: status.as_u16(),
-                    body: snippet(&body, 300),
+                    body: self.redactor.redact_start(&error_body(response).await, 300),
                 })
             }
         })
