@@ -19,7 +19,7 @@ pub enum RawResult {
     Text {
         text: Box<RawValue>,
         server: Arc<str>,
-        members: OnceLock<Option<Members>>,
+        reading: OnceLock<Reading>,
     },
     /// The result, parsed (HTTP upstreams, and answers that arrived in a batch).
     Value(Value),
@@ -35,6 +35,34 @@ pub struct Members {
     pub content: MemberKind,
     pub result_type: MemberKind,
     pub structured_content: MemberKind,
+}
+
+/// What the one reading of a kept text found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// An object naming each member the gateway reads at most once.
+    Members(Members),
+    /// An object naming one of them twice: only whether it reports an error is kept, read as
+    /// the parsed value reads it (the last one counts).
+    Duplicated { is_error: bool },
+    /// Not an object: no member to read.
+    NotAnObject,
+}
+
+impl Reading {
+    fn of(text: &str) -> Reading {
+        // Serde reads a struct from an array too: only an object is a result.
+        if !text.trim_start().starts_with('{') {
+            return Reading::NotAnObject;
+        }
+        match Members::read(text) {
+            Some(members) => Reading::Members(members),
+            None => Reading::Duplicated {
+                is_error: serde_json::from_str::<Value>(text)
+                    .is_ok_and(|value| value.get("isError") == Some(&Value::Bool(true))),
+            },
+        }
+    }
 }
 
 /// What one member holds, by the kind of JSON written there.
@@ -76,8 +104,8 @@ impl MemberKind {
 }
 
 impl Members {
-    /// The members of `text` in one reading that builds nothing (every other member is
-    /// skipped); `None` when it is not an object, or names one of them twice.
+    /// The members of the object `text` in one reading that builds nothing (every other member
+    /// is skipped); `None` when it names one of them twice.
     fn read(text: &str) -> Option<Members> {
         #[derive(Deserialize)]
         struct Read<'a> {
@@ -89,10 +117,6 @@ impl Members {
             result_type: Member<'a>,
             #[serde(default, borrow, rename = "structuredContent")]
             structured_content: Member<'a>,
-        }
-        // Serde reads a struct from an array too: only an object is a result.
-        if !text.trim_start().starts_with('{') {
-            return None;
         }
         let read = serde_json::from_str::<Read<'_>>(text).ok()?;
         Some(Members {
@@ -131,7 +155,7 @@ impl RawResult {
         RawResult::Text {
             text,
             server,
-            members: OnceLock::new(),
+            reading: OnceLock::new(),
         }
     }
 
@@ -139,8 +163,11 @@ impl RawResult {
     /// names one of them twice). A kept text is read once, however often this is asked.
     pub fn members(&self) -> Option<Members> {
         match self {
-            RawResult::Text { text, members, .. } => {
-                *members.get_or_init(|| Members::read(text.get()))
+            RawResult::Text { text, reading, .. } => {
+                match reading.get_or_init(|| Reading::of(text.get())) {
+                    Reading::Members(members) => Some(*members),
+                    Reading::Duplicated { .. } | Reading::NotAnObject => None,
+                }
             }
             RawResult::Value(value) => Members::of_value(value),
         }
@@ -172,16 +199,15 @@ impl RawResult {
 
     /// Whether the result is a tool result marked `"isError": true`.
     pub fn is_error(&self) -> bool {
-        match (self.members(), self) {
-            (Some(members), _) => members.is_error,
-            // An object naming a member twice: read as the parsed value reads it (the last one
-            // counts). Anything else that is not an object has no `isError` to read.
-            (None, RawResult::Text { text, .. }) => {
-                text.get().trim_start().starts_with('{')
-                    && serde_json::from_str::<Value>(text.get())
-                        .is_ok_and(|value| value.get("isError") == Some(&Value::Bool(true)))
+        match self {
+            RawResult::Text { text, reading, .. } => {
+                match reading.get_or_init(|| Reading::of(text.get())) {
+                    Reading::Members(Members { is_error, .. })
+                    | Reading::Duplicated { is_error } => *is_error,
+                    Reading::NotAnObject => false,
+                }
             }
-            (None, RawResult::Value(_)) => false,
+            RawResult::Value(value) => Members::of_value(value).is_some_and(|m| m.is_error),
         }
     }
 
@@ -279,10 +305,14 @@ mod tests {
             let value: Value = serde_json::from_str(case).expect("json");
             let raw = text(case);
             assert_eq!(raw.members(), RawResult::from(value).members(), "{case}");
-            let RawResult::Text { members, .. } = &raw else {
+            let RawResult::Text { reading, .. } = &raw else {
                 unreachable!()
             };
-            assert_eq!(members.get(), Some(&raw.members()), "kept: {case}");
+            let kept = reading.get().map(|reading| match reading {
+                Reading::Members(members) => Some(*members),
+                _ => None,
+            });
+            assert_eq!(kept, Some(raw.members()), "kept: {case}");
         }
         let members = text(r#"{"content":[],"resultType":"complete"}"#).members();
         assert_eq!(
@@ -295,6 +325,18 @@ mod tests {
             })
         );
         assert_eq!(text(r#"{"content":[],"content":[]}"#).members(), None);
+    }
+
+    #[test]
+    fn a_text_naming_a_member_twice_is_parsed_once_however_often_it_is_asked() {
+        let raw = text(r#"{"isError":false,"content":[],"isError":true}"#);
+        assert!(raw.is_error(), "the last one counts");
+        assert_eq!(raw.members(), None, "never taken as written");
+        let RawResult::Text { reading, .. } = &raw else {
+            unreachable!()
+        };
+        assert_eq!(reading.get(), Some(&Reading::Duplicated { is_error: true }));
+        assert!(raw.is_error());
     }
 
     #[test]
