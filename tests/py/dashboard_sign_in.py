@@ -65,17 +65,26 @@ def main():
             # mallory is not an operator: a read-only view of what the rules let her reach.
             context = browser.new_context(viewport=DESKTOP)
             page = context.new_page()
+            # Her pages ask for nothing she may not read.
+            refused = []
+            page.on("response", lambda r: refused.append(f"{r.request.method} {r.url[len(base):]}")
+                    if r.status == 403 and r.url.startswith(f"{base}/api/") else None)
             page.goto(f"{base}/ui/")
             page.click("#sign-in")
             sign_in_at_the_provider(page, "mallory")
             expect(page.locator("h1#page-title")).to_have_text("Overview", timeout=15000)
+            expect(page.locator("table").first).to_be_visible()
+            facts["mallory_cards"] = [t.strip() for t in page.locator(".card.stat h2").all_text_contents()]
             facts["mallory_who"] = page.inner_text("#who")
             facts["mallory_nav"] = [a.inner_text() for a in page.locator("#nav a").all() if a.is_visible()]
             page.goto(f"{base}/ui/#/servers")
             expect(page.locator("tbody tr").first).to_be_visible()
             facts["mallory_servers"] = page.locator("tbody tr td:first-child").all_inner_texts()
             facts["mallory_buttons"] = [b.inner_text() for b in page.locator("tbody button").all() if b.is_visible()]
+            facts["mallory_columns"] = page.locator("thead th").all_inner_texts()
+            facts["mallory_server_links"] = page.locator('a[href^="#/servers/"]').count()
             shots.take(page, "mallory-read-only")
+            facts["mallory_refused_reads"] = list(refused)
             # Her session cannot change anything, nor read what only operators read.
             facts["mallory_attempts"] = page.evaluate("""async (server) => {
                 const csrf = localStorage.getItem("mcplex_csrf");

@@ -3,7 +3,7 @@
 // as `mcplex activity export` writes them, for an operator) and Search (the catalog ranked as tool_search and retrieve_tools rank
 // it, with the scores).
 
-import { h, fill, problem, table, pager, badge, time } from "./dom.js";
+import { h, fill, problem, table, pager, badge, time, isViewer } from "./dom.js";
 
 const PAGE = 50;
 const STATUSES = ["ok", "tool_error", "invalid_arguments", "unknown_tool", "unavailable", "timeout", "cancelled", "upstream_error"];
@@ -23,7 +23,7 @@ export async function activity(root, cx) {
     onclick: (e) => cx.download(e.currentTarget.dataset.href, `mcplex-activity.${format}`)
       .catch((error) => cx.say(error.message)),
   }, `Export ${format === "csv" ? "CSV" : "JSON Lines"}`));
-  const exporting = document.body.dataset.viewer === "true" ? [] : [h("p", { class: "exports" }, exports)];
+  const exporting = isViewer() ? [] : [h("p", { class: "exports" }, exports)];
   root.append(h("form", { class: "filters", role: "search", onsubmit: (e) => { e.preventDefault(); paging.offset = 0; refresh(); } },
     h("label", {}, "Token ", token, tokens), h("label", {}, "Tool ", tool), h("label", {}, "Outcome ", outcome),
     h("button", { type: "submit" }, "Filter")), ...exporting, live, body);

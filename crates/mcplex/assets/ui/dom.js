@@ -89,6 +89,12 @@ export function badge(word) {
   return reason.length ? h("span", {}, shown, " ", h("span", { class: "reason" }, reason.join(": "))) : shown;
 }
 
+/** Whether the person signed in reads only (a viewer): the pages leave out what only operators
+ * may read or do, rather than ask for it and be refused. */
+export function isViewer() {
+  return document.body.dataset.viewer === "true";
+}
+
 /** The element whose content should not be rebuilt while the user is typing in it. */
 export function busy(root) {
   const active = document.activeElement;

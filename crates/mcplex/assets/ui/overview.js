@@ -1,7 +1,7 @@
 // Overview (readiness at a glance), Servers (approve, quarantine, an OAuth login, stderr tail) and Config (the
 // effective config redacted, with the current diagnostics). All read /api/v1 only.
 
-import { h, fill, problem, table, paged, badge, busy } from "./dom.js";
+import { h, fill, problem, table, paged, badge, busy, isViewer } from "./dom.js";
 import { trendChart, spanButtons, trendsFetcher, LEGEND } from "./chart.js";
 import { addServerSection } from "./add_server.js";
 
@@ -17,6 +17,13 @@ export function statusWord(server) {
 /** Where a server's own page is. */
 export function serverHref(name) {
   return `#/servers/${encodeURIComponent(name)}`;
+}
+
+/** A server's name, linking to its page for an operator (a server's page, with its config and
+ * stderr, is an operator's to read). */
+function serverName(name, attrs = {}, ...inner) {
+  const shown = inner.length ? inner : [name];
+  return isViewer() ? h("span", attrs, ...shown) : h("a", { href: serverHref(name), ...attrs }, ...shown);
 }
 
 /** Up, but failing again and again lately (as the API's CRASH_LOOP_FAILURES says): not green. */
@@ -113,9 +120,10 @@ export async function overview(root, cx) {
       cx.api("GET", "/api/v1/servers"),
       cx.api("GET", "/api/v1/stats"),
       cx.api("GET", "/api/v1/approvals"),
-      // The config and the trends are an operator's to read: a viewer's page goes without.
-      cx.api("GET", "/api/v1/config").then(gatewayState).catch(() => null),
-      trendsOf(`/api/v1/trends?hours=${hours}`).catch(() => null),
+      // The config and the trends are an operator's to read: a viewer's page goes without,
+      // and does not ask.
+      isViewer() ? null : cx.api("GET", "/api/v1/config").then(gatewayState).catch(() => null),
+      isViewer() ? null : trendsOf(`/api/v1/trends?hours=${hours}`).catch(() => null),
     ]);
     // A newer refresh started meanwhile (the span changed): its answer is the one to draw.
     if (mine !== asked) return;
@@ -130,16 +138,17 @@ export async function overview(root, cx) {
     const served = list.reduce((n, s) => n + (s.tools || 0), 0);
     const calls = stats.servers.reduce((n, s) => n + s.calls, 0);
     const errors = stats.servers.reduce((n, s) => n + s.errors, 0);
-    const needs = needsYou(list, approvals, gateway);
+    // What needs an operator, each a click from where it is decided: not a viewer's list.
+    const needs = isViewer() ? null : needsYou(list, approvals, gateway);
     const allReady = connected === enabled.length;
     fill(body,
       h("div", { class: "cards" },
         card("Readiness", allReady ? `All ${enabled.length} servers connected` : `${connected} of ${enabled.length} servers connected`,
           allReady ? "good" : "warn", quarantined ? h("p", { class: "muted" }, `${quarantined} quarantined`) : null),
         card("Tools served", String(served)),
-        card("Needs you", needs.length ? `${needs.length} item(s)` : "Nothing needs you", needs.length ? "warn" : "good"),
+        needs ? card("Needs you", needs.length ? `${needs.length} item(s)` : "Nothing needs you", needs.length ? "warn" : "good") : null,
         card("Calls, last hour", `${calls} (${errors} failed)`, errors ? "warn" : null)),
-      needs.length
+      needs && needs.length
         ? h("section", { id: "needs-you", "aria-labelledby": "needs-title" }, h("h2", { id: "needs-title" }, "Needs you"),
           h("ul", { class: "needs" }, needs.map((n) => h("li", {}, badge(n.kind), " ", n.text, " ", h("a", { href: n.href }, n.action)))))
         : null,
@@ -148,7 +157,7 @@ export async function overview(root, cx) {
       table("Servers", ["Server", "State", "Tools served", "Withheld", "Restarts", "Calls (1 h)", "Errors (1 h)"],
         list.map((s) => {
           const c = counts[s.name] || { calls: 0, errors: 0, restarts: 0 };
-          return [h("a", { href: serverHref(s.name) }, s.name), badge(statusWord(s)), String(s.tools ?? "—"),
+          return [serverName(s.name), badge(statusWord(s)), String(s.tools ?? "—"),
             String(s.withheld ?? "—"), String(c.restarts), String(c.calls), String(c.errors)];
         }), "No server is configured."));
   }
@@ -239,29 +248,37 @@ export async function servers(root, cx) {
     last = key;
     const focused = document.activeElement && document.activeElement.id;
     const { slice, controls } = paged(answer.servers, paging, PAGE, () => { last = ""; refresh(); });
-    fill(body, table("Servers", ["Server", "State", "Tools served", "Withheld", "Isolation", "Actions"], slice.map((s) => [
-      h("a", { href: serverHref(s.name), id: `page-${s.name}` }, h("strong", {}, s.name)),
+    // A viewer has no actions: no column for them.
+    const viewer = isViewer();
+    const headers = ["Server", "State", "Tools served", "Withheld", "Isolation", ...(viewer ? [] : ["Actions"])];
+    fill(body, table("Servers", headers, slice.map((s) => [
+      serverName(s.name, { id: `page-${s.name}` }, h("strong", {}, s.name)),
       badge(statusWord(s)),
       String(s.tools ?? "—"),
       String(s.withheld ?? "—"),
       isolationCell(s),
-      h("div", { class: "actions" },
-        String(s.status).startsWith("needs_login")
-          ? h("button", { type: "button", class: "primary operator-only", id: `login-${s.name}`, onclick: () => logIn(s.name) }, `Log in to ${s.name}`)
-          : null,
-        s.state === "quarantined"
-          ? h("button", { type: "button", class: "primary operator-only", id: `approve-${s.name}`, onclick: () => preview(s.name) }, `Approve ${s.name}`)
-          : h("button", { type: "button", class: "operator-only", id: `quarantine-${s.name}`, onclick: () => act(s.name, "quarantine") }, `Quarantine ${s.name}`),
-        // Only a process the gateway started has a stderr; its tail opens right under the button.
-        s.isolation
-          ? h("button", { type: "button", class: "quiet operator-only", id: `stderr-${s.name}`, "aria-expanded": String(open.has(s.name)),
-            onclick: () => { open.has(s.name) ? open.delete(s.name) : open.add(s.name); last = ""; refresh(); } },
-            open.has(s.name) ? "Hide stderr" : "Show stderr")
-          : null,
-        open.has(s.name) ? stderrBlock(s.name, tails[s.name]) : null,
-        s.connected ? connectedBlock(s, revoke) : null),
+      ...(viewer ? [] : [actions(s, tails[s.name])]),
     ]), "No server is configured."), controls);
     if (focused) document.getElementById(focused)?.focus();
+  }
+  /** An operator's buttons for server `s`, and what they open under it (`tail`, its stderr's
+   * when that is open). */
+  function actions(s, tail) {
+    return h("div", { class: "actions" },
+      String(s.status).startsWith("needs_login")
+        ? h("button", { type: "button", class: "primary operator-only", id: `login-${s.name}`, onclick: () => logIn(s.name) }, `Log in to ${s.name}`)
+        : null,
+      s.state === "quarantined"
+        ? h("button", { type: "button", class: "primary operator-only", id: `approve-${s.name}`, onclick: () => preview(s.name) }, `Approve ${s.name}`)
+        : h("button", { type: "button", class: "operator-only", id: `quarantine-${s.name}`, onclick: () => act(s.name, "quarantine") }, `Quarantine ${s.name}`),
+      // Only a process the gateway started has a stderr; its tail opens right under the button.
+      s.isolation
+        ? h("button", { type: "button", class: "quiet operator-only", id: `stderr-${s.name}`, "aria-expanded": String(open.has(s.name)),
+          onclick: () => { open.has(s.name) ? open.delete(s.name) : open.add(s.name); last = ""; refresh(); } },
+          open.has(s.name) ? "Hide stderr" : "Show stderr")
+        : null,
+      open.has(s.name) ? stderrBlock(s.name, tail) : null,
+      s.connected ? connectedBlock(s, revoke) : null);
   }
   await refresh();
   return { refresh, every: 2000 };

@@ -107,6 +107,20 @@ fn an_operator_signs_in_and_acts_a_viewer_reads_within_the_rules_a_stranger_is_r
     );
     assert_eq!(seen["mallory_servers"], json!(["fixture"]), "{seen}");
     assert_eq!(seen["mallory_buttons"], json!([]), "{seen}");
+    // Her pages leave out what is an operator's, rather than ask for it and be refused: no
+    // config or trends read, no "Needs you", no actions column, no link to a server's page.
+    assert_eq!(seen["mallory_refused_reads"], json!([]), "{seen}");
+    assert_eq!(
+        seen["mallory_cards"],
+        json!(["Readiness", "Tools served", "Calls, last hour"]),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["mallory_columns"],
+        json!(["Server", "State", "Tools served", "Withheld", "Isolation"]),
+        "{seen}"
+    );
+    assert_eq!(seen["mallory_server_links"], 0, "{seen}");
     let attempts = &seen["mallory_attempts"];
     assert_eq!(attempts["approve"]["status"], 403, "{attempts}");
     assert!(
