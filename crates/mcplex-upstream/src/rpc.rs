@@ -421,8 +421,9 @@ impl RpcConnection {
     }
 }
 
-/// At most how many messages that arrived before a wire closed are still routed after it.
-const DRAINED_AT_CLOSE: usize = 1024;
+/// At most how many messages that arrived before a wire closed are still routed after it: as
+/// many as an HTTP wire's channel holds.
+const DRAINED_AT_CLOSE: usize = crate::wire::INCOMING_BUFFER;
 
 /// The end of a connection's routing task: the wire is closed, and every request still waiting
 /// is answered that it closed.

@@ -78,9 +78,14 @@ async fn an_answer_that_arrived_before_the_wire_closed_still_reaches_its_caller(
                 .await
         }
     });
-    while lock(&connection.pending).is_empty() {
-        tokio::task::yield_now().await;
-    }
+    let sent = async {
+        while lock(&connection.pending).is_empty() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), sent)
+        .await
+        .expect("the request is sent");
     // The answer arrives and the wire closes before the connection's task runs again.
     let answer =
         serde_json::value::RawValue::from_string(r#"{"content":[]}"#.to_owned()).expect("json");

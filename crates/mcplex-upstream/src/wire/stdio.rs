@@ -89,12 +89,12 @@ async fn wait_for_exit<T>(
     }
 }
 
-/// Logs the server's stderr line by line, redacted, keeps its tail for the operator, and keeps
-/// the last line that looks like the sandbox refusing something (with the fix, said once).
 /// The longest stderr line logged and kept in the tail as written; a longer one is told by its
 /// size.
 const MAX_STDERR_LINE_BYTES: usize = 16 * 1024;
 
+/// Logs the server's stderr line by line, redacted, keeps its tail for the operator, and keeps
+/// the last line that looks like the sandbox refusing something (with the fix, said once).
 async fn read_stderr(
     server: Arc<str>,
     redactor: Arc<Redactor>,
