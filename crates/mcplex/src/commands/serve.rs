@@ -28,6 +28,14 @@ use crate::cli::ServeArgs;
 use crate::operator_audit::Actions;
 
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
+    if std::process::id() == 1 {
+        // A container's first process inherits every orphan: a stdio server's grandchildren,
+        // a sandboxed server whose helper was killed. The gateway waits only for its own
+        // children, so the rest would stay zombies, one or more per server restart.
+        tracing::warn!(
+            "running as process 1 (a container without an init): orphaned processes of stdio servers will not be reaped; run under an init (`docker run --init`, tini; the image in deploy/ has one)"
+        );
+    }
     let setup = if args.demo {
         demo_setup(&args)?
     } else {

@@ -170,3 +170,59 @@ fn a_server_that_exits_during_the_handshake_is_reported_with_its_exit_status() {
     assert!(text.contains("exit status: 4"), "{failure}");
     assert!(!text.contains("before the answer arrived"), "{failure}");
 }
+
+/// A gateway that is process 1 (a container started without an init) inherits orphans it never
+/// reaps, and says so: here it is the first process of a new PID namespace.
+#[test]
+fn a_gateway_that_is_process_1_says_it_reaps_no_orphans() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = dir.path().join("config.json");
+    std::fs::write(&config, json!({"mcpServers": {}}).to_string()).expect("config");
+    let spawned = Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--pid",
+            "--fork",
+            "--kill-child",
+        ])
+        .arg(&crate::harness::tools().mcplex)
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env("MCPLEX_DATA_DIR", dir.path().join("data"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            return crate::harness::unavailable(
+                "a_gateway_that_is_process_1_says_it_reaps_no_orphans",
+                &format!("cannot run unshare: {e}"),
+            );
+        }
+    };
+    let mut serving = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    let _ = BufReader::new(stdout).read_line(&mut serving);
+    let _ = child.kill();
+    let mut log = String::new();
+    let _ = child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut log);
+    let _ = child.wait();
+    if !serving.contains("serving") {
+        return crate::harness::unavailable(
+            "a_gateway_that_is_process_1_says_it_reaps_no_orphans",
+            &format!("no gateway in a new PID namespace (user namespaces refused?): {log}"),
+        );
+    }
+    assert!(
+        log.contains("running as process 1") && log.contains("will not be reaped"),
+        "{log}"
+    );
+}
