@@ -74,7 +74,8 @@ const REQUEST_OPENINGS: &[&str] = &[
     "me",
 ];
 
-/// Words that always end one request and start the next.
+/// Words that always end one request and start the next (and the sentence ends of Chinese and
+/// Japanese text, which no space follows).
 const BREAKS: &[&str] = &[
     " + ",
     " -> ",
@@ -88,6 +89,9 @@ const BREAKS: &[&str] = &[
     ". ",
     "? ",
     "! ",
+    "。",
+    "？",
+    "！",
 ];
 
 /// Words that end one request only when the next piece starts with an action
@@ -310,10 +314,16 @@ pub fn query_parts(query: &str) -> Vec<String> {
 
 /// `text` split at " or " where both sides ask for something of their own (at least
 /// [`MIN_PART_TERMS`] meaningful words each): "list open pull requests or search issues" is two
-/// ways to one end, "weather or forecast" one thing.
+/// ways to one end, "weather or forecast" one thing, and so is a count with its alternative
+/// ("find two or three papers").
 fn split_alternatives(text: &str) -> Vec<String> {
     let pieces = split_ignoring_case(text, " or ");
+    let counts = pieces.windows(2).any(|pair| {
+        pair[0].split_whitespace().next_back().is_some_and(is_count)
+            && pair[1].split_whitespace().next().is_some_and(is_count)
+    });
     if pieces.len() > 1
+        && !counts
         && pieces
             .iter()
             .all(|piece| tokenize(piece).len() >= MIN_PART_TERMS)
@@ -322,6 +332,15 @@ fn split_alternatives(text: &str) -> Vec<String> {
     } else {
         vec![text.to_owned()]
     }
+}
+
+/// Whether `word` is a number: digits, or a count in words up to ten.
+fn is_count(word: &str) -> bool {
+    const COUNTS: &[&str] = &[
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    (!word.is_empty() && word.chars().all(|c| c.is_ascii_digit()))
+        || COUNTS.iter().any(|count| word.eq_ignore_ascii_case(count))
 }
 
 /// `text` split at `joiner` where the next piece starts with an action.
@@ -344,8 +363,9 @@ fn split_before_actions(text: &str, joiner: &str) -> Vec<String> {
     pieces
 }
 
-/// `text` split at `separator` (ASCII, like every break and joiner), ignoring ASCII case. Only
-/// ASCII letters are lowered, so every byte offset of the copy is one of `text`.
+/// `text` split at `separator`, ignoring ASCII case. Only ASCII letters are lowered, so every
+/// byte offset of the copy is one of `text` (and a separator that is not ASCII matches as
+/// written).
 fn split_ignoring_case(text: &str, separator: &str) -> Vec<String> {
     let lower = text.to_ascii_lowercase();
     let mut pieces = Vec::new();

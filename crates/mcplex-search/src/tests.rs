@@ -522,6 +522,30 @@ fn agent_forms_split_into_steps_and_alternatives() {
 }
 
 #[test]
+fn long_requests_split_at_their_own_words() {
+    // A count with its alternative is one request, not two.
+    assert_eq!(
+        crate::query_parts("Check the variant, then find me two or three recent papers about it"),
+        [
+            "Check the variant",
+            "find me two or three recent papers about it"
+        ]
+    );
+    assert_eq!(
+        crate::query_parts("papers; list 2 or 3 recent reviews on it"),
+        ["list 2 or 3 recent reviews on it"]
+    );
+    // Chinese sentences end without a space.
+    assert_eq!(
+        crate::query_parts("帮我查明天北京到西安的高铁，要二等座。再告诉我它停哪些站，几点到"),
+        [
+            "帮我查明天北京到西安的高铁，要二等座",
+            "再告诉我它停哪些站，几点到"
+        ]
+    );
+}
+
+#[test]
 fn each_match_says_which_part_of_the_request_placed_it() {
     let docs = fleet();
     let index = Index::build(&docs);
