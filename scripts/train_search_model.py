@@ -9,9 +9,10 @@ What it learns from, in three styles:
   letter and a space differ outside ASCII). A fifth of the dev half, chosen by the second byte of
   the query's SHA-256 (the dev/held-out split uses the first), is never trained on: it is
   `metatool199.dev-validation.json`, where recall is measured.
-- Agent-style search strings written for training only (`data/train/*.jsonl`, README.md
-  "Training sets"): over livemcp527's 527 tools and MetaTool's 199, a kind guess before `;`
-  (often wrong), alternatives, steps. A string of one step is paired with its tools as typed and
+- Agent-style search strings and users' tasks written for training only (`data/train/*.jsonl`,
+  README.md "Training sets"): over livemcp527's 527 tools and MetaTool's 199, a kind guess
+  before `;` (often wrong), alternatives, steps; and tasks in a user's words, each step's words
+  in the task as its part. A string of one step is paired with its tools as typed and
   without the guess (the gateway embeds both); each step of a string of several with its own
   tools (the gateway ranks each part with its own vector). `--agent-repeat N` puts each of these
   pairs in an epoch N times (2 built the model in the repository).
@@ -26,10 +27,10 @@ its batch, scaled cosine, cross-entropy), batches of 32 distinct tools of one ca
 tools a search ranks against), none of them a tool that answers another request of the batch
 (an equivalent tool on another server is not a negative), AdamW at 2e-5 with a
 linear warm-up over a tenth of the steps and decay to zero, as many steps as one epoch has
-batches (528 with `--agent-repeat 2`; a catalog's pairs that no longer fill a batch of distinct
+batches (580 with `--agent-repeat 2`; a catalog's pairs that no longer fill a batch of distinct
 tools are left out of that epoch), requests cut at 64 tokens and passages at 96. The BERT forward pass is written here in JAX (the same arithmetic as
 `mcplex-embed`'s: post-norm layers, exact GELU, mean pooling over the mask, unit vectors); the
-position ids buffer is kept as it is. CPU only; about 30 minutes on two cores.
+position ids buffer is kept as it is. CPU only; about 25 minutes on two cores.
 
     python3 -m venv /tmp/train && /tmp/train/bin/pip install -r tests/py/requirements-train.txt
     /tmp/train/bin/python scripts/train_search_model.py --agent-repeat 2 \\
