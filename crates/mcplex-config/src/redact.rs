@@ -74,9 +74,13 @@ impl Redactor {
     /// enough for that unless its own secrets shrink it by more than [`SHRINK_ALLOWED`]
     /// characters, and then the whole text is redacted.
     pub fn redact_start(&self, text: &str, max_chars: usize) -> String {
-        let longest = self.secrets.first().map_or(0, |s| s.chars().count());
+        // The secrets are sorted by bytes, not characters: the longest in characters is sought.
+        let longest = self.secrets.iter().map(|s| s.chars().count()).max();
+        // What is left of a cut secret may grow as it is redacted: the shorter secrets inside
+        // it become `[redacted]`, up to this many times their length.
+        let growth = REDACTED.len().div_ceil(MIN_SECRET_LEN);
         // What is shown, the part a cut secret or URL may occupy, and room to shrink.
-        let kept = max_chars + longest + URL_ALLOWED;
+        let kept = max_chars + longest.unwrap_or(0) * growth + URL_ALLOWED;
         let end = text
             .char_indices()
             .nth(kept + SHRINK_ALLOWED)
@@ -181,6 +185,19 @@ mod tests {
             let shown = redactor.redact_start(&straddled, 200);
             assert_eq!(shown, format!("{}…", "a".repeat(200)));
         }
+        // A secret longest in bytes need not be longest in characters.
+        let wide = "😀".repeat(1_000);
+        let redactor = Redactor::of([wide.clone(), "B".repeat(3_999)]);
+        let text = format!(
+            "{}{}{}",
+            wide.repeat(4),
+            "B".repeat(3_999),
+            "z".repeat(100_000)
+        );
+        assert_eq!(
+            redactor.redact_start(&text, 200),
+            format!("{}…", "[redacted]".repeat(5) + &"z".repeat(150))
+        );
         let url = format!("see https://u:pw@h/?k=v {}", "z".repeat(100_000));
         assert!(
             redactor

@@ -317,13 +317,20 @@ pub fn query_parts(query: &str) -> Vec<String> {
 /// ways to one end, "weather or forecast" one thing, and so is a count with its alternative
 /// ("find two or three papers").
 fn split_alternatives(text: &str) -> Vec<String> {
-    let pieces = split_ignoring_case(text, " or ");
-    let counts = pieces.windows(2).any(|pair| {
-        pair[0].split_whitespace().next_back().is_some_and(is_count)
-            && pair[1].split_whitespace().next().is_some_and(is_count)
-    });
+    let mut pieces: Vec<String> = Vec::new();
+    for piece in split_ignoring_case(text, " or ") {
+        match pieces.last_mut() {
+            Some(last)
+                if last.split_whitespace().next_back().is_some_and(is_count)
+                    && piece.split_whitespace().next().is_some_and(is_count) =>
+            {
+                last.push_str(" or ");
+                last.push_str(&piece);
+            }
+            _ => pieces.push(piece),
+        }
+    }
     if pieces.len() > 1
-        && !counts
         && pieces
             .iter()
             .all(|piece| tokenize(piece).len() >= MIN_PART_TERMS)

@@ -532,8 +532,16 @@ fn long_requests_split_at_their_own_words() {
         ]
     );
     assert_eq!(
-        crate::query_parts("papers; list 2 or 3 recent reviews on it"),
-        ["list 2 or 3 recent reviews on it"]
+        crate::query_parts("news; fetch the top 5 or 10 stories from hacker news"),
+        ["fetch the top 5 or 10 stories from hacker news"]
+    );
+    // Only that "or" is kept: another in the same request still splits it.
+    assert_eq!(
+        crate::query_parts("find two or three papers about genomics or search the web for reviews"),
+        [
+            "find two or three papers about genomics",
+            "search the web for reviews"
+        ]
     );
     // Chinese sentences end without a space.
     assert_eq!(

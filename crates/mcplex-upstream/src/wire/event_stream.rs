@@ -105,12 +105,15 @@ impl EventStream {
                 "its event stream sent an event longer than a message may be ({MAX_MESSAGE_BYTES} bytes)"
             ),
             End::Broke(e) => format!("its event stream broke: {}", snippet(e, 200)),
+            End::Ended if matches!(self.carries, Carries::Answer { .. }) => {
+                "its event stream ended without it".to_owned()
+            }
             End::Ended => "its event stream ended".to_owned(),
         };
         match self.carries {
             Carries::Answer { id, .. } => {
                 tracing::debug!(server = %self.server, "an answer stream ended without its answer: {why}");
-                let reason = format!("the server's answer did not arrive: {why} without it");
+                let reason = format!("the server's answer did not arrive: {why}");
                 let _ = self.incoming.send(Incoming::Failed { id, reason }).await;
             }
             Carries::Notifications if matches!(end, End::Refused) => {

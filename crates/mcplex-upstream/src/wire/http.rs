@@ -190,16 +190,14 @@ impl HttpSender {
         self.answer(&message, response, sent.as_ref()).await
     }
 
-    /// The start of an upstream's text as errors and logs may carry it, `max_chars` at most:
-    /// the config's secrets and the OAuth token this request sent (a server may echo it)
-    /// hidden.
-    fn redact_start(&self, text: &str, max_chars: usize, sent: Option<&Secret>) -> String {
+    /// What hides secrets in this wire's texts for a request that sent `sent`: the config's
+    /// secrets, and the OAuth token the request carried (a server may echo it).
+    fn redactor(&self, sent: Option<&Secret>) -> Arc<Redactor> {
         match sent.map(Secret::expose) {
             Some(token) if !token.is_empty() => {
-                let redactor = (*self.redactor).clone().with([token.to_owned()]);
-                redactor.redact_start(text, max_chars)
+                Arc::new((*self.redactor).clone().with([token.to_owned()]))
             }
-            _ => self.redactor.redact_start(text, max_chars),
+            _ => self.redactor.clone(),
         }
     }
 
@@ -275,7 +273,9 @@ impl HttpSender {
         }
         if !status.is_success() {
             let hint = self.oauth_hint(&response);
-            let body = self.redact_start(&error_body(response).await, 300, sent);
+            let body = self
+                .redactor(sent)
+                .redact_start(&error_body(response).await, 300);
             return Err(SendError::Status {
                 status: status.as_u16(),
                 body: format!("{hint}{body}"),
@@ -303,7 +303,7 @@ impl HttpSender {
                 // the server sends of its own accord.
                 None => Carries::Notifications,
             };
-            let stream = self.event_stream(carries);
+            let stream = self.event_stream(carries, sent);
             tokio::spawn(stream.read(events(response, super::MAX_MESSAGE_BYTES)));
         } else {
             let body = super::message_body(response, super::MAX_MESSAGE_BYTES).await?;
@@ -311,7 +311,9 @@ impl HttpSender {
                 return Ok(());
             }
             let value: Value = serde_json::from_slice(&body).map_err(|e| {
-                let body = self.redact_start(&String::from_utf8_lossy(&body), 200, sent);
+                let body = self
+                    .redactor(sent)
+                    .redact_start(&String::from_utf8_lossy(&body), 200);
                 SendError::Answer(format!("answer is not JSON ({e}): {body}"))
             })?;
             push_messages(&self.incoming, value, related.as_ref()).await;
@@ -319,11 +321,11 @@ impl HttpSender {
         Ok(())
     }
 
-    /// A reader of one of this wire's event streams.
-    fn event_stream(&self, carries: Carries) -> EventStream {
+    /// A reader of one of this wire's event streams, for a request that sent `sent`.
+    fn event_stream(&self, carries: Carries, sent: Option<&Secret>) -> EventStream {
         EventStream {
             server: self.server.clone(),
-            redactor: self.redactor.clone(),
+            redactor: self.redactor(sent),
             incoming: self.incoming.clone(),
             closed: self.closed.clone(),
             carries,
@@ -350,7 +352,7 @@ impl HttpSender {
                 .await;
             match response {
                 Ok(response) if response.status().is_success() => {
-                    let stream = this.event_stream(Carries::Notifications);
+                    let stream = this.event_stream(Carries::Notifications, bearer.as_ref());
                     stream
                         .read(events(response, super::MAX_MESSAGE_BYTES))
                         .await;

@@ -145,3 +145,36 @@ async fn a_call_given_up_lets_its_answer_stream_go() {
         }
     }
 }
+
+#[test]
+fn what_an_event_stream_shows_hides_the_token_its_request_sent() {
+    let (incoming, _) = mpsc::channel(1);
+    let sender = super::HttpSender {
+        server: "s".into(),
+        redactor: std::sync::Arc::new(mcplex_config::Redactor::of(["CONFIGURED-1".to_owned()])),
+        client: super::client().expect("a client"),
+        url: "http://127.0.0.1:9/mcp".to_owned(),
+        shown_url: "http://127.0.0.1:9/mcp".to_owned(),
+        headers: reqwest::header::HeaderMap::new(),
+        session: std::sync::Mutex::new(None),
+        protocol_version: std::sync::Mutex::new(None),
+        incoming,
+        closed: tokio_util::sync::CancellationToken::new(),
+        listening: std::sync::Mutex::new(false),
+        answer_streams: crate::wire::answer_streams::AnswerStreams::default(),
+        bearer: Bearer::None,
+        challenged: std::sync::Arc::new(AtomicBool::new(false)),
+    };
+    let token = mcplex_oauth::Secret::new("TOKEN-OF-THE-REQUEST");
+    let echoed = "not JSON: TOKEN-OF-THE-REQUEST and CONFIGURED-1";
+    let stream = sender.event_stream(super::Carries::Notifications, Some(&token));
+    assert_eq!(
+        stream.redactor.redact_start(echoed, 200),
+        "not JSON: [redacted] and [redacted]"
+    );
+    let stream = sender.event_stream(super::Carries::Notifications, None);
+    assert_eq!(
+        stream.redactor.redact_start(echoed, 200),
+        "not JSON: TOKEN-OF-THE-REQUEST and [redacted]"
+    );
+}
