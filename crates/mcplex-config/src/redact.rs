@@ -85,8 +85,15 @@ impl Redactor {
             .char_indices()
             .nth(kept + SHRINK_ALLOWED)
             .map_or(text.len(), |(at, _)| at);
+        if end == text.len() {
+            return snippet(&self.redact(text), max_chars);
+        }
         let start = self.redact(&text[..end]);
-        if end == text.len() || start.chars().count() >= kept {
+        // A URL that runs on to the cut may hide its credentials' end (`@`) past it.
+        let cut_url = text[..end]
+            .rfind("://")
+            .is_some_and(|at| !text[at..end].contains(char::is_whitespace));
+        if start.chars().count() >= kept && !cut_url {
             snippet(&start, max_chars)
         } else {
             snippet(&self.redact(text), max_chars)
@@ -94,8 +101,9 @@ impl Redactor {
     }
 }
 
-/// How far a URL may reach past what [`Redactor::redact_start`] shows and still be redacted
-/// whole (a URL cut in two may show credentials its end would have marked).
+/// How far a URL may reach past what [`Redactor::redact_start`] shows and still be read whole
+/// (a URL cut in two may show credentials its end would have marked); one that reaches the cut
+/// has the whole text redacted.
 const URL_ALLOWED: usize = 2048;
 
 /// By how many characters the secrets in the start of a text may shrink it before
@@ -197,6 +205,16 @@ mod tests {
         assert_eq!(
             redactor.redact_start(&text, 200),
             format!("{}…", "[redacted]".repeat(5) + &"z".repeat(150))
+        );
+        // A URL whose user info runs on past the start read is redacted as the whole text is.
+        let long_user = format!(
+            "see https://user:{}@h/ {}",
+            "p".repeat(7_000),
+            "z".repeat(100_000)
+        );
+        assert_eq!(
+            Redactor::default().redact_start(&long_user, 30),
+            "see https://[redacted]@h/ zzzz…"
         );
         let url = format!("see https://u:pw@h/?k=v {}", "z".repeat(100_000));
         assert!(
