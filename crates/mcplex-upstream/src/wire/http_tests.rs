@@ -148,6 +148,7 @@ async fn a_call_given_up_lets_its_answer_stream_go() {
 
 #[test]
 fn what_an_event_stream_shows_hides_the_token_its_request_sent() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let (incoming, _) = mpsc::channel(1);
     let sender = super::HttpSender {
         server: "s".into(),
