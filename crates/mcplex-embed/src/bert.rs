@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::compact::{Tensor, Tensors, Values};
 use crate::error::BertError;
 use crate::kernels::{Activation, activate, attention, layer_norm};
-use crate::product::Dense;
+use crate::product::{Dense, Kernel};
 
 /// The fields of a BERT `config.json` the forward pass needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,14 +108,18 @@ pub(crate) struct Bert {
 
 impl Bert {
     /// The encoder of `config` from `tensors` (named as Hugging Face's BERT names them, with or
-    /// without a `bert.` prefix). Int8 matrices stay int8.
-    pub fn load(config: Config, tensors: Tensors) -> Result<Bert, BertError> {
+    /// without a `bert.` prefix). Int8 matrices stay int8, laid out for `kernel`.
+    pub fn load(config: Config, tensors: Tensors, kernel: Kernel) -> Result<Bert, BertError> {
         let prefix = ["", "bert."]
             .into_iter()
             .find(|p| tensors.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
             .ok_or(BertError::NoEmbeddings)?
             .to_owned();
-        let mut weights = Weights { tensors, prefix };
+        let mut weights = Weights {
+            tensors,
+            prefix,
+            kernel,
+        };
         let (hidden, intermediate) = (config.hidden, config.intermediate);
         let words = weights.take("embeddings.word_embeddings.weight", &[None, Some(hidden)])?;
         let mut positions = weights
@@ -279,6 +283,7 @@ fn stack(parts: [Values; 3]) -> Values {
 struct Weights {
     tensors: Tensors,
     prefix: String,
+    kernel: Kernel,
 }
 
 impl Weights {
@@ -319,6 +324,7 @@ impl Weights {
             3 * hidden,
             stack([query.0, key.0, value.0]),
             [query.1, key.1, value.1].concat(),
+            self.kernel,
         )
         .ok_or_else(|| BertError::Stack(at("attention.self")))?;
         Ok(Layer {
@@ -345,7 +351,7 @@ impl Weights {
 
     fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, BertError> {
         let (weights, bias) = self.matrix(name, inputs, outputs)?;
-        Dense::new(inputs, outputs, weights, bias)
+        Dense::new(inputs, outputs, weights, bias, self.kernel)
             .ok_or_else(|| BertError::Fill(format!("{}{name}", self.prefix)))
     }
 
@@ -383,6 +389,7 @@ mod tests {
         Weights {
             tensors,
             prefix: String::new(),
+            kernel: Kernel::FloatInputs,
         }
     }
 

