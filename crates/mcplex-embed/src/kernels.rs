@@ -360,6 +360,81 @@ mod tests {
         }
     }
 
+    /// One text's attention in f64, as written in the paper: for each head and token, the
+    /// softmax of the scaled dot products with every key weighs the values.
+    fn attention_in_f64(qkv: &[f32], hidden: usize, heads: usize) -> Vec<f64> {
+        let tokens = qkv.len() / (3 * hidden);
+        let size = hidden / heads;
+        let at = |token: usize, part: usize, head: usize, d: usize| {
+            f64::from(qkv[token * 3 * hidden + part * hidden + head * size + d])
+        };
+        let mut out = vec![0f64; tokens * hidden];
+        for head in 0..heads {
+            for token in 0..tokens {
+                let scores: Vec<f64> = (0..tokens)
+                    .map(|other| {
+                        let dot: f64 = (0..size)
+                            .map(|d| at(token, 0, head, d) * at(other, 1, head, d))
+                            .sum();
+                        dot / (size as f64).sqrt()
+                    })
+                    .collect();
+                let largest = scores.iter().cloned().fold(f64::MIN, f64::max);
+                let weights: Vec<f64> = scores.iter().map(|s| (s - largest).exp()).collect();
+                let total: f64 = weights.iter().sum();
+                for d in 0..size {
+                    out[token * hidden + head * size + d] = (0..tokens)
+                        .map(|other| weights[other] / total * at(other, 2, head, d))
+                        .sum();
+                }
+            }
+        }
+        out
+    }
+
+    /// Every SIMD context the CPU has gives the attention of the f64 form, at head sizes and
+    /// token counts that are and are not multiples of its lanes or of the four queries scored
+    /// together; every token's context is written (the output starts as NaN).
+    #[test]
+    fn attention_matches_its_f64_form_in_every_simd_context() {
+        fn check<S: Simd>(simd: S, qkv: &[f32], hidden: usize, heads: usize, expected: &[f64]) {
+            let mut out = vec![f32::NAN; expected.len()];
+            let work = Attention {
+                qkv,
+                hidden,
+                heads,
+                out: &mut out,
+            };
+            simd.vectorize(work);
+            for (ours, exact) in out.iter().zip(expected) {
+                let error = (f64::from(*ours) - exact).abs();
+                assert!(
+                    error < 1e-5,
+                    "{simd:?}: {ours} vs {exact} ({hidden}/{heads})"
+                );
+            }
+        }
+        for (heads, size) in [(1, 1), (2, 5), (3, 16), (1, 20), (2, 32)] {
+            for tokens in [1, 3, 4, 5, 17, 33] {
+                let hidden = heads * size;
+                let qkv: Vec<f32> = (0..tokens * 3 * hidden)
+                    .map(|i| ((i * 7919 % 1000) as f32 / 250.0) - 2.0)
+                    .collect();
+                let expected = attention_in_f64(&qkv, hidden, heads);
+                check(pulp::Scalar::new(), &qkv, hidden, heads, &expected);
+                #[cfg(target_arch = "x86_64")]
+                {
+                    if let Some(simd) = pulp::x86::V3::try_new() {
+                        check(simd, &qkv, hidden, heads, &expected);
+                    }
+                    if let Some(simd) = pulp::x86::V4::try_new() {
+                        check(simd, &qkv, hidden, heads, &expected);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn gelu_is_the_error_function_form() {
         let mut x: Vec<f32> = (-60..=60).map(|i| i as f32 / 10.0).collect();

@@ -7,7 +7,8 @@
 //! - **Steps.** Each group of [`GROUP`] quads (64 inputs) of a token has its own range, low to
 //!   high, in 256 steps (`x ≈ low + scale × (q + 128)`, `q` in -128..=127): each input moves by
 //!   at most half a step, and an outlying input (BERT's few large dimensions) coarsens only its
-//!   own group. A group's int32 sums are scaled into f32 totals as it ends, with `low` times
+//!   own group. A group's int32 sums are scaled into f32 totals as it ends, with `low + 128 ×
+//!   scale` times
 //!   the group's sum of weights.
 //! - **Signs.** The instruction multiplies unsigned bytes by signed ones: the weights are kept
 //!   as `w + 128` so that the tokens' steps, signed, are broadcast straight from memory, and
@@ -19,19 +20,18 @@
 //! Owns: the detection of the instructions, the layout of the weights they read, and the only
 //! `unsafe` of this crate: calling the functions compiled for those instructions, which
 //! [`Vnni`] (made only where the CPU has them) makes sound.
-#![allow(unsafe_code)]
 
 use std::arch::x86_64::{
-    __m512, __m512i, _mm512_cvtepi32_epi8, _mm512_cvtepi32_ps, _mm512_cvtps_epi32,
-    _mm512_dpbusd_epi32, _mm512_fmadd_ps, _mm512_max_epi32, _mm512_max_ps, _mm512_min_epi32,
-    _mm512_min_ps, _mm512_mul_ps, _mm512_reduce_add_epi32, _mm512_reduce_max_ps,
-    _mm512_reduce_min_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setzero_ps,
-    _mm512_setzero_si512, _mm512_sub_epi32, _mm512_sub_ps,
+    __m512, __m512i, _MM_FROUND_NO_EXC, _MM_FROUND_TO_NEAREST_INT, _mm512_cvt_roundps_epi32,
+    _mm512_cvtepi32_epi8, _mm512_cvtepi32_ps, _mm512_dpbusd_epi32, _mm512_fmadd_ps,
+    _mm512_max_epi32, _mm512_max_ps, _mm512_min_epi32, _mm512_min_ps, _mm512_mul_ps,
+    _mm512_reduce_add_epi32, _mm512_reduce_max_ps, _mm512_reduce_min_ps, _mm512_set1_epi32,
+    _mm512_set1_ps, _mm512_setzero_ps, _mm512_setzero_si512, _mm512_sub_epi32, _mm512_sub_ps,
 };
 
-use super::{Columns, Dense, PANEL, Product};
+use super::{Columns, PANEL, Product, finish};
 
-/// Tokens per tile: their int32 sums of a group, their f32 totals and the weights take 27 of
+/// Tokens per tile: their int32 sums of a group, their f32 totals and the weights take 26 of
 /// the 32 registers.
 const TOKENS: usize = 12;
 /// Inputs summed by one lane of one instruction.
@@ -97,6 +97,7 @@ impl Quads {
     }
 
     /// The product of `product`'s panels.
+    #[allow(unsafe_code)]
     pub fn run(&self, product: Product<'_, '_>) {
         // SAFETY: `self.vnni` exists only where `Vnni::detect` found every feature `run` is
         // compiled for.
@@ -129,10 +130,10 @@ impl Quantized {
     }
 }
 
-/// `rows` (at most [`TOKENS`]) quantized into `tile`. The inputs past a row's end (the last
-/// group's, or a whole row the tile lacks) are quantized as copies of the row's first value:
-/// their weights are 0, and their steps are counted in the excess as their products are in
-/// the sums, so they cancel.
+/// `rows` (at most [`TOKENS`]) quantized into `tile`. The inputs past a row's end (in its last
+/// group) are quantized as copies of the group's first value, so that they leave its range as
+/// it is, and a row the tile lacks as zeros: their weights are 0, and their steps are counted
+/// in the excess as their products are in the sums, so they cancel.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
 fn fill(tile: &mut Quantized, rows: &[&[f32]]) {
@@ -163,7 +164,7 @@ fn fill(tile: &mut Quantized, rows: &[&[f32]]) {
                     _mm512_set1_ps(inverse),
                 );
                 let up = _mm512_min_epi32(
-                    _mm512_max_epi32(_mm512_cvtps_epi32(up), _mm512_set1_epi32(0)),
+                    _mm512_max_epi32(nearest(up), _mm512_set1_epi32(0)),
                     _mm512_set1_epi32(255),
                 );
                 let steps = _mm512_sub_epi32(up, _mm512_set1_epi32(128));
@@ -178,6 +179,14 @@ fn fill(tile: &mut Quantized, rows: &[&[f32]]) {
             tile.excess[group][token] = 128 * steps_sum;
         }
     }
+}
+
+/// `x` rounded to the nearest integer, ties to even, whatever the rounding mode the thread
+/// has set.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+#[inline]
+fn nearest(x: __m512) -> __m512i {
+    _mm512_cvt_roundps_epi32::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x)
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
@@ -236,21 +245,4 @@ fn dot(quads: &[Quad], weight_sums: &[[f32; PANEL]], tile: &Quantized) -> [[f32;
         }
     }
     pulp::cast(totals)
-}
-
-/// The totals scaled back by the outputs' row scales and biased, written to the panel's
-/// columns of `outs` (the padding, of tokens and of outputs, dropped).
-#[inline(always)]
-fn finish(totals: &[[f32; PANEL]; TOKENS], outs: &mut [&mut [f32]], at: &Columns<'_>) {
-    let layer: &Dense = at.layer;
-    let output = at.panel * PANEL;
-    let width = PANEL.min(layer.outputs - output);
-    let scales = &layer.scales[output..output + width];
-    let bias = &layer.bias[output..output + width];
-    for (out, totals) in outs.iter_mut().zip(totals) {
-        let out = &mut out[at.columns.start..at.columns.start + width];
-        for (((o, total), scale), b) in out.iter_mut().zip(totals).zip(scales).zip(bias) {
-            *o = total * scale + b;
-        }
-    }
 }
