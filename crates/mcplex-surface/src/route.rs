@@ -256,11 +256,10 @@ impl<S: Surface> Route<S> {
             );
             return retry_later(StatusCode::TOO_MANY_REQUESTS, id, &message);
         };
-        let Some(session) = self.0.sessions.start(self.0.surface.clone(), place.kept()) else {
+        let Some(session) = self.0.sessions.start(self.0.surface.clone(), place) else {
             let message = format!("too many open sessions (max_sessions {})", book.max());
             return retry_later(StatusCode::SERVICE_UNAVAILABLE, id, &message);
         };
-        place.claim(&session.id);
         let mut response = self.request(&session, parts, id, request).await;
         if let Ok(value) = HeaderValue::from_str(&session.id) {
             response.headers_mut().insert(SESSION_HEADER, value);

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::kept_events::KeptBudget;
 use crate::session::Session;
-use crate::session_owners::{Owner, Owners};
+use crate::session_owners::{Owner, Owners, Reservation};
 
 /// The bytes all sessions' answer streams together keep for `Last-Event-ID`: each session's own
 /// caps (2 MiB kept after its answers, 1 MiB for each of up to 64 answers being written) would
@@ -142,12 +142,13 @@ impl Sessions {
         self.lock().get(id).cloned()
     }
 
-    /// Opens a session serving `service`, what its answer streams keep drawing on `kept` (its
-    /// opener's, [`crate::session_owners::Reservation::kept`]); `None` past `max_sessions`.
+    /// Opens a session serving `service` on the place its opener reserved: its answer streams
+    /// draw on that place's share of what is kept, and the place is claimed by the session.
+    /// `None` past `max_sessions` (the place is given back).
     pub(crate) fn start<S: rmcp::Service<RoleServer>>(
         &self,
         service: S,
-        kept: Arc<KeptBudget>,
+        place: Reservation<'_>,
     ) -> Option<Arc<Session>> {
         if !self.book.reserve() {
             return None;
@@ -157,8 +158,9 @@ impl Sessions {
             id.clone(),
             service,
             self.shutdown.child_token(),
-            kept,
+            place.kept(),
         ));
+        place.claim(&id);
         self.lock().insert(id, session.clone());
         Some(session)
     }
@@ -209,7 +211,12 @@ mod tests {
     impl rmcp::ServerHandler for Nothing {}
 
     fn open(sessions: &Sessions) -> Option<Arc<Session>> {
-        sessions.start(Nothing, KeptBudget::new(usize::MAX))
+        let place = sessions
+            .book
+            .owners
+            .reserve(&None)
+            .expect("the operator has no quota");
+        sessions.start(Nothing, place)
     }
 
     #[tokio::test]
