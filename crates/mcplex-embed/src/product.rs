@@ -15,6 +15,8 @@
 //! Owns: the packed layout and the product. Must not: know the model's shape (`bert.rs`) or
 //! the other kernels (`kernels.rs`).
 
+use std::ops::Range;
+
 use crate::compact::Values;
 
 #[cfg(target_arch = "x86_64")]
@@ -161,65 +163,121 @@ impl Dense {
     }
 
     /// `out` (tokens × outputs) = `x` (tokens × inputs) · Wᵀ + b. Splits the panels over two
-    /// threads of the current rayon pool when it has them and the product is large.
+    /// threads of the current rayon pool when it has them and the product is large; the
+    /// tokens' inputs are quantized (VNNI) once, before.
     pub fn apply(&self, x: &[f32], out: &mut [f32]) {
         let tokens = x.len() / self.inputs;
         let rows: Vec<&[f32]> = x.chunks_exact(self.inputs).collect();
-        let mut outs: Vec<&mut [f32]> = out.chunks_exact_mut(self.outputs).take(tokens).collect();
+        let outs: Vec<&mut [f32]> = out.chunks_exact_mut(self.outputs).take(tokens).collect();
+        let weights = match &self.weights {
+            Panels::F32(panels) => TileWeights::F32(panels),
+            Panels::Int8(panels) => TileWeights::Int8(panels),
+            #[cfg(target_arch = "x86_64")]
+            Panels::Quads(quads) => {
+                let tiles = quads.quantize(self.inputs, &rows);
+                let run = |range, out: &mut [&mut [f32]]| quads.run(self, &tiles, range, out);
+                return self.split(tokens, outs, run);
+            }
+        };
+        let tile = TileKind::best();
+        let run = |range, out: &mut [&mut [f32]]| {
+            let product = Product {
+                layer: self,
+                x: &rows,
+                range,
+                out,
+            };
+            tile.run(product, weights);
+        };
+        self.split(tokens, outs, run);
+    }
+
+    /// `run` over every panel: on this thread, or half the panels on each of two threads of
+    /// the current rayon pool when it has them and the product is large. `run` gets a range
+    /// of panels and the rows of `out` from that range's first column.
+    fn split(
+        &self,
+        tokens: usize,
+        mut outs: Vec<&mut [f32]>,
+        run: impl Fn(Range<usize>, &mut [&mut [f32]]) + Sync,
+    ) {
         let panels = self.outputs.div_ceil(PANEL);
         let work = tokens * self.inputs * self.outputs;
         if work < PARALLEL_WORK || panels < 2 || rayon::current_num_threads() < 2 {
-            self.panels(&rows, 0..panels, &mut outs);
-            return;
+            return run(0..panels, &mut outs);
         }
         let half = panels / 2;
         let (mut left, mut right): (Vec<&mut [f32]>, Vec<&mut [f32]>) = outs
             .into_iter()
             .map(|row| row.split_at_mut(half * PANEL))
             .unzip();
-        rayon::join(
-            || self.panels(&rows, 0..half, &mut left),
-            || self.panels(&rows, half..panels, &mut right),
-        );
+        rayon::join(|| run(0..half, &mut left), || run(half..panels, &mut right));
     }
+}
 
-    /// Outputs of the panels `range` of every token of `x`, written from column 0 of `out`.
-    fn panels(&self, x: &[&[f32]], range: std::ops::Range<usize>, out: &mut [&mut [f32]]) {
-        let product = Product {
-            layer: self,
-            x,
-            range,
-            out,
-        };
-        let weights = match &self.weights {
-            Panels::F32(panels) => TileWeights::F32(panels),
-            Panels::Int8(panels) => TileWeights::Int8(panels),
-            #[cfg(target_arch = "x86_64")]
-            Panels::Quads(quads) => return quads.run(product),
-        };
+/// Which tile computes an f32 tile's products: the best the CPU has, picked at run time.
+#[derive(Debug, Clone, Copy)]
+enum TileKind {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Avx2(pulp::x86::V3),
+    #[cfg(target_arch = "x86_64")]
+    Avx512(pulp::x86::V4),
+}
+
+impl TileKind {
+    fn best() -> TileKind {
         #[cfg(target_arch = "x86_64")]
         if let Some(simd) = pulp::x86::V4::try_new() {
-            return pulp::Simd::vectorize(
-                simd,
-                avx512::Run {
-                    simd,
-                    product,
-                    weights,
-                },
-            );
+            return TileKind::Avx512(simd);
         }
         #[cfg(target_arch = "x86_64")]
         if let Some(simd) = pulp::x86::V3::try_new() {
-            return pulp::Simd::vectorize(
+            return TileKind::Avx2(simd);
+        }
+        TileKind::Portable
+    }
+
+    /// `product` of `weights` by this tile, compiled for its instructions.
+    fn run(self, product: Product<'_, '_>, weights: TileWeights<'_>) {
+        match self {
+            TileKind::Portable => product.run(Portable, weights),
+            #[cfg(target_arch = "x86_64")]
+            TileKind::Avx2(simd) => pulp::Simd::vectorize(
                 simd,
-                avx2::Run {
-                    simd,
+                Run {
+                    tile: avx2::Avx2(simd),
                     product,
                     weights,
                 },
-            );
+            ),
+            #[cfg(target_arch = "x86_64")]
+            TileKind::Avx512(simd) => pulp::Simd::vectorize(
+                simd,
+                Run {
+                    tile: avx512::Avx512(simd),
+                    product,
+                    weights,
+                },
+            ),
         }
-        product.run(Portable, weights);
+    }
+}
+
+/// A product run by `tile` in the SIMD context the `vectorize` call compiles it in (its body
+/// and the tile's, inlined).
+struct Run<'a, 'b, T> {
+    tile: T,
+    product: Product<'a, 'b>,
+    weights: TileWeights<'a>,
+}
+
+impl<T: Tile> pulp::WithSimd for Run<'_, '_, T> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        self.product.run(self.tile, self.weights);
     }
 }
 

@@ -5,29 +5,14 @@
 use pulp::x86::V3;
 use pulp::{f32x8, i8x16};
 
-use super::{Int8Row, PANEL, Product, Tile, TileWeights};
+use super::{Int8Row, PANEL, Tile};
 
 /// Tokens per tile.
 const TOKENS: usize = 6;
 
-/// A product run in AVX2 + FMA context (the `vectorize` call compiles it so).
-pub(super) struct Run<'a, 'b> {
-    pub simd: V3,
-    pub product: Product<'a, 'b>,
-    pub weights: TileWeights<'a>,
-}
-
-impl pulp::WithSimd for Run<'_, '_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) {
-        self.product.run(Avx2(self.simd), self.weights);
-    }
-}
-
+/// The tile, made with the proof that the CPU has its instructions.
 #[derive(Clone, Copy)]
-struct Avx2(V3);
+pub(super) struct Avx2(pub V3);
 
 impl Avx2 {
     #[inline(always)]

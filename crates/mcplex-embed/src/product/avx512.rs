@@ -6,29 +6,14 @@
 use pulp::x86::V4;
 use pulp::{f32x16, i8x16};
 
-use super::{Int8Row, PANEL, Product, Tile, TileWeights};
+use super::{Int8Row, PANEL, Tile};
 
 /// Tokens per tile.
 const TOKENS: usize = 16;
 
-/// A product run in AVX-512 context (the `vectorize` call compiles it so).
-pub(super) struct Run<'a, 'b> {
-    pub simd: V4,
-    pub product: Product<'a, 'b>,
-    pub weights: TileWeights<'a>,
-}
-
-impl pulp::WithSimd for Run<'_, '_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) {
-        self.product.run(Avx512(self.simd), self.weights);
-    }
-}
-
+/// The tile, made with the proof that the CPU has its instructions.
 #[derive(Clone, Copy)]
-struct Avx512(V4);
+pub(super) struct Avx512(pub V4);
 
 impl Avx512 {
     #[inline(always)]

@@ -188,35 +188,22 @@ fn an_outlier_input_coarsens_only_its_own_group() {
     assert_eq!(plain, outlying);
 }
 
-/// Which tile a product is run by, whatever the CPU's best is.
-#[derive(Clone, Copy, Debug)]
-enum Which {
-    Portable,
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
-}
-
-/// The tiles this CPU can run.
-fn tiles_here() -> Vec<Which> {
+/// The tiles this CPU can run, not only its best.
+fn tiles_here() -> Vec<TileKind> {
     #[cfg(target_arch = "x86_64")]
     let simd = [
-        (pulp::x86::V3::try_new().is_some(), Which::Avx2),
-        (pulp::x86::V4::try_new().is_some(), Which::Avx512),
+        pulp::x86::V3::try_new().map(TileKind::Avx2),
+        pulp::x86::V4::try_new().map(TileKind::Avx512),
     ];
     #[cfg(not(target_arch = "x86_64"))]
-    let simd: [(bool, Which); 0] = [];
-    std::iter::once(Which::Portable)
-        .chain(
-            simd.into_iter()
-                .filter_map(|(has, which)| has.then_some(which)),
-        )
+    let simd: [Option<TileKind>; 0] = [];
+    std::iter::once(TileKind::Portable)
+        .chain(simd.into_iter().flatten())
         .collect()
 }
 
-/// `layer`'s product of `x` run by the tile `which`.
-fn run_by(which: Which, layer: &Dense, x: &[f32]) -> Vec<f32> {
+/// `layer`'s product of `x` run by the tile `which`, on this thread.
+fn run_by(which: TileKind, layer: &Dense, x: &[f32]) -> Vec<f32> {
     let rows: Vec<&[f32]> = x.chunks_exact(layer.inputs).collect();
     let mut out = vec![0f32; rows.len() * layer.outputs];
     let mut outs: Vec<&mut [f32]> = out.chunks_exact_mut(layer.outputs).collect();
@@ -232,29 +219,7 @@ fn run_by(which: Which, layer: &Dense, x: &[f32]) -> Vec<f32> {
         range: 0..layer.outputs.div_ceil(PANEL),
         out: &mut outs,
     };
-    match which {
-        Which::Portable => product.run(Portable, weights),
-        #[cfg(target_arch = "x86_64")]
-        Which::Avx2 => {
-            let simd = pulp::x86::V3::try_new().expect("tiles_here checked");
-            let run = avx2::Run {
-                simd,
-                product,
-                weights,
-            };
-            pulp::Simd::vectorize(simd, run);
-        }
-        #[cfg(target_arch = "x86_64")]
-        Which::Avx512 => {
-            let simd = pulp::x86::V4::try_new().expect("tiles_here checked");
-            let run = avx512::Run {
-                simd,
-                product,
-                weights,
-            };
-            pulp::Simd::vectorize(simd, run);
-        }
-    }
+    which.run(product, weights);
     out
 }
 

@@ -1,5 +1,7 @@
 //! The int8 product with AVX-512 VNNI, where the CPU has it: each tile of [`TOKENS`] tokens has
-//! its inputs quantized to int8 steps, and each `vpdpbusd` sums four inputs' products into
+//! its inputs quantized to int8 steps (once per product, before its panels are shared out
+//! between threads; a last tile of few tokens is computed as 4 or 8), and each `vpdpbusd`
+//! sums four inputs' products into
 //! sixteen outputs' int32 lanes at once: four times the multiply-adds per instruction of the
 //! f32 tile, and the weights are read as they are kept. About twice as fast as the f32 tile on
 //! a long request (the instruction's port is the f32 multiply-adds' too).
@@ -29,7 +31,9 @@ use std::arch::x86_64::{
     _mm512_set1_ps, _mm512_setzero_ps, _mm512_setzero_si512, _mm512_sub_epi32, _mm512_sub_ps,
 };
 
-use super::{Columns, PANEL, Product, finish};
+use std::ops::Range;
+
+use super::{Columns, Dense, PANEL, finish};
 
 /// Tokens per tile: their int32 sums of a group, their f32 totals and the weights take 26 of
 /// the 32 registers.
@@ -58,13 +62,12 @@ impl Vnni {
 }
 
 /// A layer's int8 weights laid out for VNNI: panel after panel, group after group, quad after
-/// quad; with each group's sum of weights per output, which the tokens' lows multiply.
+/// quad; with each group's sum of weights per output, which the tokens' bases multiply.
 #[derive(Debug)]
 pub(super) struct Quads {
     vnni: Vnni,
     quads: Vec<Quad>,
     sums: Vec<[f32; PANEL]>,
-    groups: usize,
 }
 
 /// Four consecutive inputs' weights of a panel's sixteen outputs, each as `w + 128`: output
@@ -72,11 +75,25 @@ pub(super) struct Quads {
 #[derive(Debug, Clone, Copy)]
 struct Quad([u8; PANEL * QUAD]);
 
+/// Groups of a row of `inputs`.
+fn groups(inputs: usize) -> usize {
+    inputs.div_ceil(QUAD * GROUP)
+}
+
+/// The tokens a tile of `tokens` is computed as: a short query's last tile needs no twelve.
+fn width(tokens: usize) -> usize {
+    match tokens {
+        0..=4 => 4,
+        5..=8 => 8,
+        _ => TOKENS,
+    }
+}
+
 impl Quads {
     /// `values` (rows of `inputs`, int8) as `panels` panels; the last panel's missing outputs
     /// and the inputs past the last whole group have weight 0 (stored 128).
     pub fn new(vnni: Vnni, values: &[i8], inputs: usize, panels: usize) -> Quads {
-        let groups = inputs.div_ceil(QUAD * GROUP);
+        let groups = groups(inputs);
         let per_panel = groups * GROUP;
         let mut quads = vec![Quad([128; PANEL * QUAD]); panels * per_panel];
         let mut sums = vec![[0f32; PANEL]; panels * groups];
@@ -88,27 +105,39 @@ impl Quads {
                 sums[panel * groups + input / (QUAD * GROUP)][lane] += f32::from(*weight);
             }
         }
-        Quads {
-            vnni,
-            quads,
-            sums,
-            groups,
-        }
+        Quads { vnni, quads, sums }
     }
 
-    /// The product of `product`'s panels.
+    /// `rows` (of `inputs` each) quantized, a tile of at most [`TOKENS`] at a time: once for
+    /// every panel, and for both threads of a split product.
     #[allow(unsafe_code)]
-    pub fn run(&self, product: Product<'_, '_>) {
-        // SAFETY: `self.vnni` exists only where `Vnni::detect` found every feature `run` is
-        // compiled for.
-        unsafe { run(self.vnni, product, self) }
+    pub fn quantize(&self, inputs: usize, rows: &[&[f32]]) -> Vec<Quantized> {
+        // SAFETY: `self.vnni` exists only where `Vnni::detect` found every feature `quantize`
+        // is compiled for.
+        unsafe { quantize(self.vnni, inputs, rows) }
+    }
+
+    /// The outputs of `layer`'s panels `range` for the quantized `tiles`, written from column 0
+    /// of `out` (a row per token).
+    #[allow(unsafe_code)]
+    pub fn run(
+        &self,
+        layer: &Dense,
+        tiles: &[Quantized],
+        range: Range<usize>,
+        out: &mut [&mut [f32]],
+    ) {
+        // SAFETY: as for `quantize`.
+        unsafe { run(self.vnni, self, layer, tiles, range, out) }
     }
 }
 
 /// A tile's tokens quantized, group by group: each token's inputs as steps `q` in -128..=127
 /// standing for `low + scale × (q + 128)`, each quad of steps the four bytes of one `i32`,
-/// quad after quad (`x[quad][token]`).
-struct Quantized {
+/// quad after quad (`x[quad][token]`). The slots past its tokens, up to its [`width`], are
+/// zeros.
+pub(super) struct Quantized {
+    tokens: usize,
     x: Vec<[i32; TOKENS]>,
     /// Per group and token.
     scales: Vec<[f32; TOKENS]>,
@@ -119,26 +148,33 @@ struct Quantized {
     excess: Vec<[i32; TOKENS]>,
 }
 
-impl Quantized {
-    fn new(groups: usize) -> Quantized {
-        Quantized {
-            x: vec![[0; TOKENS]; groups * GROUP],
-            scales: vec![[0.0; TOKENS]; groups],
-            bases: vec![[0.0; TOKENS]; groups],
-            excess: vec![[0; TOKENS]; groups],
-        }
-    }
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+fn quantize(_proof: Vnni, inputs: usize, rows: &[&[f32]]) -> Vec<Quantized> {
+    let groups = groups(inputs);
+    rows.chunks(TOKENS)
+        .map(|rows| {
+            let mut tile = Quantized {
+                tokens: rows.len(),
+                x: vec![[0; TOKENS]; groups * GROUP],
+                scales: vec![[0.0; TOKENS]; groups],
+                bases: vec![[0.0; TOKENS]; groups],
+                excess: vec![[0; TOKENS]; groups],
+            };
+            fill(&mut tile, rows);
+            tile
+        })
+        .collect()
 }
 
 /// `rows` (at most [`TOKENS`]) quantized into `tile`. The inputs past a row's end (in its last
 /// group) are quantized as copies of the group's first value, so that they leave its range as
-/// it is, and a row the tile lacks as zeros: their weights are 0, and their steps are counted
-/// in the excess as their products are in the sums, so they cancel.
+/// it is, and a row the tile lacks (up to its width) as zeros: their weights are 0, and their
+/// steps are counted in the excess as their products are in the sums, so they cancel.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
 fn fill(tile: &mut Quantized, rows: &[&[f32]]) {
     const INPUTS: usize = GROUP * QUAD;
-    for token in 0..TOKENS {
+    for token in 0..width(rows.len()) {
         let row = rows.get(token).copied().unwrap_or(&[]);
         for (group, quads) in tile.x.chunks_exact_mut(GROUP).enumerate() {
             let start = (group * INPUTS).min(row.len());
@@ -190,41 +226,47 @@ fn nearest(x: __m512) -> __m512i {
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
-fn run(_proof: Vnni, product: Product<'_, '_>, weights: &Quads) {
-    let Product {
-        layer,
-        x,
-        range,
-        out,
-    } = product;
+fn run(
+    _proof: Vnni,
+    weights: &Quads,
+    layer: &Dense,
+    tiles: &[Quantized],
+    range: Range<usize>,
+    out: &mut [&mut [f32]],
+) {
     let first = range.start;
-    let groups = weights.groups;
-    let mut tile = Quantized::new(groups);
-    for (rows, outs) in x.chunks(TOKENS).zip(out.chunks_mut(TOKENS)) {
-        fill(&mut tile, rows);
+    let groups = groups(layer.inputs);
+    for (tile, outs) in tiles.iter().zip(out.chunks_mut(TOKENS)) {
         for panel in range.clone() {
             let quads = &weights.quads[panel * groups * GROUP..(panel + 1) * groups * GROUP];
             let sums = &weights.sums[panel * groups..(panel + 1) * groups];
-            let totals = dot(quads, sums, &tile);
             let at = Columns {
                 layer,
                 panel,
                 columns: (panel - first) * PANEL..(panel - first + 1) * PANEL,
             };
-            finish(&totals, outs, &at);
+            match width(tile.tokens) {
+                4 => finish(&dot::<4>(quads, sums, tile), outs, &at),
+                8 => finish(&dot::<8>(quads, sums, tile), outs, &at),
+                _ => finish(&dot::<TOKENS>(quads, sums, tile), outs, &at),
+            }
         }
     }
 }
 
-/// The tile's tokens with one panel's weights, group by group: the int32 sums of a group, less
-/// their excess, scaled into the f32 totals, `totals[token][lane]`.
+/// The first `T` tokens of the tile with one panel's weights, group by group: the int32 sums
+/// of a group, less their excess, scaled into the f32 totals, `totals[token][lane]`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
-fn dot(quads: &[Quad], weight_sums: &[[f32; PANEL]], tile: &Quantized) -> [[f32; PANEL]; TOKENS] {
-    let mut totals = [_mm512_setzero_ps(); TOKENS];
+fn dot<const T: usize>(
+    quads: &[Quad],
+    weight_sums: &[[f32; PANEL]],
+    tile: &Quantized,
+) -> [[f32; PANEL]; T] {
+    let mut totals = [_mm512_setzero_ps(); T];
     let groups = quads.chunks_exact(GROUP).zip(tile.x.chunks_exact(GROUP));
     for (group, (quads, values)) in groups.enumerate() {
-        let mut sums = [_mm512_setzero_si512(); TOKENS];
+        let mut sums = [_mm512_setzero_si512(); T];
         for (weights, values) in quads.iter().zip(values) {
             let weights: __m512i = pulp::cast(weights.0);
             for (sum, value) in sums.iter_mut().zip(values) {
@@ -244,5 +286,5 @@ fn dot(quads: &[Quad], weight_sums: &[[f32; PANEL]], tile: &Quantized) -> [[f32;
             *total = _mm512_fmadd_ps(weight_sums, _mm512_set1_ps(bases[token]), scaled);
         }
     }
-    pulp::cast(totals)
+    totals.map(pulp::cast)
 }
