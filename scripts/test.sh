@@ -27,6 +27,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The sentence model's products depend on the CPU (AVX-512 VNNI, AVX-512, AVX2); their tests
+# fail in CI on a CPU without the instructions they test, and this line says which it was.
+simd=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | grep -o -w -E 'avx2|avx512f|avx512_vnni' | xargs || true)
+echo "test.sh: CPU $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | xargs), with ${simd:-none of avx2, avx512f, avx512_vnni}" >&2
+
 if ! command -v haproxy >/dev/null || ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null ||
    [ ! -x /usr/bin/chromium ] || ! command -v openssl >/dev/null; then
   as_root=()
