@@ -41,6 +41,7 @@ fn before() -> Tuning {
         whole_first: 1,
         field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
         feedback: 0.0,
+        weak_part: 0.0,
     }
 }
 
@@ -192,6 +193,30 @@ fn on_the_gateway() -> Vec<Variant> {
         vector: QueryVector::Gateway,
     };
     vec![
+        gateway(
+            "weak-off",
+            Tuning {
+                weak_part: 0.0,
+                ..Tuning::default()
+            },
+            PassageStyle::default(),
+        ),
+        gateway(
+            "weak.35",
+            Tuning {
+                weak_part: 0.35,
+                ..Tuning::default()
+            },
+            PassageStyle::default(),
+        ),
+        gateway(
+            "weak.45",
+            Tuning {
+                weak_part: 0.45,
+                ..Tuning::default()
+            },
+            PassageStyle::default(),
+        ),
         gateway("p:sent", Tuning::default(), PassageStyle::Sentences),
         gateway(
             "prf.3",

@@ -74,12 +74,14 @@ impl Index {
     }
 
     /// The best hits of the whole request and of each part, taken in turn (the whole request's
-    /// best `whole_first`, then each part's best, then the seconds…), each document once. The
-    /// result is scored by that order; `limit` hits are ordered, the other matches follow.
+    /// best `whole_first`, then each part's best, then the seconds…), each document once; part
+    /// `i`'s hits join `delays[i]` rounds late (a weak part's). The result is scored by that
+    /// order; `limit` hits are ordered, the other matches follow.
     pub(crate) fn interleave(
         &self,
         whole: Vec<Hit>,
         parts: Vec<Vec<Hit>>,
+        delays: &[usize],
         limit: usize,
         whole_first: usize,
     ) -> Vec<Hit> {
@@ -99,9 +101,17 @@ impl Index {
             taken[hit.doc] = true;
             merged.push((hit.doc, 0));
         }
-        for rank in 0..limit {
+        let delay = |list_index: usize| match list_index {
+            0 => 0,
+            part => delays.get(part - 1).copied().unwrap_or(0),
+        };
+        let rounds = limit + delays.iter().copied().max().unwrap_or(0);
+        for round in 0..rounds {
             for (list_index, list) in lists.iter().enumerate() {
-                if let Some(hit) = list.get(rank)
+                if let Some(hit) = round
+                    .checked_sub(delay(list_index))
+                    .filter(|rank| *rank < limit)
+                    .and_then(|rank| list.get(rank))
                     && !taken[hit.doc]
                 {
                     taken[hit.doc] = true;

@@ -39,6 +39,10 @@ const K1: f32 = 1.2;
 /// Added to an exact name match so it outranks any other score.
 const EXACT_BONUS: f32 = 1.0e6;
 
+/// Rounds of the interleaving a weak part's hits wait ([`Tuning::weak_part`]): its best comes
+/// after every other list's third.
+const WEAK_PART_DELAY: usize = 3;
+
 /// One ranked answer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
@@ -225,12 +229,13 @@ impl Index {
         let (whole, part_semantics) = self.similar(semantic, parts.len());
         let mut hits = self.rank(&terms, whole, visible, tuning);
         if !parts.is_empty() {
+            let delays = weak_part_delays(&part_semantics, tuning.weak_part);
             let lists: Vec<Vec<Hit>> = parts
                 .iter()
                 .zip(part_semantics)
                 .map(|(part, similar)| self.rank(&tokenize(part), similar, visible, tuning))
                 .collect();
-            hits = self.interleave(hits, lists, limit, tuning.whole_first);
+            hits = self.interleave(hits, lists, &delays, limit, tuning.whole_first);
         }
         self.add_exact(&mut hits, exact, visible);
         let total = hits.len();
@@ -416,4 +421,32 @@ fn id_order(documents: &[Document]) -> (Vec<u32>, Vec<u32>) {
         id_rank[*doc as usize] = place;
     }
     (id_rank, by_id)
+}
+
+/// How many rounds of the interleaving each part's hits wait: [`WEAK_PART_DELAY`] for a weak
+/// part (its best cosine similarity with any tool under `weak_part`) when another part is not
+/// weak, none otherwise. A clause the catalog has nothing close to ("Once it's up", "My LeetCode
+/// handle is wei_codes") then yields its place in the top k to the steps the catalog answers;
+/// when every part is weak, or none has a vector, the order is the plain interleaving's. The
+/// similarities are over the whole catalog, so the delay never depends on who asks.
+fn weak_part_delays(parts: &[Option<Similar<'_>>], weak_part: f32) -> Vec<usize> {
+    let bests: Vec<Option<f32>> = parts
+        .iter()
+        .map(|similar| {
+            similar.as_ref().map(|similar| {
+                similar
+                    .similarities
+                    .iter()
+                    .fold(f32::MIN, |best, s| best.max(*s))
+            })
+        })
+        .collect();
+    let weak = |best: &Option<f32>| best.is_some_and(|best| best < weak_part);
+    if bests.iter().all(weak) {
+        return vec![0; bests.len()];
+    }
+    bests
+        .iter()
+        .map(|best| if weak(best) { WEAK_PART_DELAY } else { 0 })
+        .collect()
 }

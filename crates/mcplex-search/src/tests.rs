@@ -421,6 +421,57 @@ fn each_part_of_a_request_gets_its_best_match() {
 }
 
 #[test]
+fn a_part_the_catalog_has_nothing_close_to_yields_its_places() {
+    let docs = fleet();
+    let index = Index::build(&docs);
+    let vectors = fleet_vectors();
+    // The first part reads as "files" (a cosine of 1 with read_file); the second as nothing in
+    // the fleet (no tool's cosine reaches 0.4), but it shares "log" with git_log.
+    let query = "open every document, and then check what the log says";
+    assert_eq!(
+        crate::query_parts(query),
+        ["open every document", "check what the log says"]
+    );
+    let files = [1.0, 0.0, 0.0];
+    let nothing_close = [-0.6, -0.8, 0.0];
+    let ids = |parts: [[f32; 3]; 2], weak_part: f32| -> Vec<String> {
+        let packed: Vec<f32> = [0.9, 0.436, 0.0]
+            .into_iter()
+            .chain(parts.into_iter().flatten())
+            .collect();
+        let semantic = Semantic {
+            query: &packed,
+            documents: &vectors,
+        };
+        let tuning = crate::Tuning {
+            weak_part,
+            ..crate::Tuning::default()
+        };
+        index
+            .search_tuned(query, Some(semantic), |_| true, 3, &tuning)
+            .hits
+            .iter()
+            .map(|h| docs[h.doc].id.clone())
+            .collect()
+    };
+    assert_eq!(
+        ids([files, nothing_close], 0.0),
+        ["fs:list_directory", "git:git_log", "fs:read_file"],
+        "without the lever the weak part's best takes the second place"
+    );
+    assert_eq!(
+        ids([files, nothing_close], 0.4),
+        ["fs:list_directory", "fs:read_file", "fs:write_file"],
+        "the weak part waits until every other list has had three places"
+    );
+    assert_eq!(
+        ids([nothing_close, nothing_close], 0.4),
+        ids([nothing_close, nothing_close], 0.0),
+        "when every part is weak, none yields to another"
+    );
+}
+
+#[test]
 fn a_query_whose_lowercase_moves_byte_offsets_is_split_without_panicking() {
     // "İ" grows and "ẞ" shrinks when lowercased whole: the lengths match, the offsets do not.
     for query in [

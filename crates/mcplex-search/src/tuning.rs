@@ -40,6 +40,11 @@ pub struct Tuning {
     /// Pseudo-relevance feedback: the query vector is moved towards the mean of its best few
     /// documents' vectors by this share, and the similarities computed again (0: off).
     pub feedback: f32,
+    /// With parts: a part whose best cosine similarity with any tool is under this, in a
+    /// request where another part's is not, is weak, and its hits are taken only after every
+    /// other list's third (0: off). The similarity is the model's, so the value is the built-in
+    /// model's.
+    pub weak_part: f32,
 }
 
 impl Default for Tuning {
@@ -64,6 +69,10 @@ impl Default for Tuning {
             // A word of the tool's name says more than one of its description.
             field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
             feedback: 0.0,
+            // A clause the catalog has nothing close to ("Once it's up", "My LeetCode handle
+            // is wei_codes") takes a place in the top k from a step it answers. Decided on the
+            // development halves of the blind tasks (issue #34, seventh round: docs/search.md).
+            weak_part: 0.4,
         }
     }
 }
