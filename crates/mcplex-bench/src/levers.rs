@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
-use mcplex_search::{Document, Embedder, Fusion, PassageStyle, Tuning, Vectors, passages};
+use mcplex_search::{
+    Document, Embedder, Fusion, PassageStyle, Tuning, Vectors, WeakPart, passages,
+};
 
 /// Which vector a ranking gives the query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +43,7 @@ fn before() -> Tuning {
         whole_first: 1,
         field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
         feedback: 0.0,
-        weak_part: 0.0,
+        weak_part: None,
     }
 }
 
@@ -196,7 +198,7 @@ fn on_the_gateway() -> Vec<Variant> {
         gateway(
             "weak-off",
             Tuning {
-                weak_part: 0.0,
+                weak_part: None,
                 ..Tuning::default()
             },
             PassageStyle::default(),
@@ -204,7 +206,10 @@ fn on_the_gateway() -> Vec<Variant> {
         gateway(
             "weak.35",
             Tuning {
-                weak_part: 0.35,
+                weak_part: Some(WeakPart {
+                    below: 0.35,
+                    rounds: 3,
+                }),
                 ..Tuning::default()
             },
             PassageStyle::default(),
@@ -212,7 +217,21 @@ fn on_the_gateway() -> Vec<Variant> {
         gateway(
             "weak.45",
             Tuning {
-                weak_part: 0.45,
+                weak_part: Some(WeakPart {
+                    below: 0.45,
+                    rounds: 3,
+                }),
+                ..Tuning::default()
+            },
+            PassageStyle::default(),
+        ),
+        gateway(
+            "weak.4r2",
+            Tuning {
+                weak_part: Some(WeakPart {
+                    below: 0.4,
+                    rounds: 2,
+                }),
                 ..Tuning::default()
             },
             PassageStyle::default(),

@@ -105,7 +105,11 @@ impl Index {
             0 => 0,
             part => delays.get(part - 1).copied().unwrap_or(0),
         };
-        let rounds = limit + delays.iter().copied().max().unwrap_or(0);
+        // Enough rounds for the longest list's first `limit`, however late it joins.
+        let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+        let rounds = longest
+            .min(limit)
+            .saturating_add(delays.iter().copied().max().unwrap_or(0));
         for round in 0..rounds {
             for (list_index, list) in lists.iter().enumerate() {
                 if let Some(hit) = round

@@ -6,7 +6,7 @@ use crate::fusion::Similar;
 use crate::query::{clean_query, query_parts};
 use crate::semantic::Semantic;
 use crate::tokenize::tokenize;
-use crate::tuning::Tuning;
+use crate::tuning::{Tuning, WeakPart};
 
 /// One searchable tool.
 #[derive(Debug, Clone, Default)]
@@ -38,10 +38,6 @@ const LENGTH_NORM: [f32; FIELDS] = [0.3, 0.0, 0.75, 0.5, 0.75];
 const K1: f32 = 1.2;
 /// Added to an exact name match so it outranks any other score.
 const EXACT_BONUS: f32 = 1.0e6;
-
-/// Rounds of the interleaving a weak part's hits wait ([`Tuning::weak_part`]): its best comes
-/// after every other list's third.
-const WEAK_PART_DELAY: usize = 3;
 
 /// One ranked answer.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -423,30 +419,34 @@ fn id_order(documents: &[Document]) -> (Vec<u32>, Vec<u32>) {
     (id_rank, by_id)
 }
 
-/// How many rounds of the interleaving each part's hits wait: [`WEAK_PART_DELAY`] for a weak
-/// part (its best cosine similarity with any tool under `weak_part`) when another part is not
-/// weak, none otherwise. A clause the catalog has nothing close to ("Once it's up", "My LeetCode
+/// How many rounds of the interleaving each part's hits wait: `weak.rounds` for a weak part
+/// (its best cosine similarity with any tool under `weak.below`) when another part is not weak,
+/// none otherwise. A clause the catalog has nothing close to ("Once it's up", "My LeetCode
 /// handle is wei_codes") then yields its place in the top k to the steps the catalog answers;
-/// when every part is weak, or none has a vector, the order is the plain interleaving's. The
-/// similarities are over the whole catalog, so the delay never depends on who asks.
-fn weak_part_delays(parts: &[Option<Similar<'_>>], weak_part: f32) -> Vec<usize> {
-    let bests: Vec<Option<f32>> = parts
+/// when every part is weak the order is the plain interleaving's. A part without a vector is
+/// not weak: nothing says it is. The similarities are over the whole catalog, so the delay
+/// never depends on who asks.
+fn weak_part_delays(parts: &[Option<Similar<'_>>], weak: Option<WeakPart>) -> Vec<usize> {
+    let Some(weak) = weak else {
+        return vec![0; parts.len()];
+    };
+    let is_weak: Vec<bool> = parts
         .iter()
         .map(|similar| {
-            similar.as_ref().map(|similar| {
-                similar
+            similar.as_ref().is_some_and(|similar| {
+                let best = similar
                     .similarities
                     .iter()
-                    .fold(f32::MIN, |best, s| best.max(*s))
+                    .fold(f32::MIN, |best, s| best.max(*s));
+                best < weak.below
             })
         })
         .collect();
-    let weak = |best: &Option<f32>| best.is_some_and(|best| best < weak_part);
-    if bests.iter().all(weak) {
-        return vec![0; bests.len()];
+    if is_weak.iter().all(|weak| *weak) {
+        return vec![0; parts.len()];
     }
-    bests
+    is_weak
         .iter()
-        .map(|best| if weak(best) { WEAK_PART_DELAY } else { 0 })
+        .map(|is_weak| if *is_weak { weak.rounds } else { 0 })
         .collect()
 }

@@ -24,9 +24,11 @@ pub use semantic::{
     passage_styled, passages,
 };
 pub use tokenize::tokenize;
-pub use tuning::{Fusion, Tuning};
+pub use tuning::{Fusion, Tuning, WeakPart};
 
 #[cfg(test)]
 mod lever_tests;
+#[cfg(test)]
+mod part_tests;
 #[cfg(test)]
 mod tests;

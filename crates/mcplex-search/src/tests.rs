@@ -43,7 +43,7 @@ fn doc(id: &str, description: &str, params: &[&str]) -> Document {
     }
 }
 
-fn fleet() -> Vec<Document> {
+pub(crate) fn fleet() -> Vec<Document> {
     vec![
         doc(
             "fs:read_file",
@@ -152,7 +152,7 @@ fn ties_break_by_id_so_results_are_deterministic() {
 }
 
 /// Vectors for [`fleet`] in a toy three-concept space: files, change history, time.
-fn fleet_vectors() -> Vectors {
+pub(crate) fn fleet_vectors() -> Vectors {
     let rows: [[f32; 3]; 5] = [
         [1.0, 0.0, 0.0], // fs:read_file
         [0.6, 0.8, 0.0], // fs:write_file: files, and a change
@@ -351,127 +351,6 @@ fn request_phrasing_is_stripped_from_a_query() {
 }
 
 #[test]
-fn a_request_for_several_things_splits_into_its_parts() {
-    assert_eq!(
-        crate::query_parts("Find the paper, summarise it and then email the summary to Bob."),
-        ["Find the paper", "email the summary to Bob"],
-        "\"summarise it\" names one thing only: it stays in the whole request"
-    );
-    assert_eq!(
-        crate::query_parts("List the docker containers and show the web container's logs"),
-        [
-            "List the docker containers",
-            "show the web container's logs"
-        ]
-    );
-    assert!(
-        crate::query_parts("fear and greed index").is_empty(),
-        "one thing"
-    );
-    assert!(crate::query_parts("read a file").is_empty());
-    assert_eq!(
-        crate::query_texts("Can you list the files, then read the README file?", true),
-        [
-            "Can you list the files, then read the README file?",
-            "list the files",
-            "read the README file"
-        ]
-    );
-}
-
-#[test]
-fn each_part_of_a_request_gets_its_best_match() {
-    let docs = fleet();
-    let index = Index::build(&docs);
-    let vectors = fleet_vectors();
-    // No word in common with the fleet. The whole request reads as "files, some change"; its
-    // parts as "files" and "time".
-    let query = "open every document, and then check what the clock says";
-    assert_eq!(
-        crate::query_parts(query),
-        ["open every document", "check what the clock says"]
-    );
-    let packed = [0.9, 0.436, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
-    let ids = |split_parts: bool| -> Vec<String> {
-        let semantic = Semantic {
-            query: &packed,
-            documents: &vectors,
-        };
-        let tuning = crate::Tuning {
-            split_parts,
-            ..crate::Tuning::default()
-        };
-        index
-            .search_tuned(query, Some(semantic), |_| true, 3, &tuning)
-            .hits
-            .iter()
-            .map(|h| docs[h.doc].id.clone())
-            .collect()
-    };
-    assert_eq!(
-        ids(false),
-        ["fs:list_directory", "fs:read_file", "fs:write_file"],
-        "the whole request only"
-    );
-    assert_eq!(
-        ids(true),
-        ["fs:list_directory", "time:get_current_time", "fs:read_file"],
-        "the whole request's best, then each part's best, then the seconds"
-    );
-}
-
-#[test]
-fn a_part_the_catalog_has_nothing_close_to_yields_its_places() {
-    let docs = fleet();
-    let index = Index::build(&docs);
-    let vectors = fleet_vectors();
-    // The first part reads as "files" (a cosine of 1 with read_file); the second as nothing in
-    // the fleet (no tool's cosine reaches 0.4), but it shares "log" with git_log.
-    let query = "open every document, and then check what the log says";
-    assert_eq!(
-        crate::query_parts(query),
-        ["open every document", "check what the log says"]
-    );
-    let files = [1.0, 0.0, 0.0];
-    let nothing_close = [-0.6, -0.8, 0.0];
-    let ids = |parts: [[f32; 3]; 2], weak_part: f32| -> Vec<String> {
-        let packed: Vec<f32> = [0.9, 0.436, 0.0]
-            .into_iter()
-            .chain(parts.into_iter().flatten())
-            .collect();
-        let semantic = Semantic {
-            query: &packed,
-            documents: &vectors,
-        };
-        let tuning = crate::Tuning {
-            weak_part,
-            ..crate::Tuning::default()
-        };
-        index
-            .search_tuned(query, Some(semantic), |_| true, 3, &tuning)
-            .hits
-            .iter()
-            .map(|h| docs[h.doc].id.clone())
-            .collect()
-    };
-    assert_eq!(
-        ids([files, nothing_close], 0.0),
-        ["fs:list_directory", "git:git_log", "fs:read_file"],
-        "without the lever the weak part's best takes the second place"
-    );
-    assert_eq!(
-        ids([files, nothing_close], 0.4),
-        ["fs:list_directory", "fs:read_file", "fs:write_file"],
-        "the weak part waits until every other list has had three places"
-    );
-    assert_eq!(
-        ids([nothing_close, nothing_close], 0.4),
-        ids([nothing_close, nothing_close], 0.0),
-        "when every part is weak, none yields to another"
-    );
-}
-
-#[test]
 fn a_query_whose_lowercase_moves_byte_offsets_is_split_without_panicking() {
     // "İ" grows and "ẞ" shrinks when lowercased whole: the lengths match, the offsets do not.
     for query in [
@@ -510,124 +389,5 @@ fn a_huge_query_is_ranked_as_its_first_characters() {
     assert_eq!(
         first(&format!("read file {filler}{tail}")).as_deref(),
         Some("fs:read_file")
-    );
-}
-
-#[test]
-fn an_agents_guess_at_the_kind_of_server_is_split_off_and_never_a_part() {
-    use crate::query::split_kind;
-    assert_eq!(
-        split_kind("file system; write file + create markdown document"),
-        (Some("file system"), "write file + create markdown document")
-    );
-    assert_eq!(
-        split_kind("weather or forecast service; get tomorrow's forecast for a city"),
-        (
-            Some("weather or forecast service"),
-            "get tomorrow's forecast for a city"
-        )
-    );
-    // A request before the `;`, not a kind: it starts with an action, or the text after it
-    // goes on with "then", or the guess is too long to be one.
-    for query in [
-        "read the file; email it to Bob",
-        "Can you read the file; email it to Bob",
-        "I need to read the file; email it to Bob",
-        "Istanbul weather forecast; then read the file",
-        "the thing that my team uses for all of its notes; list them",
-        "database;",
-        "no semicolon here",
-    ] {
-        assert_eq!(split_kind(query), (None, query), "{query}");
-    }
-}
-
-#[test]
-fn agent_forms_split_into_steps_and_alternatives() {
-    assert_eq!(
-        crate::query_parts("file system; write file + create markdown document"),
-        ["write file", "create markdown document"]
-    );
-    assert_eq!(
-        crate::query_parts(
-            "code hosting platform; list open pull requests or search issues for repo"
-        ),
-        ["list open pull requests", "search issues for repo"]
-    );
-    assert_eq!(
-        crate::query_parts("notes; recipe for pad thai -> calories per serving"),
-        ["recipe for pad thai", "calories per serving"]
-    );
-    // After a guess the request is a part even alone: a wrong guess is ranked with the whole
-    // request, never instead of the request itself.
-    assert_eq!(
-        crate::query_parts("database; list my notes about the roadmap"),
-        ["list my notes about the roadmap"]
-    );
-    // "or" between words that are not each a request stays one part.
-    assert!(crate::query_parts("heads or tails").is_empty());
-    assert_eq!(
-        crate::query_parts("coin flip; heads or tails"),
-        ["heads or tails"]
-    );
-}
-
-#[test]
-fn long_requests_split_at_their_own_words() {
-    // A count with its alternative is one request, not two.
-    assert_eq!(
-        crate::query_parts("Check the variant, then find me two or three recent papers about it"),
-        [
-            "Check the variant",
-            "find me two or three recent papers about it"
-        ]
-    );
-    assert_eq!(
-        crate::query_parts("news; fetch the top 5 or 10 stories from hacker news"),
-        ["fetch the top 5 or 10 stories from hacker news"]
-    );
-    // Only that "or" is kept: another in the same request still splits it.
-    assert_eq!(
-        crate::query_parts("find two or three papers about genomics or search the web for reviews"),
-        [
-            "find two or three papers about genomics",
-            "search the web for reviews"
-        ]
-    );
-    // Chinese sentences end without a space.
-    assert_eq!(
-        crate::query_parts("帮我查明天北京到西安的高铁，要二等座。再告诉我它停哪些站，几点到"),
-        [
-            "帮我查明天北京到西安的高铁，要二等座",
-            "再告诉我它停哪些站，几点到"
-        ]
-    );
-}
-
-#[test]
-fn each_match_says_which_part_of_the_request_placed_it() {
-    let docs = fleet();
-    let index = Index::build(&docs);
-    let result = index.search("files; read file + current time", None, |_| true, 5);
-    assert_eq!(result.parts, ["read file", "current time"]);
-    let placed: Vec<(&str, Option<&str>)> = result
-        .hits
-        .iter()
-        .map(|hit| {
-            (
-                docs[hit.doc].id.as_str(),
-                hit.part.map(|p| result.parts[p].as_str()),
-            )
-        })
-        .collect();
-    assert_eq!(
-        placed.first(),
-        Some(&("time:get_current_time", None)),
-        "the whole request's best comes first"
-    );
-    assert_eq!(
-        placed.get(1),
-        Some(&("fs:read_file", Some("read file"))),
-        "then the best of the first part the whole request did not already place"
     );
 }

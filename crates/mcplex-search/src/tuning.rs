@@ -22,6 +22,16 @@ pub enum Fusion {
     Gated { semantic_weight: f32 },
 }
 
+/// A weak part of a request: one whose best cosine similarity with any tool is under `below`,
+/// in a request where another part's is not. Its hits join the interleaving `rounds` rounds
+/// late, after every other list's first `rounds`. The similarity is the model's own, so
+/// `below` is the built-in model's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WeakPart {
+    pub below: f32,
+    pub rounds: usize,
+}
+
 /// The levers of one ranking.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tuning {
@@ -40,11 +50,8 @@ pub struct Tuning {
     /// Pseudo-relevance feedback: the query vector is moved towards the mean of its best few
     /// documents' vectors by this share, and the similarities computed again (0: off).
     pub feedback: f32,
-    /// With parts: a part whose best cosine similarity with any tool is under this, in a
-    /// request where another part's is not, is weak, and its hits are taken only after every
-    /// other list's third (0: off). The similarity is the model's, so the value is the built-in
-    /// model's.
-    pub weak_part: f32,
+    /// With parts and a model: which parts wait in the interleaving (`None`: none).
+    pub weak_part: Option<WeakPart>,
 }
 
 impl Default for Tuning {
@@ -72,7 +79,10 @@ impl Default for Tuning {
             // A clause the catalog has nothing close to ("Once it's up", "My LeetCode handle
             // is wei_codes") takes a place in the top k from a step it answers. Decided on the
             // development halves of the blind tasks (issue #34, seventh round: docs/search.md).
-            weak_part: 0.4,
+            weak_part: Some(WeakPart {
+                below: 0.4,
+                rounds: 3,
+            }),
         }
     }
 }
