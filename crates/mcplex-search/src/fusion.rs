@@ -11,6 +11,13 @@ pub(crate) struct Similar<'a> {
     pub similarities: Vec<f32>,
 }
 
+/// One part's ranking, and how many rounds of the interleaving it waits before its hits join
+/// the turns (a weak part's: see `Tuning::weak_part`).
+pub(crate) struct PartHits {
+    pub hits: Vec<Hit>,
+    pub delay: usize,
+}
+
 /// A document that shares no word with the query joins a hybrid ranking only when its cosine
 /// similarity reaches this; sentence models place unrelated text below it. Without a floor every
 /// query would match every tool, and `total` would say nothing.
@@ -74,19 +81,21 @@ impl Index {
     }
 
     /// The best hits of the whole request and of each part, taken in turn (the whole request's
-    /// best `whole_first`, then each part's best, then the seconds…), each document once; part
-    /// `i`'s hits join `delays[i]` rounds late (a weak part's). The result is scored by that
-    /// order; `limit` hits are ordered, the other matches follow.
+    /// best `whole_first`, then each part's best, then the seconds…), each document once; a
+    /// part's hits join its `delay` rounds late. The result is scored by that order; `limit`
+    /// hits are ordered, the other matches follow.
     pub(crate) fn interleave(
         &self,
         whole: Vec<Hit>,
-        parts: Vec<Vec<Hit>>,
-        delays: &[usize],
+        parts: Vec<PartHits>,
         limit: usize,
         whole_first: usize,
     ) -> Vec<Hit> {
         let order = |a: &Hit, b: &Hit| self.order(a, b);
-        let mut lists: Vec<Vec<Hit>> = std::iter::once(whole).chain(parts).collect();
+        // Each list with its delay: the whole request's first, none.
+        let (mut lists, delays): (Vec<Vec<Hit>>, Vec<usize>) = std::iter::once((whole, 0))
+            .chain(parts.into_iter().map(|part| (part.hits, part.delay)))
+            .unzip();
         for list in &mut lists {
             if limit < list.len() {
                 list.select_nth_unstable_by(limit, order);
@@ -101,10 +110,6 @@ impl Index {
             taken[hit.doc] = true;
             merged.push((hit.doc, 0));
         }
-        let delay = |list_index: usize| match list_index {
-            0 => 0,
-            part => delays.get(part - 1).copied().unwrap_or(0),
-        };
         // Enough rounds for the longest list's first `limit`, however late it joins.
         let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
         let rounds = longest
@@ -113,7 +118,7 @@ impl Index {
         for round in 0..rounds {
             for (list_index, list) in lists.iter().enumerate() {
                 if let Some(hit) = round
-                    .checked_sub(delay(list_index))
+                    .checked_sub(delays[list_index])
                     .filter(|rank| *rank < limit)
                     .and_then(|rank| list.get(rank))
                     && !taken[hit.doc]

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::fusion::Similar;
+use crate::fusion::{PartHits, Similar};
 use crate::query::{clean_query, query_parts};
 use crate::semantic::Semantic;
 use crate::tokenize::tokenize;
@@ -226,12 +226,16 @@ impl Index {
         let mut hits = self.rank(&terms, whole, visible, tuning);
         if !parts.is_empty() {
             let delays = weak_part_delays(&part_semantics, tuning.weak_part);
-            let lists: Vec<Vec<Hit>> = parts
+            let lists: Vec<PartHits> = parts
                 .iter()
                 .zip(part_semantics)
-                .map(|(part, similar)| self.rank(&tokenize(part), similar, visible, tuning))
+                .zip(delays)
+                .map(|((part, similar), delay)| PartHits {
+                    hits: self.rank(&tokenize(part), similar, visible, tuning),
+                    delay,
+                })
                 .collect();
-            hits = self.interleave(hits, lists, &delays, limit, tuning.whole_first);
+            hits = self.interleave(hits, lists, limit, tuning.whole_first);
         }
         self.add_exact(&mut hits, exact, visible);
         let total = hits.len();

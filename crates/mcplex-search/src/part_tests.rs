@@ -1,6 +1,7 @@
 //! A request in parts: where it splits (steps, alternatives, a guess at the kind of server),
 //! how the parts' rankings are taken in turn, a weak part's wait, and which part placed a match.
 
+use crate::fusion::PartHits;
 use crate::tests::{fleet, fleet_vectors};
 use crate::{Document, Hit, Index, Semantic};
 
@@ -147,10 +148,13 @@ fn a_weak_parts_hits_join_the_turns_as_many_rounds_late_as_it_waits() {
             .collect()
     };
     // The whole request's list is the longest; the second part waits three rounds.
+    let part = |docs: &[usize], delay: usize| PartHits {
+        hits: list(docs),
+        delay,
+    };
     let merged = index.interleave(
         list(&[0, 1, 2, 3, 4, 5]),
-        vec![list(&[6, 7]), list(&[8, 9, 10])],
-        &[0, 3],
+        vec![part(&[6, 7], 0), part(&[8, 9, 10], 3)],
         5,
         1,
     );
@@ -178,7 +182,7 @@ fn a_weak_parts_hits_join_the_turns_as_many_rounds_late_as_it_waits() {
         "the whole request's sixth is past the ordered five"
     );
     // A limit no list reaches does not overflow the rounds.
-    let all = index.interleave(list(&[0, 1]), vec![list(&[2])], &[3], usize::MAX, 1);
+    let all = index.interleave(list(&[0, 1]), vec![part(&[2], 3)], usize::MAX, 1);
     assert_eq!(all.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 1, 2]);
 }
 
