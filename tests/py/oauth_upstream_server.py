@@ -228,4 +228,11 @@ def wrap(app):
 
 
 if __name__ == "__main__":
-    uvicorn.run(wrap(server.streamable_http_app()), host="127.0.0.1", port=PORT, log_level="warning")
+    # Idle connections outlive the clients' 5 s pools (see oauth_server.py).
+    uvicorn.run(
+        wrap(server.streamable_http_app()),
+        host="127.0.0.1",
+        port=PORT,
+        log_level="warning",
+        timeout_keep_alive=120,
+    )
