@@ -34,6 +34,20 @@ fn a_request_for_several_things_splits_into_its_parts() {
     );
 }
 
+#[test]
+fn chinese_steps_are_parts_when_each_holds_more_than_one_word() {
+    // Each step counts its pairs of characters as words.
+    assert_eq!(
+        crate::query_parts("网页抓取; 获取网页正文 + 写入文档"),
+        ["获取网页正文", "写入文档"]
+    );
+    // A step of two characters is one word: it stays in the whole request only.
+    assert_eq!(
+        crate::query_parts("word; 新建文档 + 写入内容 + 保存"),
+        ["新建文档", "写入内容"]
+    );
+}
+
 /// The ids of the fleet's best `limit` for `query`, whose whole request and parts have the
 /// vectors `packed` (three numbers each), ranked with `tuning`.
 fn fleet_ranked(query: &str, packed: &[f32], tuning: &crate::Tuning, limit: usize) -> Vec<String> {

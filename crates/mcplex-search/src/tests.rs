@@ -28,6 +28,51 @@ fn tokenizer_splits_identifiers_and_stems() {
     );
 }
 
+#[test]
+fn tokenizer_pairs_the_characters_of_chinese_and_japanese() {
+    assert_eq!(tokenize("查询车票"), ["查询", "询车", "车票"]);
+    // A change of script splits, and a word of another script keeps its own rules.
+    assert_eq!(tokenize("rust热门仓库"), ["rust", "热门", "门仓", "仓库"]);
+    assert_eq!(
+        tokenize("查询12306中转余票"),
+        ["查询", "12306", "中转", "转余", "余票"]
+    );
+    // One character between other scripts is a term; kana pair like Han.
+    assert_eq!(tokenize("PDF转Word"), ["pdf", "转", "word"]);
+    assert_eq!(tokenize("カレンダー"), ["カレ", "レン", "ンダ", "ダー"]);
+    // Korean is written with spaces: its words stay whole.
+    assert_eq!(tokenize("주가 조회"), ["주가", "조회"]);
+}
+
+#[test]
+fn a_chinese_request_finds_the_tool_whose_description_shares_its_words() {
+    let documents = [
+        doc(
+            "rates:exchange_rate",
+            "查询两种货币之间的实时汇率，例如美元兑人民币。",
+            &["from", "to"],
+        ),
+        doc(
+            "calendar:lunar_date",
+            "查询今日的农历日期和节气。",
+            &["date"],
+        ),
+        doc(
+            "trains:get_tickets",
+            "查询12306余票信息。",
+            &["date", "from", "to"],
+        ),
+    ];
+    let index = Index::build(&documents);
+    let ranked: Vec<&str> = index
+        .search("美元兑人民币 今日汇率", None, |_| true, 3)
+        .hits
+        .iter()
+        .map(|hit| documents[hit.doc].id.as_str())
+        .collect();
+    assert_eq!(ranked.first(), Some(&"rates:exchange_rate"), "{ranked:?}");
+}
+
 fn doc(id: &str, description: &str, params: &[&str]) -> Document {
     let (server, tool) = id.split_once(':').unwrap_or(("s", id));
     Document {

@@ -1,4 +1,5 @@
-//! Text → terms: split into words (also inside identifiers), lowercase, drop stopwords, stem.
+//! Text → terms: split into words (also inside identifiers), lowercase, drop stopwords, stem;
+//! Chinese and Japanese, written without spaces, into overlapping pairs of characters.
 
 /// Words too common in tool descriptions and requests to tell tools apart.
 const STOPWORDS: &[&str] = &[
@@ -12,13 +13,64 @@ const STOPWORDS: &[&str] = &[
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut terms = Vec::new();
     for word in split_words(text) {
-        let lower = word.to_lowercase();
-        if lower.chars().count() < 2 || STOPWORDS.contains(&lower.as_str()) {
-            continue;
+        for (ideographic, run) in script_runs(word) {
+            if ideographic {
+                push_bigrams(run, &mut terms);
+                continue;
+            }
+            let lower = run.to_lowercase();
+            if lower.chars().count() < 2 || STOPWORDS.contains(&lower.as_str()) {
+                continue;
+            }
+            terms.push(stem(&lower));
         }
-        terms.push(stem(&lower));
     }
     terms
+}
+
+/// Whether `c` is written without spaces between words: Chinese characters (Han) and Japanese
+/// kana. Korean (Hangul) is written with spaces and stays whole words.
+fn is_ideographic(c: char) -> bool {
+    matches!(u32::from(c),
+        0x3040..=0x30FF // Hiragana, Katakana
+        | 0x31F0..=0x31FF // Katakana phonetic extensions
+        | 0x3400..=0x4DBF // Han extension A
+        | 0x4E00..=0x9FFF // Han
+        | 0xF900..=0xFAFF // Han compatibility
+        | 0x20000..=0x2FA1F) // Han extensions B and on, compatibility supplement
+}
+
+/// `word` cut where it passes between ideographic and other characters ("rust热门仓库" → "rust",
+/// "热门仓库"), each run with whether it is ideographic.
+fn script_runs(word: &str) -> Vec<(bool, &str)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut current: Option<bool> = None;
+    for (at, c) in word.char_indices() {
+        let ideographic = is_ideographic(c);
+        if let Some(ended) = current.filter(|&run| run != ideographic) {
+            runs.push((ended, &word[start..at]));
+            start = at;
+        }
+        current = Some(ideographic);
+    }
+    if let Some(ideographic) = current {
+        runs.push((ideographic, &word[start..]));
+    }
+    runs
+}
+
+/// A run of ideographic text has no spaces to find its words by: its terms are its overlapping
+/// pairs of characters ("查询车票" → 查询, 询车, 车票), which match the words of a text in
+/// either without a dictionary, as search engines index Chinese and Japanese. A single
+/// character between other scripts is a term of its own.
+fn push_bigrams(run: &str, terms: &mut Vec<String>) {
+    let chars: Vec<char> = run.chars().collect();
+    if chars.len() == 1 {
+        terms.push(run.to_owned());
+        return;
+    }
+    terms.extend(chars.windows(2).map(|pair| pair.iter().collect::<String>()));
 }
 
 /// Splits on anything not alphanumeric, and inside words at camelCase and letter/digit changes.
