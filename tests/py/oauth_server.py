@@ -243,9 +243,10 @@ def main():
     # As the SDK's metadata names it (pydantic writes a root URL with its slash): one spelling
     # everywhere, since clients compare issuers character for character.
     issuer = f"http://127.0.0.1:{opts.port}/"
-    # uvicorn closes an idle connection after 5 s, the moment httpx (the SDK client) stops
-    # reusing one: a request sent on a pooled connection as uvicorn hangs it up fails with
-    # "Server disconnected without sending a response". Idle connections here outlive the pool's.
+    # uvicorn closes an idle connection after 5 s, the moment the SDK's HTTP client stops
+    # reusing one (its pool's keep-alive expiry is 5 s too): a request sent on a pooled
+    # connection as uvicorn hangs it up fails with "Server disconnected without sending a
+    # response". Idle connections here outlive the pool's.
     uvicorn.run(
         app(issuer),
         host="127.0.0.1",

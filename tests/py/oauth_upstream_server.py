@@ -228,7 +228,8 @@ def wrap(app):
 
 
 if __name__ == "__main__":
-    # Idle connections outlive the clients' 5 s pools (see oauth_server.py).
+    # Idle connections outlive the Python clients' 5 s pools (see oauth_server.py) and the
+    # gateway's 90 s one.
     uvicorn.run(
         wrap(server.streamable_http_app()),
         host="127.0.0.1",

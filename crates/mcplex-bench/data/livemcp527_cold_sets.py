@@ -12,8 +12,10 @@ does it; empty when no tool of the catalog does).
 
 The task decides where its searches go, by the first byte of the SHA-256 of its text: odd, the
 training strings; 0 mod 4, the dev half; 2 mod 4, the held-out half. So no measured search
-shares its task with a trained one. A part no tool does is left out (a search with no other
-part with it), labels are checked against the catalog, and a repeated query is kept once.
+shares its task with a trained one. A search with no part any tool does is left out; a part no
+tool does stays in a measured search's `parts` without labels, and in training the labelled
+parts of such a search are trained alone. Labels are checked against the catalog, and a
+repeated query is kept once.
 Run it after editing a row: python3 crates/mcplex-bench/data/livemcp527_cold_sets.py
 """
 import hashlib

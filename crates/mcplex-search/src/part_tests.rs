@@ -46,6 +46,16 @@ fn chinese_steps_are_parts_when_each_holds_more_than_one_word() {
         crate::query_parts("word; 新建文档 + 写入内容 + 保存"),
         ["新建文档", "写入内容"]
     );
+    // A full-width semicolon ends a guess or a step as `;` does, and a long first step before
+    // it is a step, not a guess (a guess has at most six words, counted as the index counts).
+    assert_eq!(
+        crate::query_parts("天气服务；查询明天北京天气"),
+        ["查询明天北京天气"]
+    );
+    assert_eq!(
+        crate::query_parts("读取文件内容并总结; 发送邮件给老板 + 写入文档"),
+        ["读取文件内容并总结", "发送邮件给老板", "写入文档"]
+    );
 }
 
 /// The ids of the fleet's best `limit` for `query`, whose whole request and parts have the

@@ -85,6 +85,7 @@ const BREAKS: &[&str] = &[
     " after that ",
     " afterwards ",
     "; ",
+    "；",
     ": ",
     ". ",
     "? ",
@@ -244,13 +245,14 @@ const MAX_KIND_WORDS: usize = 6;
 /// an action (then the `;` ends a request: "read the file; email it"), and leaves a request
 /// after it. Without one: (`None`, the query).
 pub(crate) fn split_kind(query: &str) -> (Option<&str>, &str) {
-    let Some((kind, rest)) = query.split_once(';') else {
+    let Some((kind, rest)) = query.split_once([';', '；']) else {
         return (None, query);
     };
     let (kind, rest) = (kind.trim(), rest.trim());
     // "Can you read the file; email it": the request's phrasing hides its action.
     let asked = clean_query(kind);
-    let words = asked.split_whitespace().count();
+    // Chinese and Japanese have no spaces: their words are counted as the index counts them.
+    let words = asked.split_whitespace().count().max(tokenize(&asked).len());
     let first = asked
         .split_whitespace()
         .next()

@@ -40,6 +40,9 @@ fn tokenizer_pairs_the_characters_of_chinese_and_japanese() {
     // One character between other scripts is a term; kana pair like Han.
     assert_eq!(tokenize("PDF转Word"), ["pdf", "转", "word"]);
     assert_eq!(tokenize("カレンダー"), ["カレ", "レン", "ンダ", "ダー"]);
+    // The iteration mark and half-width kana are of the script too.
+    assert_eq!(tokenize("様々な"), ["様々", "々な"]);
+    assert_eq!(tokenize("ｶﾚﾝ"), ["ｶﾚ", "ﾚﾝ"]);
     // Korean is written with spaces: its words stay whole.
     assert_eq!(tokenize("주가 조회"), ["주가", "조회"]);
 }

@@ -32,17 +32,24 @@ pub fn tokenize(text: &str) -> Vec<String> {
 /// kana. Korean (Hangul) is written with spaces and stays whole words.
 fn is_ideographic(c: char) -> bool {
     matches!(u32::from(c),
-        0x3040..=0x30FF // Hiragana, Katakana
+        0x3005..=0x3007 // 々 〆 〇
+        | 0x303B..=0x303C // 〻 〼
+        | 0x3040..=0x30FF // Hiragana, Katakana
         | 0x31F0..=0x31FF // Katakana phonetic extensions
         | 0x3400..=0x4DBF // Han extension A
         | 0x4E00..=0x9FFF // Han
         | 0xF900..=0xFAFF // Han compatibility
-        | 0x20000..=0x2FA1F) // Han extensions B and on, compatibility supplement
+        | 0xFF66..=0xFF9F // half-width Katakana
+        | 0x20000..=0x2FA1F // Han extensions B to F, compatibility supplement
+        | 0x30000..=0x323AF) // Han extensions G and H
 }
 
 /// `word` cut where it passes between ideographic and other characters ("rust热门仓库" → "rust",
 /// "热门仓库"), each run with whether it is ideographic.
 fn script_runs(word: &str) -> Vec<(bool, &str)> {
+    if !word.chars().any(is_ideographic) {
+        return vec![(false, word)];
+    }
     let mut runs = Vec::new();
     let mut start = 0;
     let mut current: Option<bool> = None;
