@@ -27,10 +27,12 @@ its batch, scaled cosine, cross-entropy), batches of 32 distinct tools of one ca
 tools a search ranks against), none of them a tool that answers another request of the batch
 (an equivalent tool on another server is not a negative), AdamW at 2e-5 with a
 linear warm-up over a tenth of the steps and decay to zero, as many steps as one epoch has
-batches (716 with `--agent-repeat 2`; a catalog's pairs that no longer fill a batch of distinct
-tools are left out of that epoch), requests cut at 64 tokens and passages at 96. The BERT forward pass is written here in JAX (the same arithmetic as
-`mcplex-embed`'s: post-norm layers, exact GELU, mean pooling over the mask, unit vectors); the
-position ids buffer is kept as it is. CPU only; about 25 minutes on two cores (25 for the built-in model).
+batches (713 with `--agent-repeat 2`; 716 for the built-in model, made before the cold sets
+were measured: model README; a catalog's pairs that no longer fill a batch of distinct tools
+are left out of that epoch), requests cut at 64 tokens and passages at 96. The BERT forward
+pass is written here in JAX (the same arithmetic as `mcplex-embed`'s: post-norm layers, exact
+GELU, mean pooling over the mask, unit vectors); the position ids buffer is kept as it is. CPU
+only; about 25 minutes on two cores.
 
     python3 -m venv /tmp/train && /tmp/train/bin/pip install -r tests/py/requirements-train.txt
     /tmp/train/bin/python scripts/train_search_model.py --agent-repeat 2 \\

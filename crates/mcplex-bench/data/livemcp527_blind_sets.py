@@ -30,7 +30,15 @@ def half(task):
     return 'dev' if hashlib.sha256(task.encode('utf-8')).digest()[0] % 2 == 0 else 'heldout'
 
 
+def catalog_ids():
+    """Every `server:tool` of livemcp527."""
+    catalog = json.load(open(os.path.join(HERE, 'livemcp527.tools.json'), encoding='utf-8'))
+    return {f"{t['server']}:{t['tool']}" for t in catalog['tools']}
+
+
 def labels(steps, known, where):
+    """The labels of a query whose step `i` is done by the tools `steps[i]`, each checked
+    against `known`."""
     out = []
     for step, tools in enumerate(steps):
         for tool in tools:
@@ -40,9 +48,17 @@ def labels(steps, known, where):
     return out
 
 
+def write_set(path, split, queries):
+    """One query set file, as `bench retrieval` reads it."""
+    with open(path, 'w', encoding='utf-8') as out:
+        json.dump({'corpus_version': 'livemcp527', 'split': split, 'queries': queries}, out,
+                  indent=1, ensure_ascii=False)
+        out.write('\n')
+    print(f'{path}: {len(queries)} queries')
+
+
 def main():
-    catalog = json.load(open(os.path.join(HERE, 'livemcp527.tools.json'), encoding='utf-8'))
-    known = {f"{t['server']}:{t['tool']}" for t in catalog['tools']}
+    known = catalog_ids()
     sets = {(kind, h): [] for kind in ('tasks', 'search') for h in ('dev', 'heldout')}
     tasks, seen, left_out = {}, set(), 0
     for group in GROUPS:
@@ -65,13 +81,8 @@ def main():
                 'labels': labels(steps, known, f"{row['id']} search {number}"),
             })
     for (kind, h), queries in sets.items():
-        path = os.path.join(HERE, f'livemcp527.blind-{kind}.{h}.json')
-        with open(path, 'w', encoding='utf-8') as out:
-            json.dump({'corpus_version': 'livemcp527',
-                       'split': f'{h} (sha256(task)[0] {"even" if h == "dev" else "odd"})',
-                       'queries': queries}, out, indent=1, ensure_ascii=False)
-            out.write('\n')
-        print(f'{path}: {len(queries)} queries')
+        write_set(os.path.join(HERE, f'livemcp527.blind-{kind}.{h}.json'),
+                  f'{h} (sha256(task)[0] {"even" if h == "dev" else "odd"})', queries)
     print(f'{left_out} searches left out (no step a tool does, or a repeat)')
 
 

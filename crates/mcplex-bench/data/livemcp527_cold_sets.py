@@ -22,8 +22,7 @@ import hashlib
 import json
 import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GROUPS = ['g1', 'g2', 'g3', 'g4', 'g5']
+from livemcp527_blind_sets import GROUPS, HERE, catalog_ids, labels, write_set
 
 
 def where(task):
@@ -32,8 +31,7 @@ def where(task):
 
 
 def main():
-    catalog = json.load(open(os.path.join(HERE, 'livemcp527.tools.json'), encoding='utf-8'))
-    known = {f"{t['server']}:{t['tool']}" for t in catalog['tools']}
+    known = catalog_ids()
     sets = {'dev': [], 'heldout': []}
     train, seen, left_out = [], set(), 0
     for group in GROUPS:
@@ -43,9 +41,8 @@ def main():
         for number, row in enumerate(rows, 1):
             if len(row['parts']) != len(row['steps']):
                 raise SystemExit(f'{path}:{number}: parts and steps differ')
-            for tool in (tool for tools in row['steps'] for tool in tools):
-                if tool not in known:
-                    raise SystemExit(f'{path}:{number}: no tool {tool!r} in livemcp527')
+            # `step` is the part's place in `parts`, an unlabelled part's included.
+            checked = labels(row['steps'], known, f'{path}:{number}')
             labelled = [(part, tools) for part, tools in zip(row['parts'], row['steps']) if tools]
             key = ' '.join(row['query'].lower().split())
             if not labelled or key in seen:
@@ -66,19 +63,12 @@ def main():
                 'id': f'cs_{group}_{number}',
                 'query': row['query'],
                 'parts': row['parts'],
-                # `step` is the part's place in `parts`, an unlabelled part's included.
-                'labels': [{'tool_id': tool, 'relevance': 1, 'step': step}
-                           for step, tools in enumerate(row['steps']) for tool in tools],
+                'labels': checked,
             })
     for half, queries in sets.items():
-        path = os.path.join(HERE, f'livemcp527.cold-search.{half}.json')
         rule = '0' if half == 'dev' else '2'
-        with open(path, 'w', encoding='utf-8') as out:
-            json.dump({'corpus_version': 'livemcp527',
-                       'split': f'{half} (sha256(task)[0] % 4 == {rule})',
-                       'queries': queries}, out, indent=1, ensure_ascii=False)
-            out.write('\n')
-        print(f'{path}: {len(queries)} queries')
+        write_set(os.path.join(HERE, f'livemcp527.cold-search.{half}.json'),
+                  f'{half} (sha256(task)[0] % 4 == {rule})', queries)
     path = os.path.join(HERE, 'cold', 'train.jsonl')
     with open(path, 'w', encoding='utf-8') as out:
         for row in train:

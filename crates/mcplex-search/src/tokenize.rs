@@ -13,19 +13,29 @@ const STOPWORDS: &[&str] = &[
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut terms = Vec::new();
     for word in split_words(text) {
+        if !word.chars().any(is_ideographic) {
+            push_word(word, &mut terms);
+            continue;
+        }
         for (ideographic, run) in script_runs(word) {
             if ideographic {
                 push_bigrams(run, &mut terms);
-                continue;
+            } else {
+                push_word(run, &mut terms);
             }
-            let lower = run.to_lowercase();
-            if lower.chars().count() < 2 || STOPWORDS.contains(&lower.as_str()) {
-                continue;
-            }
-            terms.push(stem(&lower));
         }
     }
     terms
+}
+
+/// A word of a script written with spaces: lowercased and stemmed, unless it is a stopword or
+/// a single character.
+fn push_word(word: &str, terms: &mut Vec<String>) {
+    let lower = word.to_lowercase();
+    if lower.chars().count() < 2 || STOPWORDS.contains(&lower.as_str()) {
+        return;
+    }
+    terms.push(stem(&lower));
 }
 
 /// Whether `c` is written without spaces between words: Chinese characters (Han) and Japanese
@@ -47,9 +57,6 @@ fn is_ideographic(c: char) -> bool {
 /// `word` cut where it passes between ideographic and other characters ("rust热门仓库" → "rust",
 /// "热门仓库"), each run with whether it is ideographic.
 fn script_runs(word: &str) -> Vec<(bool, &str)> {
-    if !word.chars().any(is_ideographic) {
-        return vec![(false, word)];
-    }
     let mut runs = Vec::new();
     let mut start = 0;
     let mut current: Option<bool> = None;
