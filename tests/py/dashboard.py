@@ -371,9 +371,27 @@ def scenario_tokens(opts, browser, shots):
     page.wait_for_selector("#page-title")
     facts["secret_after_reload"] = page.locator("#token-secret").count()
 
-    # A call from an MCP client with the token shows in Activity within 2 s.
-    goto(page, base, "activity")
+    # A page left before its render finished does not take the next page's live updates: the
+    # Tokens page waits on a held answer while Activity opens, and finishes after it.
+    goto(page, base, "overview")
+    expect(page.locator("#page-title")).to_have_text("Overview")
+    held = []
+
+    def hold(route):
+        held.append(route)
+    page.route("**/api/v1/config", hold)
+    page.evaluate("location.hash = '#/tokens'")
+    expect(page.locator("#page-title")).to_have_text("Tokens")
+    page.wait_for_timeout(200)
+    assert held, "the Tokens page asked for no config"
+    page.evaluate("location.hash = '#/activity'")
     expect(page.locator("#page-title")).to_have_text("Activity")
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/v1/config", hold)
+    page.wait_for_timeout(300)
+
+    # A call from an MCP client with the token shows in Activity within 2 s.
     code, out, err = agent(base, "call", "fixture__echo", json.dumps({"hello": "dashboard"}), token=secret)
     assert code == 0, err
     facts["agent_call"] = out

@@ -194,6 +194,9 @@ logoutButton.addEventListener("click", async () => {
 let current = null;
 let timer = null;
 let polling = false;
+// Counts routes: a page whose render finishes after a later route began is stale and must not
+// take the polling over (it would leave the page on screen without its live updates).
+let routes = 0;
 
 function stopPolling() {
   if (timer) clearInterval(timer);
@@ -204,6 +207,7 @@ function stopPolling() {
 async function route() {
   if (!csrf) return;
   stopPolling();
+  const generation = ++routes;
   say(null);
   const path = location.hash.replace(/^#\/?/, "").split("?")[0];
   const [name, ...rest] = (path || "overview").split("/");
@@ -220,6 +224,7 @@ async function route() {
   const argument = rest.length ? decodeURIComponent(rest.join("/")) : null;
   try {
     const handle = (await page.render(root, cx, argument)) || {};
+    if (generation !== routes) return;
     current = handle;
     if (handle.refresh) {
       timer = setInterval(async () => {
@@ -229,7 +234,7 @@ async function route() {
       }, handle.every || 1500);
     }
   } catch (e) {
-    if (e.status !== 401) root.append(problem(e.message));
+    if (generation === routes && e.status !== 401) root.append(problem(e.message));
   }
 }
 
