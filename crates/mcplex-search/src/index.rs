@@ -223,9 +223,9 @@ impl Index {
             Vec::new()
         };
         let (whole, part_semantics) = self.similar(semantic, parts.len());
+        let delays = weak_part_delays(whole.as_ref(), &part_semantics, tuning.weak_part);
         let mut hits = self.rank(&terms, whole, visible, tuning);
         if !parts.is_empty() {
-            let delays = weak_part_delays(&part_semantics, tuning.weak_part);
             let lists: Vec<PartHits> = parts
                 .iter()
                 .zip(part_semantics)
@@ -424,29 +424,33 @@ fn id_order(documents: &[Document]) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// How many rounds of the interleaving each part's hits wait: `weak.rounds` for a weak part
-/// (its best cosine similarity with any tool under `weak.below`) when another part is not weak,
-/// none otherwise. A clause the catalog has nothing close to ("Once it's up", "My LeetCode
-/// handle is wei_codes") then yields its place in the top k to the steps the catalog answers;
-/// when every part is weak the order is the plain interleaving's. A part without a vector is
-/// not weak: nothing says it is. The similarities are over the whole catalog, so the delay
-/// never depends on who asks.
-fn weak_part_delays(parts: &[Option<Similar<'_>>], weak: Option<WeakPart>) -> Vec<usize> {
-    let Some(weak) = weak else {
+/// (its best cosine similarity with any tool under `weak.below`) when the whole request or
+/// another part is not weak, none otherwise. A clause the catalog has nothing close to ("Once
+/// it's up", "My LeetCode handle is wei_codes") then yields its place in the top k to the steps
+/// the catalog answers, and the one step after a guess at the kind of server ("stock quotes;
+/// closing price VOO QQQ SCHD") to the whole request when only the guess gives it a match; when
+/// every list is weak the order is the plain interleaving's. A request or part without a
+/// vector is not weak: nothing says it is. The similarities are over the whole catalog, so the
+/// delay never depends on who asks.
+fn weak_part_delays(
+    whole: Option<&Similar<'_>>,
+    parts: &[Option<Similar<'_>>],
+    weak: Option<WeakPart>,
+) -> Vec<usize> {
+    let Some(weak) = weak.filter(|_| !parts.is_empty()) else {
         return vec![0; parts.len()];
     };
-    let is_weak: Vec<bool> = parts
-        .iter()
-        .map(|similar| {
-            similar.as_ref().is_some_and(|similar| {
-                let best = similar
-                    .similarities
-                    .iter()
-                    .fold(f32::MIN, |best, s| best.max(*s));
-                best < weak.below
-            })
+    let weak_one = |similar: Option<&Similar<'_>>| {
+        similar.is_some_and(|similar| {
+            let best = similar
+                .similarities
+                .iter()
+                .fold(f32::MIN, |best, s| best.max(*s));
+            best < weak.below
         })
-        .collect();
-    if is_weak.iter().all(|weak| *weak) {
+    };
+    let is_weak: Vec<bool> = parts.iter().map(|part| weak_one(part.as_ref())).collect();
+    if is_weak.iter().all(|weak| *weak) && weak_one(whole) {
         return vec![0; parts.len()];
     }
     is_weak

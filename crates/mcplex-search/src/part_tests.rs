@@ -120,8 +120,10 @@ fn a_part_the_catalog_has_nothing_close_to_yields_its_places() {
         below: 0.4,
         rounds: 3,
     });
-    let ids = |parts: [[f32; 3]; 2], weak_part: Option<crate::WeakPart>| -> Vec<String> {
-        let packed: Vec<f32> = [0.9, 0.436, 0.0]
+    // The whole request reads as "files, some change".
+    let close = [0.9, 0.436, 0.0];
+    let ids = |whole: [f32; 3], parts: [[f32; 3]; 2], weak_part: Option<crate::WeakPart>| {
+        let packed: Vec<f32> = whole
             .into_iter()
             .chain(parts.into_iter().flatten())
             .collect();
@@ -132,19 +134,53 @@ fn a_part_the_catalog_has_nothing_close_to_yields_its_places() {
         fleet_ranked(query, &packed, &tuning, 3)
     };
     assert_eq!(
-        ids([files, nothing_close], None),
+        ids(close, [files, nothing_close], None),
         ["fs:list_directory", "git:git_log", "fs:read_file"],
         "without the lever the weak part's best takes the second place"
     );
     assert_eq!(
-        ids([files, nothing_close], lever),
+        ids(close, [files, nothing_close], lever),
         ["fs:list_directory", "fs:read_file", "fs:write_file"],
         "the weak part waits until every other list has had three places"
     );
     assert_eq!(
-        ids([nothing_close, nothing_close], lever),
-        ids([nothing_close, nothing_close], None),
-        "when every part is weak, none yields to another"
+        ids(close, [nothing_close, nothing_close], lever),
+        ["fs:list_directory", "fs:read_file", "fs:write_file"],
+        "weak parts wait for a whole request that is not weak"
+    );
+    assert_eq!(
+        ids(nothing_close, [nothing_close, nothing_close], lever),
+        ids(nothing_close, [nothing_close, nothing_close], None),
+        "when the whole request and every part are weak, none yields to another"
+    );
+}
+
+#[test]
+fn the_one_step_after_a_guess_waits_when_only_the_guess_finds_a_tool() {
+    // "clock service" is the guess at the kind of server: the whole request reads as "time,
+    // a little of files"; the step alone reads as nothing in the fleet, but shares "log" with
+    // git_log.
+    let query = "clock service; log the moment";
+    assert_eq!(crate::query_parts(query), ["log the moment"]);
+    let packed = [0.436, 0.0, 0.9, -0.6, -0.6, -0.529];
+    let ids = |weak_part| {
+        let tuning = crate::Tuning {
+            weak_part,
+            ..crate::Tuning::default()
+        };
+        fleet_ranked(query, &packed, &tuning, 2)
+    };
+    assert_eq!(
+        ids(None),
+        ["time:get_current_time", "git:git_log"],
+        "without the lever the step's word match takes the second place"
+    );
+    let lever = crate::Tuning::default().weak_part;
+    assert!(lever.is_some(), "the gateway lets weak parts wait");
+    assert_eq!(
+        ids(lever),
+        ["time:get_current_time", "fs:list_directory"],
+        "the step waits: the whole request's second comes before the step's first"
     );
 }
 

@@ -23,9 +23,9 @@ pub enum Fusion {
 }
 
 /// A weak part of a request: one whose best cosine similarity with any tool is under `below`,
-/// in a request where another part's is not. Its hits join the interleaving `rounds` rounds
-/// late, after every other list's first `rounds`. The similarity is the model's own, so
-/// `below` is the built-in model's.
+/// in a request where the whole request's or another part's is not. Its hits join the
+/// interleaving `rounds` rounds late, after every other list's first `rounds`. The similarity
+/// is the model's own, so `below` is the built-in model's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WeakPart {
     pub below: f32,
