@@ -372,13 +372,17 @@ def scenario_tokens(opts, browser, shots):
     facts["secret_after_reload"] = page.locator("#token-secret").count()
 
     # A page left before its render finished does not take the next page's live updates: the
-    # Tokens page waits on a held answer while Activity opens, and finishes after it.
+    # Tokens page waits on a held answer while Activity opens and draws its table, and finishes
+    # after it.
     goto(page, base, "overview")
     expect(page.locator("#page-title")).to_have_text("Overview")
-    held = []
+    held, holding = [], [True]
 
     def hold(route):
-        held.append(route)
+        if holding[0]:
+            held.append(route)
+        else:
+            route.continue_()
     page.route("**/api/v1/config", hold)
     page.evaluate("location.hash = '#/tokens'")
     expect(page.locator("#page-title")).to_have_text("Tokens")
@@ -386,10 +390,13 @@ def scenario_tokens(opts, browser, shots):
     assert held, "the Tokens page asked for no config"
     page.evaluate("location.hash = '#/activity'")
     expect(page.locator("#page-title")).to_have_text("Activity")
-    for route in held:
-        route.continue_()
-    page.unroute("**/api/v1/config", hold)
+    expect(page.get_by_text("Live: newest first")).to_be_visible()
+    holding[0] = False
+    with page.expect_response("**/api/v1/config"):
+        for route in held:
+            route.continue_()
     page.wait_for_timeout(300)
+    page.unroute("**/api/v1/config", hold)
 
     # A call from an MCP client with the token shows in Activity within 2 s.
     code, out, err = agent(base, "call", "fixture__echo", json.dumps({"hello": "dashboard"}), token=secret)

@@ -194,20 +194,22 @@ logoutButton.addEventListener("click", async () => {
 let current = null;
 let timer = null;
 let polling = false;
-// Counts routes: a page whose render finishes after a later route began is stale and must not
-// take the polling over (it would leave the page on screen without its live updates).
+// Counts the times the polling stopped (a route, a login form): a page whose render finishes
+// after that is stale and must not take the polling over (it would leave the page on screen
+// without its live updates, or poll behind the login form).
 let routes = 0;
 
 function stopPolling() {
   if (timer) clearInterval(timer);
   timer = null;
   current = null;
+  routes += 1;
 }
 
 async function route() {
   if (!csrf) return;
   stopPolling();
-  const generation = ++routes;
+  const generation = routes;
   say(null);
   const path = location.hash.replace(/^#\/?/, "").split("?")[0];
   const [name, ...rest] = (path || "overview").split("/");
