@@ -43,9 +43,9 @@ only; about 25 minutes on two cores.
 `--seed N` draws the batches differently (7, the default, made the built-in model): one run's
 draw moves the small livemcp527 sets by about 0.02, so a candidate is judged over several
 (docs/search.md, "Two draws of each training"). `--write-validation FILE` writes the validation
-fifth and exits. `--objective late` trains the
-token vectors for late interaction instead of the pooled vector: a second-stage study
-(`scripts/study_rerank.py`, docs/search.md "A second stage"), not how the built-in model is made.
+fifth and exits. `--objective late` trains the token vectors for late interaction instead of
+the pooled vector: a second-stage study (`scripts/study_rerank.py`, docs/search.md "A second
+stage"), not how the built-in model is made.
 """
 import argparse
 import hashlib

@@ -386,8 +386,10 @@ def scenario_tokens(opts, browser, shots):
     page.route("**/api/v1/config", hold)
     page.evaluate("location.hash = '#/tokens'")
     expect(page.locator("#page-title")).to_have_text("Tokens")
-    page.wait_for_timeout(200)
-    assert held, "the Tokens page asked for no config"
+    asked_by = time.monotonic() + 5
+    while not held and time.monotonic() < asked_by:
+        page.wait_for_timeout(50)
+    assert held, "the Tokens page asked for no config within 5 s"
     page.evaluate("location.hash = '#/activity'")
     expect(page.locator("#page-title")).to_have_text("Activity")
     expect(page.get_by_text("Live: newest first")).to_be_visible()

@@ -197,19 +197,19 @@ let polling = false;
 // Counts the times the polling stopped (a route, a login form): a page whose render finishes
 // after that is stale and must not take the polling over (it would leave the page on screen
 // without its live updates, or poll behind the login form).
-let routes = 0;
+let pollingStops = 0;
 
 function stopPolling() {
   if (timer) clearInterval(timer);
   timer = null;
   current = null;
-  routes += 1;
+  pollingStops += 1;
 }
 
 async function route() {
   if (!csrf) return;
   stopPolling();
-  const generation = routes;
+  const generation = pollingStops;
   say(null);
   const path = location.hash.replace(/^#\/?/, "").split("?")[0];
   const [name, ...rest] = (path || "overview").split("/");
@@ -226,7 +226,7 @@ async function route() {
   const argument = rest.length ? decodeURIComponent(rest.join("/")) : null;
   try {
     const handle = (await page.render(root, cx, argument)) || {};
-    if (generation !== routes) return;
+    if (generation !== pollingStops) return;
     current = handle;
     if (handle.refresh) {
       timer = setInterval(async () => {
@@ -236,7 +236,7 @@ async function route() {
       }, handle.every || 1500);
     }
   } catch (e) {
-    if (generation === routes && e.status !== 401) root.append(problem(e.message));
+    if (generation === pollingStops && e.status !== 401) root.append(problem(e.message));
   }
 }
 
