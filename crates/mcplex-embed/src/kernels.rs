@@ -5,7 +5,9 @@
 //!
 //! Owns: the numbers. Must not: know the model's shape or its weights' names (`bert.rs`).
 
-use pulp::{Arch, Simd, WithSimd};
+use pulp::{Simd, WithSimd};
+
+use crate::isa::dispatch;
 
 /// Each row of `x` (rows of `weight.len()`) normalised to mean 0 and variance 1, then scaled by
 /// `weight` and shifted by `bias`.
@@ -32,7 +34,7 @@ pub(crate) enum Activation {
 }
 
 pub(crate) fn activate(x: &mut [f32], activation: Activation) {
-    Arch::new().dispatch(Activate { x, activation });
+    dispatch(Activate { x, activation });
 }
 
 /// [`activate`]'s loop, compiled in the SIMD context `pulp` picks.
@@ -142,7 +144,7 @@ fn exp(x: f32) -> f32 {
 /// (`3 × hidden` per token, heads side by side in each), `out` each token's context
 /// (`hidden` per token). Compiled in the SIMD context `pulp` picks.
 pub(crate) fn attention(qkv: &[f32], hidden: usize, heads: usize, out: &mut [f32]) {
-    Arch::new().dispatch(Attention {
+    dispatch(Attention {
         qkv,
         hidden,
         heads,

@@ -20,12 +20,14 @@ use tokenizers::{Tokenizer, TruncationParams};
 mod bert;
 mod compact;
 mod error;
+mod isa;
 mod kernels;
 mod product;
 
 use bert::{Bert, Config};
 pub use compact::{CompactError, quantize};
 pub use error::BertError;
+pub use isa::{CAP_VARIABLE, CapError, Isa};
 use product::Kernel;
 
 /// The model built into the binary: all-MiniLM-L6-v2 (Apache-2.0) fine-tuned on requests for
@@ -68,6 +70,14 @@ pub enum LoadError {
     BuiltIn(String),
     #[error("cannot start the model's batch thread: {0}")]
     Thread(String),
+    #[error(transparent)]
+    Instructions(#[from] isa::CapError),
+}
+
+/// The instructions the forward pass runs on this CPU (the best it has, at most what
+/// [`CAP_VARIABLE`] allows), or why the cap cannot be read: then no model loads.
+pub fn instructions() -> Result<Isa, CapError> {
+    isa::isa()
 }
 
 /// A loaded sentence encoder. Thread-safe: one instance serves every search.
@@ -89,6 +99,7 @@ impl SentenceEncoder {
     /// (each product converts its weights in registers, a token's word embedding is read when
     /// it is needed); the position embeddings are f32.
     pub fn builtin() -> Result<SentenceEncoder, LoadError> {
+        isa::isa()?;
         SentenceEncoder::builtin_with(Kernel::best())
     }
 
@@ -116,6 +127,7 @@ impl SentenceEncoder {
 
     /// Loads the model in `dir`. Reads the whole weights file (about 90 MB for MiniLM-L6).
     pub fn load(dir: &Path) -> Result<SentenceEncoder, LoadError> {
+        isa::isa()?;
         let read = |file: &str| {
             let path = dir.join(file);
             std::fs::read(&path).map_err(|error| LoadError::Read { path, error })

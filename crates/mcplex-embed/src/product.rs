@@ -6,11 +6,11 @@
 //! so that each multiply-add goes to a register that is summed by nobody else: no horizontal
 //! sums, and the tile's values are broadcast from one place. Int8 weights stay int8 in the panels
 //! and are turned into f32 in registers as they are read; each output's row scale is applied
-//! once, to its finished sum. The tile is chosen at run time through `pulp`: AVX-512 (16 tokens,
-//! a panel row one register), AVX2 + FMA (6 tokens, a panel row two registers), or a portable
-//! one that the compiler vectorises for the target it has. Where the CPU has AVX-512 VNNI, int8
-//! weights are laid out for it at load instead and multiplied by the tokens' inputs quantized
-//! to int8 (`vnni.rs`).
+//! once, to its finished sum. The tile is the best of the instructions `isa.rs` chose: AVX-512
+//! (16 tokens, a panel row one register), AVX2 + FMA (6 tokens, a panel row two registers), or
+//! a portable one that the compiler vectorises for the target it has. Where the CPU has AVX-512
+//! VNNI or AVX2, int8 weights are laid out for those instead and multiplied in integers by the
+//! tokens' inputs quantized to int8 steps (`steps.rs`; `vnni.rs`, `pairs.rs`).
 //!
 //! Owns: the packed layout and the product. Must not: know the model's shape (`bert.rs`) or
 //! the other kernels (`kernels.rs`).
@@ -24,7 +24,14 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
+mod pairs;
+#[cfg(target_arch = "x86_64")]
+mod steps;
+#[cfg(target_arch = "x86_64")]
 mod vnni;
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use vnni::Vnni;
 
 /// Outputs per panel: one AVX-512 register of f32, two AVX2 ones.
 const PANEL: usize = 16;
@@ -35,22 +42,31 @@ const PANEL: usize = 16;
 const PARALLEL_WORK: usize = 1 << 24;
 
 /// How the products of int8 weights are computed: with the tokens' inputs in f32 (every CPU), or
-/// quantized to int8 for AVX-512 VNNI (where the CPU has it: about twice as fast, the vectors
-/// within 0.1% (cosine) of the f32 inputs' ones, 0.03% but for texts of a word or none). F32
+/// quantized to int8 steps (`steps.rs`) and multiplied in integers, by AVX-512 VNNI or by AVX2
+/// (a long request embeds about twice as fast with VNNI as with the AVX-512 f32 tile, and 1.2×
+/// as fast with AVX2's integers as with its f32 tile; the vectors within 0.1% (cosine) of the
+/// f32 inputs' ones, 0.03% but for texts of a word or none, and the same with either). F32
 /// weights are always multiplied by f32 inputs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Kernel {
     FloatInputs,
     #[cfg(target_arch = "x86_64")]
-    Vnni(vnni::Vnni),
+    Vnni(Vnni),
+    #[cfg(target_arch = "x86_64")]
+    Pairs(pulp::x86::V3),
 }
 
 impl Kernel {
-    /// The fastest this CPU runs.
+    /// The fastest the chosen instructions (`isa.rs`) run.
     pub fn best() -> Kernel {
         #[cfg(target_arch = "x86_64")]
-        if let Some(vnni) = vnni::Vnni::detect() {
-            return Kernel::Vnni(vnni);
+        {
+            if let Some(vnni) = crate::isa::vnni() {
+                return Kernel::Vnni(vnni);
+            }
+            if let Some(simd) = crate::isa::v3() {
+                return Kernel::Pairs(simd);
+            }
         }
         Kernel::FloatInputs
     }
@@ -77,6 +93,9 @@ enum Panels {
     /// Int8 weights laid out for AVX-512 VNNI, on a CPU that has it.
     #[cfg(target_arch = "x86_64")]
     Quads(vnni::Quads),
+    /// Int8 weights laid out for AVX2's integer products.
+    #[cfg(target_arch = "x86_64")]
+    Pairs(pairs::Pairs),
 }
 
 /// One input's int8 weights of a panel, little-endian in two words: AVX2 sign-extends each
@@ -140,6 +159,10 @@ impl Dense {
                     Kernel::Vnni(vnni) => {
                         Panels::Quads(vnni::Quads::new(vnni, &values, inputs, panels))
                     }
+                    #[cfg(target_arch = "x86_64")]
+                    Kernel::Pairs(simd) => {
+                        Panels::Pairs(pairs::Pairs::new(simd, &values, inputs, panels))
+                    }
                     Kernel::FloatInputs => {
                         let rows = pack(&values, inputs, panels);
                         Panels::Int8(rows.into_iter().map(Int8Row::new).collect())
@@ -176,6 +199,12 @@ impl Dense {
             Panels::Quads(quads) => {
                 let tiles = quads.quantize(self.inputs, &rows);
                 let run = |range, out: &mut [&mut [f32]]| quads.run(self, &tiles, range, out);
+                return self.split(tokens, outs, run);
+            }
+            #[cfg(target_arch = "x86_64")]
+            Panels::Pairs(pairs) => {
+                let tiles = pairs.quantize(self.inputs, &rows);
+                let run = |range, out: &mut [&mut [f32]]| pairs.run(self, &tiles, range, out);
                 return self.split(tokens, outs, run);
             }
         };
@@ -228,11 +257,11 @@ enum TileKind {
 impl TileKind {
     fn best() -> TileKind {
         #[cfg(target_arch = "x86_64")]
-        if let Some(simd) = pulp::x86::V4::try_new() {
+        if let Some(simd) = crate::isa::v4() {
             return TileKind::Avx512(simd);
         }
         #[cfg(target_arch = "x86_64")]
-        if let Some(simd) = pulp::x86::V3::try_new() {
+        if let Some(simd) = crate::isa::v3() {
             return TileKind::Avx2(simd);
         }
         TileKind::Portable

@@ -258,18 +258,23 @@ fn a_request_in_parts_is_embedded_in_two_halves_and_each_vector_is_its_own() {
     assert_eq!(all, [0, 1, 2, 3], "every text once");
 }
 
-/// The int8 inputs of the VNNI products move ref45's tools' passages and a few requests by
-/// less than 0.2% (cosine) from the f32 inputs' vectors. When measured: 0.03% at worst over
-/// livemcp527's 527 passages and 247 requests, 0.05% for "x" and 0.1% for the empty text (a
-/// vector of two tokens' states). Where the CPU has no AVX-512 VNNI both encoders would be the
-/// same: [`cpu_lacks`].
+/// The int8 inputs of the integer products (VNNI, AVX2's pairs) move ref45's tools' passages and
+/// a few requests by less than 0.2% (cosine) from the f32 inputs' vectors. When measured: 0.03%
+/// at worst over livemcp527's 527 passages and 247 requests, 0.05% for "x" and 0.1% for the
+/// empty text (a vector of two tokens' states). Both quantize alike, so their vectors agree but
+/// for float rounding. A kernel the CPU lacks: [`cpu_lacks`].
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn int8_inputs_keep_the_vectors_of_f32_inputs() {
-    let kernel = crate::Kernel::best();
-    if matches!(kernel, crate::Kernel::FloatInputs) {
-        return cpu_lacks("int8_inputs_keep_the_vectors_of_f32_inputs", "AVX-512 VNNI");
-    }
-    let fast = SentenceEncoder::builtin_with(kernel).expect("loads");
+    let test = "int8_inputs_keep_the_vectors_of_f32_inputs";
+    let Some(vnni) = crate::product::Vnni::detect() else {
+        return cpu_lacks(test, "AVX-512 VNNI");
+    };
+    let Some(simd) = pulp::x86::V3::try_new() else {
+        return cpu_lacks(test, "AVX2");
+    };
+    let vnni = SentenceEncoder::builtin_with(crate::Kernel::Vnni(vnni)).expect("loads");
+    let pairs = SentenceEncoder::builtin_with(crate::Kernel::Pairs(simd)).expect("loads");
     let exact = SentenceEncoder::builtin_with(crate::Kernel::FloatInputs).expect("loads");
     let mut texts: Vec<String> = mcplex_fixtures::ref45()
         .iter()
@@ -290,12 +295,15 @@ fn int8_inputs_keep_the_vectors_of_f32_inputs() {
     );
     assert!(texts.len() > 40, "ref45 has its tools");
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let (ours, theirs) = (
-        fast.embed(&texts).expect("embeds"),
-        exact.embed(&texts).expect("embeds"),
-    );
-    for ((text, a), b) in texts.iter().zip(&ours).zip(&theirs) {
-        let agreement = cosine(a, b);
+    let embed = |encoder: &SentenceEncoder| encoder.embed(&texts).expect("embeds");
+    let (vnni, pairs, exact) = (embed(&vnni), embed(&pairs), embed(&exact));
+    for (((text, v), p), e) in texts.iter().zip(&vnni).zip(&pairs).zip(&exact) {
+        let agreement = cosine(v, e);
         assert!(agreement >= 0.998, "{text:?}: cosine {agreement}");
+        let alike = cosine(v, p);
+        assert!(
+            alike >= 0.99999,
+            "{text:?}: VNNI and AVX2 at cosine {alike}"
+        );
     }
 }

@@ -114,6 +114,20 @@ pub fn check_dir(dir: &Path) -> Result<(), String> {
     encoder_in(dir).map(drop).map_err(|e| format!("{e:#}"))
 }
 
+/// Whether the instructions the model would run can be read (`config check`): where
+/// `MCPLEX_EMBED_ISA` names none, no model loads.
+#[cfg(feature = "semantic")]
+pub fn check_instructions() -> Result<(), String> {
+    mcplex_embed::instructions()
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "semantic"))]
+pub fn check_instructions() -> Result<(), String> {
+    Ok(())
+}
+
 /// The state database as the place embeddings outlive the process.
 struct KeptEmbeddings(Arc<Store>);
 

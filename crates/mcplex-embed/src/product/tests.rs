@@ -1,6 +1,7 @@
 //! The products against the plain sum in f64: every tile this CPU runs (portable, AVX2,
 //! AVX-512) at shapes that leave every remainder, on two threads where a product is split; and
-//! the VNNI products against the same sum over the inputs as the scheme quantizes them.
+//! the integer products (VNNI, AVX2's pairs) against the same sum over the inputs as
+//! `steps.rs` quantizes them.
 
 use super::*;
 
@@ -114,43 +115,55 @@ fn quantized(row: &[f32]) -> Vec<f64> {
         .collect()
 }
 
-/// With VNNI, each output is the sum over its inputs as quantized (each off by at most half its
-/// group's step), but for float rounding. The inputs lie away from 0 and one per token is forty
-/// times the others (as BERT's outlier dimensions are): a range per token, or padding that
-/// widened a group's range, would move outputs far past the rounding.
+/// The integer kernels this CPU can run, by name: VNNI and AVX2's pairs. A test of them fails
+/// (in CI) or says it skipped the ones the CPU lacks.
+#[cfg(target_arch = "x86_64")]
+fn integer_kernels(test: &str) -> Vec<(&'static str, Kernel)> {
+    let vnni = vnni::Vnni::detect().map(|proof| ("vnni", Kernel::Vnni(proof)));
+    let pairs = pulp::x86::V3::try_new().map(|simd| ("pairs", Kernel::Pairs(simd)));
+    if vnni.is_none() {
+        crate::tests::cpu_lacks(test, "AVX-512 VNNI");
+    }
+    if pairs.is_none() {
+        crate::tests::cpu_lacks(test, "AVX2");
+    }
+    vnni.into_iter().chain(pairs).collect()
+}
+
+/// With either integer kernel, each output is the sum over its inputs as quantized (each off by
+/// at most half its group's step), but for float rounding: so VNNI and AVX2 give the same
+/// vectors. The inputs lie away from 0 and one per token is forty times the others (as BERT's
+/// outlier dimensions are): a range per token, or padding that widened a group's range, would
+/// move outputs far past the rounding.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn int8_products_of_int8_inputs_are_those_of_the_inputs_as_quantized() {
-    let Some(vnni) = vnni::Vnni::detect() else {
-        return crate::tests::cpu_lacks(
-            "int8_products_of_int8_inputs_are_those_of_the_inputs_as_quantized",
-            "AVX-512 VNNI",
-        );
-    };
-    for (tokens, inputs, outputs) in SHAPES {
-        let (int8, bias, mut x) = int8_case(tokens, inputs, outputs);
-        for (token, row) in x.chunks_exact_mut(inputs).enumerate() {
-            row.iter_mut().for_each(|v| *v += 2.0);
-            row[(token * 5) % inputs] = 40.0;
-        }
-        let weights = int8.clone().into_f32();
-        let layer =
-            Dense::new(inputs, outputs, int8, bias.clone(), Kernel::Vnni(vnni)).expect("fit");
-        assert!(layer.is_int8());
-        let mut out = vec![0f32; tokens * outputs];
-        on_two_threads(|| layer.apply(&x, &mut out));
-        for (token, row) in x.chunks_exact(inputs).enumerate() {
-            let row = quantized(row);
-            for ((output, w), b) in weights.chunks_exact(inputs).enumerate().zip(&bias) {
-                let terms = row.iter().zip(w).map(|(x, w)| x * f64::from(*w));
-                let (sum, size) = terms.fold((0.0, 0.0), |(s, m), t| (s + t, m + t.abs()));
-                let expected = sum + f64::from(*b);
-                let ours = f64::from(out[token * outputs + output]);
-                assert!(
-                    (ours - expected).abs() <= 1e-5 * (1.0 + size),
-                    "({tokens}, {inputs}, {outputs}) token {token} output {output}: \
-                     {ours} vs {expected}"
-                );
+    let test = "int8_products_of_int8_inputs_are_those_of_the_inputs_as_quantized";
+    for (name, kernel) in integer_kernels(test) {
+        for (tokens, inputs, outputs) in SHAPES {
+            let (int8, bias, mut x) = int8_case(tokens, inputs, outputs);
+            for (token, row) in x.chunks_exact_mut(inputs).enumerate() {
+                row.iter_mut().for_each(|v| *v += 2.0);
+                row[(token * 5) % inputs] = 40.0;
+            }
+            let weights = int8.clone().into_f32();
+            let layer = Dense::new(inputs, outputs, int8, bias.clone(), kernel).expect("fit");
+            assert!(layer.is_int8());
+            let mut out = vec![0f32; tokens * outputs];
+            on_two_threads(|| layer.apply(&x, &mut out));
+            for (token, row) in x.chunks_exact(inputs).enumerate() {
+                let row = quantized(row);
+                for ((output, w), b) in weights.chunks_exact(inputs).enumerate().zip(&bias) {
+                    let terms = row.iter().zip(w).map(|(x, w)| x * f64::from(*w));
+                    let (sum, size) = terms.fold((0.0, 0.0), |(s, m), t| (s + t, m + t.abs()));
+                    let expected = sum + f64::from(*b);
+                    let ours = f64::from(out[token * outputs + output]);
+                    assert!(
+                        (ours - expected).abs() <= 1e-5 * (1.0 + size),
+                        "{name} ({tokens}, {inputs}, {outputs}) token {token} output {output}: \
+                         {ours} vs {expected}"
+                    );
+                }
             }
         }
     }
@@ -162,30 +175,27 @@ fn int8_products_of_int8_inputs_are_those_of_the_inputs_as_quantized() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn an_outlier_input_coarsens_only_its_own_group() {
-    let Some(vnni) = vnni::Vnni::detect() else {
-        return crate::tests::cpu_lacks(
-            "an_outlier_input_coarsens_only_its_own_group",
-            "AVX-512 VNNI",
-        );
-    };
-    let (tokens, inputs, outputs) = (5, 384, 33);
-    let (int8, bias, x) = int8_case(tokens, inputs, outputs);
-    let Values::Int8 { mut values, scales } = int8 else {
-        panic!("int8_case gives int8 weights")
-    };
-    for row in values.chunks_exact_mut(inputs) {
-        row[..64].fill(0);
+    for (name, kernel) in integer_kernels("an_outlier_input_coarsens_only_its_own_group") {
+        let (tokens, inputs, outputs) = (5, 384, 33);
+        let (int8, bias, x) = int8_case(tokens, inputs, outputs);
+        let Values::Int8 { mut values, scales } = int8 else {
+            panic!("int8_case gives int8 weights")
+        };
+        for row in values.chunks_exact_mut(inputs) {
+            row[..64].fill(0);
+        }
+        let int8 = Values::Int8 { values, scales };
+        let layer = Dense::new(inputs, outputs, int8, bias, kernel).expect("fits");
+        let mut with_outliers = x.clone();
+        for row in with_outliers.chunks_exact_mut(inputs) {
+            row[3] = 40.0;
+        }
+        let (mut plain, mut outlying) =
+            (vec![0f32; tokens * outputs], vec![0f32; tokens * outputs]);
+        layer.apply(&x, &mut plain);
+        layer.apply(&with_outliers, &mut outlying);
+        assert_eq!(plain, outlying, "{name}");
     }
-    let int8 = Values::Int8 { values, scales };
-    let layer = Dense::new(inputs, outputs, int8, bias, Kernel::Vnni(vnni)).expect("fits");
-    let mut with_outliers = x.clone();
-    for row in with_outliers.chunks_exact_mut(inputs) {
-        row[3] = 40.0;
-    }
-    let (mut plain, mut outlying) = (vec![0f32; tokens * outputs], vec![0f32; tokens * outputs]);
-    layer.apply(&x, &mut plain);
-    layer.apply(&with_outliers, &mut outlying);
-    assert_eq!(plain, outlying);
 }
 
 /// The tiles this CPU can run, not only its best.
@@ -211,7 +221,7 @@ fn run_by(which: TileKind, layer: &Dense, x: &[f32]) -> Vec<f32> {
         Panels::F32(panels) => TileWeights::F32(panels),
         Panels::Int8(panels) => TileWeights::Int8(panels),
         #[cfg(target_arch = "x86_64")]
-        Panels::Quads(_) => panic!("f32 inputs were asked for"),
+        Panels::Quads(_) | Panels::Pairs(_) => panic!("f32 inputs were asked for"),
     };
     let product = Product {
         layer,

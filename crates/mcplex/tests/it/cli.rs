@@ -185,6 +185,37 @@ fn config_check_fails_on_a_search_model_that_does_not_load() {
     assert_eq!(code, 0, "a model that loads passes: {stdout}");
 }
 
+/// `MCPLEX_EMBED_ISA` naming no instruction set fails the check, saying what it reads; one it
+/// names passes, and without a model the variable is not read.
+#[cfg(feature = "semantic")]
+#[test]
+fn config_check_fails_on_an_instruction_cap_it_cannot_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let servers = json!({"a": {"command": "sh"}});
+    let run = |cap: &str, config: &Value| {
+        let output = std::process::Command::new(&tools().mcplex)
+            .args(["config", "check", "--config", &config_file(&dir, config)])
+            .env("MCPLEX_EMBED_ISA", cap)
+            .output()
+            .expect("run mcplex");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        (output.status.code().unwrap_or(-1), stdout)
+    };
+    let (code, stdout) = run("sse9", &json!({"mcpServers": servers}));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("MCPLEX_EMBED_ISA=\"sse9\" names no instruction set (portable, avx2, avx512, avx512-vnni) (a gateway would search with BM25F alone)"),
+        "{stdout}"
+    );
+    let (code, stdout) = run("avx2", &json!({"mcpServers": servers}));
+    assert_eq!(code, 0, "{stdout}");
+    let (code, stdout) = run(
+        "sse9",
+        &json!({"search_model": false, "mcpServers": servers}),
+    );
+    assert_eq!(code, 0, "{stdout}");
+}
+
 #[test]
 fn config_check_reads_the_vs_code_form_and_refuses_its_inputs() {
     let dir = tempfile::tempdir().expect("tempdir");
