@@ -1,7 +1,9 @@
 //! Which instructions the forward pass runs: the best this CPU has, or fewer where the
 //! environment variable `MCPLEX_EMBED_ISA` caps them (`portable`, `avx2`, `avx512`,
 //! `avx512-vnni`), so that one machine can measure and test what a CPU with fewer computes, and
-//! an operator can rule out a tier, as oneDNN's `ONEDNN_MAX_CPU_ISA` lets them.
+//! an operator can rule out a tier, as oneDNN's `ONEDNN_MAX_CPU_ISA` lets them. The tiers are
+//! x86-64's; elsewhere `pulp` picks the vectors the CPU has (NEON on aarch64), and the cap is
+//! still read, so that a value it cannot read fails alike.
 //!
 //! Owns: the detection, the cap, and the proofs (`pulp`'s `V3` and `V4`, [`Vnni`]) that every
 //! other module of this crate gets its instructions from. Must not: compute anything.
@@ -45,9 +47,11 @@ impl Isa {
     fn detected() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
-            let vnni = std::arch::is_x86_feature_detected!("avx512vnni");
+            if crate::product::Vnni::detect().is_some() {
+                return Isa::Avx512Vnni;
+            }
             if pulp::x86::V4::try_new().is_some() {
-                return if vnni { Isa::Avx512Vnni } else { Isa::Avx512 };
+                return Isa::Avx512;
             }
             if pulp::x86::V3::try_new().is_some() {
                 return Isa::Avx2;
@@ -58,7 +62,7 @@ impl Isa {
 }
 
 /// Why the cap cannot be read.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{CAP_VARIABLE}={value:?} names no instruction set (portable, avx2, avx512, avx512-vnni)")]
 pub struct CapError {
     value: String,
@@ -68,17 +72,23 @@ pub struct CapError {
 pub fn isa() -> Result<Isa, CapError> {
     static CHOSEN: OnceLock<Result<Isa, CapError>> = OnceLock::new();
     CHOSEN
-        .get_or_init(|| {
-            let detected = Isa::detected();
-            match std::env::var(CAP_VARIABLE) {
-                Err(_) => Ok(detected),
-                Ok(value) => match Isa::parse(&value) {
-                    Some(cap) => Ok(detected.min(cap)),
-                    None => Err(CapError { value }),
-                },
-            }
-        })
+        .get_or_init(|| choose(Isa::detected(), std::env::var_os(CAP_VARIABLE)))
         .clone()
+}
+
+/// The tier for a CPU whose best is `detected` under the cap `value`: unset or empty (as a
+/// compose file writes a variable it leaves blank) caps nothing; a value that is no tier's
+/// name, or not text, is refused.
+fn choose(detected: Isa, value: Option<std::ffi::OsString>) -> Result<Isa, CapError> {
+    let Some(value) = value.filter(|value| !value.is_empty()) else {
+        return Ok(detected);
+    };
+    match value.to_str().and_then(Isa::parse) {
+        Some(cap) => Ok(detected.min(cap)),
+        None => Err(CapError {
+            value: value.to_string_lossy().into_owned(),
+        }),
+    }
 }
 
 /// The tier chosen, or the portable one when the cap cannot be read: a model never loads then
@@ -121,8 +131,10 @@ pub(crate) fn dispatch<W: pulp::WithSimd>(work: W) -> W::Output {
         if let Some(simd) = v3() {
             return pulp::Simd::vectorize(simd, work);
         }
+        pulp::Simd::vectorize(pulp::Scalar::new(), work)
     }
-    pulp::Simd::vectorize(pulp::Scalar::new(), work)
+    #[cfg(not(target_arch = "x86_64"))]
+    pulp::Arch::new().dispatch(work)
 }
 
 #[cfg(test)]
@@ -137,6 +149,30 @@ mod tests {
         assert_eq!(Isa::parse(" avx2\n"), Some(Isa::Avx2));
         assert_eq!(Isa::parse("sse4"), None);
         assert_eq!(Isa::parse("AVX2"), None);
+    }
+
+    #[test]
+    fn the_cap_lowers_the_tier_and_never_raises_it() {
+        let cap = |text: &str| Some(std::ffi::OsString::from(text));
+        assert_eq!(choose(Isa::Avx512Vnni, cap("avx2")), Ok(Isa::Avx2));
+        assert_eq!(choose(Isa::Avx512Vnni, cap("portable")), Ok(Isa::Portable));
+        assert_eq!(choose(Isa::Avx2, cap("avx512-vnni")), Ok(Isa::Avx2));
+        assert_eq!(choose(Isa::Avx512, None), Ok(Isa::Avx512));
+        assert_eq!(choose(Isa::Avx512, cap("")), Ok(Isa::Avx512));
+        let refused = choose(Isa::Avx2, cap("sse9")).expect_err("no such tier");
+        assert_eq!(
+            refused.to_string(),
+            "MCPLEX_EMBED_ISA=\"sse9\" names no instruction set (portable, avx2, avx512, avx512-vnni)"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt;
+            let not_text = std::ffi::OsString::from_vec(vec![b'a', 0xff]);
+            assert!(
+                choose(Isa::Avx2, Some(not_text)).is_err(),
+                "not text is refused"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The arithmetic of the forward pass besides the dense products (`product.rs`), on plain
 //! row-major `f32` slices: layer normalisation, GELU, and one text's attention. GELU and
 //! attention are written without library calls so that the compiler vectorises them, and run
-//! in the best SIMD context the CPU has (chosen at run time by `pulp`).
+//! in the SIMD context of the instructions `isa.rs` chose.
 //!
 //! Owns: the numbers. Must not: know the model's shape or its weights' names (`bert.rs`).
 
@@ -37,7 +37,7 @@ pub(crate) fn activate(x: &mut [f32], activation: Activation) {
     dispatch(Activate { x, activation });
 }
 
-/// [`activate`]'s loop, compiled in the SIMD context `pulp` picks.
+/// [`activate`]'s loop, compiled in the SIMD context `isa.rs` chose.
 struct Activate<'a> {
     x: &'a mut [f32],
     activation: Activation,
@@ -142,7 +142,7 @@ fn exp(x: f32) -> f32 {
 
 /// One text's multi-head self-attention: `qkv` holds each token's query, key and value
 /// (`3 × hidden` per token, heads side by side in each), `out` each token's context
-/// (`hidden` per token). Compiled in the SIMD context `pulp` picks.
+/// (`hidden` per token). Compiled in the SIMD context `isa.rs` chose.
 pub(crate) fn attention(qkv: &[f32], hidden: usize, heads: usize, out: &mut [f32]) {
     dispatch(Attention {
         qkv,

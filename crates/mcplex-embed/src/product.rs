@@ -186,8 +186,8 @@ impl Dense {
     }
 
     /// `out` (tokens × outputs) = `x` (tokens × inputs) · Wᵀ + b. Splits the panels over two
-    /// threads of the current rayon pool when it has them and the product is large; the
-    /// tokens' inputs are quantized (VNNI) once, before.
+    /// threads of the current rayon pool when it has them and the product is large; for the
+    /// integer products the tokens' inputs are quantized once, before.
     pub fn apply(&self, x: &[f32], out: &mut [f32]) {
         let tokens = x.len() / self.inputs;
         let rows: Vec<&[f32]> = x.chunks_exact(self.inputs).collect();
@@ -244,7 +244,7 @@ impl Dense {
     }
 }
 
-/// Which tile computes an f32 tile's products: the best the CPU has, picked at run time.
+/// Which tile computes an f32 tile's products: the best of the tier `isa.rs` chose.
 #[derive(Debug, Clone, Copy)]
 enum TileKind {
     Portable,

@@ -16,9 +16,9 @@
 //!   (the model's tests keep them within 0.2%), and the products' tests bound each output's
 //!   error by half a step per input.
 //!
-//! Owns: the detection of the instructions, the layout of the weights they read, and the only
-//! `unsafe` of this crate: calling the functions compiled for those instructions, which
-//! [`Vnni`] (made only where the CPU has them) makes sound.
+//! Owns: the proof that the CPU has these instructions ([`Vnni`], which `isa.rs` hands out),
+//! the layout of the weights they read, and the only `unsafe` of this crate: calling the
+//! function compiled for them, which a [`Vnni`] makes sound.
 
 use std::arch::x86_64::{
     __m512, __m512i, _mm512_cvtepi32_ps, _mm512_dpbusd_epi32, _mm512_fmadd_ps, _mm512_set1_epi32,
