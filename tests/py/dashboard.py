@@ -424,9 +424,12 @@ def scenario_tokens(opts, browser, shots):
 
     # The token's row shows its own limits and the call made with it in the last minute.
     goto(page, base, "tokens")
-    expect(page.locator("#usage-agent-1")).to_contain_text("1 calls", timeout=10000)
+    expect(page.locator("#usage-agent-1")).to_contain_text("1 call,", timeout=10000)
     facts["token_limits"] = page.inner_text("#limits-agent-1")
     facts["token_usage"] = page.inner_text("#usage-agent-1")
+    # A name is one word: its cell does not break it at a hyphen (one box per line it takes).
+    facts["token_name_lines"] = page.locator("tbody tr", has_text="agent-1").locator("strong").first.evaluate(
+        "el => el.getClientRects().length")
 
     # Revoke on the page: the agent's next call is refused.
     page.click("#revoke-agent-1")

@@ -2,7 +2,7 @@
 // per bucket as bars with the failed part in red, and the median and 95th-percentile latency as
 // two lines over them on their own scale, with the numbers in words for a screen reader.
 
-import { h } from "./dom.js";
+import { h, count } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 720;
@@ -61,7 +61,7 @@ export function trendChart(answer, id) {
   const height = (n, of) => ((HEIGHT - 2 * PAD) * n) / of;
   const minutes = Math.round(answer.bucket_ms / 60000);
   const words = calls
-    ? `${calls} calls, ${errors} failed, in buckets of ${minutes} min; `
+    ? `${count(calls, "call")}, ${errors} failed, in buckets of ${minutes} min; `
       + `the worst 95th percentile was ${duration(worstP95)}, the slowest call took ${duration(slowest)}.`
     : `0 calls, 0 failed, in buckets of ${minutes} min.`;
   const bars = points.flatMap((p, i) => {
@@ -71,7 +71,7 @@ export function trendChart(answer, id) {
     const when = new Date(p.start_ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
     const title = svg("title", {});
     title.textContent = p.calls
-      ? `${when}: ${p.calls} calls, ${p.errors} failed; p50 ${duration(p.p50_us)}, p95 ${duration(p.p95_us)}, slowest ${duration(p.max_us)}`
+      ? `${when}: ${count(p.calls, "call")}, ${p.errors} failed; p50 ${duration(p.p50_us)}, p95 ${duration(p.p95_us)}, slowest ${duration(p.max_us)}`
       : `${when}: no calls`;
     return [
       svg("rect", { class: "bar", x, y: HEIGHT - PAD - total, width: Math.max(1, step - 1), height: total }, title),

@@ -1,6 +1,11 @@
 // Small DOM helpers: every element is built with createElement and text nodes (never
 // innerHTML), so no text from an upstream, a token name or an argument can become markup.
 
+/** `n` and the word for that many: "1 call", "2 calls", "0 calls". */
+export function count(n, singular, plural = `${singular}s`) {
+  return `${n} ${n === 1 ? singular : plural}`;
+}
+
 /** h("button", {class: "x", onclick: f, type: "button"}, "text", child, ...) */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);

@@ -1,7 +1,7 @@
 // Overview (readiness at a glance), Servers (approve, quarantine, an OAuth login, stderr tail) and Config (the
 // effective config redacted, with the current diagnostics). All read /api/v1 only.
 
-import { h, fill, problem, table, paged, badge, busy, isViewer } from "./dom.js";
+import { h, fill, problem, table, paged, badge, busy, isViewer, count } from "./dom.js";
 import { trendChart, spanButtons, trendsFetcher, LEGEND } from "./chart.js";
 import { addServerSection } from "./add_server.js";
 
@@ -146,7 +146,7 @@ export async function overview(root, cx) {
         card("Readiness", allReady ? `All ${enabled.length} servers connected` : `${connected} of ${enabled.length} servers connected`,
           allReady ? "good" : "warn", quarantined ? h("p", { class: "muted" }, `${quarantined} quarantined`) : null),
         card("Tools served", String(served)),
-        needs ? card("Needs you", needs.length ? `${needs.length} item(s)` : "Nothing needs you", needs.length ? "warn" : "good") : null,
+        needs ? card("Needs you", needs.length ? count(needs.length, "item") : "Nothing needs you", needs.length ? "warn" : "good") : null,
         card("Calls, last hour", `${calls} (${errors} failed)`, errors ? "warn" : null)),
       needs && needs.length
         ? h("section", { id: "needs-you", "aria-labelledby": "needs-title" }, h("h2", { id: "needs-title" }, "Needs you"),
@@ -225,12 +225,12 @@ export async function servers(root, cx) {
       const cancel = () => fill(feedback);
       fill(feedback, h("div", { class: "card", id: "approve-preview", role: "region", "aria-label": `Approve ${name}` },
         h("h2", {}, `Approve ${name}?`),
-        h("p", {}, `Its ${offered.length} tool(s) will be pinned as they are now and served to every caller whose scope reaches ${name}:`),
+        h("p", {}, `${offered.length === 1 ? "Its 1 tool will be pinned as it is now" : `Its ${offered.length} tools will be pinned as they are now`} and served to every caller whose scope reaches ${name}:`),
         table(`The tools of ${name}`, ["Tool", "May", "Description"], offered.map((t) => [
           h("code", {}, t.id), badge(t.permission), t.description == null ? "—" : String(t.description),
         ]), "It offers no tools yet."),
         h("div", { class: "row" },
-          h("button", { type: "button", class: "primary", id: `confirm-approve-${name}`, onclick: () => act(name, "approve") }, `Approve ${name} and its ${offered.length} tool(s)`),
+          h("button", { type: "button", class: "primary", id: `confirm-approve-${name}`, onclick: () => act(name, "approve") }, `Approve ${name} and its ${count(offered.length, "tool")}`),
           h("button", { type: "button", onclick: cancel }, "Cancel"))));
       document.getElementById(`confirm-approve-${name}`)?.focus();
     } catch (e) {

@@ -4,7 +4,7 @@
 // live stderr tail for a process the gateway started, Restart, and Remove for a server added
 // from the dashboard. All read /api/v1 only.
 
-import { h, fill, problem, badge, time, table, busy } from "./dom.js";
+import { h, fill, problem, badge, time, table, busy, count } from "./dom.js";
 import { trendChart, spanButtons, trendsFetcher, LEGEND } from "./chart.js";
 import { statusWord, isolationCell, stderrBlock } from "./overview.js";
 
@@ -89,9 +89,9 @@ export async function serverPage(root, cx, name) {
     }
   }
   // Approving pins and serves exactly the tools the table on this page shows.
-  async function decide(action, count) {
+  async function decide(action, listed) {
     const question = action === "approve"
-      ? `Approve ${name}? Its ${count} tool(s) listed on this page are pinned as they are now and served.`
+      ? `Approve ${name}? ${listed === 1 ? "Its 1 tool listed on this page is pinned as it is now" : `Its ${listed} tools listed on this page are pinned as they are now`} and served.`
       : `Quarantine ${name}? Its tools stop being served to every caller at once, on every replica.`;
     if (!window.confirm(question)) return;
     fill(feedback);
@@ -156,10 +156,10 @@ export async function serverPage(root, cx, name) {
     const spans = spanButtons(span.hours, (hours) => choose({ hours }), "trend");
     fill(body,
       h("div", { class: "row" }, badge(statusWord(server)), " ",
-        h("span", { class: "muted" }, `${server.tools ?? 0} tool(s) served, ${server.withheld ?? 0} withheld`),
+        h("span", { class: "muted" }, `${count(server.tools ?? 0, "tool")} served, ${server.withheld ?? 0} withheld`),
         server.state === "quarantined"
           ? h("button", { type: "button", class: "primary operator-only", id: "approve-server", onclick: () => decide("approve", offered.length) },
-            `Approve ${name} and its ${offered.length} tool(s)`)
+            `Approve ${name} and its ${count(offered.length, "tool")}`)
           : h("button", { type: "button", class: "danger operator-only", id: "quarantine-server", onclick: () => decide("quarantine", 0) }, `Quarantine ${name}`),
         h("button", { type: "button", class: "operator-only", id: "restart-server", onclick: restart }, `Restart ${name}`),
         detail.added

@@ -2,7 +2,7 @@
 // secret shown once; the list with each token's limits and last minute's use; revoke. Through
 // /api/v1/tokens and /api/v1/limits, like `mcplex token`.
 
-import { h, fill, problem, table, paged, badge, time, busy } from "./dom.js";
+import { h, fill, problem, table, paged, badge, time, busy, count } from "./dom.js";
 
 const PAGE = 25;
 const PERMISSIONS = [
@@ -48,7 +48,7 @@ export async function tokens(root, cx) {
     fill(list,
       h("p", { class: "muted", id: "limits-defaults" }, `Every caller's limits (the config's "limits"): ${describeLimits(limits.defaults)}.`),
       table("Tokens", ["Name", "Servers", "Permissions", "Profile", "Created", "Expires", "Limits", "Last minute", "State", ""], slice.map((t) => [
-        h("strong", {}, t.name),
+        h("strong", { class: "nowrap" }, t.name),
         t.servers ? t.servers.join(", ") || "none" : "all",
         t.permissions,
         t.profile || "—",
@@ -171,7 +171,7 @@ function describeLimits(limits) {
 function describeUsage(usage) {
   if (!usage) return "—";
   const refused = usage.refused_last_minute ? `, ${usage.refused_last_minute} refused` : "";
-  return `${usage.calls_last_minute} calls, ${usage.in_flight} in flight${refused}`;
+  return `${count(usage.calls_last_minute, "call")}, ${usage.in_flight} in flight${refused}`;
 }
 
 function secretBox(answer) {

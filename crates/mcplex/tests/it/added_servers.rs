@@ -218,7 +218,7 @@ fn an_operator_adds_a_server_from_the_page_and_a_second_replica_runs_it() {
     );
     assert_eq!(seen["remove_button"], 1, "{seen}");
     assert_eq!(
-        seen["approve_label"], "Approve extra and its 9 tool(s)",
+        seen["approve_label"], "Approve extra and its 9 tools",
         "{seen}"
     );
     // Approved on the page: the second replica runs it and serves it.

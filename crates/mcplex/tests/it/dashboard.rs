@@ -223,7 +223,8 @@ fn tokens_made_on_the_page_work_for_agents_until_revoked_and_calls_show_live() {
         seen["token_limits"], "own: 50 a minute; write: 5 a minute",
         "{seen}"
     );
-    assert_eq!(seen["token_usage"], "1 calls, 0 in flight", "{seen}");
+    assert_eq!(seen["token_usage"], "1 call, 0 in flight", "{seen}");
+    assert_eq!(seen["token_name_lines"], 1, "{seen}");
     assert_eq!(
         seen["limit_after_create"], "",
         "the next token starts without limits"
