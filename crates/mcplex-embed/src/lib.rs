@@ -27,7 +27,7 @@ mod product;
 use bert::{Bert, Config};
 pub use compact::{CompactError, quantize};
 pub use error::BertError;
-pub use isa::{CAP_VARIABLE, CapError, Isa};
+pub use isa::{CapError, Isa};
 use product::Kernel;
 
 /// The model built into the binary: all-MiniLM-L6-v2 (Apache-2.0) fine-tuned on requests for
@@ -75,7 +75,7 @@ pub enum LoadError {
 }
 
 /// The instructions the forward pass runs on this CPU (the best it has, at most what
-/// [`CAP_VARIABLE`] allows), or why the cap cannot be read: then no model loads.
+/// `MCPLEX_EMBED_ISA` allows), or why the cap cannot be read: then no model loads.
 pub fn instructions() -> Result<Isa, CapError> {
     isa::isa()
 }

@@ -23,7 +23,7 @@ use std::arch::x86_64::__m256i;
 
 use pulp::f32x8;
 
-use super::steps::{GROUP_INPUTS, TileSteps, Words, groups, quantize, weight_sums};
+use super::steps::{GROUP_INPUTS, TileLayout, TileSteps, groups, quantize, weight_sums};
 use super::{Columns, Dense, PANEL, finish};
 
 /// Tokens per tile.
@@ -45,15 +45,6 @@ pub(super) struct Pairs {
 #[derive(Debug, Clone, Copy)]
 struct Pair([i8; 2 * PANEL]);
 
-/// The tokens a tile of `tokens` is computed as.
-fn width(tokens: usize) -> usize {
-    match tokens {
-        0..=2 => 2,
-        3..=4 => 4,
-        _ => TOKENS,
-    }
-}
-
 impl Pairs {
     /// `values` (rows of `inputs`, int8) as `panels` panels; the last panel's missing outputs
     /// and the inputs past the row's end have weight 0.
@@ -73,7 +64,7 @@ impl Pairs {
     /// `rows` (of `inputs` each) quantized, a tile of at most [`TOKENS`] at a time: once for
     /// every panel, and for both threads of a split product.
     pub fn quantize(&self, inputs: usize, rows: &[&[f32]]) -> Vec<Quantized> {
-        quantize::<TOKENS, Pairs2>(self.simd, inputs, rows, width)
+        quantize::<TOKENS, Pairs2>(self.simd, inputs, rows)
     }
 
     /// The outputs of `layer`'s panels `range` for the quantized `tiles`, written from column 0
@@ -104,7 +95,7 @@ pub(super) type Quantized = TileSteps<TOKENS>;
 /// Two steps to a word, widened to int16: the first in the low half.
 struct Pairs2;
 
-impl Words for Pairs2 {
+impl TileLayout for Pairs2 {
     const WORDS: usize = GROUP;
 
     #[inline(always)]
@@ -112,6 +103,15 @@ impl Words for Pairs2 {
         let words: [i32; GROUP] = pulp::cast(steps.map(i16::from));
         for (slot, word) in slots.iter_mut().zip(words) {
             slot[token] = word;
+        }
+    }
+
+    #[inline(always)]
+    fn width(tokens: usize) -> usize {
+        match tokens {
+            0..=2 => 2,
+            3..=4 => 4,
+            _ => TOKENS,
         }
     }
 }
@@ -148,7 +148,7 @@ impl pulp::WithSimd for Run<'_, '_> {
                     panel,
                     columns: (panel - first) * PANEL..(panel - first + 1) * PANEL,
                 };
-                match width(tile.tokens) {
+                match Pairs2::width(tile.tokens) {
                     2 => finish(&dot::<2>(simd, pairs, sums, tile), outs, &at),
                     4 => finish(&dot::<4>(simd, pairs, sums, tile), outs, &at),
                     _ => finish(&dot::<TOKENS>(simd, pairs, sums, tile), outs, &at),

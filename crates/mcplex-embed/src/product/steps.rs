@@ -55,19 +55,19 @@ pub(super) fn group_steps<S: Simd>(simd: S, row: &[f32], group: usize) -> GroupS
     };
     let mut wide = [0i32; GROUP_INPUTS];
     let (lows, inverses) = (simd.splat_f32s(low), simd.splat_f32s(inverse));
-    let (rounder, rounder_bits) = (simd.splat_f32s(ROUNDER), simd.splat_u32s(ROUNDER.to_bits()));
-    let (top, offset) = (simd.splat_i32s(255), simd.splat_i32s(128));
-    let (zero, (slots, _)) = (simd.splat_i32s(0), S::as_mut_simd_i32s(&mut wide));
+    // The rounded sum's bits less those of 1.5 × 2²³ and of 128 steps: `q` at once.
+    let (rounder, step_zero) = (
+        simd.splat_f32s(ROUNDER),
+        simd.splat_u32s(ROUNDER.to_bits() + 128),
+    );
+    let (lowest, highest) = (simd.splat_i32s(-128), simd.splat_i32s(127));
+    let (slots, _) = S::as_mut_simd_i32s(&mut wide);
     for (slot, vector) in slots.iter_mut().zip(vectors) {
         let up = simd.mul_f32s(simd.sub_f32s(*vector, lows), inverses);
         let bits = simd.transmute_u32s_f32s(simd.add_f32s(up, rounder));
-        let up = simd.transmute_i32s_u32s(simd.sub_u32s(bits, rounder_bits));
+        let q = simd.transmute_i32s_u32s(simd.sub_u32s(bits, step_zero));
         // Clamped, so a NaN input (whatever its bits) is a step like any other.
-        let up = simd.min_i32s(simd.max_i32s(up, zero), top);
-        *slot = simd.transmute_i32s_u32s(simd.sub_u32s(
-            simd.transmute_u32s_i32s(up),
-            simd.transmute_u32s_i32s(offset),
-        ));
+        *slot = simd.min_i32s(simd.max_i32s(q, lowest), highest);
     }
     let mut steps = [0i8; GROUP_INPUTS];
     let mut sum = 0i32;
@@ -103,13 +103,16 @@ pub(super) fn weight_sums(values: &[i8], inputs: usize, panels: usize) -> Vec<[f
     sums
 }
 
-/// How a product reads a group's steps: as `i32` words, each holding consecutive steps as its
-/// instruction multiplies them.
-pub(super) trait Words {
+/// How a product reads a tile: a group's steps as `i32` words, each holding consecutive steps
+/// as its instruction multiplies them; and how many tokens a tile of fewer is computed as.
+pub(super) trait TileLayout {
     /// Words per group.
     const WORDS: usize;
     /// `steps` as words, written to `slots[word][token]`.
     fn place<const T: usize>(steps: &[i8; GROUP_INPUTS], token: usize, slots: &mut [[i32; T]]);
+    /// The tokens a tile of `tokens` is computed as (a short query's last tile needs no full
+    /// tile).
+    fn width(tokens: usize) -> usize;
 }
 
 /// A tile of up to `T` tokens quantized, group by group: `words[word][token]` (the product
@@ -126,62 +129,58 @@ pub(super) struct TileSteps<const T: usize> {
 }
 
 /// `rows` (of `inputs` each) quantized, a tile of at most `T` tokens at a time, each computed
-/// as `width(tokens)` tokens, in `simd`'s instruction context.
-pub(super) fn quantize<const T: usize, W: Words>(
+/// as `L::width(tokens)` tokens, in `simd`'s instruction context.
+pub(super) fn quantize<const T: usize, L: TileLayout>(
     simd: impl Simd,
     inputs: usize,
     rows: &[&[f32]],
-    width: fn(usize) -> usize,
 ) -> Vec<TileSteps<T>> {
-    simd.vectorize(Quantize::<T, W> {
+    simd.vectorize(Quantize::<T, L> {
         inputs,
         rows,
-        width,
-        words: std::marker::PhantomData,
+        layout: std::marker::PhantomData,
     })
 }
 
 /// [`quantize`]'s arguments, as the work `pulp` compiles for an instruction context.
-struct Quantize<'a, 'b, const T: usize, W> {
+struct Quantize<'a, 'b, const T: usize, L> {
     inputs: usize,
     rows: &'a [&'b [f32]],
-    width: fn(usize) -> usize,
-    words: std::marker::PhantomData<W>,
+    layout: std::marker::PhantomData<L>,
 }
 
-impl<const T: usize, W: Words> pulp::WithSimd for Quantize<'_, '_, T, W> {
+impl<const T: usize, L: TileLayout> pulp::WithSimd for Quantize<'_, '_, T, L> {
     type Output = Vec<TileSteps<T>>;
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> Vec<TileSteps<T>> {
-        tiles::<T, W, S>(simd, self.inputs, self.rows, self.width)
+        tiles::<T, L, S>(simd, self.inputs, self.rows)
     }
 }
 
 /// [`quantize`]'s body (a loop, not a closure: a closure is compiled without the instruction
 /// context).
 #[inline(always)]
-fn tiles<const T: usize, W: Words, S: Simd>(
+fn tiles<const T: usize, L: TileLayout, S: Simd>(
     simd: S,
     inputs: usize,
     rows: &[&[f32]],
-    width: fn(usize) -> usize,
 ) -> Vec<TileSteps<T>> {
     let groups = groups(inputs);
     let mut tiles = Vec::with_capacity(rows.len().div_ceil(T));
     for rows in rows.chunks(T) {
         let mut tile = TileSteps {
             tokens: rows.len(),
-            words: vec![[0; T]; groups * W::WORDS],
+            words: vec![[0; T]; groups * L::WORDS],
             scales: vec![[0.0; T]; groups],
             bases: vec![[0.0; T]; groups],
             sums: vec![[0; T]; groups],
         };
-        for token in 0..width(rows.len()) {
+        for token in 0..L::width(rows.len()) {
             let row = rows.get(token).copied().unwrap_or(&[]);
-            for (group, slots) in tile.words.chunks_exact_mut(W::WORDS).enumerate() {
+            for (group, slots) in tile.words.chunks_exact_mut(L::WORDS).enumerate() {
                 let steps = group_steps(simd, row, group);
-                W::place(&steps.steps, token, slots);
+                L::place(&steps.steps, token, slots);
                 tile.scales[group][token] = steps.scale;
                 tile.bases[group][token] = steps.base;
                 tile.sums[group][token] = steps.sum;

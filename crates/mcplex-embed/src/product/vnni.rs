@@ -29,7 +29,7 @@ use std::ops::Range;
 
 use pulp::x86::V4;
 
-use super::steps::{GROUP_INPUTS, TileSteps, Words, groups, quantize, weight_sums};
+use super::steps::{GROUP_INPUTS, TileLayout, TileSteps, groups, quantize, weight_sums};
 use super::{Columns, Dense, PANEL, finish};
 
 /// Tokens per tile: their int32 sums of a group, their f32 totals and the weights take 26 of
@@ -66,15 +66,6 @@ pub(super) struct Quads {
 #[derive(Debug, Clone, Copy)]
 struct Quad([u8; PANEL * QUAD]);
 
-/// The tokens a tile of `tokens` is computed as: a short query's last tile needs no twelve.
-fn width(tokens: usize) -> usize {
-    match tokens {
-        0..=4 => 4,
-        5..=8 => 8,
-        _ => TOKENS,
-    }
-}
-
 impl Quads {
     /// `values` (rows of `inputs`, int8) as `panels` panels; the last panel's missing outputs
     /// and the inputs past the last whole group have weight 0 (stored 128).
@@ -95,7 +86,7 @@ impl Quads {
     /// `rows` (of `inputs` each) quantized, a tile of at most [`TOKENS`] at a time: once for
     /// every panel, and for both threads of a split product.
     pub fn quantize(&self, inputs: usize, rows: &[&[f32]]) -> Vec<Quantized> {
-        quantize::<TOKENS, Quads4>(self.vnni.0, inputs, rows, width)
+        quantize::<TOKENS, Quads4>(self.vnni.0, inputs, rows)
     }
 
     /// The outputs of `layer`'s panels `range` for the quantized `tiles`, written from column 0
@@ -120,7 +111,7 @@ pub(super) type Quantized = TileSteps<TOKENS>;
 /// Four steps to a word, as the bytes of one `i32` in the order they lie in memory.
 struct Quads4;
 
-impl Words for Quads4 {
+impl TileLayout for Quads4 {
     const WORDS: usize = GROUP;
 
     #[inline(always)]
@@ -128,6 +119,15 @@ impl Words for Quads4 {
         let words: [i32; GROUP] = pulp::cast(*steps);
         for (slot, word) in slots.iter_mut().zip(words) {
             slot[token] = word;
+        }
+    }
+
+    #[inline(always)]
+    fn width(tokens: usize) -> usize {
+        match tokens {
+            0..=4 => 4,
+            5..=8 => 8,
+            _ => TOKENS,
         }
     }
 }
@@ -152,7 +152,7 @@ fn run(
                 panel,
                 columns: (panel - first) * PANEL..(panel - first + 1) * PANEL,
             };
-            match width(tile.tokens) {
+            match Quads4::width(tile.tokens) {
                 4 => finish(&dot::<4>(quads, sums, tile), outs, &at),
                 8 => finish(&dot::<8>(quads, sums, tile), outs, &at),
                 _ => finish(&dot::<TOKENS>(quads, sums, tile), outs, &at),
