@@ -114,6 +114,7 @@ def scenario_review(opts, browser, shots):
     # The navigation counts them, on every page.
     expect(page.locator("#needs-count")).to_be_visible(timeout=10000)
     facts["needs_count"] = page.inner_text("#needs-count")
+    facts["needs_count_label"] = page.get_attribute("#needs-count", "aria-label")
     expect(page.locator("svg#trend-calls")).to_be_visible()
     facts["trend_bars"] = page.locator("svg#trend-calls rect.bar").count()
     facts["trend_words"] = page.inner_text("#trend-words")

@@ -151,6 +151,10 @@ pub struct SearchStatus {
     /// The sentence model's name, when one is loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The instructions the model's products run with, as `MCPLEX_EMBED_ISA` spells them
+    /// (`avx512-vnni`, `avx512`, `avx2`, `portable`), when one is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
     /// Why searches are BM25F alone for the gateway's life, when no model loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub without_model: Option<WithoutModel>,

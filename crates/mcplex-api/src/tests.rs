@@ -221,15 +221,17 @@ fn search_status_names_its_ranking_and_only_the_reason_that_applies() {
         &SearchStatus {
             ranking: Ranking::Hybrid,
             model: Some("m".into()),
+            instructions: Some("avx2".into()),
             without_model: None,
             embedding_failed: None,
         },
-        r#"{"ranking":"hybrid","model":"m"}"#,
+        r#"{"ranking":"hybrid","model":"m","instructions":"avx2"}"#,
     );
     check(
         &SearchStatus {
             ranking: Ranking::Bm25,
             model: None,
+            instructions: None,
             without_model: Some(WithoutModel {
                 because: NoModel::Failed,
                 message: "gone".into(),
@@ -242,6 +244,7 @@ fn search_status_names_its_ranking_and_only_the_reason_that_applies() {
         &SearchStatus {
             ranking: Ranking::Bm25,
             model: Some("m".into()),
+            instructions: None,
             without_model: None,
             embedding_failed: Some("broken".into()),
         },

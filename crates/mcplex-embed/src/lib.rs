@@ -126,8 +126,9 @@ impl SentenceEncoder {
     }
 
     /// Loads the model in `dir`. Reads the whole weights file (about 90 MB for MiniLM-L6).
+    /// The files are read and checked before the instruction cap ([`instructions`]), so that
+    /// an error in them is reported even where the cap cannot be read.
     pub fn load(dir: &Path) -> Result<SentenceEncoder, LoadError> {
-        isa::isa()?;
         let read = |file: &str| {
             let path = dir.join(file);
             std::fs::read(&path).map_err(|error| LoadError::Read { path, error })
@@ -154,6 +155,7 @@ impl SentenceEncoder {
         let tokenizer =
             tokenizer(&tokenizer_bytes, tokens).map_err(|e| model_error("tokenizer.json", &e))?;
         fits(&tokenizer, &model).map_err(|e| model_error("tokenizer.json", &e))?;
+        isa::isa()?;
         Ok(SentenceEncoder {
             model,
             tokenizer,

@@ -304,6 +304,9 @@ async fn config(State(state): State<ApiState>) -> Json<ConfigAnswer> {
             Ranking::Bm25
         },
         model: model.map(str::to_owned),
+        instructions: model
+            .and(crate::semantic::instructions())
+            .map(str::to_owned),
         without_model: state.without_model.clone(),
         embedding_failed: state
             .semantic

@@ -42,6 +42,7 @@ pub fn load(config: &Config, store: Arc<Store>) -> Result<SemanticSearch, Withou
         Ok(semantic) => {
             tracing::info!(
                 model = semantic.model(),
+                instructions = instructions(),
                 ms = started.elapsed().as_millis() as u64,
                 "semantic search: model loaded; searches turn hybrid once the tools are embedded"
             );
@@ -109,9 +110,27 @@ fn encoder_in(dir: &Path) -> anyhow::Result<std::convert::Infallible> {
 }
 
 /// Whether the model in `dir` loads (`config check`); why not, as `serve` would say it before
-/// searching with BM25F alone. Nothing is embedded.
+/// searching with BM25F alone. Nothing is embedded. An instruction cap it cannot read is
+/// [`check_instructions`]'s to report: the files are read and checked before it.
 pub fn check_dir(dir: &Path) -> Result<(), String> {
-    encoder_in(dir).map(drop).map_err(|e| format!("{e:#}"))
+    match encoder_in(dir) {
+        Ok(_) => Ok(()),
+        Err(error) if refused_only_the_cap(&error) => Ok(()),
+        Err(error) => Err(format!("{error:#}")),
+    }
+}
+
+#[cfg(feature = "semantic")]
+fn refused_only_the_cap(error: &anyhow::Error) -> bool {
+    matches!(
+        error.downcast_ref::<mcplex_embed::LoadError>(),
+        Some(mcplex_embed::LoadError::Instructions(_))
+    )
+}
+
+#[cfg(not(feature = "semantic"))]
+fn refused_only_the_cap(_: &anyhow::Error) -> bool {
+    false
 }
 
 /// Whether the instructions the model would run can be read (`config check`): where
@@ -126,6 +145,21 @@ pub fn check_instructions() -> Result<(), String> {
 #[cfg(not(feature = "semantic"))]
 pub fn check_instructions() -> Result<(), String> {
     Ok(())
+}
+
+/// The instructions a loaded model's products run with, as `MCPLEX_EMBED_ISA` spells them
+/// (`avx512-vnni`, `avx512`, `avx2`, `portable`): the CPU's best, at most the cap. One tier
+/// serves the whole process.
+#[cfg(feature = "semantic")]
+pub fn instructions() -> Option<&'static str> {
+    mcplex_embed::instructions()
+        .ok()
+        .map(mcplex_embed::Isa::name)
+}
+
+#[cfg(not(feature = "semantic"))]
+pub fn instructions() -> Option<&'static str> {
+    None
 }
 
 /// The state database as the place embeddings outlive the process.

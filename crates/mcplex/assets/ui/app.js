@@ -249,8 +249,9 @@ async function showNeeds() {
   try {
     const count = await needsCount(api);
     needsBadge.textContent = String(count);
-    needsBadge.title = count === 1 ? "1 thing needs you" : `${count} things need you`;
-    needsBadge.setAttribute("aria-label", `${count} need you`);
+    const said = count === 1 ? "1 thing needs you" : `${count} things need you`;
+    needsBadge.title = said;
+    needsBadge.setAttribute("aria-label", said);
     needsBadge.hidden = count === 0;
   } catch { /* the page says what failed; the count waits for the next round */ }
 }

@@ -312,7 +312,8 @@ export function stderrBlock(name, tail) {
 /** How searches rank: hybrid with the model, BM25F while it embeds, or BM25F alone and why. */
 function searchStatus(search) {
   if (search.ranking === "hybrid") {
-    return h("p", { class: "ok", id: "search-status" }, `Hybrid: BM25F with the sentence model ${search.model}.`);
+    const on = search.instructions ? `, computed with ${search.instructions} instructions` : "";
+    return h("p", { class: "ok", id: "search-status" }, `Hybrid: BM25F with the sentence model ${search.model}${on}.`);
   }
   if (search.model && search.embedding_failed) {
     return h("p", { class: "error", id: "search-status" },

@@ -81,7 +81,8 @@ fn failures(config: &Config, file: &str) -> Vec<String> {
         && let Err(why) = crate::semantic::check_instructions()
     {
         failures.push(format!("{why} (a gateway would search with BM25F alone)"));
-    } else if let SearchModel::Dir(dir) = &config.search_model
+    }
+    if let SearchModel::Dir(dir) = &config.search_model
         && let Err(why) = crate::semantic::check_dir(dir)
     {
         failures.push(format!(

@@ -186,7 +186,8 @@ fn config_check_fails_on_a_search_model_that_does_not_load() {
 }
 
 /// `MCPLEX_EMBED_ISA` naming no instruction set fails the check, saying what it reads; one it
-/// names passes, and without a model the variable is not read.
+/// names passes, and without a model the variable is not read. A `search_model` directory is
+/// checked whatever the cap says.
 #[cfg(feature = "semantic")]
 #[test]
 fn config_check_fails_on_an_instruction_cap_it_cannot_read() {
@@ -214,6 +215,33 @@ fn config_check_fails_on_an_instruction_cap_it_cannot_read() {
         &json!({"search_model": false, "mcpServers": servers}),
     );
     assert_eq!(code, 0, "{stdout}");
+    // A directory that does not load is reported too, not hidden behind the cap.
+    let missing = dir.path().join("no-model");
+    let (code, stdout) = run(
+        "sse9",
+        &json!({"search_model": missing, "mcpServers": servers}),
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("MCPLEX_EMBED_ISA=\"sse9\" names no instruction set")
+            && stdout.contains("search_model: cannot load the model in")
+            && stdout.contains("no-model/config.json"),
+        "both failures: {stdout}"
+    );
+    // A directory that loads: the cap is the one failure, said once.
+    let installed = mcplex_fixtures::installed_sentence_model()
+        .expect("no sentence model: run scripts/test.sh (it installs one into .venv)");
+    let (code, stdout) = run(
+        "sse9",
+        &json!({"search_model": installed, "mcpServers": servers}),
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(
+        stdout.matches("names no instruction set").count(),
+        1,
+        "the cap, once: {stdout}"
+    );
+    assert!(!stdout.contains("cannot load the model in"), "{stdout}");
 }
 
 #[test]

@@ -71,6 +71,7 @@ fn an_operator_reviews_servers_and_a_changed_tool_in_the_browser() {
     assert_eq!(seen["tail_in_row"], 1, "{seen}");
     assert_eq!(seen["focus_after_approve"], "server-done", "{seen}");
     assert_eq!(seen["needs_count"], "1", "{seen}");
+    assert_eq!(seen["needs_count_label"], "1 thing needs you", "{seen}");
     let asked = seen["quarantine_asked"][0].as_str().unwrap_or_default();
     assert!(asked.starts_with("Quarantine q?"), "{seen}");
     assert_eq!(seen["q_still_approved"], 1, "{seen}");

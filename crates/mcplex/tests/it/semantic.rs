@@ -95,6 +95,14 @@ fn out_of_the_box_tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_a
             && search.get("without_model").is_none(),
         "the API names the model: {effective}"
     );
+    let tiers = ["portable", "avx2", "avx512", "avx512-vnni"];
+    assert!(
+        search["instructions"]
+            .as_str()
+            .is_some_and(|tier| tiers.contains(&tier))
+            && loaded[0]["instructions"] == search["instructions"],
+        "the API and the log name the instructions: {effective} {loaded:?}"
+    );
     // No word of this request is in the time tools' definitions: BM25 alone finds nothing.
     let request = r#"{"query": "what does the clock say right now"}"#;
     let search = gateway.client("legacy", "call", &["tool_search", request]);
@@ -149,6 +157,36 @@ fn out_of_the_box_tool_search_finds_tools_by_meaning_and_embeds_each_tool_once_a
         "embeddings loaded from the state at each start"
     );
     assert_eq!(embeddings_logged(&gateway).iter().sum::<usize>(), 20);
+    let request = r#"{"query": "what does the clock say right now"}"#;
+    let search = gateway.client("legacy", "call", &["tool_search", request]);
+    assert_eq!(first_match(&search), "time__get_current_time", "{search}");
+}
+
+/// `MCPLEX_EMBED_ISA` caps a running gateway's instructions: capped to the portable tier (no
+/// vector instructions chosen by hand, f32 products), the built-in model still finds tools by
+/// meaning, and the API and the log say which instructions it runs.
+#[test]
+fn a_gateway_capped_to_portable_instructions_searches_by_meaning_and_says_so() {
+    let config = json!({"search_model": null, "mcpServers": {
+        "time": corpus_server("time"), "git": corpus_server("git")
+    }});
+    let gateway = Gateway::start_with_env(
+        config,
+        &["--log-format", "json"],
+        &[("MCPLEX_EMBED_ISA", "portable")],
+    );
+    gateway.wait_ready();
+    eventually("the tools embedded", Duration::from_secs(120), || {
+        (embeddings_logged(&gateway).iter().sum::<usize>() == 14).then_some(())
+    });
+    let loaded = semantic_records(&gateway, "model");
+    assert_eq!(loaded[0]["instructions"], "portable", "{loaded:?}");
+    let (_, effective) = gateway.api("GET", "/api/v1/config", "");
+    assert_eq!(effective["search"]["ranking"], "hybrid", "{effective}");
+    assert_eq!(
+        effective["search"]["instructions"], "portable",
+        "{effective}"
+    );
     let request = r#"{"query": "what does the clock say right now"}"#;
     let search = gateway.client("legacy", "call", &["tool_search", request]);
     assert_eq!(first_match(&search), "time__get_current_time", "{search}");
