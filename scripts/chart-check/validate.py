@@ -100,10 +100,25 @@ def check_probes(where, deployment, failures):
             failures.add(where, f"{probe} does not send Host: localhost")
 
 
+def check_api_key(where, case_documents, failures):
+    """A given admin key is the one a ServiceMonitor presents when it names none of its own."""
+    deployment = by_kind(case_documents, "Deployment")[0]
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    given = env.get("MCPLEX_API_KEY", {}).get("valueFrom", {}).get("secretKeyRef")
+    for monitor in [d for d in case_documents if d.get("kind") == "ServiceMonitor"]:
+        for endpoint in monitor["spec"]["endpoints"]:
+            presented = endpoint.get("authorization", {}).get("credentials")
+            if given and presented is None:
+                failures.add(where, "the ServiceMonitor presents no key where one is given")
+
+
 def check_replicas(where, case_documents, failures):
     deployment = by_kind(case_documents, "Deployment")[0]
     env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     postgres = "MCPLEX_STORE" in env
+    for secret in ("MCPLEX_API_KEY", "MCPLEX_TOKEN_KEY"):
+        if secret in env and ("valueFrom" not in env[secret] or "value" in env[secret]):
+            failures.add(where, f"{secret} is not taken from a Secret")
     autoscalers = by_kind(case_documents, "HorizontalPodAutoscaler")
     budgets = by_kind(case_documents, "PodDisruptionBudget")
     if postgres:
@@ -249,6 +264,7 @@ def main():
             check_security(case, deployment, failures)
             check_probes(case, deployment, failures)
         store, replicas, autoscalers, budgets = check_replicas(case, documents, failures)
+        check_api_key(case, documents, failures)
         config_text = check_config(case, documents, failures)
         check_config_read(case, documents, failures)
         traces = check_traces(case, documents, failures)

@@ -126,10 +126,77 @@ impl Store {
     /// dashboard session opened with it, stop working.
     pub fn rotate_admin_key(&self) -> Result<String, StateError> {
         let key = fresh_key()?;
-        if let Location::Directory(dir) = self.location() {
-            crate::dir::replace_api_key(dir, &key)?;
+        self.install_admin_key(&key)?;
+        Ok(key)
+    }
+
+    /// Takes `key`, which the operator gives (`MCPLEX_API_KEY` when a gateway starts), as the
+    /// store's admin key, kept as a key it made is (the data directory's file, a PostgreSQL
+    /// store's verifier) and never shown. A store that holds another key has it replaced, as a
+    /// rotation does: the key given is the one the operator declares.
+    pub fn give_admin_key(&self, key: &str) -> Result<(AdminKey, GivenKey), StateError> {
+        let verifier = self.token_mac(key);
+        // The verifier of the key the store holds, and whether a key in clear (an earlier
+        // release's) is to go whatever the key given is.
+        let (held, clear) = match self.location() {
+            Location::Directory(dir) => {
+                let held = dir
+                    .join(crate::API_KEY_FILE)
+                    .exists()
+                    .then(|| crate::dir::api_key(dir).map(|held| self.token_mac(&held)))
+                    .transpose()?;
+                (held, false)
+            }
+            Location::Postgres(_) => {
+                let rows = self.admin_key_rows()?;
+                (rows.verifier, rows.clear)
+            }
+        };
+        let given = match held {
+            Some(held) if crate::secret::same_text(&held, &verifier) => GivenKey::Same,
+            Some(_) => GivenKey::Replaced,
+            None if clear => GivenKey::Replaced,
+            None => GivenKey::First,
+        };
+        if given != GivenKey::Same || clear {
+            self.install_admin_key(key)?;
         }
-        let verifier = self.token_mac(&key);
+        let key = AdminKey {
+            verifier,
+            created: None,
+        };
+        Ok((key, given))
+    }
+
+    /// What a PostgreSQL store's `meta` holds of the admin key.
+    fn admin_key_rows(&self) -> Result<HeldRows, StateError> {
+        self.db.transaction(Mode::Read, |tx| {
+            let verifier = tx
+                .query_first(
+                    "SELECT value FROM meta WHERE key = ?1",
+                    &[Param::Text(VERIFIER_ROW)],
+                )?
+                .map(|row| row.bytes(0))
+                .transpose()?
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+            let clear = tx
+                .query_first(
+                    "SELECT 1 FROM meta WHERE key = ?1",
+                    &[Param::Text(CLEAR_ROW)],
+                )?
+                .is_some();
+            Ok(HeldRows { verifier, clear })
+        })
+    }
+
+    /// Makes `key` the store's admin key: its file (a data directory) or its verifier (a
+    /// PostgreSQL store, any key in clear dropped), and the control plane moved so that every
+    /// gateway of the store takes it.
+    fn install_admin_key(&self, key: &str) -> Result<(), StateError> {
+        if let Location::Directory(dir) = self.location() {
+            crate::dir::replace_api_key(dir, key)?;
+        }
+        let verifier = self.token_mac(key);
         let postgres = matches!(self.location(), Location::Postgres(_));
         self.db.transaction(Mode::Write, |tx| {
             if postgres {
@@ -143,7 +210,24 @@ impl Store {
                 )?;
             }
             crate::control::bump_generation(tx)
-        })?;
-        Ok(key)
+        })
     }
+}
+
+/// How a store took the admin key an operator gave ([`Store::give_admin_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GivenKey {
+    /// The store had no key: the one given is its first.
+    First,
+    /// The store's key was already the one given.
+    Same,
+    /// The store held another key, which stopped working on every gateway of the store, and
+    /// every dashboard session opened with it.
+    Replaced,
+}
+
+/// A PostgreSQL store's admin key rows: the verifier, and whether a key in clear is there.
+struct HeldRows {
+    verifier: Option<String>,
+    clear: bool,
 }

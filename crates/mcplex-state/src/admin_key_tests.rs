@@ -1,7 +1,7 @@
 //! The admin API key in the store: never in a PostgreSQL database, rotated everywhere at once.
 
-use crate::Location;
 use crate::tests::places;
+use crate::{GivenKey, Location};
 
 /// A PostgreSQL store holds no API key, only its verifier: the key is shown once, when it is
 /// created or rotated, and a key an earlier release stored in clear becomes a verifier.
@@ -56,6 +56,62 @@ fn the_api_key_is_never_in_the_database() {
                 .query("SELECT 1 FROM meta WHERE key = 'api_key'", &[])
                 .expect("meta");
             assert!(clear.is_empty(), "the clear key is gone");
+        }
+    }
+}
+
+/// A key the operator gives becomes the store's key, kept as a key the store made is (the
+/// data directory's file, a PostgreSQL store's verifier, never the key), and replaces another.
+#[test]
+fn a_given_key_is_the_stores_key_and_replaces_another() {
+    for place in places("given_api_key") {
+        let (store, _) = place.open();
+        let given = "mcplex_given_0123456789abcdef0123456789abcdef";
+        let (first, taken) = store.give_admin_key(given).expect("given");
+        assert_eq!((taken, first.created.clone()), (GivenKey::First, None));
+        assert!(store.is_admin_key(given, &first.verifier));
+        assert_eq!(
+            store.current_admin_verifier().expect("verifier"),
+            Some(first.verifier.clone())
+        );
+        let (again, taken) = store.give_admin_key(given).expect("given again");
+        assert_eq!((taken, again.verifier), (GivenKey::Same, first.verifier));
+        let generation = store.generation().expect("generation");
+        let (_, taken) = store.give_admin_key(given).expect("given again");
+        assert_eq!(taken, GivenKey::Same);
+        assert_eq!(
+            store.generation().expect("generation"),
+            generation,
+            "the same key moves nothing"
+        );
+
+        // Another key (a Secret changed, or a rotation by hand): the given one wins.
+        let rotated = store.rotate_admin_key().expect("rotate");
+        let (now, taken) = store.give_admin_key(given).expect("given after a rotation");
+        assert_eq!(taken, GivenKey::Replaced);
+        assert!(
+            !store.is_admin_key(&rotated, &now.verifier),
+            "the rotated key stops"
+        );
+        assert!(store.is_admin_key(given, &now.verifier));
+        assert!(
+            store.generation().expect("generation") > generation,
+            "the gateways of the store are told"
+        );
+        assert_eq!(store.admin_key().expect("api key").verifier, now.verifier);
+        match &place.location {
+            Location::Directory(_) => assert_eq!(
+                store.known_admin_key().expect("file").as_deref(),
+                Some(given),
+                "the CLI finds the key where it always does"
+            ),
+            Location::Postgres(url) => {
+                let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connect");
+                for row in client.query("SELECT value FROM meta", &[]).expect("meta") {
+                    let value: Vec<u8> = row.get(0);
+                    assert!(!String::from_utf8_lossy(&value).contains(given));
+                }
+            }
         }
     }
 }

@@ -38,7 +38,7 @@ mod usage;
 
 pub use activity::{Activity, ActivityCount, ActivityQuery, ExportCursor};
 pub use added_servers::AddedServerRow;
-pub use admin_key::AdminKey;
+pub use admin_key::{AdminKey, GivenKey};
 pub use caller_logins::CallerLoginRow;
 pub use control::{ChangeSignal, INSTANCE_STALE_AFTER_SECS, Instance};
 pub use dir::{API_KEY_FILE, DATABASE_FILE, TOKEN_KEY_FILE, api_key, default_data_dir};

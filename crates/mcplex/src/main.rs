@@ -19,6 +19,7 @@ mod commands;
 mod config_view;
 mod connect;
 mod demo;
+mod given_api_key;
 mod isolation;
 mod load;
 mod logging;

@@ -1,7 +1,8 @@
 //! The environment a stdio upstream starts with. Not the gateway's: an upstream (a quarantined,
 //! unreviewed one too) must not see the gateway's cloud credentials, tokens or `MCPLEX_*`
 //! settings. It gets the small allow-list below, what its server's `inherit_env` adds, and its
-//! own configured `env` on top.
+//! own configured `env` on top. The gateway's own variables (`MCPLEX_*`: its admin key, token
+//! key and store URL among them) are never inherited, whatever `inherit_env` says.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -47,6 +48,11 @@ pub(crate) const ALLOWED: &[&str] = &[
     "NODE_EXTRA_CA_CERTS",
 ];
 
+/// The prefix of the gateway's own variables, which no child inherits: they hold its secrets
+/// (`MCPLEX_API_KEY`, `MCPLEX_TOKEN_KEY`, `MCPLEX_STORE` with its password) and its settings,
+/// which would also steer an mcplex started as a server. A server's own `env` may set one.
+const GATEWAYS_OWN: &str = "MCPLEX_";
+
 /// The variables of `gateway` (the gateway's environment) that a child with `inherit` gets.
 /// The server's own `env` is not included: the caller sets it on top.
 pub(crate) fn inherited(
@@ -59,6 +65,9 @@ pub(crate) fn inherited(
             let Some(name) = name.to_str() else {
                 return false;
             };
+            if name.starts_with(GATEWAYS_OWN) {
+                return false;
+            }
             match inherit {
                 InheritEnv::All => true,
                 InheritEnv::AllowList(extra) => {
@@ -91,6 +100,11 @@ mod tests {
             ("AWS_SECRET_ACCESS_KEY", "secret"),
             ("AWS_REGION", "eu"),
             ("MCPLEX_LOG", "debug"),
+            (
+                "MCPLEX_API_KEY",
+                "mcplex_admin_0123456789abcdef0123456789abcdef",
+            ),
+            ("MCPLEX_STORE", "postgres://mcplex:password@db/mcplex"),
             ("GITHUB_TOKEN", "ghp"),
             ("HTTPS_PROXY", "http://u:p@proxy"),
         ]
@@ -117,9 +131,34 @@ mod tests {
             names(&env),
             ["AWS_REGION", "HOME", "HTTPS_PROXY", "LC_ALL", "PATH"]
         );
+        let everything = inherited(gateway(), &InheritEnv::All);
         assert_eq!(
-            inherited(gateway(), &InheritEnv::All).len(),
-            gateway().len()
+            names(&everything),
+            [
+                "AWS_REGION",
+                "AWS_SECRET_ACCESS_KEY",
+                "GITHUB_TOKEN",
+                "HOME",
+                "HTTPS_PROXY",
+                "LC_ALL",
+                "PATH"
+            ]
         );
+    }
+
+    #[test]
+    fn the_gateways_own_variables_are_never_inherited() {
+        for inherit in [
+            InheritEnv::All,
+            InheritEnv::AllowList(vec![Glob::new("MCPLEX_*")]),
+            InheritEnv::AllowList(vec![Glob::new("MCPLEX_API_KEY"), Glob::new("*")]),
+        ] {
+            let env = inherited(gateway(), &inherit);
+            assert!(
+                names(&env).iter().all(|name| !name.starts_with("MCPLEX_")),
+                "{inherit:?}: {:?}",
+                names(&env)
+            );
+        }
     }
 }

@@ -127,9 +127,6 @@ enum Via {
     Store,
 }
 
-/// The admin API key for a CLI on a PostgreSQL store (which keeps only its hash).
-const API_KEY_ENV: &str = "MCPLEX_API_KEY";
-
 fn via() -> Result<Via> {
     match std::env::var("MCPLEX_VIA").ok().as_deref() {
         None | Some("" | "auto") => Ok(Via::Auto),
@@ -156,17 +153,16 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
             // (then the CLI works on the store itself).
             let key = match store.known_admin_key()? {
                 Some(key) => Some(key),
-                None => std::env::var(API_KEY_ENV)
-                    .ok()
-                    .filter(|k| !k.trim().is_empty()),
+                None => crate::given_api_key::given()?,
             };
-            let verifier = key.as_deref().map(|key| store.token_mac(key.trim()));
+            let verifier = key.as_deref().map(|key| store.token_mac(key));
             (store.live_instances()?, key.zip(verifier))
         }
     };
     if via == Via::Api && key.is_none() && matches!(location, Location::Postgres(_)) {
         bail!(
-            "MCPLEX_VIA=api: this store keeps no API key (a PostgreSQL store keeps only its hash): give it in {API_KEY_ENV}"
+            "MCPLEX_VIA=api: this store keeps no API key (a PostgreSQL store keeps only its hash): give it in {}",
+            crate::given_api_key::API_KEY_ENV
         );
     }
     let Some((key, verifier)) = key.filter(|_| via != Via::Store) else {
@@ -542,13 +538,14 @@ pub fn rotate_api_key(args: &ConfigArgs) -> Result<ExitCode> {
     let key = store.rotate_admin_key()?;
     outln!("{key}")?;
     eprintln!(
-        "mcplex: the new API key is above, shown once ({}); the old one and every dashboard session opened with it stop working on every gateway of the store",
+        "mcplex: the new API key is above, shown once ({}); the old one and every dashboard session opened with it stop working on every gateway of the store (a gateway started with {} takes that key back when it starts: change it there instead)",
         match store.location() {
             mcplex_state::Location::Directory(dir) =>
                 format!("also in {}", dir.join(mcplex_state::API_KEY_FILE).display()),
             mcplex_state::Location::Postgres(_) =>
                 "the store keeps only its hash; give it to the CLI in MCPLEX_API_KEY".to_owned(),
-        }
+        },
+        crate::given_api_key::API_KEY_ENV
     );
     Ok(ExitCode::SUCCESS)
 }

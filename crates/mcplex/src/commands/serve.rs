@@ -64,6 +64,11 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             "audit_sink \"stdout\" cannot be used with --stdio: stdout carries the MCP messages; give a file path"
         );
     }
+    // A key the operator gives is checked before anything starts; stdio serving has no API.
+    let given_key = match &listener {
+        Some(_) => crate::given_api_key::given()?,
+        None => None,
+    };
     let started = start(&config, setup.builtin, replica)?;
     // Kept alive for as long as the gateway serves.
     let _reloader = setup
@@ -71,7 +76,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         .and_then(|(path, overrides)| watch_config(path, overrides, &started));
     match listener {
         None => serve_on_stdio(&config, started).await,
-        Some(listener) => serve_on_http(&config, started, listener).await,
+        Some(listener) => serve_on_http(&config, started, listener, given_key).await,
     }
 }
 
@@ -287,6 +292,7 @@ async fn serve_on_http(
     config: &Config,
     started: Started,
     listener: tokio::net::TcpListener,
+    given_key: Option<String>,
 ) -> Result<ExitCode> {
     let Started {
         core,
@@ -301,8 +307,8 @@ async fn serve_on_http(
     cancel_on_signal(shutdown.clone());
     let address = listener.local_addr().context("listener has no address")?;
     let require_auth = require_auth(config, address);
-    let api_key_place = api_key_place(store.location());
-    let admin = store.admin_key()?;
+    let api_key_place = api_key_place(store.location(), given_key.is_some());
+    let admin = admin_key(&store, given_key.as_deref())?;
     if matches!(store.location(), mcplex_state::Location::Postgres(_))
         && std::env::var(mcplex_state::TOKEN_KEY_ENV).is_err()
     {
@@ -486,9 +492,31 @@ async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
     })
 }
 
+/// The store's admin key: the one the operator gives in `MCPLEX_API_KEY`, which the store takes
+/// (in place of another, as a rotation does), or the store's own, made at its first start.
+fn admin_key(store: &Store, given: Option<&str>) -> Result<mcplex_state::AdminKey> {
+    use crate::given_api_key::API_KEY_ENV;
+    use mcplex_state::GivenKey;
+    let Some(given) = given else {
+        return Ok(store.admin_key()?);
+    };
+    let (key, taken) = store.give_admin_key(given)?;
+    match taken {
+        GivenKey::First => {
+            tracing::info!("the store's admin API key is the one {API_KEY_ENV} gives");
+        }
+        GivenKey::Same => {}
+        GivenKey::Replaced => tracing::warn!(
+            "the store held another admin API key: it now takes the one {API_KEY_ENV} gives, and the old key and every dashboard session opened with it stop working on every gateway of the store (give every replica the same key)"
+        ),
+    }
+    Ok(key)
+}
+
 /// Where an operator finds the admin API key.
-fn api_key_place(location: &mcplex_state::Location) -> String {
+fn api_key_place(location: &mcplex_state::Location, given: bool) -> String {
     match location {
+        _ if given => format!("{}, as given", crate::given_api_key::API_KEY_ENV),
         mcplex_state::Location::Directory(dir) => {
             dir.join(mcplex_state::API_KEY_FILE).display().to_string()
         }

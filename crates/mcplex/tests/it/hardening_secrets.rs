@@ -166,7 +166,7 @@ fn an_env_value_an_upstream_prints_on_stdout_is_not_logged() {
 /// `inherit_env` as given and extra variables in the gateway's environment; the report line.
 fn environment_seen(inherit_env: Option<Value>) -> String {
     let script = concat!(
-        r#"echo "seen aws=[$AWS_SECRET_ACCESS_KEY] marker=[$MCPLEX_IT_MARKER] "#,
+        r#"echo "seen aws=[$AWS_SECRET_ACCESS_KEY] marker=[$IT_MARKER] key=[$MCPLEX_API_KEY] "#,
         r#"path=[${PATH:+set}] home=[${HOME:+set}] own=[$OWN]" >&2; "#,
         r#"exec "$0" "$@""#
     );
@@ -185,7 +185,11 @@ fn environment_seen(inherit_env: Option<Value>) -> String {
         &[
             ("MCPLEX_LOG", "info"),
             ("AWS_SECRET_ACCESS_KEY", "aws-from-gateway"),
-            ("MCPLEX_IT_MARKER", "marker-from-gateway"),
+            ("IT_MARKER", "marker-from-gateway"),
+            (
+                "MCPLEX_API_KEY",
+                "mcplex_admin_given_by_the_operator_0123456789",
+            ),
         ],
     );
     assert_eq!(code, 0, "{output}");
@@ -204,12 +208,13 @@ fn assert_seen(seen: &str, expected: &[&str]) {
 
 #[test]
 fn upstreams_get_the_allow_listed_environment_plus_what_inherit_env_adds() {
-    // The server's own env is set (and, being configured, redacted from its stderr).
-    let always = ["path=[set]", "home=[set]", "own=[[redacted]]"];
+    // The server's own env is set (and, being configured, redacted from its stderr); the
+    // gateway's own variables (its admin key here) are never passed, whatever inherit_env says.
+    let always = ["path=[set]", "home=[set]", "own=[[redacted]]", "key=[]"];
     let seen = environment_seen(None);
     assert_seen(&seen, &always);
     assert_seen(&seen, &["aws=[]", "marker=[]"]);
-    let seen = environment_seen(Some(json!(["MCPLEX_IT_*"])));
+    let seen = environment_seen(Some(json!(["IT_*", "MCPLEX_*"])));
     assert_seen(&seen, &always);
     assert_seen(&seen, &["aws=[]", "marker=[marker-from-gateway]"]);
     let seen = environment_seen(Some(json!(true)));

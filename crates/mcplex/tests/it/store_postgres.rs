@@ -375,3 +375,89 @@ fn a_server_added_through_one_replica_on_postgresql_runs_on_the_other() {
         || extra(&first).is_none().then_some(()),
     );
 }
+
+/// An operator gives the store's admin key in `MCPLEX_API_KEY` (the chart takes it from a
+/// Secret): nothing prints a key, every replica takes it, a replica given another key replaces
+/// it on every gateway of the store, no output ever holds either key, and a key too short
+/// stops the start before any upstream starts, without being shown.
+#[test]
+fn an_admin_key_given_in_the_environment_is_the_stores_on_every_replica() {
+    let Some(store) = postgres_database("mcplex_it_given_key") else {
+        return;
+    };
+    let config = json!({"mcpServers": {"a": fixture_server("a", &[])}});
+    let start = |key: &str| {
+        let gateway = Gateway::start_with_env(
+            config.clone(),
+            &["--store", &store],
+            &[("MCPLEX_API_KEY", key)],
+        );
+        gateway.wait_ready();
+        gateway
+    };
+    let given = "mcplex_given_0123456789abcdef0123456789abcdef";
+    let first = start(given);
+    let second = start(given);
+    for gateway in [&first, &second] {
+        assert_eq!(printed_key(gateway), None, "{:?}", gateway.stdout());
+        let (status, answer) = gateway.api_as(given, "GET", "/api/v1/tokens", "");
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(
+            gateway
+                .api_as("mcplex_admin_guess", "GET", "/api/v1/tokens", "")
+                .0,
+            401
+        );
+    }
+
+    // A replica given another key: the store takes it, and the running gateways follow.
+    let other = "mcplex_other_fedcba9876543210fedcba9876543210";
+    let third = start(other);
+    eventually(
+        "the first gateway takes the key the third was given",
+        Duration::from_secs(10),
+        || (first.api_as(other, "GET", "/api/v1/tokens", "").0 == 200).then_some(()),
+    );
+    assert_eq!(first.api_as(given, "GET", "/api/v1/tokens", "").0, 401);
+    assert!(
+        third.log().contains("the store held another admin API key"),
+        "{}",
+        third.log()
+    );
+    for gateway in [&first, &second, &third] {
+        let said = format!("{}{}", gateway.log(), gateway.stdout().join("\n"));
+        assert!(
+            !said.contains(given) && !said.contains(other),
+            "a key in the output: {said}"
+        );
+    }
+
+    // Too short: the start stops, before any upstream, and says so without the value.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("started");
+    let servers = json!({"mcpServers": {"a": marked_fixture_server("a", &marker)}});
+    let file = dir.path().join("config.json");
+    std::fs::write(&file, servers.to_string()).expect("config");
+    let output = Command::new(&tools().mcplex)
+        .args([
+            "serve",
+            "--config",
+            &file.display().to_string(),
+            "--store",
+            &store,
+        ])
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .env("MCPLEX_API_KEY", "short-key-4f2a")
+        .output()
+        .expect("run mcplex");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "a failed command: {stderr}");
+    assert!(
+        stderr.contains("MCPLEX_API_KEY is 14 characters long: an admin key needs at least 32"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("short-key-4f2a"), "{stderr}");
+    assert!(!marker.exists(), "no upstream was started: {stderr}");
+}

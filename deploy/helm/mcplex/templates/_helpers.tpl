@@ -60,8 +60,8 @@ it on another node nor share it safely, so more than one replica needs PostgreSQ
 {{- fail "store.backend postgres needs tokenKey.secret.name: every replica must seal OAuth logins with the same key (kubectl create secret generic mcplex-token-key --from-literal=MCPLEX_TOKEN_KEY=$(openssl rand -hex 32))" }}
 {{- end }}
 {{- end }}
-{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.serviceMonitor.apiKeySecret.name) (ne (toString (index .Values.config "require_auth")) "false") }}
-{{- fail "metrics.serviceMonitor.enabled needs metrics.serviceMonitor.apiKeySecret.name: /metrics takes the admin API key where the gateway requires authentication (see the chart's README for making that Secret)" }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not (or .Values.metrics.serviceMonitor.apiKeySecret.name .Values.apiKey.secret.name)) (ne (toString (index .Values.config "require_auth")) "false") }}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.serviceMonitor.apiKeySecret.name or apiKey.secret.name: /metrics takes the admin API key where the gateway requires authentication (see the chart's README for that Secret)" }}
 {{- end }}
 {{- if and .Values.autoscaling.enabled (not (dig "requests" "cpu" "" (.Values.resources | default dict))) }}
 {{- fail "autoscaling.enabled needs resources.requests.cpu: the HPA scales on CPU use relative to the request" }}
