@@ -3,7 +3,8 @@
 //! call has ended).
 //!
 //! Events are numbered 1, 2, … per session; the last [`CACHED`] (at most [`CACHED_BYTES`]) are
-//! kept, so that a client
+//! kept, their first [`CACHED_FREE`] bytes for certain and the rest while the session's caller's
+//! share of the gateway's kept budget has room, so that a client
 //! that reconnects with `Last-Event-ID: n` gets the ones after `n`, and messages sent while no
 //! GET stream is open reach the next one. A client may hold several GET streams (one per tab, a
 //! reconnect before the old one is seen to close): each message goes to the newest that is still
@@ -12,18 +13,24 @@
 //! [`GETS`] are kept; opening one more ends the oldest.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::event_id::EventId;
-use crate::kept_events::KeptEvents;
+use crate::kept_events::{KeptBudget, KeptEvents};
 
 /// Events kept for resumption, and their bytes: a client let go for reading too slowly resumes
 /// seconds later, and a burst of log messages meanwhile must not push out what it missed.
 const CACHED: usize = 256;
 const CACHED_BYTES: usize = 1 << 20;
+/// The cache's bytes that draw on no budget: while no GET stream is open the cache is how
+/// messages reach the next one, so what other sessions keep must never take all of it. The
+/// rest of [`CACHED_BYTES`] draws on the session's budget, so that the caches of many sessions
+/// add up to what the gateway allows, not to 1 MiB each.
+const CACHED_FREE: usize = 64 << 10;
 /// GET streams a session keeps open.
 const GETS: usize = 32;
 /// Events that may wait for one GET stream's client.
@@ -45,12 +52,10 @@ pub(crate) struct GetStream {
 }
 
 impl Common {
-    /// No event yet. Its cache draws on no budget, only its own caps: while no GET stream is
-    /// open it is how messages reach the next one, so what other sessions keep must never stop
-    /// it keeping them.
-    pub(crate) fn new() -> Common {
+    /// No event yet; past its first [`CACHED_FREE`] bytes its cache draws on `kept`.
+    pub(crate) fn new(kept: Arc<KeptBudget>) -> Common {
         Common {
-            cache: KeptEvents::new(1, CACHED, CACHED_BYTES, None),
+            cache: KeptEvents::new(1, CACHED, CACHED_BYTES, Some(kept)).with_free(CACHED_FREE),
             delivered: 0,
             open: VecDeque::new(),
         }
@@ -122,7 +127,7 @@ mod tests {
 
     #[test]
     fn messages_sent_before_the_first_get_reach_it() {
-        let mut common = Common::new();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         let ended = CancellationToken::new();
         common.send(&changed());
         common.send(&changed());
@@ -140,7 +145,7 @@ mod tests {
 
     #[test]
     fn the_newest_get_takes_messages_and_an_older_one_takes_over_when_it_closes() {
-        let mut common = Common::new();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         let ended = CancellationToken::new();
         let mut older = common.open(None, &ended);
         let newer = common.open(None, &ended);
@@ -160,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_get_whose_client_stops_reading_is_ended_and_the_cache_keeps_what_it_missed() {
-        let mut common = Common::new();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         let ended = CancellationToken::new();
         let mut stalled = common.open(None, &ended);
         for _ in 0..QUEUE + 1 {
@@ -178,7 +183,7 @@ mod tests {
 
     #[test]
     fn the_cache_keeps_the_newest_events_within_its_count_and_bytes() {
-        let mut common = Common::new();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         for _ in 0..CACHED + 10 {
             common.send(&changed());
         }
@@ -201,8 +206,36 @@ mod tests {
     }
 
     #[test]
+    fn the_caches_of_many_sessions_draw_on_one_budget_past_their_free_bytes() {
+        let budget = KeptBudget::new(100 << 10);
+        let message = format!(
+            r#"{{"jsonrpc":"2.0","method":"x","params":"{}"}}"#,
+            "y".repeat(10_000)
+        );
+        let mut sessions: Vec<Common> = (0..4).map(|_| Common::new(budget.clone())).collect();
+        for common in &mut sessions {
+            for _ in 0..40 {
+                common.send(message.as_bytes());
+            }
+        }
+        let kept: usize = sessions.iter().map(|common| common.cache.bytes()).sum();
+        assert!(kept <= 4 * CACHED_FREE + (100 << 10), "{kept} bytes kept");
+        assert!(budget.used() <= 100 << 10);
+        for common in &mut sessions {
+            assert!(
+                common.cache.bytes() > CACHED_FREE - message.len() - 100,
+                "each keeps its free bytes, the last one too"
+            );
+            let resumed = common.open(Some(0), &CancellationToken::new());
+            assert!(text(&resumed.first).contains("\nid: 40\n"), "the newest");
+        }
+        drop(sessions);
+        assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
     fn a_message_too_large_to_keep_loses_no_other() {
-        let mut common = Common::new();
+        let mut common = Common::new(KeptBudget::new(usize::MAX));
         let ended = CancellationToken::new();
         common.send(&changed());
         let large = format!(

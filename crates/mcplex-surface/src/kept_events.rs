@@ -1,8 +1,9 @@
 //! Events kept for `Last-Event-ID`: the newest of a numbered sequence, capped by count and by
 //! bytes, the oldest forgotten first. A session's GET stream keeps its events in one, and so does
-//! each answer stream. An answer stream's log also draws on a [`KeptBudget`] (its caller's
-//! share of the gateway's), so that what the sessions keep together is bounded, however many
-//! there are.
+//! each answer stream. Each also draws on a [`KeptBudget`] (its caller's share of the
+//! gateway's), so that what the sessions keep together is bounded, however many there are; a
+//! log may keep its first bytes free of it ([`KeptEvents::with_free`]), a floor that what other
+//! logs keep can never take.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -77,6 +78,8 @@ pub(crate) struct KeptEvents {
     max_events: usize,
     max_bytes: usize,
     budget: Option<Arc<KeptBudget>>,
+    /// The bytes kept without drawing on `budget`: those of `events` past them are taken from it.
+    free: usize,
 }
 
 impl KeptEvents {
@@ -95,7 +98,21 @@ impl KeptEvents {
             max_events,
             max_bytes,
             budget,
+            free: 0,
         }
+    }
+
+    /// The same log keeping its first `free` bytes without drawing on its budget: a floor that
+    /// what other logs keep can never take.
+    pub(crate) fn with_free(mut self, free: usize) -> KeptEvents {
+        debug_assert!(self.events.is_empty(), "set before anything is kept");
+        self.free = free;
+        self
+    }
+
+    /// What `bytes` kept draw on the budget.
+    fn drawn(&self, bytes: usize) -> usize {
+        bytes.saturating_sub(self.free)
     }
 
     /// The number the next event pushed gets (its id is written into it before it is pushed).
@@ -117,7 +134,11 @@ impl KeptEvents {
         while self.events.len() >= self.max_events || self.bytes + len > self.max_bytes {
             self.forget_oldest();
         }
-        while !self.budget.as_ref().is_none_or(|budget| budget.take(len)) {
+        loop {
+            let drawn = self.drawn(self.bytes + len) - self.drawn(self.bytes);
+            if drawn == 0 || self.budget.as_ref().is_none_or(|budget| budget.take(drawn)) {
+                break;
+            }
             if self.events.is_empty() {
                 return;
             }
@@ -129,9 +150,10 @@ impl KeptEvents {
 
     fn forget_oldest(&mut self) {
         if let Some((_, oldest)) = self.events.pop_front() {
+            let drawn = self.drawn(self.bytes);
             self.bytes -= oldest.len();
             if let Some(budget) = &self.budget {
-                budget.give(oldest.len());
+                budget.give(drawn - self.drawn(self.bytes));
             }
         }
     }
@@ -157,7 +179,7 @@ impl KeptEvents {
 impl Drop for KeptEvents {
     fn drop(&mut self) {
         if let Some(budget) = &self.budget {
-            budget.give(self.bytes);
+            budget.give(self.drawn(self.bytes));
         }
     }
 }
@@ -233,6 +255,47 @@ mod tests {
             "numbered on past what was not kept"
         );
         assert_eq!(budget.used(), 3);
+    }
+
+    #[test]
+    fn the_free_bytes_draw_on_no_budget_and_stay_when_it_is_spent() {
+        let budget = KeptBudget::new(6);
+        let mut floored = KeptEvents::new(1, 100, 100, Some(budget.clone())).with_free(4);
+        floored.push(Bytes::from("aaa"));
+        assert_eq!(budget.used(), 0, "within its free bytes");
+        floored.push(Bytes::from("bbb"));
+        assert_eq!(budget.used(), 2, "only what passes them draws");
+        let mut greedy = KeptEvents::new(1, 100, 100, Some(budget.clone()));
+        greedy.push(Bytes::from("cccc"));
+        assert_eq!(budget.used(), 6, "the budget is spent");
+        floored.push(Bytes::from("dd"));
+        assert_eq!(
+            numbers(&floored, 0),
+            ["bbb", "dd"],
+            "its oldest went to make room"
+        );
+        assert_eq!(budget.used(), 5);
+        floored.push(Bytes::from("eeeeeee"));
+        assert!(
+            numbers(&floored, 0).is_empty(),
+            "past its free bytes by more than the budget has: not kept, its older ones gone in vain"
+        );
+        assert_eq!(budget.used(), 4, "what it drew went back");
+        greedy.push(Bytes::from("gg"));
+        assert_eq!(budget.used(), 6, "the budget is spent again");
+        floored.push(Bytes::from("ff"));
+        floored.push(Bytes::from("hh"));
+        assert_eq!(
+            numbers(&floored, 0),
+            ["ff", "hh"],
+            "its free bytes keep its newest whatever the others keep"
+        );
+        assert_eq!(budget.used(), 6);
+        drop(greedy);
+        floored.push(Bytes::from("ii"));
+        assert_eq!(budget.used(), 2);
+        drop(floored);
+        assert_eq!(budget.used(), 0, "a log let go gives back what it drew");
     }
 
     #[test]

@@ -57,8 +57,8 @@ pub(crate) struct State {
     common: Common,
     /// The events of the answer streams that went out as streams, for `Last-Event-ID`.
     answers: HashMap<u64, Replay>,
-    /// What the session's answer streams keep draws on: its caller's share of the gateway's
-    /// budget (the GET stream's cache has none).
+    /// What the session's answer streams keep draws on, and its GET stream's cache past its
+    /// free bytes: its caller's share of the gateway's budget.
     kept: Arc<KeptBudget>,
 }
 
@@ -69,7 +69,7 @@ impl State {
             last_used: Instant::now(),
             requests: HashMap::new(),
             next_stream: 0,
-            common: Common::new(),
+            common: Common::new(kept.clone()),
             answers: HashMap::new(),
             kept,
         }

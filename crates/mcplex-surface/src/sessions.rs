@@ -18,11 +18,12 @@ use crate::kept_events::KeptBudget;
 use crate::session::Session;
 use crate::session_owners::{Owner, Owners, Reservation};
 
-/// The bytes all sessions' answer streams together keep for `Last-Event-ID`: each session's own
-/// caps (2 MiB kept after its answers, 1 MiB for each of up to 64 answers being written) would
-/// otherwise add up with `max_sessions`. A stream past it is still delivered, but cannot be
-/// resumed until some is let go. (A GET stream's cache, how messages reach a client with no GET
-/// stream open, keeps its own 1 MiB.)
+/// The bytes all sessions' answer streams and GET stream caches together keep for
+/// `Last-Event-ID`: each session's own caps (2 MiB kept after its answers, 1 MiB for each of up
+/// to 64 answers being written, 1 MiB of GET stream cache) would otherwise add up with
+/// `max_sessions`. A stream past it is still delivered, but cannot be resumed until some is let
+/// go. Only each GET stream cache's first 64 KiB are outside it (how messages reach a client with
+/// no GET stream open): 62.5 MiB more at the default 1,000 sessions.
 const KEPT_BYTES: usize = 256 << 20;
 /// The least share of [`KEPT_BYTES`] one credential's sessions keep within: what one session
 /// may keep after its answers, and a few answers being written.
