@@ -101,24 +101,43 @@ def check_probes(where, deployment, failures):
 
 
 def check_api_key(where, case_documents, failures):
-    """A given admin key is the one a ServiceMonitor presents when it names none of its own."""
+    """A given admin key reaches the gateway as a file from its Secret (never a variable, which
+    stdio servers could be given), and is the one a ServiceMonitor presents."""
     deployment = by_kind(case_documents, "Deployment")[0]
-    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
-    given = env.get("MCPLEX_API_KEY", {}).get("valueFrom", {}).get("secretKeyRef")
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    env = {e["name"]: e for e in container["env"]}
+    if "MCPLEX_API_KEY" in env:
+        failures.add(where, "the admin API key is given in a variable")
+    file = env.get("MCPLEX_API_KEY_FILE", {}).get("value")
+    if file is None:
+        return
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    directory, _, name = file.rpartition("/")
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    secret = volumes.get(mounts.get(directory), {}).get("secret")
+    if secret is None:
+        failures.add(where, f"MCPLEX_API_KEY_FILE {file} is not in a mounted Secret")
+        return
+    items = {item["path"]: item["key"] for item in secret.get("items", [])}
+    if name not in items:
+        failures.add(where, f"the Secret {secret['secretName']} mounts no {name}")
+        return
+    given = {"name": secret["secretName"], "key": items[name]}
     for monitor in [d for d in case_documents if d.get("kind") == "ServiceMonitor"]:
         for endpoint in monitor["spec"]["endpoints"]:
             presented = endpoint.get("authorization", {}).get("credentials")
-            if given and presented is None:
-                failures.add(where, "the ServiceMonitor presents no key where one is given")
+            if presented != given:
+                failures.add(where, f"the ServiceMonitor presents {presented}, not the key given ({given})")
 
 
 def check_replicas(where, case_documents, failures):
     deployment = by_kind(case_documents, "Deployment")[0]
     env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     postgres = "MCPLEX_STORE" in env
-    for secret in ("MCPLEX_API_KEY", "MCPLEX_TOKEN_KEY"):
-        if secret in env and ("valueFrom" not in env[secret] or "value" in env[secret]):
-            failures.add(where, f"{secret} is not taken from a Secret")
+    token_key = env.get("MCPLEX_TOKEN_KEY")
+    if token_key is not None and ("valueFrom" not in token_key or "value" in token_key):
+        failures.add(where, "MCPLEX_TOKEN_KEY is not taken from a Secret")
     autoscalers = by_kind(case_documents, "HorizontalPodAutoscaler")
     budgets = by_kind(case_documents, "PodDisruptionBudget")
     if postgres:

@@ -92,7 +92,8 @@ fn choose(detected: Isa, value: Option<std::ffi::OsString>) -> Result<Isa, CapEr
 }
 
 /// The tier chosen, or the portable one when the cap cannot be read: a model never loads then
-/// (loading reads [`isa`] first), so this serves only kernels' own tests and callers.
+/// (loading refuses it once a directory's files are read and checked, so that their errors
+/// are said too), so this serves only kernels' own tests and a refused load's last step.
 fn chosen() -> Isa {
     isa().unwrap_or(Isa::Portable)
 }

@@ -111,7 +111,52 @@ fn a_given_key_is_the_stores_key_and_replaces_another() {
                     let value: Vec<u8> = row.get(0);
                     assert!(!String::from_utf8_lossy(&value).contains(given));
                 }
+                // A key in clear an earlier release left goes, even beside the given key.
+                client
+                    .batch_execute(
+                        "INSERT INTO meta (key, value) VALUES ('api_key', 'mcplex_admin_old'::bytea)",
+                    )
+                    .expect("an earlier release's row");
+                let (_, taken) = store.give_admin_key(given).expect("given");
+                assert_eq!(taken, GivenKey::Same);
+                let clear = client
+                    .query("SELECT 1 FROM meta WHERE key = 'api_key'", &[])
+                    .expect("meta");
+                assert!(clear.is_empty(), "the clear key is gone");
+                // Only a key in clear: the given one replaces it.
+                client
+                    .batch_execute(
+                        "DELETE FROM meta WHERE key = 'api_key_verifier'; \
+                         INSERT INTO meta (key, value) VALUES ('api_key', 'mcplex_admin_old'::bytea)",
+                    )
+                    .expect("an earlier release's store");
+                let (now, taken) = store.give_admin_key(given).expect("given");
+                assert_eq!(taken, GivenKey::Replaced);
+                assert!(!store.is_admin_key("mcplex_admin_old", &now.verifier));
+                assert_eq!(
+                    store.current_admin_verifier().expect("verifier"),
+                    Some(now.verifier)
+                );
             }
         }
     }
+}
+
+/// A blank `api_key` file is reported, not taken for a key nor replaced behind the operator's
+/// back; a key given replaces it.
+#[test]
+fn a_blank_key_file_is_reported_and_a_given_key_replaces_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (store, _) = crate::Store::open(&data).expect("open");
+    std::fs::write(data.join(crate::API_KEY_FILE), "\n").expect("blank it");
+    let why = store.admin_key().expect_err("a blank file").to_string();
+    assert!(why.contains("the file is blank"), "{why}");
+    let given = "mcplex_given_0123456789abcdef0123456789abcdef";
+    let (_, taken) = store.give_admin_key(given).expect("given");
+    assert_eq!(taken, GivenKey::First);
+    assert_eq!(
+        store.known_admin_key().expect("file").as_deref(),
+        Some(given)
+    );
 }

@@ -106,6 +106,17 @@ pub(crate) fn token_key(dir: &Path) -> Result<String, StateError> {
     created_once(dir, TOKEN_KEY_FILE, &mcplex_trust::hex(&random_bytes(32)?))
 }
 
+/// The admin API key of `dir`, without making one: `None` when it has no `api_key` file or a
+/// blank one.
+pub(crate) fn read_api_key(dir: &Path) -> Result<Option<String>, StateError> {
+    let path = dir.join(API_KEY_FILE);
+    match fs::read_to_string(&path) {
+        Ok(key) => Ok(Some(key.trim().to_owned()).filter(|key| !key.is_empty())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(StateError::Io { path, source }),
+    }
+}
+
 /// Replaces the admin API key of `dir` with `key` (renamed into place: no reader sees a
 /// half-written key).
 pub(crate) fn replace_api_key(dir: &Path, key: &str) -> Result<(), StateError> {
@@ -149,7 +160,13 @@ fn created_once(dir: &Path, name: &str, fresh: &str) -> Result<String, StateErro
     };
     match fs::read_to_string(&path) {
         Ok(key) if !key.trim().is_empty() => return Ok(key.trim().to_owned()),
-        Ok(_) => {}
+        // Someone's doing (a key is always linked in whole, never written in place): said,
+        // not guessed at.
+        Ok(_) => {
+            return Err(io(std::io::Error::other(
+                "the file is blank: remove it, and a new one is made at the next start",
+            )));
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(io(e)),
     }

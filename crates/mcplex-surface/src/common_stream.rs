@@ -3,8 +3,8 @@
 //! call has ended).
 //!
 //! Events are numbered 1, 2, … per session; the last [`CACHED`] (at most [`CACHED_BYTES`]) are
-//! kept, their first [`CACHED_FREE`] bytes for certain and the rest while the session's caller's
-//! share of the gateway's kept budget has room, so that a client
+//! kept, their first [`CACHED_FREE`] bytes for certain and the rest while the budget all
+//! sessions' caches share has room, so that a client
 //! that reconnects with `Last-Event-ID: n` gets the ones after `n`, and messages sent while no
 //! GET stream is open reach the next one. A client may hold several GET streams (one per tab, a
 //! reconnect before the old one is seen to close): each message goes to the newest that is still
@@ -28,8 +28,8 @@ const CACHED: usize = 256;
 const CACHED_BYTES: usize = 1 << 20;
 /// The cache's bytes that draw on no budget: while no GET stream is open the cache is how
 /// messages reach the next one, so what other sessions keep must never take all of it. The
-/// rest of [`CACHED_BYTES`] draws on the session's budget, so that the caches of many sessions
-/// add up to what the gateway allows, not to 1 MiB each.
+/// rest of [`CACHED_BYTES`] draws on the budget all sessions' caches share, so that they add up
+/// to what the gateway allows, not to 1 MiB each.
 const CACHED_FREE: usize = 64 << 10;
 /// GET streams a session keeps open.
 const GETS: usize = 32;

@@ -139,7 +139,10 @@ impl KeptEvents {
             if drawn == 0 || self.budget.as_ref().is_none_or(|budget| budget.take(drawn)) {
                 break;
             }
-            if self.events.is_empty() {
+            // Forgetting helps while it gives back what was drawn, or makes room in the free
+            // bytes for an event that fits them; else what the log keeps free stays.
+            let free_is_all = self.drawn(self.bytes) == 0;
+            if self.events.is_empty() || (free_is_all && len > self.free) {
                 return;
             }
             self.forget_oldest();
@@ -276,24 +279,28 @@ mod tests {
         );
         assert_eq!(budget.used(), 5);
         floored.push(Bytes::from("eeeeeee"));
-        assert!(
-            numbers(&floored, 0).is_empty(),
-            "past its free bytes by more than the budget has: not kept, its older ones gone in vain"
-        );
-        assert_eq!(budget.used(), 4, "what it drew went back");
-        greedy.push(Bytes::from("gg"));
-        assert_eq!(budget.used(), 6, "the budget is spent again");
-        floored.push(Bytes::from("ff"));
-        floored.push(Bytes::from("hh"));
         assert_eq!(
             numbers(&floored, 0),
-            ["ff", "hh"],
-            "its free bytes keep its newest whatever the others keep"
+            ["dd"],
+            "past its free bytes by more than the budget has: not kept; what it drew went to make \
+             room in vain, what it kept free stays"
         );
-        assert_eq!(budget.used(), 6);
+        assert_eq!(budget.used(), 4, "what it drew went back");
+        floored.push(Bytes::from("ee"));
+        assert_eq!(
+            numbers(&floored, 0),
+            ["dd", "ee"],
+            "within its free bytes whatever the budget has"
+        );
+        floored.push(Bytes::from("eee"));
+        assert_eq!(
+            numbers(&floored, 0),
+            ["ee", "eee"],
+            "an event that fits its free bytes makes room there"
+        );
+        assert_eq!(budget.used(), 5);
         drop(greedy);
-        floored.push(Bytes::from("ii"));
-        assert_eq!(budget.used(), 2);
+        assert_eq!(budget.used(), 1);
         drop(floored);
         assert_eq!(budget.used(), 0, "a log let go gives back what it drew");
     }

@@ -57,19 +57,19 @@ pub(crate) struct State {
     common: Common,
     /// The events of the answer streams that went out as streams, for `Last-Event-ID`.
     answers: HashMap<u64, Replay>,
-    /// What the session's answer streams keep draws on, and its GET stream's cache past its
-    /// free bytes: its caller's share of the gateway's budget.
+    /// What the session's answer streams keep draws on: its caller's share of the gateway's
+    /// budget (the GET stream's cache draws on another, past its own bytes).
     kept: Arc<KeptBudget>,
 }
 
 impl State {
-    pub(crate) fn new(kept: Arc<KeptBudget>) -> State {
+    pub(crate) fn new(kept: Arc<KeptBudget>, cached: Arc<KeptBudget>) -> State {
         State {
             streams: 0,
             last_used: Instant::now(),
             requests: HashMap::new(),
             next_stream: 0,
-            common: Common::new(kept.clone()),
+            common: Common::new(cached),
             answers: HashMap::new(),
             kept,
         }
@@ -162,18 +162,19 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 }
 
 impl Session {
-    /// A new session of `id` serving `service`, ending with `ended`, its kept events drawing on
-    /// `kept`.
+    /// A new session of `id` serving `service`, ending with `ended`, what its answer streams
+    /// keep drawing on `kept` and what its GET stream caches (past its own bytes) on `cached`.
     pub(crate) fn start<S>(
         id: Arc<str>,
         service: S,
         ended: CancellationToken,
         kept: Arc<KeptBudget>,
+        cached: Arc<KeptBudget>,
     ) -> Session
     where
         S: rmcp::Service<RoleServer>,
     {
-        let state = Arc::new(Mutex::new(State::new(kept)));
+        let state = Arc::new(Mutex::new(State::new(kept, cached)));
         let (inbound, received) = mpsc::unbounded_channel();
         let transport = SessionTransport {
             state: Arc::downgrade(&state),

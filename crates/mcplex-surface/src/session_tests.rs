@@ -8,7 +8,7 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotific
 async fn progress_goes_to_its_request_and_the_rest_to_the_get_stream() {
     // No room left in the budget the answer streams share: the GET stream's cache is how these
     // messages reach the client, and keeps them all the same.
-    let mut state = State::new(KeptBudget::new(0));
+    let mut state = State::new(KeptBudget::new(0), KeptBudget::new(0));
     let (events, mut received) = mpsc::channel(1);
     let token = ProgressToken(RequestId::Number(9));
     state.requests.insert(
@@ -47,7 +47,13 @@ impl rmcp::ServerHandler for Nothing {}
 
 /// A session serving nothing, its answer streams drawing on `kept`.
 pub(crate) fn session(kept: Arc<KeptBudget>) -> Session {
-    Session::start("s".into(), Nothing, CancellationToken::new(), kept)
+    Session::start(
+        "s".into(),
+        Nothing,
+        CancellationToken::new(),
+        kept,
+        KeptBudget::new(usize::MAX),
+    )
 }
 
 #[tokio::test]

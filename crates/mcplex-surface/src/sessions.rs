@@ -18,13 +18,16 @@ use crate::kept_events::KeptBudget;
 use crate::session::Session;
 use crate::session_owners::{Owner, Owners, Reservation};
 
-/// The bytes all sessions' answer streams and GET stream caches together keep for
-/// `Last-Event-ID`: each session's own caps (2 MiB kept after its answers, 1 MiB for each of up
-/// to 64 answers being written, 1 MiB of GET stream cache) would otherwise add up with
-/// `max_sessions`. A stream past it is still delivered, but cannot be resumed until some is let
-/// go. Only each GET stream cache's first 64 KiB are outside it (how messages reach a client with
-/// no GET stream open): 62.5 MiB more at the default 1,000 sessions.
+/// The bytes all sessions' answer streams together keep for `Last-Event-ID`: each session's own
+/// caps (2 MiB kept after its answers, 1 MiB for each of up to 64 answers being written) would
+/// otherwise add up with `max_sessions`. A stream past it is still delivered, but cannot be
+/// resumed until some is let go.
 const KEPT_BYTES: usize = 256 << 20;
+/// The bytes all sessions' GET stream caches keep together past each one's first 64 KiB (its
+/// own, how messages reach a client with no GET stream open: 62.5 MiB more at the default 1,000
+/// sessions). A budget apart from the answer streams': a GET stream keeps its cache for as long
+/// as it is open, and what it keeps must not take what answer streams keep for resumption.
+const CACHED_KEPT_BYTES: usize = 32 << 20;
 /// The least share of [`KEPT_BYTES`] one credential's sessions keep within: what one session
 /// may keep after its answers, and a few answers being written.
 const KEPT_PER_CALLER_AT_LEAST: usize = 16 << 20;
@@ -45,6 +48,8 @@ pub(crate) struct SessionBook {
     idle: Duration,
     open: AtomicUsize,
     pub(crate) owners: Owners,
+    /// What the GET stream caches of every session keep past their own bytes.
+    cached: Arc<KeptBudget>,
 }
 
 impl SessionBook {
@@ -58,6 +63,7 @@ impl SessionBook {
                 KeptBudget::new(KEPT_BYTES),
                 kept_per_caller(max, max_per_caller),
             ),
+            cached: KeptBudget::new(CACHED_KEPT_BYTES),
         })
     }
 
@@ -160,6 +166,7 @@ impl Sessions {
             service,
             self.shutdown.child_token(),
             place.kept(),
+            self.book.cached.clone(),
         ));
         place.claim(&id);
         self.lock().insert(id, session.clone());

@@ -131,6 +131,11 @@ pub struct ServeArgs {
     /// default 30s).
     #[arg(long, env = "MCPLEX_STARTUP_WAIT")]
     pub startup_wait: Option<String>,
+    /// A file holding the admin API key, which the store takes as its own in place of any
+    /// other (a Kubernetes or Docker secret mounted as a file): at least 32 random characters,
+    /// e.g. `openssl rand -hex 32`. Never shown; hidden from stdio servers.
+    #[arg(long, env = "MCPLEX_API_KEY_FILE")]
+    pub api_key_file: Option<PathBuf>,
     /// Serve one client on stdin/stdout instead of HTTP.
     #[arg(long)]
     pub stdio: bool,

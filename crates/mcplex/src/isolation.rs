@@ -1,7 +1,8 @@
 //! What the gateway's stdio servers are isolated from: the binary knows where its own secrets
 //! are (the data directory with the store, the API key and the token key; every config file it
-//! read; PostgreSQL's password file), which daemons' sockets would act for a server outside
-//! its sandbox, and that its own executable is the sandbox helper.
+//! read and the API key file it was given; PostgreSQL's password file), which daemons' sockets
+//! would act for a server outside its sandbox, and that its own executable is the sandbox
+//! helper.
 
 use std::path::PathBuf;
 

@@ -12,12 +12,19 @@ use crate::cli::ConfigArgs;
 /// stdio servers, whose `env` secrets they hold.
 static FILES_READ: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// The config files this process read so far.
+/// The config files this process read so far, and the files of secrets it was given
+/// ([`note_secret_file`]): what the sandbox hides from stdio servers.
 pub fn files_read() -> Vec<PathBuf> {
     FILES_READ
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone()
+}
+
+/// Notes a file holding a secret this process read (the API key file), to be hidden from stdio
+/// servers as the config files are.
+pub fn note_secret_file(path: &std::path::Path) {
+    note_read(path);
 }
 
 fn note_read(path: &std::path::Path) {

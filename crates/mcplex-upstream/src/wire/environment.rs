@@ -48,10 +48,13 @@ pub(crate) const ALLOWED: &[&str] = &[
     "NODE_EXTRA_CA_CERTS",
 ];
 
-/// The prefix of the gateway's own variables, which no child inherits: they hold its secrets
-/// (`MCPLEX_API_KEY`, `MCPLEX_TOKEN_KEY`, `MCPLEX_STORE` with its password) and its settings,
-/// which would also steer an mcplex started as a server. A server's own `env` may set one.
-const GATEWAYS_OWN: &str = "MCPLEX_";
+/// Whether `name` is one of the gateway's own variables, which no child inherits: they hold its
+/// secrets (`MCPLEX_API_KEY`, `MCPLEX_TOKEN_KEY`, `MCPLEX_STORE` with its password) and its
+/// settings, which would also steer an mcplex started as a server. A server's own `env` may set
+/// one.
+pub fn gateways_own(name: &str) -> bool {
+    name.starts_with("MCPLEX_")
+}
 
 /// The variables of `gateway` (the gateway's environment) that a child with `inherit` gets.
 /// The server's own `env` is not included: the caller sets it on top.
@@ -65,7 +68,7 @@ pub(crate) fn inherited(
             let Some(name) = name.to_str() else {
                 return false;
             };
-            if name.starts_with(GATEWAYS_OWN) {
+            if gateways_own(name) {
                 return false;
             }
             match inherit {

@@ -98,14 +98,22 @@ async fn client_credentials(logins: &StoreLogins, server: &ServerConfig) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// Opens `url` with `xdg-open` when the machine has one; the URL is printed either way.
+/// Opens `url` with `xdg-open` when the machine has one; the URL is printed either way. The
+/// browser gets the user's environment without mcplex's own variables (the store's URL with its
+/// password, the keys), as no server does.
 fn open_browser(url: &str) {
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("xdg-open").is_file()));
     if !found {
         return;
     }
-    let _ = std::process::Command::new("xdg-open")
+    let mut command = std::process::Command::new("xdg-open");
+    for (name, _) in std::env::vars_os() {
+        if mcplex_upstream::gateways_own(&name.to_string_lossy()) {
+            command.env_remove(name);
+        }
+    }
+    let _ = command
         .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

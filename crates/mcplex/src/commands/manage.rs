@@ -153,7 +153,9 @@ pub(super) async fn target(args: &ConfigArgs) -> Result<(Config, Target)> {
             // (then the CLI works on the store itself).
             let key = match store.known_admin_key()? {
                 Some(key) => Some(key),
-                None => crate::given_api_key::given()?,
+                // Working on the store itself needs no key: a bad one is not read.
+                None if via == Via::Store => None,
+                None => crate::given_api_key::presented()?,
             };
             let verifier = key.as_deref().map(|key| store.token_mac(key));
             (store.live_instances()?, key.zip(verifier))
@@ -538,14 +540,13 @@ pub fn rotate_api_key(args: &ConfigArgs) -> Result<ExitCode> {
     let key = store.rotate_admin_key()?;
     outln!("{key}")?;
     eprintln!(
-        "mcplex: the new API key is above, shown once ({}); the old one and every dashboard session opened with it stop working on every gateway of the store (a gateway started with {} takes that key back when it starts: change it there instead)",
+        "mcplex: the new API key is above, shown once ({}); the old one and every dashboard session opened with it stop working on every gateway of the store (a gateway started with an API key file takes that file's key back when it starts: change the file instead)",
         match store.location() {
             mcplex_state::Location::Directory(dir) =>
                 format!("also in {}", dir.join(mcplex_state::API_KEY_FILE).display()),
             mcplex_state::Location::Postgres(_) =>
                 "the store keeps only its hash; give it to the CLI in MCPLEX_API_KEY".to_owned(),
-        },
-        crate::given_api_key::API_KEY_ENV
+        }
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -64,10 +64,11 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
             "audit_sink \"stdout\" cannot be used with --stdio: stdout carries the MCP messages; give a file path"
         );
     }
-    // A key the operator gives is checked before anything starts; stdio serving has no API.
-    let given_key = match &listener {
-        Some(_) => crate::given_api_key::given()?,
-        None => None,
+    // A key the operator gives is read and checked before anything starts (and noted for the
+    // sandbox to hide); stdio serving has no API.
+    let given_key = match (&listener, &args.api_key_file) {
+        (Some(_), Some(file)) => Some(crate::given_api_key::from_file(file)?),
+        _ => None,
     };
     let started = start(&config, setup.builtin, replica)?;
     // Kept alive for as long as the gateway serves.
@@ -492,10 +493,9 @@ async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
     })
 }
 
-/// The store's admin key: the one the operator gives in `MCPLEX_API_KEY`, which the store takes
+/// The store's admin key: the one the operator gives in `--api-key-file`, which the store takes
 /// (in place of another, as a rotation does), or the store's own, made at its first start.
 fn admin_key(store: &Store, given: Option<&str>) -> Result<mcplex_state::AdminKey> {
-    use crate::given_api_key::API_KEY_ENV;
     use mcplex_state::GivenKey;
     let Some(given) = given else {
         return Ok(store.admin_key()?);
@@ -503,11 +503,11 @@ fn admin_key(store: &Store, given: Option<&str>) -> Result<mcplex_state::AdminKe
     let (key, taken) = store.give_admin_key(given)?;
     match taken {
         GivenKey::First => {
-            tracing::info!("the store's admin API key is the one {API_KEY_ENV} gives");
+            tracing::info!("the store's admin API key is the one the API key file gives");
         }
         GivenKey::Same => {}
         GivenKey::Replaced => tracing::warn!(
-            "the store held another admin API key: it now takes the one {API_KEY_ENV} gives, and the old key and every dashboard session opened with it stop working on every gateway of the store (give every replica the same key)"
+            "the store held another admin API key: it now takes the one the API key file gives, and the old key and every dashboard session opened with it stop working on every gateway of the store (give every replica the same file)"
         ),
     }
     Ok(key)
@@ -516,7 +516,7 @@ fn admin_key(store: &Store, given: Option<&str>) -> Result<mcplex_state::AdminKe
 /// Where an operator finds the admin API key.
 fn api_key_place(location: &mcplex_state::Location, given: bool) -> String {
     match location {
-        _ if given => format!("{}, as given", crate::given_api_key::API_KEY_ENV),
+        _ if given => "the API key file, as given".to_owned(),
         mcplex_state::Location::Directory(dir) => {
             dir.join(mcplex_state::API_KEY_FILE).display().to_string()
         }

@@ -437,3 +437,38 @@ fn a_gateway_serving_one_client_over_stdio_confines_its_servers_too() {
     );
     assert_eq!(answer["capabilities"], "0000000000000000", "{answer:#}");
 }
+
+/// The API key file a gateway is given (`--api-key-file`, the chart's Secret) is hidden as its
+/// config is: a hostile server cannot read it, an unconfined one can (so the check can fail).
+/// A key exported for the CLI (`MCPLEX_API_KEY`) is only ever presented: the store's key is the
+/// file's, and the exported one opens nothing.
+#[test]
+fn the_api_key_file_is_hidden_from_servers_and_a_key_exported_for_the_cli_replaces_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key_file = dir.path().join("api-key");
+    let given = "mcplex_given_0123456789abcdef0123456789abcdef";
+    std::fs::write(&key_file, format!("{given}\n")).expect("key file");
+    let exported = "mcplex_exported_for_the_cli_0123456789abcdef";
+    let read_the_file = |sandbox: bool| {
+        let mut server = hostile(&[]);
+        server["sandbox"] = json!(sandbox);
+        let gateway = Gateway::start_with_env(
+            json!({"mcpServers": {"hostile": server}}),
+            &["--api-key-file", &key_file.display().to_string()],
+            &[CANARY, ("MCPLEX_API_KEY", exported)],
+        );
+        gateway.wait_ready();
+        assert_eq!(gateway.api_key(), given, "the store took the file's key");
+        let (status, _) = gateway.api_as(exported, "GET", "/api/v1/tokens", "");
+        assert_eq!(status, 401, "the exported key opens nothing");
+        let answer = probe(&gateway, &json!({"read": [key_file.display().to_string()]}));
+        outcomes(&answer, "read")
+            .first()
+            .map(|(_, outcome)| outcome.to_string())
+            .unwrap_or_default()
+    };
+    let confined = read_the_file(true);
+    assert!(confined.starts_with("denied"), "{confined}");
+    let unconfined = read_the_file(false);
+    assert_eq!(unconfined.trim_end(), format!("ok: {given}"));
+}

@@ -376,28 +376,32 @@ fn a_server_added_through_one_replica_on_postgresql_runs_on_the_other() {
     );
 }
 
-/// An operator gives the store's admin key in `MCPLEX_API_KEY` (the chart takes it from a
-/// Secret): nothing prints a key, every replica takes it, a replica given another key replaces
-/// it on every gateway of the store, no output ever holds either key, and a key too short
-/// stops the start before any upstream starts, without being shown.
+/// An operator gives the store's admin key in a file (`--api-key-file`; the chart mounts it
+/// from a Secret): nothing prints a key, every replica takes it, a replica given another key
+/// replaces it on every gateway of the store, no output ever holds either key, and a key too
+/// short stops the start before any upstream starts, without being shown.
 #[test]
-fn an_admin_key_given_in_the_environment_is_the_stores_on_every_replica() {
+fn an_admin_key_given_in_a_file_is_the_stores_on_every_replica() {
     let Some(store) = postgres_database("mcplex_it_given_key") else {
         return;
     };
+    let keys = tempfile::tempdir().expect("tempdir");
+    let key_file = |name: &str, key: &str| {
+        let file = keys.path().join(name);
+        std::fs::write(&file, format!("{key}\n")).expect("key file");
+        file.display().to_string()
+    };
     let config = json!({"mcpServers": {"a": fixture_server("a", &[])}});
-    let start = |key: &str| {
-        let gateway = Gateway::start_with_env(
-            config.clone(),
-            &["--store", &store],
-            &[("MCPLEX_API_KEY", key)],
-        );
+    let start = |file: &str| {
+        let gateway =
+            Gateway::start_with(config.clone(), &["--store", &store, "--api-key-file", file]);
         gateway.wait_ready();
         gateway
     };
     let given = "mcplex_given_0123456789abcdef0123456789abcdef";
-    let first = start(given);
-    let second = start(given);
+    let given_file = key_file("given", given);
+    let first = start(&given_file);
+    let second = start(&given_file);
     for gateway in [&first, &second] {
         assert_eq!(printed_key(gateway), None, "{:?}", gateway.stdout());
         let (status, answer) = gateway.api_as(given, "GET", "/api/v1/tokens", "");
@@ -412,7 +416,7 @@ fn an_admin_key_given_in_the_environment_is_the_stores_on_every_replica() {
 
     // A replica given another key: the store takes it, and the running gateways follow.
     let other = "mcplex_other_fedcba9876543210fedcba9876543210";
-    let third = start(other);
+    let third = start(&key_file("other", other));
     eventually(
         "the first gateway takes the key the third was given",
         Duration::from_secs(10),
@@ -438,6 +442,7 @@ fn an_admin_key_given_in_the_environment_is_the_stores_on_every_replica() {
     let servers = json!({"mcpServers": {"a": marked_fixture_server("a", &marker)}});
     let file = dir.path().join("config.json");
     std::fs::write(&file, servers.to_string()).expect("config");
+    let short = key_file("short", "short-key-4f2a");
     let output = Command::new(&tools().mcplex)
         .args([
             "serve",
@@ -449,13 +454,15 @@ fn an_admin_key_given_in_the_environment_is_the_stores_on_every_replica() {
         .args(["--listen", &format!("127.0.0.1:{}", free_port())])
         .arg("--data-dir")
         .arg(dir.path().join("data"))
-        .env("MCPLEX_API_KEY", "short-key-4f2a")
+        .env("MCPLEX_API_KEY_FILE", &short)
         .output()
         .expect("run mcplex");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "a failed command: {stderr}");
     assert!(
-        stderr.contains("MCPLEX_API_KEY is 14 characters long: an admin key needs at least 32"),
+        stderr.contains(&format!(
+            "the API key in {short} is 14 characters long: an admin key needs at least 32"
+        )),
         "{stderr}"
     );
     assert!(!stderr.contains("short-key-4f2a"), "{stderr}");
