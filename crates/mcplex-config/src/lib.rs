@@ -40,7 +40,7 @@ pub use model::{
     AuditSettings, AuditSink, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT,
     DEFAULT_LISTEN, DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv,
     Lifecycle, Overrides, RoutingMode, SearchModel, ServerConfig, ServerOrigin, StoreUrl,
-    ToolResponseMode, Transport,
+    ToolResponseMode, Transport, gateways_own,
 };
 pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant, PerUser};
 pub use parse::parse_config;

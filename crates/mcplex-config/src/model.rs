@@ -338,13 +338,30 @@ pub enum Transport {
 
 /// `inherit_env`: which variables of the gateway's environment a stdio server inherits. Always
 /// the small allow-list the upstream crate documents (`PATH`, `HOME`, locale, temp dirs, ...);
-/// the server's own `env` is added on top.
+/// never the gateway's own ([`gateways_own`]); the server's own `env` is added on top.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InheritEnv {
     /// The allow-list plus the variables these names or globs match (`false` or absent: none).
     AllowList(Vec<crate::Glob>),
-    /// `true`: the gateway's whole environment, credentials and all.
+    /// `true`: the gateway's whole environment, credentials and all, but its own.
     All,
+}
+
+/// The prefix of the gateway's own variables.
+const GATEWAYS_OWN: &str = "MCPLEX_";
+
+/// Whether `name` is one of the gateway's own variables, which no child inherits whatever
+/// `inherit_env` says: they hold its secrets (`MCPLEX_API_KEY`, `MCPLEX_TOKEN_KEY`,
+/// `MCPLEX_STORE` with its password) and its settings, which would also steer an mcplex started
+/// as a server. A server's own `env` may set one.
+pub fn gateways_own(name: &str) -> bool {
+    name.starts_with(GATEWAYS_OWN)
+}
+
+/// Whether every name `glob` matches is the gateway's own: an `inherit_env` entry that can
+/// never take effect.
+pub(crate) fn only_gateways_own(glob: &crate::Glob) -> bool {
+    glob.pattern().starts_with(GATEWAYS_OWN)
 }
 
 impl Default for InheritEnv {

@@ -221,6 +221,16 @@ impl Entry<'_> {
         // `sandbox.env` names what `inherit_env` names: one list of what the process inherits.
         if let InheritEnv::AllowList(globs) = &mut inherit_env {
             globs.extend(passed);
+            for glob in globs
+                .iter()
+                .filter(|glob| crate::model::only_gateways_own(glob))
+            {
+                warnings.push(format!(
+                    "{}: {:?} is never passed: no server inherits the gateway's own MCPLEX_* variables (set what it needs in its env)",
+                    self.path("inherit_env"),
+                    glob.pattern()
+                ));
+            }
         }
         Ok(Transport::Stdio {
             command: command.to_owned(),

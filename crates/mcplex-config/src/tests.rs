@@ -443,6 +443,24 @@ fn inherit_env_is_read_and_a_wrong_value_is_refused() {
 }
 
 #[test]
+fn an_inherit_env_entry_only_the_gateways_own_variables_match_is_warned_of() {
+    let warned = parse_config(
+        r#"{"mcpServers": {"s": {"command": "x", "inherit_env": ["AWS_*", "MCPLEX_STORE", "M*"]}}}"#,
+        "cfg.json",
+        &Overrides::default(),
+    )
+    .expect("valid");
+    assert_eq!(
+        warned.warnings,
+        [
+            "mcpServers.s.inherit_env: \"MCPLEX_STORE\" is never passed: no server inherits the gateway's own MCPLEX_* variables (set what it needs in its env)"
+        ]
+    );
+    assert!(crate::gateways_own("MCPLEX_API_KEY"));
+    assert!(!crate::gateways_own("AWS_REGION"));
+}
+
+#[test]
 fn a_url_in_a_refusal_or_in_debug_output_shows_no_credentials() {
     let err = parse_config(
         r#"{"mcpServers": {"s": {"url": "ftp://admin:hunter22@h/?key=k3y-value", "protocol": "http"}}}"#,

@@ -42,5 +42,4 @@ pub use requests::OnBehalfOf;
 pub use rpc::{CallOptions, RpcConnection};
 pub use stderr_tail::{TAIL_LINES, stderr_tail};
 pub use supervisor::{BuiltinConnector, UpstreamEvent, UpstreamNotice, UpstreamReport, Upstreams};
-pub use wire::environment::gateways_own;
 pub use wire::sys::raise_open_files_limit;

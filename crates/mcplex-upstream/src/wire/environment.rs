@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 
-use mcplex_config::InheritEnv;
+use mcplex_config::{InheritEnv, gateways_own};
 
 /// Variables every stdio upstream inherits, each because something ordinary needs it to start.
 /// None of them is a credential. Left out on purpose: proxies (`HTTPS_PROXY` & co. may carry
@@ -47,14 +47,6 @@ pub(crate) const ALLOWED: &[&str] = &[
     "SSL_CERT_DIR",
     "NODE_EXTRA_CA_CERTS",
 ];
-
-/// Whether `name` is one of the gateway's own variables, which no child inherits: they hold its
-/// secrets (`MCPLEX_API_KEY`, `MCPLEX_TOKEN_KEY`, `MCPLEX_STORE` with its password) and its
-/// settings, which would also steer an mcplex started as a server. A server's own `env` may set
-/// one.
-pub fn gateways_own(name: &str) -> bool {
-    name.starts_with("MCPLEX_")
-}
 
 /// The variables of `gateway` (the gateway's environment) that a child with `inherit` gets.
 /// The server's own `env` is not included: the caller sets it on top.

@@ -109,7 +109,7 @@ fn open_browser(url: &str) {
     }
     let mut command = std::process::Command::new("xdg-open");
     for (name, _) in std::env::vars_os() {
-        if mcplex_upstream::gateways_own(&name.to_string_lossy()) {
+        if mcplex_config::gateways_own(&name.to_string_lossy()) {
             command.env_remove(name);
         }
     }
