@@ -68,7 +68,11 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     // sandbox to hide); stdio serving has no API.
     let given_key = match (&listener, &args.api_key_file) {
         (Some(_), Some(file)) => Some(crate::given_api_key::from_file(file)?),
-        _ => None,
+        (None, Some(_)) => {
+            tracing::warn!("--api-key-file is not read with --stdio: it serves no management API");
+            None
+        }
+        (_, None) => None,
     };
     let started = start(&config, setup.builtin, replica)?;
     // Kept alive for as long as the gateway serves.
