@@ -37,7 +37,7 @@ pub fn redact_urls(text: &str) -> String {
         // Punctuation that closes a sentence or a parenthesis is not part of the URL.
         let token = &rest[body_start..end];
         let kept = token.trim_end_matches([')', '.', ',', ';', ':']);
-        out.push_str(&scrub(kept));
+        out.push_str(&scrub(&rest[scheme_start..at], kept));
         out.push_str(&token[kept.len()..]);
         rest = &rest[end..];
     }
@@ -45,10 +45,25 @@ pub fn redact_urls(text: &str) -> String {
     out
 }
 
+/// Where the authority (user info and host) of what follows `scheme://` ends. As URLs are
+/// parsed, at the first `/`, `?` or `#`; but PostgreSQL's drivers take the user info up to the
+/// first `@`, across those: a store URL's password with a `/` (as `openssl rand -base64` makes)
+/// still connects, so it must still be hidden.
+fn authority_end(scheme: &str, body: &str) -> usize {
+    let from = match body.find('@') {
+        Some(at) if ["postgres", "postgresql"].contains(&scheme.to_ascii_lowercase().as_str()) => {
+            at + 1
+        }
+        _ => 0,
+    };
+    body[from..]
+        .find(['/', '?', '#'])
+        .map_or(body.len(), |end| from + end)
+}
+
 /// What follows `scheme://`: user info and query values replaced.
-fn scrub(body: &str) -> String {
-    let authority_end = body.find(['/', '?', '#']).unwrap_or(body.len());
-    let (authority, tail) = body.split_at(authority_end);
+fn scrub(scheme: &str, body: &str) -> String {
+    let (authority, tail) = body.split_at(authority_end(scheme, body));
     let mut out = String::with_capacity(body.len());
     match authority.rfind('@') {
         Some(at) => {
@@ -84,11 +99,10 @@ fn scrub(body: &str) -> String {
 /// written and decoded).
 pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     let mut secrets = Vec::new();
-    let Some((_, body)) = url.split_once("://") else {
+    let Some((scheme, body)) = url.split_once("://") else {
         return secrets;
     };
-    let authority_end = body.find(['/', '?', '#']).unwrap_or(body.len());
-    let (authority, tail) = body.split_at(authority_end);
+    let (authority, tail) = body.split_at(authority_end(scheme, body));
     if let Some((userinfo, _)) = authority.rsplit_once('@') {
         secrets.push(userinfo.to_owned());
         let (user, password) = match userinfo.split_once(':') {
@@ -180,6 +194,34 @@ mod tests {
         assert_eq!(redact_url("https://host/mcp"), "https://host/mcp");
         assert_eq!(redact_url("https://TOKEN@host"), "https://[redacted]@host");
         assert_eq!(redact_url("http://[::1]:9/p?flag"), "http://[::1]:9/p?flag");
+    }
+
+    #[test]
+    fn a_store_urls_password_is_hidden_as_its_driver_reads_it() {
+        // PostgreSQL's drivers take the user info up to the first `@`, `/` and `?` included.
+        for (url, shown) in [
+            (
+                "postgres://mcplex:ab/cd+ef@db:5432/mcplex?sslmode=require",
+                "postgres://[redacted]@db:5432/mcplex?sslmode=[redacted]",
+            ),
+            (
+                "postgresql://mcplex:a?b#c@db/mcplex",
+                "postgresql://[redacted]@db/mcplex",
+            ),
+            ("postgres://db/mcplex", "postgres://db/mcplex"),
+        ] {
+            assert_eq!(redact_url(url), shown);
+            assert_eq!(
+                redact_urls(&format!("cannot open {url}: refused")),
+                format!("cannot open {shown}: refused")
+            );
+        }
+        assert!(url_secrets("postgres://mcplex:ab/cd@db/m").contains(&"ab/cd".to_owned()));
+        // Elsewhere URLs are read as URLs: an `@` in a path is no user info.
+        assert_eq!(
+            redact_url("https://server.example/@owner/repo/mcp"),
+            "https://server.example/@owner/repo/mcp"
+        );
     }
 
     #[test]

@@ -129,7 +129,7 @@ impl UpstreamError {
 }
 
 /// Redacts every string (keys too) inside `value`.
-fn redact_strings(value: &mut Value, redactor: &Redactor) {
+pub(crate) fn redact_strings(value: &mut Value, redactor: &Redactor) {
     match value {
         Value::String(text) => *text = redactor.redact(text),
         Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redactor)),

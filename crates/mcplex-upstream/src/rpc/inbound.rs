@@ -56,23 +56,26 @@ pub(super) fn route(
     match (method, id) {
         // An answer to one of our requests.
         (None, Some(_)) => answer(server, pending, message),
-        // Progress for one of our requests: our id is the token.
+        // Progress for one of our requests: our id is the token. Its message is the server's
+        // words, redacted of the secrets configured for it as its errors are.
         (Some("notifications/progress"), None) => {
-            let params = message.get("params").cloned().unwrap_or(Value::Null);
+            let mut params = message.get("params").cloned().unwrap_or(Value::Null);
             let token = params.get("progressToken").and_then(Value::as_i64);
             let sink = token.and_then(|t| lock(pending).get(&t).and_then(|p| p.progress.clone()));
             if let Some(sink) = sink {
+                crate::error::redact_strings(&mut params, redactor);
                 let _ = sink.send(params);
             }
         }
-        // A log message about one of our calls goes to that call's client.
+        // A log message about one of our calls goes to that call's client, redacted.
         (Some("notifications/message"), None) => {
             let mut message = message;
             match relay_for(pending, &mut message) {
-                Some(relay) => relay.notify(
-                    "notifications/message".to_owned(),
-                    message.get("params").cloned().unwrap_or(Value::Null),
-                ),
+                Some(relay) => {
+                    let mut params = message.get("params").cloned().unwrap_or(Value::Null);
+                    crate::error::redact_strings(&mut params, redactor);
+                    relay.notify("notifications/message".to_owned(), params);
+                }
                 None => tracing::debug!(
                     server,
                     "upstream log message outside a call: {}",
@@ -156,7 +159,7 @@ fn serve_request(
             ("ping", _) => Ok(json!({})),
             (_, Some(relay)) => relay.request(method.clone(), params).await,
             (_, None) => Err(RelayError::unsupported(format!(
-                "mcplex has no client to forward {method} to: the server sent it outside a tool call"
+                "mcplex has no client to forward {method} to: the server sent it outside a tool call, or during several without saying which"
             ))),
         };
         let answer = match outcome {
@@ -171,7 +174,9 @@ fn serve_request(
 }
 
 /// The relay of the call a server request or notification belongs to: the request whose answer
-/// stream carried it, else the oldest call in flight that has a relay. Removes the wire's mark.
+/// stream carried it, else (a wire that says nothing of it, as stdio) the one call in flight
+/// that has a relay. With several in flight it is nobody's: a guess could hand one caller's
+/// message, or a sampling request built from their data, to another. Removes the wire's mark.
 fn relay_for(
     pending: &Mutex<HashMap<i64, Pending>>,
     message: &mut Value,
@@ -184,9 +189,9 @@ fn relay_for(
     if let Some(relay) = related.and_then(|id| pending.get(&id)?.relay.clone()) {
         return Some(relay);
     }
-    pending
-        .iter()
-        .filter(|(_, p)| p.relay.is_some())
-        .min_by_key(|(id, _)| **id)
-        .and_then(|(_, p)| p.relay.clone())
+    let mut relays = pending.values().filter_map(|p| p.relay.clone());
+    match (relays.next(), relays.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    }
 }

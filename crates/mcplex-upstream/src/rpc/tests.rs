@@ -1,5 +1,5 @@
 //! The connection's tests: a server that stops reading, answers routed as they arrive or as
-//! the wire closes, results kept as written.
+//! the wire closes, results kept as written, log messages to the call they are about.
 use super::*;
 use crate::wire::lines::lines_wire;
 
@@ -149,4 +149,103 @@ async fn a_result_a_value_cannot_hold_fails_the_request_and_stays_whole_as_writt
         kept.text().map(serde_json::value::RawValue::get),
         Some(result)
     );
+}
+
+/// What a relay is handed, for the routing tests.
+#[derive(Default)]
+struct Recorded(Mutex<Vec<Value>>);
+
+impl ClientRelay for Recorded {
+    fn request(&self, method: String, _params: Value) -> crate::relay::RelayFuture {
+        Box::pin(async move { Err(crate::relay::RelayError::unsupported(method)) })
+    }
+
+    fn notify(&self, _method: String, params: Value) {
+        lock(&self.0).push(params);
+    }
+}
+
+/// A log message the server sends on a wire that does not say which call it is about (stdio):
+/// the one call in flight gets it, redacted of the server's configured secrets; with two in
+/// flight neither does, since it could be the other caller's.
+#[tokio::test]
+async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_several_are() {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (reader, writer) = tokio::io::split(ours);
+    let closed = CancellationToken::new();
+    let redactor = Arc::new(Redactor::of(["sk-live-secret".to_owned()]));
+    let (sender, incoming) = lines_wire(
+        "logs".into(),
+        redactor.clone(),
+        reader,
+        writer,
+        closed.clone(),
+    );
+    let wire = Wire {
+        sender,
+        incoming,
+        closed,
+        transport: mcplex_trace::Transport::Stdio,
+    };
+    let (notifications, _) = mpsc::unbounded_channel();
+    let connection = RpcConnection::start("logs".into(), redactor, wire, notifications);
+    let (server_reads, mut server_writes) = tokio::io::split(theirs);
+    let mut server_reads = tokio::io::BufReader::new(server_reads);
+    let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "using sk-live-secret"}});
+    let call = |relay: &Arc<Recorded>| {
+        let (connection, relay) = (connection.clone(), relay.clone() as Arc<dyn ClientRelay>);
+        async move {
+            let options = CallOptions {
+                relay: Some(relay),
+                ..CallOptions::default()
+            };
+            connection
+                .request("tools/call", Some(json!({"name": "t"})), options)
+                .await
+        }
+    };
+    let send = |message: Value| format!("{message}\n").into_bytes();
+    let read_request = async |reads: &mut tokio::io::BufReader<_>| {
+        let mut line = String::new();
+        tokio::io::AsyncBufReadExt::read_line(reads, &mut line)
+            .await
+            .expect("a request");
+        serde_json::from_str::<Value>(&line).expect("json")["id"].clone()
+    };
+
+    let first = Arc::new(Recorded::default());
+    let one = tokio::spawn(call(&first));
+    let id = read_request(&mut server_reads).await;
+    tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log.clone()))
+        .await
+        .expect("write");
+    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+    tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(answer))
+        .await
+        .expect("write");
+    one.await.expect("joined").expect("answered");
+    assert_eq!(
+        *lock(&first.0),
+        [json!({"level": "info", "data": "using [redacted]"})]
+    );
+
+    let (a, b) = (Arc::new(Recorded::default()), Arc::new(Recorded::default()));
+    let calls = (tokio::spawn(call(&a)), tokio::spawn(call(&b)));
+    let ids = (
+        read_request(&mut server_reads).await,
+        read_request(&mut server_reads).await,
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log))
+        .await
+        .expect("write");
+    for id in [ids.0, ids.1] {
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+        tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(answer))
+            .await
+            .expect("write");
+    }
+    calls.0.await.expect("joined").expect("answered");
+    calls.1.await.expect("joined").expect("answered");
+    assert!(lock(&a.0).is_empty() && lock(&b.0).is_empty(), "nobody's");
 }
