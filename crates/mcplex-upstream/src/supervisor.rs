@@ -281,14 +281,21 @@ impl Upstreams {
     }
 }
 
-/// The server's redactor, hiding an OAuth client secret its config names by variable too.
+/// The server's redactor, hiding an OAuth client secret its config names by variable too, and
+/// what a stdio server inherits beyond the allow-list (`inherit_env`).
 fn redactor_of(server: &ServerConfig) -> Redactor {
     let from_env = server
         .oauth
         .as_ref()
         .and_then(|o| mcplex_oauth::configured_secret(o).ok().flatten())
         .map(|secret| secret.expose().to_owned());
-    Redactor::for_server(server).with(from_env)
+    let inherited = match &server.transport {
+        mcplex_config::Transport::Stdio { inherit_env, .. } => {
+            crate::wire::environment::passed_values(std::env::vars_os(), inherit_env)
+        }
+        _ => Vec::new(),
+    };
+    Redactor::for_server(server).with(from_env.into_iter().chain(inherited))
 }
 
 /// Records `health` for "not connected" errors and reports it.

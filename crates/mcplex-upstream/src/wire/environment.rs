@@ -74,6 +74,24 @@ pub(crate) fn inherited(
         .collect()
 }
 
+/// The values a child with `inherit` gets beyond the allow-list: what `inherit_env` passes on
+/// purpose, often credentials (a `GITHUB_TOKEN`), for its server's redactor to hide as it hides
+/// the server's own `env`. The allow-list's values (paths, a locale) are no secrets, and hiding
+/// them would mangle every path a server prints.
+pub(crate) fn passed_values(
+    gateway: impl IntoIterator<Item = (OsString, OsString)>,
+    inherit: &InheritEnv,
+) -> Vec<String> {
+    inherited(gateway, inherit)
+        .into_iter()
+        .filter(|(name, _)| {
+            let name = name.to_string_lossy();
+            !ALLOWED.iter().any(|allowed| matches(allowed, &name))
+        })
+        .map(|(_, value)| value.to_string_lossy().into_owned())
+        .collect()
+}
+
 /// `name` is `allowed`, or starts with its prefix when `allowed` ends in `*`.
 fn matches(allowed: &str, name: &str) -> bool {
     match allowed.strip_suffix('*') {
@@ -138,6 +156,20 @@ mod tests {
                 "LC_ALL",
                 "PATH"
             ]
+        );
+    }
+
+    #[test]
+    fn what_inherit_env_passes_beyond_the_allow_list_is_for_the_redactor() {
+        assert!(passed_values(gateway(), &InheritEnv::default()).is_empty());
+        let extra = InheritEnv::AllowList(vec![Glob::new("GITHUB_TOKEN"), Glob::new("PATH")]);
+        assert_eq!(passed_values(gateway(), &extra), ["ghp"]);
+        let mut everything = passed_values(gateway(), &InheritEnv::All);
+        everything.sort();
+        assert_eq!(
+            everything,
+            ["eu", "ghp", "http://u:p@proxy", "secret"],
+            "never the allow-list's values nor the gateway's own"
         );
     }
 
