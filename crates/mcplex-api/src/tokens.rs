@@ -85,13 +85,23 @@ pub struct Token {
     pub usage: Option<CallerUsage>,
 }
 
-/// The 201 answer to `POST /api/v1/tokens`: the token, and its secret, shown this once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The 201 answer to `POST /api/v1/tokens`: the token, and its secret, shown this once (never
+/// in its `Debug`).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreatedToken {
     #[serde(flatten)]
     pub record: Token,
     /// The secret an agent presents as `Authorization: Bearer <token>`.
     pub token: String,
+}
+
+impl std::fmt::Debug for CreatedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CreatedToken")
+            .field("record", &self.record)
+            .field("token", &"[redacted]")
+            .finish()
+    }
 }
 
 /// Whether a token is accepted now.

@@ -109,28 +109,35 @@ pub fn server_metadata_urls(issuer: &Url) -> Vec<Url> {
     );
     let path = issuer.path().trim_end_matches('/');
     if !path.is_empty() {
-        let mut appended = issuer.clone();
+        let mut appended = bare(issuer);
         appended.set_path(&format!("{path}/.well-known/openid-configuration"));
-        appended.set_query(None);
-        appended.set_fragment(None);
         urls.push(appended);
     }
     urls
+}
+
+/// `url` without its user info, query and fragment: a metadata document's address, or a
+/// resource's name, says nothing of a credential the configured URL carries (and is shown in
+/// errors and sent to authorization servers).
+fn bare(url: &Url) -> Url {
+    let mut bare = url.clone();
+    // Only a URL that cannot have user info refuses these, and it has none.
+    let _ = bare.set_username("");
+    let _ = bare.set_password(None);
+    bare.set_query(None);
+    bare.set_fragment(None);
+    bare
 }
 
 fn well_known(base: &Url, documents: &[&str], only_inserted: bool) -> Vec<Url> {
     let path = base.path().trim_end_matches('/');
     let mut urls = Vec::new();
     for document in documents {
-        let mut url = base.clone();
-        url.set_query(None);
-        url.set_fragment(None);
+        let mut url = bare(base);
         url.set_path(&format!("/.well-known/{document}{path}"));
         urls.push(url);
         if !path.is_empty() && !only_inserted {
-            let mut root = base.clone();
-            root.set_query(None);
-            root.set_fragment(None);
+            let mut root = bare(base);
             root.set_path(&format!("/.well-known/{document}"));
             urls.push(root);
         }
@@ -241,7 +248,14 @@ pub(crate) fn judge(
         }
     }
     Ok(Discovered {
-        resource: resource.resource.unwrap_or_else(|| server_url.to_owned()),
+        // RFC 9728 requires `resource`; without it the server's URL names the resource, but
+        // never with a credential its query or user info carries.
+        resource: resource
+            .resource
+            .unwrap_or_else(|| match Url::parse(server_url) {
+                Ok(url) => bare(&url).to_string(),
+                Err(_) => server_url.to_owned(),
+            }),
         issuer: server.issuer.unwrap_or_else(|| issuer.to_owned()),
         authorization_endpoint: server.authorization_endpoint,
         token_endpoint,

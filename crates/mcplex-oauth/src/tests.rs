@@ -42,7 +42,8 @@ fn urls(list: Vec<Url>) -> Vec<String> {
 
 #[test]
 fn resource_metadata_is_looked_for_with_the_path_inserted_then_at_the_root() {
-    let server = Url::parse("https://mcp.example.com/public/mcp?x=1").expect("url");
+    // Without the configured URL's credentials: these addresses are fetched and shown in errors.
+    let server = Url::parse("https://user:pw@mcp.example.com/public/mcp?key=k#f").expect("url");
     assert_eq!(
         urls(resource_metadata_urls(&server)),
         [
@@ -59,7 +60,7 @@ fn resource_metadata_is_looked_for_with_the_path_inserted_then_at_the_root() {
 
 #[test]
 fn server_metadata_tries_oauth_then_openid_in_the_order_the_specs_give() {
-    let issuer = Url::parse("https://auth.example.com/tenant1").expect("url");
+    let issuer = Url::parse("https://user:pw@auth.example.com/tenant1?key=k").expect("url");
     assert_eq!(
         urls(server_metadata_urls(&issuer)),
         [

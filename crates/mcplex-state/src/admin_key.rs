@@ -12,12 +12,25 @@ use crate::store::Location;
 use crate::{StateError, Store};
 
 /// The store's admin key as a gateway needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct AdminKey {
     /// The key's keyed hash.
     pub verifier: String,
-    /// The key itself, when this call created it (a new PostgreSQL store): to be shown once.
+    /// The key itself, when this call created it (a new PostgreSQL store): to be shown once,
+    /// and never in this type's `Debug`.
     pub created: Option<String>,
+}
+
+impl std::fmt::Debug for AdminKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminKey")
+            .field("verifier", &self.verifier)
+            .field(
+                "created",
+                &self.created.as_ref().map(|_| mcplex_config::REDACTED),
+            )
+            .finish()
+    }
 }
 
 /// How a store took the admin key an operator gave ([`Store::give_admin_key`]).

@@ -160,3 +160,20 @@ fn a_blank_key_file_is_reported_and_a_given_key_replaces_it() {
         Some(given)
     );
 }
+
+/// A key or token just made is shown where it is meant to be, never in a `Debug` (a log line
+/// or an error chain that prints one).
+#[test]
+fn a_new_key_or_token_is_never_in_its_debug() {
+    for place in places("debug_secrets") {
+        let (store, _) = place.open();
+        let created = store.admin_key().expect("api key");
+        if let Some(key) = &created.created {
+            assert!(!format!("{created:?}").contains(key.as_str()));
+        }
+        let token = store
+            .create_token(crate::tests::spec("debugged"))
+            .expect("token");
+        assert!(!format!("{token:?}").contains(token.token.as_str()));
+    }
+}

@@ -61,7 +61,7 @@ pub(crate) fn postgres_database(name: &str) -> Option<String> {
     Some(format!("{server}/{name}"))
 }
 
-fn spec(name: &str) -> TokenSpec {
+pub(crate) fn spec(name: &str) -> TokenSpec {
     TokenSpec {
         name: name.into(),
         servers: Some(["a".to_string()].into()),

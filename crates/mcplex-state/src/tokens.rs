@@ -73,11 +73,19 @@ impl TokenRecord {
     }
 }
 
-/// A token just created: the secret is in `token`, and only here.
-#[derive(Debug)]
+/// A token just created: the secret is in `token`, and only here (never in its `Debug`).
 pub struct NewToken {
     pub record: TokenRecord,
     pub token: String,
+}
+
+impl std::fmt::Debug for NewToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewToken")
+            .field("record", &self.record)
+            .field("token", &mcplex_config::REDACTED)
+            .finish()
+    }
 }
 
 impl Store {

@@ -89,7 +89,11 @@ where
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .build()
-        .map_err(|e| format!("cannot start the OTLP trace export: {e}"))?;
+        // The exporter's error repeats the endpoint as given, credentials and all.
+        .map_err(|e| {
+            let e = mcplex_config::redact_urls(&e.to_string());
+            format!("cannot start the OTLP trace export: {e}")
+        })?;
     // The default only where the operator named no service (OTEL_SERVICE_NAME, or service.name
     // among OTEL_RESOURCE_ATTRIBUTES): the SDK reads both and says `unknown_service…` otherwise.
     let detected = Resource::builder().build();
