@@ -22,6 +22,7 @@ mod parse;
 mod redact;
 mod redact_url;
 mod sandbox;
+mod secret_args;
 mod server_entry;
 mod servers;
 mod settings;

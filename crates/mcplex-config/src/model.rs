@@ -462,11 +462,16 @@ impl ServerConfig {
         self.tools.defers(tool) || self.defer.unwrap_or(global)
     }
 
-    /// Values that must never be logged: env values and header values (the URL's credentials
-    /// are found by [`crate::Redactor::for_server`]).
+    /// Values that must never be logged: env values, the values of command-line flags named
+    /// like credentials (`--api-key …`) and header values (the URL's credentials are found by
+    /// [`crate::Redactor::for_server`]).
     pub fn secret_values(&self) -> impl Iterator<Item = &str> {
         let values: Vec<&str> = match &self.transport {
-            Transport::Stdio { env, .. } => env.values().map(String::as_str).collect(),
+            Transport::Stdio { env, args, .. } => env
+                .values()
+                .map(String::as_str)
+                .chain(crate::secret_args::secret_args(args))
+                .collect(),
             Transport::Http { headers, .. } | Transport::Sse { headers, .. } => {
                 headers.values().map(String::as_str).collect()
             }

@@ -155,13 +155,20 @@ mod tests {
     #[test]
     fn secrets_of_servers_and_the_store_never_show() {
         let text = r#"{"mcpServers": {
-            "local": {"command": "tool", "args": ["--token", "sk-live-123"], "env": {"API_KEY": "sk-live-123"}},
+            "local": {"command": "tool", "args": ["--token", "sk-live-123", "--api-key=sk-only-in-args"], "env": {"API_KEY": "sk-live-123"}},
             "remote": {"url": "https://user:pw@example.com/mcp?key=q-secret", "headers": {"Authorization": "Bearer h-secret"}}
         }, "store": "postgres://mcplex:db-secret@db.example.com/mcplex"}"#;
         let config =
             mcplex_config::parse_config(text, "test", &Default::default()).expect("config");
         let shown = config_view(&config).to_string();
-        for secret in ["sk-live-123", "pw@", "q-secret", "h-secret", "db-secret"] {
+        for secret in [
+            "sk-live-123",
+            "sk-only-in-args",
+            "pw@",
+            "q-secret",
+            "h-secret",
+            "db-secret",
+        ] {
             assert!(!shown.contains(secret), "{secret} in {shown}");
         }
         for visible in ["API_KEY", "Authorization", "example.com", "\"--token\""] {
