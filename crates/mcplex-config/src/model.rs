@@ -526,7 +526,7 @@ impl StoreUrl {
 
 impl std::fmt::Debug for StoreUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&crate::redact_url(&self.0))
+        f.write_str(&crate::redact_store_url(&self.0))
     }
 }
 

@@ -11,6 +11,48 @@ pub fn redact_url(url: &str) -> String {
     redact_urls(url)
 }
 
+/// A PostgreSQL store's URL as it may be shown, the whole string read as one URL, and read so
+/// that no part of a password shows whatever characters it holds: the user info up to the last
+/// `@` (its driver takes the first, a password may hold one, and one with `/`, `?`, `#`, a quote
+/// or a space still connects), every query value and whatever has no `=` (a value may hold `&`
+/// or `#`), and nothing past the scheme when an `@` lies in the query:
+/// `postgres://mcplex:ab/c"d@db:5432/app?sslmode=require` →
+/// `postgres://[redacted]@db:5432/app?sslmode=[redacted]`.
+pub fn redact_store_url(url: &str) -> String {
+    let Some((scheme, body)) = url.split_once("://") else {
+        return REDACTED.to_owned();
+    };
+    let query_start = body.find('?');
+    let (place_and_query, user_info) = match body.rfind('@') {
+        Some(at) if query_start.is_some_and(|query| at > query) => {
+            return format!("{scheme}://{REDACTED}");
+        }
+        Some(at) => (&body[at + 1..], true),
+        None => (body, false),
+    };
+    let mut out = format!("{scheme}://");
+    if user_info {
+        out.push_str(REDACTED);
+        out.push('@');
+    }
+    match place_and_query.split_once('?') {
+        None => out.push_str(place_and_query),
+        Some((place, query)) => {
+            out.push_str(place);
+            out.push('?');
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, _)) => format!("{name}={REDACTED}"),
+                    None => REDACTED.to_owned(),
+                })
+                .collect();
+            out.push_str(&pairs.join("&"));
+        }
+    }
+    out
+}
+
 /// `text` with every URL in it (`scheme://…`, up to whitespace or a quote) shown as
 /// [`redact_url`] shows it. Text outside URLs is unchanged.
 pub fn redact_urls(text: &str) -> String {
@@ -194,6 +236,35 @@ mod tests {
         assert_eq!(redact_url("https://host/mcp"), "https://host/mcp");
         assert_eq!(redact_url("https://TOKEN@host"), "https://[redacted]@host");
         assert_eq!(redact_url("http://[::1]:9/p?flag"), "http://[::1]:9/p?flag");
+    }
+
+    #[test]
+    fn a_store_url_shows_no_part_of_its_password_whatever_it_holds() {
+        for (url, shown) in [
+            (
+                "postgres://mcplex:ab/c\"d e@db:5432/app?sslmode=require",
+                "postgres://[redacted]@db:5432/app?sslmode=[redacted]",
+            ),
+            (
+                "postgres://mcplex:p@ss@db/app",
+                "postgres://[redacted]@db/app",
+            ),
+            (
+                "postgres://db/app?password=hunter@2",
+                "postgres://[redacted]",
+            ),
+            (
+                "postgres://db/app?password=ab#cd&x&sslmode=verify-full",
+                "postgres://db/app?password=[redacted]&[redacted]&sslmode=[redacted]",
+            ),
+            (
+                "postgresql://db.example.com/app",
+                "postgresql://db.example.com/app",
+            ),
+            ("not a url", "[redacted]"),
+        ] {
+            assert_eq!(redact_store_url(url), shown, "{url}");
+        }
     }
 
     #[test]

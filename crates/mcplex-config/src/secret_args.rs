@@ -1,51 +1,105 @@
-//! Secrets on a stdio server's command line: many servers take their credential as a flag
-//! (`--api-key sk-…`, `--token=ghp_…`), and configs copied from their READMEs keep it there. Such
-//! a value is hidden wherever the server's configured secrets are (the config view, its stderr,
-//! its errors), as an `env` value is.
+//! Secrets on a stdio server's command line, and in the variables it inherits: many servers
+//! take their credential as a flag (`--api-key sk-…`, `--token=ghp_…`, mcp-remote's
+//! `--header "Authorization: Bearer …"`), and configs copied from their READMEs keep it there.
+//! Such a value is hidden wherever the server's configured secrets are (the config view, its
+//! stderr, its errors), as an `env` value is.
 
-/// Words in a flag's or an assignment's name that say its value is a credential.
+/// Words that say a name's value is a credential, matched at the end of one of the name's
+/// segments (split at `-`, `_` and `.`): `--api-key`, `--apikey`, `GITHUB_TOKEN`, but not
+/// `--keyboard`, `--max-tokens` or `--author`.
 const SECRET_WORDS: &[&str] = &[
     "key",
     "token",
     "secret",
     "password",
     "passwd",
+    "passphrase",
     "pwd",
     "auth",
     "credential",
+    "credentials",
     "bearer",
     "cookie",
     "session",
+    "dsn",
+    "pat",
+    "jwt",
+    "connstr",
 ];
 
+/// Headers whose value is a credential, whatever their name says.
+const SECRET_HEADERS: &[&str] = &["authorization", "proxy-authorization", "cookie"];
+
 /// Whether a flag or variable named `name` (`--api-key`, `GITHUB_TOKEN`) holds a credential.
-fn names_a_secret(name: &str) -> bool {
+pub fn names_a_secret(name: &str) -> bool {
     let name = name.trim_start_matches('-').to_ascii_lowercase();
-    !name.is_empty() && SECRET_WORDS.iter().any(|word| name.contains(word))
+    let joined: String = name.chars().filter(char::is_ascii_alphanumeric).collect();
+    joined.contains("connectionstring")
+        || name
+            .split(['-', '_', '.'])
+            .any(|segment| SECRET_WORDS.iter().any(|word| segment.ends_with(word)))
 }
 
-/// The values `args` gives to flags (or `NAME=value` assignments) named like credentials:
-/// `--api-key VALUE`, `--token=VALUE`, `API_KEY=VALUE`.
+/// Values no credential has: a number, a boolean, a word meaning none.
+fn plainly_no_secret(value: &str) -> bool {
+    value.chars().all(|c| c.is_ascii_digit())
+        || ["true", "false", "none", "null", "yes", "no", "on", "off"]
+            .contains(&value.to_ascii_lowercase().as_str())
+}
+
+/// The credential in a header given as `Name: value`, when the header carries one.
+fn header_secret(header: &str) -> Option<&str> {
+    let (name, value) = header.split_once(':')?;
+    let name = name.trim().to_ascii_lowercase();
+    (SECRET_HEADERS.contains(&name.as_str()) || names_a_secret(&name)).then(|| value.trim())
+}
+
+/// The values `args` gives to flags (or `NAME=value` assignments) named like credentials,
+/// and the credentials of `--header`/`-H` values: `--api-key VALUE`, `--token=VALUE`,
+/// `API_KEY=VALUE`, `--header "Authorization: Bearer VALUE"`.
 pub(crate) fn secret_args(args: &[String]) -> Vec<&str> {
     let mut secrets = Vec::new();
-    let mut next_is_secret = false;
+    let (mut value_is_secret, mut value_is_header) = (false, false);
     for arg in args {
-        if std::mem::take(&mut next_is_secret) && !arg.starts_with('-') {
+        let (secret, header) = (
+            std::mem::take(&mut value_is_secret),
+            std::mem::take(&mut value_is_header),
+        );
+        if header {
+            secrets.extend(header_secret(arg));
+            continue;
+        }
+        if secret && !arg.starts_with('-') {
             secrets.push(arg.as_str());
             continue;
         }
+        if !arg.starts_with('-') {
+            if let Some((name, value)) = arg.split_once('=')
+                && names_a_secret(name)
+            {
+                secrets.push(value);
+            }
+            continue;
+        }
         match arg.split_once('=') {
-            Some((name, value)) if names_a_secret(name) => secrets.push(value),
+            Some((flag, value)) if is_header_flag(flag) => secrets.extend(header_secret(value)),
+            Some((flag, value)) if names_a_secret(flag) => secrets.push(value),
             Some(_) => {}
-            None => next_is_secret = arg.starts_with('-') && names_a_secret(arg),
+            None if is_header_flag(arg) => value_is_header = true,
+            None => value_is_secret = names_a_secret(arg),
         }
     }
+    secrets.retain(|value| !plainly_no_secret(value));
     secrets
+}
+
+fn is_header_flag(flag: &str) -> bool {
+    matches!(flag, "--header" | "-H" | "--headers")
 }
 
 #[cfg(test)]
 mod tests {
-    use super::secret_args;
+    use super::{names_a_secret, secret_args};
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|a| a.to_string()).collect()
@@ -61,17 +115,60 @@ mod tests {
             "sk-live-1",
             "--github-token=ghp_2",
             "AUTH_HEADER=Bearer x3",
+            "--header",
+            "Authorization: Bearer hdr-4",
+            "--header=X-Api-Key: hdr-5",
+            "-H",
+            "Accept: text/plain",
             "--port",
             "8080",
             "--session",
             "--verbose",
             "/data/keys.txt",
+            "--auth-type",
+            "none",
+            "--connection-string",
+            "Server=db;Password=p6",
         ]);
         assert_eq!(
             secret_args(&given),
-            ["sk-live-1", "ghp_2", "Bearer x3"],
-            "a flag followed by another flag gives it nothing; a path is only a path"
+            [
+                "sk-live-1",
+                "ghp_2",
+                "Bearer x3",
+                "Bearer hdr-4",
+                "hdr-5",
+                "Server=db;Password=p6"
+            ],
+            "a flag followed by another flag gives it nothing; a path is only a path; 'none' is none"
         );
         assert!(secret_args(&args(&["--name", "x", "run", "key"])).is_empty());
+    }
+
+    #[test]
+    fn a_name_is_a_credentials_by_a_segments_end() {
+        for secret in [
+            "--api-key",
+            "--apikey",
+            "GITHUB_TOKEN",
+            "--access-token",
+            "--client-secret",
+            "--pat",
+            "DATABASE_PASSWORD",
+            "--dsn",
+            "AZURE_STORAGE_CONNECTION_STRING",
+        ] {
+            assert!(names_a_secret(secret), "{secret}");
+        }
+        for plain in [
+            "--keyboard",
+            "--max-tokens",
+            "--author",
+            "--tokenizer",
+            "--port",
+            "PATH",
+        ] {
+            assert!(!names_a_secret(plain), "{plain}");
+        }
     }
 }

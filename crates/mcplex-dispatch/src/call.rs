@@ -40,8 +40,10 @@ pub struct CallContext {
     /// progress. The surface rewrites the token back to the client's own.
     pub progress: Option<mpsc::UnboundedSender<Value>>,
     /// Reaches the calling client, for the requests (sampling, elicitation, roots) and log
-    /// messages the upstream sends while it works on the call.
-    pub relay: Option<Arc<dyn ClientRelay>>,
+    /// messages the upstream sends while it works on the call ([`mcplex_upstream::NoClient`]
+    /// for a caller without one: every caller's call has a relay, so that a message about it is
+    /// never taken for another caller's).
+    pub relay: Arc<dyn ClientRelay>,
 }
 
 impl Gateway {
@@ -179,7 +181,7 @@ impl Gateway {
             timeout: Some(self.upstreams.call_timeout(&id.server)),
             cancel: Some(cx.cancel),
             progress: cx.progress,
-            relay: cx.relay,
+            relay: Some(cx.relay),
         };
         // The snapshot is not held across the upstream call: a rebuild may swap it meanwhile.
         drop(snapshot);

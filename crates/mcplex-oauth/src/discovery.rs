@@ -116,6 +116,22 @@ pub fn server_metadata_urls(issuer: &Url) -> Vec<Url> {
     urls
 }
 
+/// The resource a server's URL names: the URL as configured, or without its user info, query
+/// and fragment when it has any.
+pub(crate) fn resource_named_by(server_url: &str) -> String {
+    match Url::parse(server_url) {
+        Ok(url)
+            if url.query().is_some()
+                || url.fragment().is_some()
+                || !url.username().is_empty()
+                || url.password().is_some() =>
+        {
+            bare(&url).to_string()
+        }
+        _ => server_url.to_owned(),
+    }
+}
+
 /// `url` without its user info, query and fragment: a metadata document's address, or a
 /// resource's name, says nothing of a credential the configured URL carries (and is shown in
 /// errors and sent to authorization servers).
@@ -248,14 +264,12 @@ pub(crate) fn judge(
         }
     }
     Ok(Discovered {
-        // RFC 9728 requires `resource`; without it the server's URL names the resource, but
-        // never with a credential its query or user info carries.
+        // RFC 9728 requires `resource`; without it the server's URL names the resource, as
+        // configured (an authorization server may compare it exactly), but never with a
+        // credential its query or user info carries.
         resource: resource
             .resource
-            .unwrap_or_else(|| match Url::parse(server_url) {
-                Ok(url) => bare(&url).to_string(),
-                Err(_) => server_url.to_owned(),
-            }),
+            .unwrap_or_else(|| resource_named_by(server_url)),
         issuer: server.issuer.unwrap_or_else(|| issuer.to_owned()),
         authorization_endpoint: server.authorization_endpoint,
         token_endpoint,
@@ -309,7 +323,7 @@ pub fn resource_covers(resource: &str, server_url: &str) -> bool {
 pub(crate) fn challenge_metadata_url(url: &Url, challenge: Option<&str>) -> Option<Url> {
     challenge
         .and_then(resource_metadata_of)
-        .and_then(|named| url.join(&named).ok())
+        .and_then(|named| bare(url).join(&named).ok())
         // Only the server's own origin speaks for it: a metadata URL elsewhere would make the
         // gateway fetch whatever any server that can answer 401 names.
         .filter(|named| named.origin() == url.origin())

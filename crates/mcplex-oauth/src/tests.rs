@@ -323,6 +323,30 @@ fn a_challenge_names_metadata_only_at_the_servers_own_origin() {
         Some("/.well-known/oauth-protected-resource/mcp".to_owned())
     );
     assert_eq!(crate::discovery::challenge_metadata_url(&url, None), None);
+    // Fetched and named in errors: without the configured URL's credentials.
+    let with_credentials = Url::parse("http://user:pw@127.0.0.1:9/mcp?key=k").expect("url");
+    assert_eq!(
+        crate::discovery::challenge_metadata_url(&with_credentials, Some(own)).map(String::from),
+        Some("http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp".to_owned())
+    );
+}
+
+#[test]
+fn a_resource_named_by_the_servers_url_keeps_it_unless_it_carries_credentials() {
+    for (url, resource) in [
+        ("https://mcp.example.com", "https://mcp.example.com"),
+        ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp"),
+        (
+            "https://mcp.example.com/mcp?api_key=k",
+            "https://mcp.example.com/mcp",
+        ),
+        (
+            "https://u:p@mcp.example.com/mcp",
+            "https://mcp.example.com/mcp",
+        ),
+    ] {
+        assert_eq!(crate::discovery::resource_named_by(url), resource, "{url}");
+    }
 }
 
 #[test]

@@ -47,7 +47,7 @@ impl std::fmt::Display for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Location::Directory(dir) => write!(f, "{}", dir.display()),
-            Location::Postgres(url) => f.write_str(&mcplex_config::redact_url(url)),
+            Location::Postgres(url) => f.write_str(&mcplex_config::redact_store_url(url)),
         }
     }
 }

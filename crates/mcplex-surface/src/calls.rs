@@ -99,7 +99,7 @@ pub(crate) async fn call(
         credential: caller.credential,
         cancel: context.ct.clone(),
         progress,
-        relay: Some(relay.clone()),
+        relay: relay.clone(),
     };
     let stateless = stateless_caller(context);
     let read = move |result: RawResult| read_result(result, stateless);

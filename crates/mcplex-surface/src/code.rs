@@ -235,7 +235,7 @@ impl ToolHost for GatewayHost {
             credential: self.caller.credential.clone(),
             cancel: self.cancel.child_token(),
             progress: None,
-            relay: Some(self.relay.clone()),
+            relay: self.relay.clone(),
         };
         let span = self.span.clone();
         Box::pin(async move {

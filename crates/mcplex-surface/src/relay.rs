@@ -14,7 +14,7 @@ use mcplex_protocol::{ProtocolEra, STATELESS_VERSION};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mcplex_upstream::{ClientRelay, RelayError, RelayFuture};
+use mcplex_upstream::{ClientKey, ClientRelay, RelayError, RelayFuture};
 use rmcp::Peer;
 use rmcp::model::{
     ClientCapabilities, ClientInfo, CustomRequest, GetExtensions, LoggingMessageNotificationParam,
@@ -125,6 +125,15 @@ fn capability_for(method: &str, capabilities: &ClientCapabilities) -> Option<(&'
 }
 
 impl ClientRelay for PeerRelay {
+    /// A session's client: every request of the session shares the one handshake its peer
+    /// keeps, and this relay holds it, so no other session's can take its address meanwhile (a
+    /// 2026-07-28 request has none, and no other request shares its client).
+    fn client(&self) -> Option<ClientKey> {
+        self.client
+            .as_ref()
+            .map(|info| ClientKey(Arc::as_ptr(info) as usize as u64))
+    }
+
     fn request(&self, method: String, params: Value) -> RelayFuture {
         let peer = self.peer.clone();
         let cancel = self.cancel.clone();

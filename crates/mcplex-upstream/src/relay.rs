@@ -2,12 +2,15 @@
 //! (`sampling/createMessage`, `elicitation/create`, `roots/list`, `notifications/message`), and
 //! which call they belong to.
 //!
-//! A caller that can reach its client attaches a [`ClientRelay`] to its request. When the
-//! upstream sends a request of its own, the connection picks the call it belongs to:
-//! - on streamable HTTP, the call whose answer stream carried it (exact);
-//! - on stdio and legacy SSE, JSON-RPC says nothing about it: the oldest call in flight that has
-//!   a relay. With one call in flight (the common case) that is exact; with several from
-//!   different clients it is a guess, which `docs/protocol.md` documents.
+//! Every caller's call carries a [`ClientRelay`] (one that reaches no client, [`NoClient`], for
+//! a caller without one: the management API, the CLI); the gateway's own requests carry none.
+//! When the upstream sends a request or log message of its own, the connection picks the call
+//! it belongs to:
+//! - on streamable HTTP, the call whose answer stream carried it (exact), or none;
+//! - on stdio and legacy SSE, JSON-RPC says nothing about it: the calls in flight, when they all
+//!   reach one client ([`ClientRelay::client`]: one session's parallel calls, a script's calls);
+//!   with callers of several clients in flight, nobody, since a guess could hand one caller's
+//!   data to another (`docs/protocol.md`).
 //!
 //! The relay's answer (a result or a JSON-RPC error) goes back to the upstream unchanged.
 
@@ -26,6 +29,34 @@ pub trait ClientRelay: Send + Sync {
     fn request(&self, method: String, params: Value) -> RelayFuture;
     /// Forwards a notification the upstream sent during the call (logging messages).
     fn notify(&self, method: String, params: Value);
+    /// Which client this reaches, when relays of other calls may reach the same one (a
+    /// session's): a message that cannot say which of their calls it is about may go to any of
+    /// them. `None`: no other relay reaches it.
+    fn client(&self) -> Option<ClientKey> {
+        None
+    }
+}
+
+/// Names one client among those the gateway's callers speak for (a session), for
+/// [`ClientRelay::client`]: equal keys, one client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientKey(pub u64);
+
+/// The relay of a caller that has no client to reach (the management API's `/call`, the CLI):
+/// the upstream's requests are refused, its log messages dropped. It still counts as a caller's
+/// call, so that a message about it is never handed to another caller's client.
+pub struct NoClient;
+
+impl ClientRelay for NoClient {
+    fn request(&self, method: String, _params: Value) -> RelayFuture {
+        Box::pin(async move {
+            Err(RelayError::unsupported(format!(
+                "the caller of this call has no client to forward {method} to"
+            )))
+        })
+    }
+
+    fn notify(&self, _method: String, _params: Value) {}
 }
 
 /// A JSON-RPC error to send back to the upstream.

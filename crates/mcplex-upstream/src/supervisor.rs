@@ -213,7 +213,7 @@ impl Upstreams {
     ) {
         let slot = Arc::new(ServerSlot {
             config: server.clone(),
-            redactor: Arc::new(redactor_of(server)),
+            redactor: Arc::new(crate::redactor::redactor_of(server)),
             connection: RwLock::new(None),
             health: Mutex::new(ServerHealth::Connecting),
             stop: self.shutdown.child_token(),
@@ -279,23 +279,6 @@ impl Upstreams {
         self.tasks.close();
         self.tasks.wait().await;
     }
-}
-
-/// The server's redactor, hiding an OAuth client secret its config names by variable too, and
-/// what a stdio server inherits beyond the allow-list (`inherit_env`).
-fn redactor_of(server: &ServerConfig) -> Redactor {
-    let from_env = server
-        .oauth
-        .as_ref()
-        .and_then(|o| mcplex_oauth::configured_secret(o).ok().flatten())
-        .map(|secret| secret.expose().to_owned());
-    let inherited = match &server.transport {
-        mcplex_config::Transport::Stdio { inherit_env, .. } => {
-            crate::wire::environment::passed_values(std::env::vars_os(), inherit_env)
-        }
-        _ => Vec::new(),
-    };
-    Redactor::for_server(server).with(from_env.into_iter().chain(inherited))
 }
 
 /// Records `health` for "not connected" errors and reports it.

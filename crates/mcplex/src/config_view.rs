@@ -7,7 +7,7 @@
 
 use mcplex_config::{
     Config, Glob, REDACTED, Redactor, SearchModel, ServerConfig, ServerOrigin, ToolFilter,
-    Transport, redact_url,
+    Transport, redact_store_url, redact_url,
 };
 use serde_json::{Value, json};
 
@@ -27,7 +27,7 @@ pub fn config_view(config: &Config) -> Value {
             SearchModel::Off => json!(false),
         },
         "data_dir": config.data_dir.as_ref().map(|p| p.display().to_string()),
-        "store": config.store.as_ref().map(|url| redact_url(url.expose())),
+        "store": config.store.as_ref().map(|url| redact_store_url(url.expose())),
         "http": {
             "trusted_hosts": config.http.trusted_hosts,
             "require_auth": config.http.require_auth,

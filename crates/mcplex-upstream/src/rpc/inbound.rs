@@ -63,7 +63,7 @@ pub(super) fn route(
             let token = params.get("progressToken").and_then(Value::as_i64);
             let sink = token.and_then(|t| lock(pending).get(&t).and_then(|p| p.progress.clone()));
             if let Some(sink) = sink {
-                crate::error::redact_strings(&mut params, redactor);
+                redact_member(&mut params, "message", redactor);
                 let _ = sink.send(params);
             }
         }
@@ -73,7 +73,8 @@ pub(super) fn route(
             match relay_for(pending, &mut message) {
                 Some(relay) => {
                     let mut params = message.get("params").cloned().unwrap_or(Value::Null);
-                    crate::error::redact_strings(&mut params, redactor);
+                    redact_member(&mut params, "data", redactor);
+                    redact_member(&mut params, "logger", redactor);
                     relay.notify("notifications/message".to_owned(), params);
                 }
                 None => tracing::debug!(
@@ -96,6 +97,15 @@ pub(super) fn route(
             server,
             "ignored a message that is neither request, answer nor notification"
         ),
+    }
+}
+
+/// Redacts the strings of `params[member]`: the server's own words in a log or progress message,
+/// and only those (its `level` or `progressToken` hold nothing secret, and a changed one would
+/// no longer be read).
+fn redact_member(params: &mut Value, member: &str, redactor: &Redactor) {
+    if let Some(value) = params.get_mut(member) {
+        crate::error::redact_strings(value, redactor);
     }
 }
 
@@ -174,9 +184,10 @@ fn serve_request(
 }
 
 /// The relay of the call a server request or notification belongs to: the request whose answer
-/// stream carried it, else (a wire that says nothing of it, as stdio) the one call in flight
-/// that has a relay. With several in flight it is nobody's: a guess could hand one caller's
-/// message, or a sampling request built from their data, to another. Removes the wire's mark.
+/// stream carried it (and no other, if that call is over), else (a wire that says nothing of
+/// it, as stdio) the callers' calls in flight when they all reach one client. With callers of
+/// several clients in flight it is nobody's: a guess could hand one caller's message, or a
+/// sampling request built from their data, to another. Removes the wire's mark.
 fn relay_for(
     pending: &Mutex<HashMap<i64, Pending>>,
     message: &mut Value,
@@ -184,14 +195,16 @@ fn relay_for(
     let related = message
         .as_object_mut()
         .and_then(|object| object.remove(RELATED_KEY))
-        .and_then(|id| id.as_i64());
+        .map(|id| id.as_i64());
     let pending = lock(pending);
-    if let Some(relay) = related.and_then(|id| pending.get(&id)?.relay.clone()) {
-        return Some(relay);
+    if let Some(related) = related {
+        return related.and_then(|id| pending.get(&id)?.relay.clone());
     }
-    let mut relays = pending.values().filter_map(|p| p.relay.clone());
-    match (relays.next(), relays.next()) {
-        (Some(only), None) => Some(only),
-        _ => None,
-    }
+    let mut relays = pending.values().filter_map(|p| p.relay.as_ref());
+    let first = relays.next()?;
+    let one_client = relays.all(|other| {
+        Arc::ptr_eq(first, other)
+            || matches!((first.client(), other.client()), (Some(a), Some(b)) if a == b)
+    });
+    one_client.then(|| first.clone())
 }

@@ -151,9 +151,9 @@ async fn a_result_a_value_cannot_hold_fails_the_request_and_stays_whole_as_writt
     );
 }
 
-/// What a relay is handed, for the routing tests.
+/// What a relay is handed, for the routing tests; of client `0`.
 #[derive(Default)]
-struct Recorded(Mutex<Vec<Value>>);
+struct Recorded(Mutex<Vec<Value>>, Option<u64>);
 
 impl ClientRelay for Recorded {
     fn request(&self, method: String, _params: Value) -> crate::relay::RelayFuture {
@@ -163,11 +163,16 @@ impl ClientRelay for Recorded {
     fn notify(&self, _method: String, params: Value) {
         lock(&self.0).push(params);
     }
+
+    fn client(&self) -> Option<crate::ClientKey> {
+        self.1.map(crate::ClientKey)
+    }
 }
 
 /// A log message the server sends on a wire that does not say which call it is about (stdio):
-/// the one call in flight gets it, redacted of the server's configured secrets; with two in
-/// flight neither does, since it could be the other caller's.
+/// the one call in flight gets it, its words redacted of the server's configured secrets; with
+/// two in flight from two clients neither does, since it could be the other caller's; with two
+/// from one client (a session's parallel calls), that client gets it.
 #[tokio::test]
 async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_several_are() {
     let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -230,22 +235,26 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
         [json!({"level": "info", "data": "using [redacted]"})]
     );
 
-    let (a, b) = (Arc::new(Recorded::default()), Arc::new(Recorded::default()));
-    let calls = (tokio::spawn(call(&a)), tokio::spawn(call(&b)));
-    let ids = (
-        read_request(&mut server_reads).await,
-        read_request(&mut server_reads).await,
-    );
-    tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log))
-        .await
-        .expect("write");
-    for id in [ids.0, ids.1] {
-        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
-        tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(answer))
+    for (clients, routed) in [((Some(1), Some(2)), false), ((Some(3), Some(3)), true)] {
+        let a = Arc::new(Recorded(Mutex::default(), clients.0));
+        let b = Arc::new(Recorded(Mutex::default(), clients.1));
+        let calls = (tokio::spawn(call(&a)), tokio::spawn(call(&b)));
+        let ids = (
+            read_request(&mut server_reads).await,
+            read_request(&mut server_reads).await,
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log.clone()))
             .await
             .expect("write");
+        for id in [ids.0, ids.1] {
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+            tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(answer))
+                .await
+                .expect("write");
+        }
+        calls.0.await.expect("joined").expect("answered");
+        calls.1.await.expect("joined").expect("answered");
+        let got = lock(&a.0).len() + lock(&b.0).len();
+        assert_eq!(got, usize::from(routed), "{clients:?}");
     }
-    calls.0.await.expect("joined").expect("answered");
-    calls.1.await.expect("joined").expect("answered");
-    assert!(lock(&a.0).is_empty() && lock(&b.0).is_empty(), "nobody's");
 }

@@ -74,10 +74,12 @@ pub(crate) fn inherited(
         .collect()
 }
 
-/// The values a child with `inherit` gets beyond the allow-list: what `inherit_env` passes on
-/// purpose, often credentials (a `GITHUB_TOKEN`), for its server's redactor to hide as it hides
-/// the server's own `env`. The allow-list's values (paths, a locale) are no secrets, and hiding
-/// them would mangle every path a server prints.
+/// The values a child with `inherit` gets beyond the allow-list that may be credentials, for
+/// its server's redactor to hide as it hides the server's own `env`: what an `inherit_env` list
+/// names on purpose (a `GITHUB_TOKEN`), and of the whole environment (`true`) the variables
+/// named like credentials (`*_API_KEY`, `*_TOKEN`, `*_PASSWORD`…). Hiding every value of a
+/// whole environment (`PWD`, `USER`, `LOG_LEVEL=info`) would mangle what a server prints; the
+/// allow-list's values (paths, a locale) are no secrets.
 pub(crate) fn passed_values(
     gateway: impl IntoIterator<Item = (OsString, OsString)>,
     inherit: &InheritEnv,
@@ -87,6 +89,7 @@ pub(crate) fn passed_values(
         .filter(|(name, _)| {
             let name = name.to_string_lossy();
             !ALLOWED.iter().any(|allowed| matches(allowed, &name))
+                && (!matches!(inherit, InheritEnv::All) || mcplex_config::names_a_secret(&name))
         })
         .map(|(_, value)| value.to_string_lossy().into_owned())
         .collect()
@@ -168,8 +171,8 @@ mod tests {
         everything.sort();
         assert_eq!(
             everything,
-            ["eu", "ghp", "http://u:p@proxy", "secret"],
-            "never the allow-list's values nor the gateway's own"
+            ["ghp", "secret"],
+            "of the whole environment, what is named like a credential; never the gateway's own"
         );
     }
 

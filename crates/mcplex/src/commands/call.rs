@@ -69,7 +69,7 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
                 credential: None,
                 cancel: Default::default(),
                 progress: None,
-                relay: None,
+                relay: std::sync::Arc::new(mcplex_upstream::NoClient),
             },
         )
         .await;

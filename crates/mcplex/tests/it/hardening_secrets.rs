@@ -214,14 +214,14 @@ fn upstreams_get_the_allow_listed_environment_plus_what_inherit_env_adds() {
     let seen = environment_seen(None);
     assert_seen(&seen, &always);
     assert_seen(&seen, &["aws=[]", "marker=[]"]);
-    // What inherit_env passes is passed, and hidden like the server's own env wherever the
-    // server prints it.
+    // What an inherit_env list names is passed, and hidden like the server's own env wherever
+    // the server prints it; of the whole environment, what is named like a credential is.
     let seen = environment_seen(Some(json!(["IT_*", "MCPLEX_*"])));
     assert_seen(&seen, &always);
     assert_seen(&seen, &["aws=[]", "marker=[[redacted]]"]);
     let seen = environment_seen(Some(json!(true)));
     assert_seen(&seen, &always);
-    assert_seen(&seen, &["aws=[[redacted]]", "marker=[[redacted]]"]);
+    assert_seen(&seen, &["aws=[[redacted]]", "marker=[marker-from-gateway]"]);
 }
 
 #[test]
