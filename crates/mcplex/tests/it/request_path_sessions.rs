@@ -138,6 +138,11 @@ impl Streaming {
         )
     }
 
+    /// Reads whatever arrives for `patience` (less if the answer ends).
+    pub(crate) fn read_for(&mut self, patience: Duration) {
+        read_until(&mut self.connection, &mut self.text, "\u{0}", patience);
+    }
+
     /// The JSON-RPC messages of the events read so far.
     pub(crate) fn messages(&self) -> Vec<Value> {
         self.text

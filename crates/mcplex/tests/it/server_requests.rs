@@ -3,7 +3,10 @@
 //! never opened the GET stream is still asked, and its answer, POSTed in the session, lets the
 //! call finish on the same stream.
 
-use serde_json::json;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
 
 use crate::harness::{Gateway, tools};
 use crate::request_path::{V2025, post};
@@ -58,4 +61,74 @@ fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
         answered["result"]["content"][0]["text"], "LLM response: pong",
         "{answered}"
     );
+}
+
+/// Two calls of one session in flight to one stdio server, which cannot say which call its
+/// sampling requests are for: both reach the session's client (on one of its calls' streams),
+/// and both calls finish. (Calls of two clients would be refused rather than guessed:
+/// `mcplex-upstream`'s routing tests.)
+#[test]
+fn a_sessions_parallel_calls_to_a_stdio_server_both_get_their_sampling_answered() {
+    let gateway = Gateway::start(json!({"mcpServers": {
+        "conf": {"command": tools().conformance_fixture, "args": []}
+    }}));
+    gateway.wait_ready();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "server-requests", "version": "0"}}});
+    let reply = post(&gateway, &[], &initialize);
+    let session = reply
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    let in_session = [V2025, ("Mcp-Session-Id", session.as_str())];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(&gateway, &in_session, &initialized).status, 202);
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "conf__test_sampling", "arguments": {"prompt": format!("ping {id}")}}})
+    };
+    let mut streams = [
+        Streaming::post(&gateway, &session, &call(7)),
+        Streaming::post(&gateway, &session, &call(8)),
+    ];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut answered_requests = HashSet::new();
+    // A call answered before it streamed anything is answered with plain JSON.
+    let plain = |stream: &Streaming| -> Option<Value> {
+        let (_, body) = stream.text.split_once("\r\n\r\n")?;
+        serde_json::from_str(body).ok()
+    };
+    let finished = |streams: &[Streaming]| -> HashSet<u64> {
+        streams
+            .iter()
+            .flat_map(|stream| stream.messages().into_iter().chain(plain(stream)))
+            .filter(|m| m.get("result").is_some())
+            .filter_map(|m| m["id"].as_u64())
+            .collect()
+    };
+    while finished(&streams) != HashSet::from([7, 8]) {
+        assert!(
+            Instant::now() < deadline,
+            "both calls finish: {:?} {:?}",
+            streams[0].text,
+            streams[1].text
+        );
+        for stream in &mut streams {
+            stream.read_for(Duration::from_millis(200));
+        }
+        let asked: Vec<Value> = streams
+            .iter()
+            .flat_map(Streaming::messages)
+            .filter(|m| m["method"] == "sampling/createMessage")
+            .collect();
+        for request in asked {
+            if answered_requests.insert(request["id"].to_string()) {
+                let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                    "role": "assistant", "content": {"type": "text", "text": "pong"}, "model": "test"}});
+                assert_eq!(post(&gateway, &in_session, &answer).status, 202);
+            }
+        }
+    }
+    assert_eq!(answered_requests.len(), 2, "one sampling request a call");
 }
