@@ -5,10 +5,24 @@ use crate::wire::lines::lines_wire;
 
 /// A connection to server `name` speaking lines over `stream`.
 fn over_lines(name: &str, stream: tokio::io::DuplexStream) -> Arc<RpcConnection> {
+    over_lines_redacting(name, stream, Arc::default())
+}
+
+/// [`over_lines`], the server's secrets those `redactor` hides.
+fn over_lines_redacting(
+    name: &str,
+    stream: tokio::io::DuplexStream,
+    redactor: Arc<Redactor>,
+) -> Arc<RpcConnection> {
     let (reader, writer) = tokio::io::split(stream);
     let closed = CancellationToken::new();
-    let (sender, incoming) =
-        lines_wire(name.into(), Arc::default(), reader, writer, closed.clone());
+    let (sender, incoming) = lines_wire(
+        name.into(),
+        redactor.clone(),
+        reader,
+        writer,
+        closed.clone(),
+    );
     let wire = Wire {
         sender,
         incoming,
@@ -16,7 +30,7 @@ fn over_lines(name: &str, stream: tokio::io::DuplexStream) -> Arc<RpcConnection>
         transport: mcplex_trace::Transport::Stdio,
     };
     let (notifications, _) = mpsc::unbounded_channel();
-    RpcConnection::start(name.into(), Arc::default(), wire, notifications)
+    RpcConnection::start(name.into(), redactor, wire, notifications)
 }
 
 #[tokio::test]
@@ -176,24 +190,8 @@ impl ClientRelay for Recorded {
 #[tokio::test]
 async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_several_are() {
     let (ours, theirs) = tokio::io::duplex(1 << 16);
-    let (reader, writer) = tokio::io::split(ours);
-    let closed = CancellationToken::new();
     let redactor = Arc::new(Redactor::of(["sk-live-secret".to_owned()]));
-    let (sender, incoming) = lines_wire(
-        "logs".into(),
-        redactor.clone(),
-        reader,
-        writer,
-        closed.clone(),
-    );
-    let wire = Wire {
-        sender,
-        incoming,
-        closed,
-        transport: mcplex_trace::Transport::Stdio,
-    };
-    let (notifications, _) = mpsc::unbounded_channel();
-    let connection = RpcConnection::start("logs".into(), redactor, wire, notifications);
+    let connection = over_lines_redacting("logs", ours, redactor);
     let (server_reads, mut server_writes) = tokio::io::split(theirs);
     let mut server_reads = tokio::io::BufReader::new(server_reads);
     let log = json!({"jsonrpc": "2.0", "method": "notifications/message",

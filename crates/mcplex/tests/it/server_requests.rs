@@ -12,8 +12,9 @@ use crate::harness::{Gateway, tools};
 use crate::request_path::{V2025, post};
 use crate::request_path_sessions::Streaming;
 
-#[test]
-fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
+/// A gateway serving the conformance fixture on stdio, and a session of a client that declared
+/// sampling (its id).
+fn sampling_client() -> (Gateway, String) {
     let gateway = Gateway::start(json!({"mcpServers": {
         "conf": {"command": tools().conformance_fixture, "args": []}
     }}));
@@ -30,6 +31,13 @@ fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
     let in_session = [V2025, ("Mcp-Session-Id", session.as_str())];
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     assert_eq!(post(&gateway, &in_session, &initialized).status, 202);
+    (gateway, session)
+}
+
+#[test]
+fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
+    let (gateway, session) = sampling_client();
+    let in_session = [V2025, ("Mcp-Session-Id", session.as_str())];
     // No GET stream is ever opened.
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                       "params": {"name": "conf__test_sampling", "arguments": {"prompt": "ping"}}});
@@ -69,21 +77,8 @@ fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
 /// `mcplex-upstream`'s routing tests.)
 #[test]
 fn a_sessions_parallel_calls_to_a_stdio_server_both_get_their_sampling_answered() {
-    let gateway = Gateway::start(json!({"mcpServers": {
-        "conf": {"command": tools().conformance_fixture, "args": []}
-    }}));
-    gateway.wait_ready();
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}},
-        "clientInfo": {"name": "server-requests", "version": "0"}}});
-    let reply = post(&gateway, &[], &initialize);
-    let session = reply
-        .header("mcp-session-id")
-        .expect("a session")
-        .to_owned();
+    let (gateway, session) = sampling_client();
     let in_session = [V2025, ("Mcp-Session-Id", session.as_str())];
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post(&gateway, &in_session, &initialized).status, 202);
     let call = |id: u64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                "params": {"name": "conf__test_sampling", "arguments": {"prompt": format!("ping {id}")}}})
