@@ -139,7 +139,7 @@ fn scrub(scheme: &str, body: &str) -> String {
 /// The secrets a configured URL carries: its user info (as written, decoded, and as the base64
 /// of an HTTP Basic credential, which is how HTTP clients send it) and its query values (as
 /// written and decoded).
-pub(crate) fn url_secrets(url: &str) -> Vec<String> {
+pub fn url_secrets(url: &str) -> Vec<String> {
     let mut secrets = Vec::new();
     let Some((scheme, body)) = url.split_once("://") else {
         return secrets;

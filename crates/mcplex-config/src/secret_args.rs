@@ -4,9 +4,9 @@
 //! Such a value is hidden wherever the server's configured secrets are (the config view, its
 //! stderr, its errors), as an `env` value is.
 
-/// Words that say a name's value is a credential, matched at the end of one of the name's
-/// segments (split at `-`, `_` and `.`): `--api-key`, `--apikey`, `GITHUB_TOKEN`, but not
-/// `--keyboard`, `--max-tokens` or `--author`.
+/// Words that say a name's value is a credential, matched at the end of the name's last
+/// segment (split at `-`, `_` and `.`): `--api-key`, `--apikey`, `GITHUB_TOKEN`, but not
+/// `--keyboard`, `--max-tokens`, `--author`, `--api-key-file` or `--auth-type`.
 const SECRET_WORDS: &[&str] = &[
     "key",
     "token",
@@ -14,18 +14,20 @@ const SECRET_WORDS: &[&str] = &[
     "password",
     "passwd",
     "passphrase",
-    "pwd",
     "auth",
     "credential",
     "credentials",
     "bearer",
     "cookie",
-    "session",
-    "dsn",
-    "pat",
-    "jwt",
     "connstr",
 ];
+
+/// Short words that name a credential only as the whole last segment (`--pat`, `DB_PWD`), not
+/// as its end (`--compat`).
+const SECRET_SEGMENTS: &[&str] = &["pwd", "pat", "jwt", "dsn", "pin"];
+
+/// Names that end like a credential's but are none: the working directory.
+const NOT_SECRETS: &[&str] = &["pwd", "oldpwd"];
 
 /// Headers whose value is a credential, whatever their name says.
 const SECRET_HEADERS: &[&str] = &["authorization", "proxy-authorization", "cookie"];
@@ -33,18 +35,21 @@ const SECRET_HEADERS: &[&str] = &["authorization", "proxy-authorization", "cooki
 /// Whether a flag or variable named `name` (`--api-key`, `GITHUB_TOKEN`) holds a credential.
 pub fn names_a_secret(name: &str) -> bool {
     let name = name.trim_start_matches('-').to_ascii_lowercase();
+    if NOT_SECRETS.contains(&name.as_str()) {
+        return false;
+    }
     let joined: String = name.chars().filter(char::is_ascii_alphanumeric).collect();
-    joined.contains("connectionstring")
-        || name
-            .split(['-', '_', '.'])
-            .any(|segment| SECRET_WORDS.iter().any(|word| segment.ends_with(word)))
+    let last = name.rsplit(['-', '_', '.']).next().unwrap_or_default();
+    joined.ends_with("connectionstring")
+        || (last.starts_with("header") && joined.contains("auth"))
+        || SECRET_SEGMENTS.contains(&last)
+        || SECRET_WORDS.iter().any(|word| last.ends_with(word))
 }
 
-/// Values no credential has: a number, a boolean, a word meaning none.
+/// Values no credential has: a boolean, a word meaning none.
 fn plainly_no_secret(value: &str) -> bool {
-    value.chars().all(|c| c.is_ascii_digit())
-        || ["true", "false", "none", "null", "yes", "no", "on", "off"]
-            .contains(&value.to_ascii_lowercase().as_str())
+    ["true", "false", "none", "null", "yes", "no", "on", "off"]
+        .contains(&value.to_ascii_lowercase().as_str())
 }
 
 /// The credential in a header given as `Name: value`, when the header carries one.
@@ -126,9 +131,13 @@ mod tests {
             "--verbose",
             "/data/keys.txt",
             "--auth-type",
+            "oauth2",
+            "--auth",
             "none",
             "--connection-string",
             "Server=db;Password=p6",
+            "--pin",
+            "123456",
         ]);
         assert_eq!(
             secret_args(&given),
@@ -138,7 +147,8 @@ mod tests {
                 "Bearer x3",
                 "Bearer hdr-4",
                 "hdr-5",
-                "Server=db;Password=p6"
+                "Server=db;Password=p6",
+                "123456"
             ],
             "a flag followed by another flag gives it nothing; a path is only a path; 'none' is none"
         );
@@ -167,6 +177,14 @@ mod tests {
             "--tokenizer",
             "--port",
             "PATH",
+            "PWD",
+            "OLDPWD",
+            "--compat",
+            "--api-key-file",
+            "--auth-type",
+            "SSH_AUTH_SOCK",
+            "XDG_SESSION_TYPE",
+            "DESKTOP_SESSION",
         ] {
             assert!(!names_a_secret(plain), "{plain}");
         }

@@ -53,9 +53,13 @@ impl Gateway {
             );
         }
         let server = route.server();
+        // A caller's request: it counts among the calls a server's unmarked message could be
+        // about (so such a message is never guessed onto another caller's call), though its own
+        // client is not reached (its messages are refused or dropped).
         let options = CallOptions {
             timeout: Some(self.upstreams.call_timeout(server)),
             cancel: Some(cx.cancel),
+            relay: Some(std::sync::Arc::new(mcplex_upstream::NoClient)),
             ..CallOptions::default()
         };
         let span = mcplex_trace::call(method.as_str(), None);

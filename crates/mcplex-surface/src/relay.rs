@@ -129,9 +129,7 @@ impl ClientRelay for PeerRelay {
     /// keeps, and this relay holds it, so no other session's can take its address meanwhile (a
     /// 2026-07-28 request has none, and no other request shares its client).
     fn client(&self) -> Option<ClientKey> {
-        self.client
-            .as_ref()
-            .map(|info| ClientKey(Arc::as_ptr(info) as usize as u64))
+        self.client.as_ref().map(ClientKey::of)
     }
 
     fn request(&self, method: String, params: Value) -> RelayFuture {

@@ -7,10 +7,11 @@
 //! When the upstream sends a request or log message of its own, the connection picks the call
 //! it belongs to:
 //! - on streamable HTTP, the call whose answer stream carried it (exact), or none;
-//! - on stdio and legacy SSE, JSON-RPC says nothing about it: the calls in flight, when they all
-//!   reach one client ([`ClientRelay::client`]: one session's parallel calls, a script's calls);
-//!   with callers of several clients in flight, nobody, since a guess could hand one caller's
-//!   data to another (`docs/protocol.md`).
+//! - otherwise (stdio and legacy SSE, whose JSON-RPC says nothing about it; an HTTP server's
+//!   GET stream): the callers' calls in flight, when they all reach one client
+//!   ([`ClientRelay::client`]: one session's parallel calls, a script's calls), through one of
+//!   them; with callers of several clients in flight, nobody, since a guess could hand one
+//!   caller's data to another (`docs/protocol.md`).
 //!
 //! The relay's answer (a result or a JSON-RPC error) goes back to the upstream unchanged.
 
@@ -38,9 +39,17 @@ pub trait ClientRelay: Send + Sync {
 }
 
 /// Names one client among those the gateway's callers speak for (a session), for
-/// [`ClientRelay::client`]: equal keys, one client.
+/// [`ClientRelay::client`]: equal keys, one client. Made from something every request of the
+/// client shares and the relay holds (so no other client's can be at its address meanwhile).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClientKey(pub u64);
+pub struct ClientKey(usize);
+
+impl ClientKey {
+    /// The key of the client that `shared`, held by the relay, belongs to.
+    pub fn of<T>(shared: &std::sync::Arc<T>) -> ClientKey {
+        ClientKey(std::sync::Arc::as_ptr(shared) as usize)
+    }
+}
 
 /// The relay of a caller that has no client to reach (the management API's `/call`, the CLI):
 /// the upstream's requests are refused, its log messages dropped. It still counts as a caller's

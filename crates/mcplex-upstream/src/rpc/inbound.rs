@@ -64,6 +64,7 @@ pub(super) fn route(
             let sink = token.and_then(|t| lock(pending).get(&t).and_then(|p| p.progress.clone()));
             if let Some(sink) = sink {
                 redact_member(&mut params, "message", redactor);
+                redact_member(&mut params, "_meta", redactor);
                 let _ = sink.send(params);
             }
         }
@@ -73,8 +74,9 @@ pub(super) fn route(
             match relay_for(pending, &mut message) {
                 Some(relay) => {
                     let mut params = message.get("params").cloned().unwrap_or(Value::Null);
-                    redact_member(&mut params, "data", redactor);
-                    redact_member(&mut params, "logger", redactor);
+                    for member in ["data", "logger", "_meta"] {
+                        redact_member(&mut params, member, redactor);
+                    }
                     relay.notify("notifications/message".to_owned(), params);
                 }
                 None => tracing::debug!(
@@ -100,9 +102,9 @@ pub(super) fn route(
     }
 }
 
-/// Redacts the strings of `params[member]`: the server's own words in a log or progress message,
-/// and only those (its `level` or `progressToken` hold nothing secret, and a changed one would
-/// no longer be read).
+/// Redacts the strings of `params[member]`: the server's own words in a log or progress message
+/// and its `_meta`, and only those (its `level` or `progressToken` hold nothing secret, and a
+/// changed one would no longer be read).
 fn redact_member(params: &mut Value, member: &str, redactor: &Redactor) {
     if let Some(value) = params.get_mut(member) {
         crate::error::redact_strings(value, redactor);

@@ -77,22 +77,27 @@ pub(crate) fn inherited(
 /// The values a child with `inherit` gets beyond the allow-list that may be credentials, for
 /// its server's redactor to hide as it hides the server's own `env`: what an `inherit_env` list
 /// names on purpose (a `GITHUB_TOKEN`), and of the whole environment (`true`) the variables
-/// named like credentials (`*_API_KEY`, `*_TOKEN`, `*_PASSWORD`…). Hiding every value of a
-/// whole environment (`PWD`, `USER`, `LOG_LEVEL=info`) would mangle what a server prints; the
-/// allow-list's values (paths, a locale) are no secrets.
+/// named like credentials (`*_API_KEY`, `*_TOKEN`, `*_PASSWORD`…) and the credentials of URLs
+/// (`HTTPS_PROXY=http://user:pw@…`, `DATABASE_URL`). Hiding every value of a whole environment
+/// (`PWD`, `USER`, `LOG_LEVEL=info`) would mangle what a server prints; the allow-list's values
+/// (paths, a locale) are no secrets.
 pub(crate) fn passed_values(
     gateway: impl IntoIterator<Item = (OsString, OsString)>,
     inherit: &InheritEnv,
 ) -> Vec<String> {
-    inherited(gateway, inherit)
-        .into_iter()
-        .filter(|(name, _)| {
-            let name = name.to_string_lossy();
-            !ALLOWED.iter().any(|allowed| matches(allowed, &name))
-                && (!matches!(inherit, InheritEnv::All) || mcplex_config::names_a_secret(&name))
-        })
-        .map(|(_, value)| value.to_string_lossy().into_owned())
-        .collect()
+    let mut values = Vec::new();
+    for (name, value) in inherited(gateway, inherit) {
+        let (name, value) = (name.to_string_lossy(), value.to_string_lossy());
+        if ALLOWED.iter().any(|allowed| matches(allowed, &name)) {
+            continue;
+        }
+        if !matches!(inherit, InheritEnv::All) || mcplex_config::names_a_secret(&name) {
+            values.push(value.into_owned());
+        } else if value.contains("://") {
+            values.extend(mcplex_config::url_secrets(&value));
+        }
+    }
+    values
 }
 
 /// `name` is `allowed`, or starts with its prefix when `allowed` ends in `*`.
@@ -167,12 +172,14 @@ mod tests {
         assert!(passed_values(gateway(), &InheritEnv::default()).is_empty());
         let extra = InheritEnv::AllowList(vec![Glob::new("GITHUB_TOKEN"), Glob::new("PATH")]);
         assert_eq!(passed_values(gateway(), &extra), ["ghp"]);
-        let mut everything = passed_values(gateway(), &InheritEnv::All);
-        everything.sort();
-        assert_eq!(
-            everything,
-            ["ghp", "secret"],
-            "of the whole environment, what is named like a credential; never the gateway's own"
+        let everything = passed_values(gateway(), &InheritEnv::All);
+        assert!(
+            ["ghp", "secret", "u:p", "p"]
+                .iter()
+                .all(|value| everything.contains(&value.to_string()))
+                && !everything.contains(&"eu".to_owned())
+                && !everything.iter().any(|value| value.contains("proxy")),
+            "of the whole environment, what is named like a credential and URLs' credentials; never the gateway's own: {everything:?}"
         );
     }
 
