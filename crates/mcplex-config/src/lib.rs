@@ -46,7 +46,7 @@ pub use model::{
 pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant, PerUser};
 pub use parse::parse_config;
 pub use redact::{REDACTED, Redactor, snippet};
-pub use redact_url::{redact_store_url, redact_url, redact_urls, url_secrets};
+pub use redact_url::{redact_store_url, redact_url, redact_urls, url_credentials};
 pub use sandbox::{Sandbox, SandboxLimits};
 pub use secret_args::names_a_secret;
 pub use settings::{Reloaded, reload, reload_listing};

@@ -139,7 +139,20 @@ fn scrub(scheme: &str, body: &str) -> String {
 /// The secrets a configured URL carries: its user info (as written, decoded, and as the base64
 /// of an HTTP Basic credential, which is how HTTP clients send it) and its query values (as
 /// written and decoded).
-pub fn url_secrets(url: &str) -> Vec<String> {
+pub(crate) fn url_secrets(url: &str) -> Vec<String> {
+    secrets_of(url, |_| true)
+}
+
+/// The credentials a URL found in the environment carries: its user info, and the values of
+/// the query parameters named like credentials (`?password=…`, `?api_key=…`), not every value
+/// (`?sslmode=require`, `?w=majority` are no secrets, and hiding them would mangle a server's
+/// output).
+pub fn url_credentials(url: &str) -> Vec<String> {
+    secrets_of(url, crate::names_a_secret)
+}
+
+/// [`url_secrets`] of the query parameters whose name `secret` accepts.
+fn secrets_of(url: &str, secret: impl Fn(&str) -> bool) -> Vec<String> {
     let mut secrets = Vec::new();
     let Some((scheme, body)) = url.split_once("://") else {
         return secrets;
@@ -166,7 +179,9 @@ pub fn url_secrets(url: &str) -> Vec<String> {
     if let Some((_, query)) = tail.split_once('?') {
         let query = query.split('#').next().unwrap_or_default();
         for pair in query.split('&') {
-            if let Some((_, value)) = pair.split_once('=') {
+            if let Some((name, value)) = pair.split_once('=')
+                && secret(&percent_decode(name))
+            {
                 secrets.push(value.to_owned());
                 secrets.push(percent_decode(value));
             }
@@ -324,6 +339,19 @@ mod tests {
         assert_eq!(base64("ab"), "YWI=");
         assert_eq!(base64("abc"), "YWJj");
         assert_eq!(base64("a"), "YQ==");
+    }
+
+    #[test]
+    fn a_url_from_the_environment_yields_its_credentials_only() {
+        let found =
+            url_credentials("mongodb://app:pw-9@db/x?retryWrites=true&w=majority&api_key=k-1");
+        for expected in ["app:pw-9", "pw-9", "k-1"] {
+            assert!(found.iter().any(|s| s == expected), "{expected}: {found:?}");
+        }
+        assert!(
+            !found.iter().any(|s| s == "majority" || s == "true"),
+            "{found:?}"
+        );
     }
 
     #[test]

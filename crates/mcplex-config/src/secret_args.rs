@@ -9,6 +9,9 @@
 /// `--keyboard`, `--max-tokens`, `--author`, `--api-key-file` or `--auth-type`.
 const SECRET_WORDS: &[&str] = &[
     "key",
+    "keys",
+    "secrets",
+    "headers",
     "token",
     "secret",
     "password",
@@ -24,7 +27,11 @@ const SECRET_WORDS: &[&str] = &[
 
 /// Short words that name a credential only as the whole last segment (`--pat`, `DB_PWD`), not
 /// as its end (`--compat`).
-const SECRET_SEGMENTS: &[&str] = &["pwd", "pat", "jwt", "dsn", "pin"];
+const SECRET_SEGMENTS: &[&str] = &["pwd", "pass", "pat", "jwt", "dsn", "pin"];
+
+/// Last parts that qualify the part before them rather than name a thing of their own:
+/// `SECRET_KEY_BASE`, `API_KEY_2`, `STRIPE_SECRET_KEY_LIVE`, `--secret-string`.
+const QUALIFIERS: &[&str] = &["base", "string", "value", "live", "test", "prod", "config"];
 
 /// Names that end like a credential's but are none: the working directory.
 const NOT_SECRETS: &[&str] = &["pwd", "oldpwd"];
@@ -39,11 +46,16 @@ pub fn names_a_secret(name: &str) -> bool {
         return false;
     }
     let joined: String = name.chars().filter(char::is_ascii_alphanumeric).collect();
-    let last = name.rsplit(['-', '_', '.']).next().unwrap_or_default();
+    let mut parts = name.rsplit(['-', '_', '.']).filter(|part| !part.is_empty());
+    let last = parts.next().unwrap_or_default();
+    let names = |part: &str| {
+        SECRET_SEGMENTS.contains(&part) || SECRET_WORDS.iter().any(|word| part.ends_with(word))
+    };
+    let qualified = last.chars().all(|c| c.is_ascii_digit()) || QUALIFIERS.contains(&last);
     joined.ends_with("connectionstring")
         || (last.starts_with("header") && joined.contains("auth"))
-        || SECRET_SEGMENTS.contains(&last)
-        || SECRET_WORDS.iter().any(|word| last.ends_with(word))
+        || names(last)
+        || (qualified && parts.next().is_some_and(names))
 }
 
 /// Values no credential has: a boolean, a word meaning none.
@@ -167,6 +179,14 @@ mod tests {
             "DATABASE_PASSWORD",
             "--dsn",
             "AZURE_STORAGE_CONNECTION_STRING",
+            "SECRET_KEY_BASE",
+            "API_KEY_2",
+            "STRIPE_SECRET_KEY_LIVE",
+            "--secret-string",
+            "DOCKER_AUTH_CONFIG",
+            "DB_PASS",
+            "OPENAI_API_KEYS",
+            "OTEL_EXPORTER_OTLP_HEADERS",
         ] {
             assert!(names_a_secret(secret), "{secret}");
         }

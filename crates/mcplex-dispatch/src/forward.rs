@@ -23,6 +23,10 @@ pub struct RequestContext {
     pub credential: Option<mcplex_upstream::Secret>,
     /// Cancelled when the client cancels the request or goes away.
     pub cancel: CancellationToken,
+    /// Reaches the client of a caller's request, so that it counts among the calls a server's
+    /// unmarked message could be about (with its client's other calls: one client); `None` for
+    /// the gateway's own requests.
+    pub relay: Option<std::sync::Arc<dyn mcplex_upstream::ClientRelay>>,
 }
 
 impl Gateway {
@@ -53,13 +57,10 @@ impl Gateway {
             );
         }
         let server = route.server();
-        // A caller's request: it counts among the calls a server's unmarked message could be
-        // about (so such a message is never guessed onto another caller's call), though its own
-        // client is not reached (its messages are refused or dropped).
         let options = CallOptions {
             timeout: Some(self.upstreams.call_timeout(server)),
             cancel: Some(cx.cancel),
-            relay: Some(std::sync::Arc::new(mcplex_upstream::NoClient)),
+            relay: cx.relay,
             ..CallOptions::default()
         };
         let span = mcplex_trace::call(method.as_str(), None);

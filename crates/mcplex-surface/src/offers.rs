@@ -159,6 +159,7 @@ fn request_context(caller: &Caller, context: &RequestContext<RoleServer>) -> Dis
         token: caller.token.clone(),
         credential: caller.credential.clone(),
         cancel: context.ct.clone(),
+        relay: Some(crate::relay::PeerRelay::for_request(context)),
     }
 }
 

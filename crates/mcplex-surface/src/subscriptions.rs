@@ -188,6 +188,8 @@ impl Subscriptions {
                         token: caller.token.clone(),
                         credential: caller.credential.clone(),
                         cancel,
+                        // A caller's, with no call of its own to reach the client through.
+                        relay: Some(Arc::new(mcplex_upstream::NoClient)),
                     },
                 )
                 .await
@@ -252,6 +254,7 @@ impl Subscriptions {
                 token: None,
                 credential: None,
                 cancel: CancellationToken::new(),
+                relay: None,
             };
             let unsubscribed = gateway
                 .request(&route, UpstreamRequest::unsubscribe(&original), cx)

@@ -94,7 +94,7 @@ pub(crate) fn passed_values(
         if !matches!(inherit, InheritEnv::All) || mcplex_config::names_a_secret(&name) {
             values.push(value.into_owned());
         } else if value.contains("://") {
-            values.extend(mcplex_config::url_secrets(&value));
+            values.extend(mcplex_config::url_credentials(&value));
         }
     }
     values
