@@ -9,7 +9,8 @@
 //! scenario names reaches the client exactly as written here.
 //!
 //! With `extra_resources`, it also lists that many more resources, in pages of 100, to exercise
-//! pagination through the gateway.
+//! pagination through the gateway. A completion of the value `slow` is answered after
+//! [`SLOW_COMPLETION`]: a caller's request that stays in flight beside others, on demand.
 
 #![allow(deprecated)] // logging: deprecated by 2026-07-28 (SEP-2577), tested by the suite
 
@@ -55,6 +56,9 @@ impl ConformanceServer {
         }
     }
 }
+
+/// How long a completion of `slow` takes.
+pub const SLOW_COMPLETION: Duration = Duration::from_millis(1500);
 
 fn from<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -437,6 +441,9 @@ impl ServerHandler for ConformanceServer {
             .pointer("/argument/value")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        if prefix == "slow" {
+            tokio::time::sleep(SLOW_COMPLETION).await;
+        }
         let values: Vec<&str> = ["paris", "park", "party"]
             .into_iter()
             .filter(|v| v.starts_with(prefix))

@@ -159,7 +159,7 @@ fn request_context(caller: &Caller, context: &RequestContext<RoleServer>) -> Dis
         token: caller.token.clone(),
         credential: caller.credential.clone(),
         cancel: context.ct.clone(),
-        relay: Some(crate::relay::PeerRelay::for_request(context)),
+        relay: Some(crate::relay::counted_for(context)),
     }
 }
 

@@ -67,6 +67,25 @@ fn severity(level: &str) -> u8 {
     }
 }
 
+/// The handshake of the session a request belongs to, which every request of the session
+/// shares: `None` for a 2026-07-28 request (no session, no server-to-client requests).
+fn session_handshake(context: &RequestContext<RoleServer>) -> Option<Arc<ClientInfo>> {
+    let stateless = context
+        .protocol_version()
+        .is_some_and(|v| ProtocolEra::of(v.as_str()).is_stateless());
+    (!stateless).then(|| context.peer.peer_info().unwrap_or_default())
+}
+
+/// The relay of a caller's request that is not a tool call (a prompt, resource or completion
+/// request): it reaches no client (an upstream's request about it is refused, as before), but
+/// counts as its session's, so the session's tool calls keep the server's unmarked messages.
+pub(crate) fn counted_for(context: &RequestContext<RoleServer>) -> Arc<dyn ClientRelay> {
+    match session_handshake(context) {
+        Some(handshake) => Arc::new(mcplex_upstream::NoClient::of(handshake)),
+        None => Arc::new(mcplex_upstream::NoClient::default()),
+    }
+}
+
 impl PeerRelay {
     /// The relay for the client that sent the request in `context`.
     pub(crate) fn for_request(context: &RequestContext<RoleServer>) -> Arc<PeerRelay> {
@@ -88,11 +107,7 @@ impl PeerRelay {
         Arc::new(PeerRelay {
             peer: context.peer.clone(),
             origin: context.id.clone(),
-            client: if stateless {
-                None
-            } else {
-                Some(context.peer.peer_info().unwrap_or_default())
-            },
+            client: session_handshake(context),
             cancel: context.ct.clone(),
             threshold,
             logs: Mutex::new(None),

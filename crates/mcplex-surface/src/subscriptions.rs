@@ -189,7 +189,7 @@ impl Subscriptions {
                         credential: caller.credential.clone(),
                         cancel,
                         // A caller's, with no call of its own to reach the client through.
-                        relay: Some(Arc::new(mcplex_upstream::NoClient)),
+                        relay: Some(Arc::new(mcplex_upstream::NoClient::default())),
                     },
                 )
                 .await

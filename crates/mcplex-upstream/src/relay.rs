@@ -36,6 +36,12 @@ pub trait ClientRelay: Send + Sync {
     fn client(&self) -> Option<ClientKey> {
         None
     }
+
+    /// Whether it forwards anything to its client: a relay that only counts its request among
+    /// the client's ([`NoClient`]) is passed over when another of the client's can.
+    fn reaches_client(&self) -> bool {
+        true
+    }
 }
 
 /// Names one client among those the gateway's callers speak for (a session), for
@@ -46,26 +52,49 @@ pub struct ClientKey(usize);
 
 impl ClientKey {
     /// The key of the client that `shared`, held by the relay, belongs to.
-    pub fn of<T>(shared: &std::sync::Arc<T>) -> ClientKey {
-        ClientKey(std::sync::Arc::as_ptr(shared) as usize)
+    pub fn of<T: ?Sized>(shared: &std::sync::Arc<T>) -> ClientKey {
+        ClientKey(std::sync::Arc::as_ptr(shared).cast::<()>() as usize)
     }
 }
 
-/// The relay of a caller that has no client to reach (the management API's `/call`, the CLI):
+/// The relay of a caller's request that reaches no client (the management API's `/call`, the
+/// CLI; a session's prompt, resource or completion request, whose client its tool calls reach):
 /// the upstream's requests are refused, its log messages dropped. It still counts as a caller's
-/// call, so that a message about it is never handed to another caller's client.
-pub struct NoClient;
+/// request, so that a message about it is never handed to another caller's client; of a
+/// session's, as that session's ([`NoClient::of`]).
+#[derive(Default)]
+pub struct NoClient {
+    /// What names the client it counts as, kept alive while it is held ([`ClientKey::of`]).
+    client: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl NoClient {
+    /// Counts as the client that `shared` names (see [`ClientKey::of`]).
+    pub fn of<T: Send + Sync + 'static>(shared: std::sync::Arc<T>) -> NoClient {
+        NoClient {
+            client: Some(shared),
+        }
+    }
+}
 
 impl ClientRelay for NoClient {
     fn request(&self, method: String, _params: Value) -> RelayFuture {
         Box::pin(async move {
             Err(RelayError::unsupported(format!(
-                "the caller of this call has no client to forward {method} to"
+                "the caller of this request has no client to forward {method} to"
             )))
         })
     }
 
     fn notify(&self, _method: String, _params: Value) {}
+
+    fn client(&self) -> Option<ClientKey> {
+        self.client.as_ref().map(ClientKey::of)
+    }
+
+    fn reaches_client(&self) -> bool {
+        false
+    }
 }
 
 /// A JSON-RPC error to send back to the upstream.

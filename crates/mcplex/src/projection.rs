@@ -153,7 +153,7 @@ async fn call(
         credential,
         cancel: CancellationToken::new(),
         progress: None,
-        relay: Arc::new(mcplex_upstream::NoClient),
+        relay: Arc::new(mcplex_upstream::NoClient::default()),
     };
     match state.gateway.call(call, cx).await {
         Ok(result) => Json(result).into_response(),

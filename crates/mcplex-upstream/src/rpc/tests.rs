@@ -187,7 +187,8 @@ impl ClientRelay for Recorded {
 /// A log message the server sends on a wire that does not say which call it is about (stdio):
 /// the one call in flight gets it, its words redacted of the server's configured secrets; with
 /// two in flight from two clients neither does, since it could be the other caller's; with two
-/// from one client (a session's parallel calls), that client gets it.
+/// from one client (a session's parallel calls), that client gets it, through a relay that
+/// forwards.
 #[tokio::test]
 async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_several_are() {
     let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -197,8 +198,8 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
     let mut server_reads = tokio::io::BufReader::new(server_reads);
     let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
         "params": {"level": "info", "data": "using sk-live-secret"}});
-    let call = |relay: &Arc<Recorded>| {
-        let (connection, relay) = (connection.clone(), relay.clone() as Arc<dyn ClientRelay>);
+    let call = |relay: Arc<dyn ClientRelay>| {
+        let connection = connection.clone();
         async move {
             let options = CallOptions {
                 relay: Some(relay),
@@ -219,7 +220,7 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
     };
 
     let first = Arc::new(Recorded::default());
-    let one = tokio::spawn(call(&first));
+    let one = tokio::spawn(call(first.clone()));
     let id = read_request(&mut server_reads).await;
     tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log.clone()))
         .await
@@ -240,7 +241,7 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
     for (clients, routed) in [(two_clients, false), (one_client, true)] {
         let a = Arc::new(Recorded(Mutex::default(), clients.0.clone()));
         let b = Arc::new(Recorded(Mutex::default(), clients.1.clone()));
-        let calls = (tokio::spawn(call(&a)), tokio::spawn(call(&b)));
+        let calls = (tokio::spawn(call(a.clone())), tokio::spawn(call(b.clone())));
         let ids = (
             read_request(&mut server_reads).await,
             read_request(&mut server_reads).await,
@@ -259,4 +260,30 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
         let got = lock(&a.0).len() + lock(&b.0).len();
         assert_eq!(got, usize::from(routed), "routed: {routed}");
     }
+
+    // A request that only counts as the client's (its completion) leaves the message to the
+    // client's tool call, whichever of the two the connection holds first.
+    let key = Arc::new(3u8);
+    let tool_call = Arc::new(Recorded(Mutex::default(), Some(key.clone())));
+    let counted: Arc<dyn ClientRelay> = Arc::new(crate::NoClient::of(key));
+    let calls = (
+        tokio::spawn(call(counted)),
+        tokio::spawn(call(tool_call.clone())),
+    );
+    let ids = (
+        read_request(&mut server_reads).await,
+        read_request(&mut server_reads).await,
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log))
+        .await
+        .expect("write");
+    for id in [ids.0, ids.1] {
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+        tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(answer))
+            .await
+            .expect("write");
+    }
+    calls.0.await.expect("joined").expect("answered");
+    calls.1.await.expect("joined").expect("answered");
+    assert_eq!(lock(&tool_call.0).len(), 1, "the tool call's client has it");
 }

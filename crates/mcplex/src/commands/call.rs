@@ -69,7 +69,7 @@ pub async fn run(args: CallArgs) -> Result<ExitCode> {
                 credential: None,
                 cancel: Default::default(),
                 progress: None,
-                relay: std::sync::Arc::new(mcplex_upstream::NoClient),
+                relay: std::sync::Arc::new(mcplex_upstream::NoClient::default()),
             },
         )
         .await;

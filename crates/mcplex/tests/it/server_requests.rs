@@ -127,3 +127,40 @@ fn a_sessions_parallel_calls_to_a_stdio_server_both_get_their_sampling_answered(
     }
     assert_eq!(answered_requests.len(), 2, "one sampling request a call");
 }
+
+/// A session's own request beside its tool call (here a completion, which a client sends while
+/// its user types, held open by the fixture) is the same client's: the tool call's sampling
+/// request, which a stdio server cannot tie to its call, still reaches that client.
+#[test]
+fn a_sessions_completion_beside_its_tool_call_leaves_the_calls_sampling_to_it() {
+    let (gateway, session) = sampling_client();
+    let in_session = [V2025, ("Mcp-Session-Id", session.as_str())];
+    let complete = json!({"jsonrpc": "2.0", "id": 5, "method": "completion/complete", "params": {
+        "ref": {"type": "ref/prompt", "name": "conf__test_prompt_with_arguments"},
+        "argument": {"name": "arg1", "value": "slow"}}});
+    let mut completion = Streaming::post(&gateway, &session, &complete);
+    // In flight upstream well before the call's sampling request (it takes 1.5 s).
+    std::thread::sleep(Duration::from_millis(300));
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "conf__test_sampling", "arguments": {"prompt": "ping"}}});
+    let mut stream = Streaming::post(&gateway, &session, &call);
+    assert!(
+        stream.read_until("sampling/createMessage"),
+        "the client is asked: {:?}",
+        stream.text
+    );
+    let asked = stream
+        .messages()
+        .into_iter()
+        .find(|m| m["method"] == "sampling/createMessage")
+        .expect("the request");
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "pong"}, "model": "test"}});
+    assert_eq!(post(&gateway, &in_session, &answer).status, 202);
+    assert!(stream.read_until("LLM response: pong"), "{:?}", stream.text);
+    assert!(
+        completion.read_until("\"completion\""),
+        "the completion is answered too: {:?}",
+        completion.text
+    );
+}
