@@ -19,18 +19,21 @@ pub fn redact_url(url: &str) -> String {
 /// `postgres://mcplex:ab/c"d@db:5432/app?sslmode=require` →
 /// `postgres://[redacted]@db:5432/app?sslmode=[redacted]`.
 pub fn redact_store_url(url: &str) -> String {
-    let Some((scheme, body)) = url.split_once("://") else {
-        return REDACTED.to_owned();
-    };
+    match url.split_once("://") {
+        Some((scheme, body)) => format!("{scheme}://{}", scrub_store(body)),
+        None => REDACTED.to_owned(),
+    }
+}
+
+/// What follows `postgres://` as [`redact_store_url`] shows it, in a text too.
+fn scrub_store(body: &str) -> String {
     let query_start = body.find('?');
     let (place_and_query, user_info) = match body.rfind('@') {
-        Some(at) if query_start.is_some_and(|query| at > query) => {
-            return format!("{scheme}://{REDACTED}");
-        }
+        Some(at) if query_start.is_some_and(|query| at > query) => return REDACTED.to_owned(),
         Some(at) => (&body[at + 1..], true),
         None => (body, false),
     };
-    let mut out = format!("{scheme}://");
+    let mut out = String::with_capacity(body.len());
     if user_info {
         out.push_str(REDACTED);
         out.push('@');
@@ -87,15 +90,18 @@ pub fn redact_urls(text: &str) -> String {
     out
 }
 
-/// Where the authority (user info and host) of what follows `scheme://` ends. As URLs are
-/// parsed, at the first `/`, `?` or `#`; but PostgreSQL's drivers take the user info up to the
-/// first `@`, across those: a store URL's password with a `/` (as `openssl rand -base64` makes)
+/// Whether `scheme` is PostgreSQL's, whose drivers read a URL's user info up to the first `@`,
+/// across `/`, `?` and `#`: a store URL's password with a `/` (as `openssl rand -base64` makes)
 /// still connects, so it must still be hidden.
+fn postgres(scheme: &str) -> bool {
+    ["postgres", "postgresql"].contains(&scheme.to_ascii_lowercase().as_str())
+}
+
+/// Where the authority (user info and host) of what follows `scheme://` ends: as URLs are
+/// parsed, at the first `/`, `?` or `#`; for PostgreSQL past the first `@`, as its drivers read.
 fn authority_end(scheme: &str, body: &str) -> usize {
     let from = match body.find('@') {
-        Some(at) if ["postgres", "postgresql"].contains(&scheme.to_ascii_lowercase().as_str()) => {
-            at + 1
-        }
+        Some(at) if postgres(scheme) => at + 1,
         _ => 0,
     };
     body[from..]
@@ -103,8 +109,12 @@ fn authority_end(scheme: &str, body: &str) -> usize {
         .map_or(body.len(), |end| from + end)
 }
 
-/// What follows `scheme://`: user info and query values replaced.
+/// What follows `scheme://`: user info and query values replaced (a PostgreSQL URL as a store
+/// URL is shown).
 fn scrub(scheme: &str, body: &str) -> String {
+    if postgres(scheme) {
+        return scrub_store(body);
+    }
     let (authority, tail) = body.split_at(authority_end(scheme, body));
     let mut out = String::with_capacity(body.len());
     match authority.rfind('@') {
@@ -292,7 +302,11 @@ mod tests {
             ),
             (
                 "postgresql://mcplex:a?b#c@db/mcplex",
-                "postgresql://[redacted]@db/mcplex",
+                "postgresql://[redacted]",
+            ),
+            (
+                "postgres://db/app?password=hunter@2",
+                "postgres://[redacted]",
             ),
             ("postgres://db/mcplex", "postgres://db/mcplex"),
         ] {

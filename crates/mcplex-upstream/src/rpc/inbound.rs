@@ -202,17 +202,15 @@ fn relay_for(
     if let Some(related) = related {
         return related.and_then(|id| pending.get(&id)?.relay.clone());
     }
-    let relays: Vec<&Arc<dyn ClientRelay>> =
-        pending.values().filter_map(|p| p.relay.as_ref()).collect();
-    let first = relays.first()?;
-    let one_client = relays.iter().all(|other| {
+    let relays = || pending.values().filter_map(|p| p.relay.as_ref());
+    let first = relays().next()?;
+    let one_client = relays().all(|other| {
         Arc::ptr_eq(first, other)
             || matches!((first.client(), other.client()), (Some(a), Some(b)) if a == b)
     });
     // Through one of the client's requests that forwards (a tool call's, rather than a
     // completion's that only counts).
-    let reaching = relays
-        .iter()
+    let reaching = relays()
         .find(|relay| relay.reaches_client())
         .unwrap_or(first);
     one_client.then(|| Arc::clone(reaching))

@@ -194,42 +194,10 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
     let (ours, theirs) = tokio::io::duplex(1 << 16);
     let redactor = Arc::new(Redactor::of(["sk-live-secret".to_owned()]));
     let connection = over_lines_redacting("logs", ours, redactor);
-    let (server_reads, mut server_writes) = tokio::io::split(theirs);
-    let mut server_reads = tokio::io::BufReader::new(server_reads);
-    let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
-        "params": {"level": "info", "data": "using sk-live-secret"}});
-    let call = |relay: Arc<dyn ClientRelay>| {
-        let connection = connection.clone();
-        async move {
-            let options = CallOptions {
-                relay: Some(relay),
-                ..CallOptions::default()
-            };
-            connection
-                .request("tools/call", Some(json!({"name": "t"})), options)
-                .await
-        }
-    };
-    let send = |message: Value| format!("{message}\n").into_bytes();
-    let read_request = async |reads: &mut tokio::io::BufReader<_>| {
-        let mut line = String::new();
-        tokio::io::AsyncBufReadExt::read_line(reads, &mut line)
-            .await
-            .expect("a request");
-        serde_json::from_str::<Value>(&line).expect("json")["id"].clone()
-    };
+    let mut server = LoggingServer::over(theirs);
 
     let first = Arc::new(Recorded::default());
-    let one = tokio::spawn(call(first.clone()));
-    let id = read_request(&mut server_reads).await;
-    tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log.clone()))
-        .await
-        .expect("write");
-    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
-    tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(answer))
-        .await
-        .expect("write");
-    one.await.expect("joined").expect("answered");
+    server.log_during(&connection, vec![first.clone()]).await;
     assert_eq!(
         *lock(&first.0),
         [json!({"level": "info", "data": "using [redacted]"})]
@@ -241,22 +209,9 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
     for (clients, routed) in [(two_clients, false), (one_client, true)] {
         let a = Arc::new(Recorded(Mutex::default(), clients.0.clone()));
         let b = Arc::new(Recorded(Mutex::default(), clients.1.clone()));
-        let calls = (tokio::spawn(call(a.clone())), tokio::spawn(call(b.clone())));
-        let ids = (
-            read_request(&mut server_reads).await,
-            read_request(&mut server_reads).await,
-        );
-        tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log.clone()))
-            .await
-            .expect("write");
-        for id in [ids.0, ids.1] {
-            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
-            tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(answer))
-                .await
-                .expect("write");
-        }
-        calls.0.await.expect("joined").expect("answered");
-        calls.1.await.expect("joined").expect("answered");
+        server
+            .log_during(&connection, vec![a.clone(), b.clone()])
+            .await;
         let got = lock(&a.0).len() + lock(&b.0).len();
         assert_eq!(got, usize::from(routed), "routed: {routed}");
     }
@@ -266,24 +221,80 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
     let key = Arc::new(3u8);
     let tool_call = Arc::new(Recorded(Mutex::default(), Some(key.clone())));
     let counted: Arc<dyn ClientRelay> = Arc::new(crate::NoClient::of(key));
-    let calls = (
-        tokio::spawn(call(counted)),
-        tokio::spawn(call(tool_call.clone())),
-    );
-    let ids = (
-        read_request(&mut server_reads).await,
-        read_request(&mut server_reads).await,
-    );
-    tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(log))
-        .await
-        .expect("write");
-    for id in [ids.0, ids.1] {
-        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
-        tokio::io::AsyncWriteExt::write_all(&mut server_writes, &send(answer))
+    server
+        .log_during(&connection, vec![counted, tool_call.clone()])
+        .await;
+    assert_eq!(lock(&tool_call.0).len(), 1, "the tool call's client has it");
+}
+
+/// The server end of a line connection that logs, as stdio servers do, without saying which
+/// call a message is about.
+struct LoggingServer {
+    reads: tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+    writes: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+}
+
+impl LoggingServer {
+    fn over(stream: tokio::io::DuplexStream) -> LoggingServer {
+        let (reads, writes) = tokio::io::split(stream);
+        LoggingServer {
+            reads: tokio::io::BufReader::new(reads),
+            writes,
+        }
+    }
+
+    async fn write(&mut self, message: Value) {
+        let line = format!("{message}\n");
+        tokio::io::AsyncWriteExt::write_all(&mut self.writes, line.as_bytes())
             .await
             .expect("write");
     }
-    calls.0.await.expect("joined").expect("answered");
-    calls.1.await.expect("joined").expect("answered");
-    assert_eq!(lock(&tool_call.0).len(), 1, "the tool call's client has it");
+
+    /// One call a relay over `connection`, all in flight together; then a log message naming
+    /// its secret; then every call answered. Within 10 s.
+    async fn log_during(
+        &mut self,
+        connection: &Arc<RpcConnection>,
+        relays: Vec<Arc<dyn ClientRelay>>,
+    ) {
+        tokio::time::timeout(Duration::from_secs(10), self.serve(connection, relays))
+            .await
+            .expect("the calls are served within 10 s");
+    }
+
+    async fn serve(&mut self, connection: &Arc<RpcConnection>, relays: Vec<Arc<dyn ClientRelay>>) {
+        let calls: Vec<_> = relays
+            .into_iter()
+            .map(|relay| {
+                let connection = connection.clone();
+                tokio::spawn(async move {
+                    let options = CallOptions {
+                        relay: Some(relay),
+                        ..CallOptions::default()
+                    };
+                    connection
+                        .request("tools/call", Some(json!({"name": "t"})), options)
+                        .await
+                })
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for _ in &calls {
+            let mut line = String::new();
+            tokio::io::AsyncBufReadExt::read_line(&mut self.reads, &mut line)
+                .await
+                .expect("a request");
+            ids.push(serde_json::from_str::<Value>(&line).expect("json")["id"].clone());
+        }
+        self.write(json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "using sk-live-secret"}}))
+            .await;
+        for id in ids {
+            self.write(json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}))
+                .await;
+        }
+        for call in calls {
+            call.await.expect("joined").expect("answered");
+        }
+    }
 }

@@ -329,7 +329,7 @@ function searchStatus(search) {
 
 export async function config(root, cx) {
   root.append(h("h1", { id: "page-title" }, "Config"),
-    h("p", { class: "muted" }, "The configuration this gateway runs with: env and header values, URL secrets and passwords are replaced by [redacted]."));
+    h("p", { class: "muted" }, "The configuration this gateway runs with: env and header values, credential-named arguments, URL secrets and passwords are replaced by [redacted]."));
   const body = h("div", {});
   root.append(body);
   let last = "";

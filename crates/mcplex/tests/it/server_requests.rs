@@ -34,14 +34,21 @@ fn sampling_client() -> (Gateway, String) {
     (gateway, session)
 }
 
-#[test]
-fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
-    let (gateway, session) = sampling_client();
-    let in_session = [V2025, ("Mcp-Session-Id", session.as_str())];
-    // No GET stream is ever opened.
-    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                      "params": {"name": "conf__test_sampling", "arguments": {"prompt": "ping"}}});
-    let mut stream = Streaming::post(&gateway, &session, &call);
+/// A call of the fixture's sampling tool, as request `id`.
+fn sampling_call(id: u64, prompt: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "conf__test_sampling", "arguments": {"prompt": prompt}}})
+}
+
+/// The client's answer to sampling request `asked`: "pong".
+fn pong(asked: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "pong"}, "model": "test"}})
+}
+
+/// Waits for the sampling request on `stream`, answers it in `session`, and waits for the call
+/// to finish with the answer on the same stream.
+fn answer_sampling_on(gateway: &Gateway, session: &str, stream: &mut Streaming) {
     assert!(
         stream.read_until("sampling/createMessage"),
         "the call's stream asks the client: {:?}",
@@ -52,14 +59,21 @@ fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
         .into_iter()
         .find(|m| m["method"] == "sampling/createMessage")
         .expect("the request");
-    let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
-        "role": "assistant", "content": {"type": "text", "text": "pong"}, "model": "test"}});
-    assert_eq!(post(&gateway, &in_session, &answer).status, 202);
+    let in_session = [V2025, ("Mcp-Session-Id", session)];
+    assert_eq!(post(gateway, &in_session, &pong(&asked)).status, 202);
     assert!(
         stream.read_until("LLM response: pong"),
         "the call finishes on the same stream: {:?}",
         stream.text
     );
+}
+
+#[test]
+fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
+    let (gateway, session) = sampling_client();
+    // No GET stream is ever opened.
+    let mut stream = Streaming::post(&gateway, &session, &sampling_call(7, "ping"));
+    answer_sampling_on(&gateway, &session, &mut stream);
     let answered = stream
         .messages()
         .into_iter()
@@ -79,13 +93,9 @@ fn a_sampling_request_for_a_call_goes_out_on_the_calls_own_stream() {
 fn a_sessions_parallel_calls_to_a_stdio_server_both_get_their_sampling_answered() {
     let (gateway, session) = sampling_client();
     let in_session = [V2025, ("Mcp-Session-Id", session.as_str())];
-    let call = |id: u64| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-               "params": {"name": "conf__test_sampling", "arguments": {"prompt": format!("ping {id}")}}})
-    };
     let mut streams = [
-        Streaming::post(&gateway, &session, &call(7)),
-        Streaming::post(&gateway, &session, &call(8)),
+        Streaming::post(&gateway, &session, &sampling_call(7, "ping 7")),
+        Streaming::post(&gateway, &session, &sampling_call(8, "ping 8")),
     ];
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut answered_requests = HashSet::new();
@@ -119,9 +129,7 @@ fn a_sessions_parallel_calls_to_a_stdio_server_both_get_their_sampling_answered(
             .collect();
         for request in asked {
             if answered_requests.insert(request["id"].to_string()) {
-                let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-                    "role": "assistant", "content": {"type": "text", "text": "pong"}, "model": "test"}});
-                assert_eq!(post(&gateway, &in_session, &answer).status, 202);
+                assert_eq!(post(&gateway, &in_session, &pong(&request)).status, 202);
             }
         }
     }
@@ -134,30 +142,14 @@ fn a_sessions_parallel_calls_to_a_stdio_server_both_get_their_sampling_answered(
 #[test]
 fn a_sessions_completion_beside_its_tool_call_leaves_the_calls_sampling_to_it() {
     let (gateway, session) = sampling_client();
-    let in_session = [V2025, ("Mcp-Session-Id", session.as_str())];
     let complete = json!({"jsonrpc": "2.0", "id": 5, "method": "completion/complete", "params": {
         "ref": {"type": "ref/prompt", "name": "conf__test_prompt_with_arguments"},
         "argument": {"name": "arg1", "value": "slow"}}});
     let mut completion = Streaming::post(&gateway, &session, &complete);
     // In flight upstream well before the call's sampling request (it takes 1.5 s).
     std::thread::sleep(Duration::from_millis(300));
-    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                      "params": {"name": "conf__test_sampling", "arguments": {"prompt": "ping"}}});
-    let mut stream = Streaming::post(&gateway, &session, &call);
-    assert!(
-        stream.read_until("sampling/createMessage"),
-        "the client is asked: {:?}",
-        stream.text
-    );
-    let asked = stream
-        .messages()
-        .into_iter()
-        .find(|m| m["method"] == "sampling/createMessage")
-        .expect("the request");
-    let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
-        "role": "assistant", "content": {"type": "text", "text": "pong"}, "model": "test"}});
-    assert_eq!(post(&gateway, &in_session, &answer).status, 202);
-    assert!(stream.read_until("LLM response: pong"), "{:?}", stream.text);
+    let mut stream = Streaming::post(&gateway, &session, &sampling_call(7, "ping"));
+    answer_sampling_on(&gateway, &session, &mut stream);
     assert!(
         completion.read_until("\"completion\""),
         "the completion is answered too: {:?}",
