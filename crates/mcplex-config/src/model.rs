@@ -490,8 +490,10 @@ impl ServerConfig {
     }
 }
 
-/// Values given on the command line or in `MCPLEX_*` variables; they win over the file.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Values given on the command line or in `MCPLEX_*` variables; they win over the file. No
+/// `Debug`: `store` is a URL that may carry a password before it is parsed into a [`StoreUrl`]
+/// (as the command line's arguments have none).
+#[derive(Clone, Default, PartialEq)]
 pub struct Overrides {
     pub listen: Option<String>,
     pub call_timeout: Option<String>,
