@@ -21,6 +21,19 @@ pub enum StateError {
     Invalid(String),
     #[error("store: {0}")]
     Store(String),
-    #[error("store: {0}")]
+    #[error("store: {}", postgres_reason(.0))]
     Postgres(#[from] postgres::Error),
+}
+
+/// What went wrong, in the server's words where it gave a reason (the driver's own text for a
+/// server's error is only "db error"): "canceling statement due to lock timeout (55P03)".
+/// The server's message, never its detail, which may quote the values a statement carried.
+fn postgres_reason(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => match std::error::Error::source(error) {
+            Some(source) => format!("{error}: {source}"),
+            None => error.to_string(),
+        },
+    }
 }

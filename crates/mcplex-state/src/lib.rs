@@ -27,6 +27,7 @@ mod identity;
 mod logins;
 mod migrations;
 mod pending_logins;
+mod pg_session;
 mod pg_tls;
 mod reviews;
 mod secret;
@@ -62,5 +63,7 @@ mod admin_key_tests;
 mod logins_tests;
 #[cfg(test)]
 mod migrations_tests;
+#[cfg(test)]
+mod pg_session_tests;
 #[cfg(test)]
 mod tests;

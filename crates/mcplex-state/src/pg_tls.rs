@@ -55,6 +55,7 @@ impl PgTarget {
         let mut config: postgres::Config = rest
             .parse()
             .map_err(|e: postgres::Error| StateError::Store(e.to_string()))?;
+        crate::pg_session::bound(&mut config, &query_keys(&rest));
         config.ssl_mode(match mode {
             SslMode::Disable => postgres::config::SslMode::Disable,
             SslMode::Prefer => postgres::config::SslMode::Prefer,
@@ -101,6 +102,16 @@ fn take_tls_parameters(url: &str) -> Result<(String, SslMode, Option<PathBuf>), 
         format!("{base}?{}", kept.join("&"))
     };
     Ok((rest, mode, root_cert))
+}
+
+/// The parameter names of `url`'s query.
+fn query_keys(url: &str) -> Vec<&str> {
+    let query = url.split_once('?').map_or("", |(_, query)| query);
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| pair.split_once('=').map_or(pair, |(key, _)| key))
+        .collect()
 }
 
 fn ssl_mode(value: &str) -> Result<SslMode, StateError> {

@@ -118,6 +118,10 @@ pub(crate) trait Tx {
 pub(crate) enum Mode {
     Read,
     Write,
+    /// A write that changes the schema: on PostgreSQL it may wait for the write lock and run
+    /// as long as it needs (a replica starting while another migrates waits for it; a large
+    /// table's migration is not cut), past the session's bounds (`pg_session.rs`).
+    Schema,
 }
 
 /// Which database, for the few statements that differ (schema, migrations).
@@ -140,7 +144,7 @@ pub(crate) struct Postgres {
 }
 
 /// The advisory lock every write transaction of a PostgreSQL store takes.
-const WRITE_LOCK: i64 = 0x6d63_706c_6578;
+pub(crate) const WRITE_LOCK: i64 = 0x6d63_706c_6578;
 
 impl Db {
     pub(crate) fn dialect(&self) -> Dialect {
@@ -161,7 +165,7 @@ impl Db {
                 let mut conn = lock(conn);
                 let behavior = match mode {
                     Mode::Read => rusqlite::TransactionBehavior::Deferred,
-                    Mode::Write => rusqlite::TransactionBehavior::Immediate,
+                    Mode::Write | Mode::Schema => rusqlite::TransactionBehavior::Immediate,
                 };
                 let tx = conn.transaction_with_behavior(behavior)?;
                 let mut adapter = SqliteTx(&tx);
@@ -216,7 +220,10 @@ impl Postgres {
             .as_mut()
             .ok_or_else(|| StateError::Store("no connection".into()))?;
         let mut tx = client.transaction()?;
-        if mode == Mode::Write {
+        if mode == Mode::Schema {
+            tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")?;
+        }
+        if mode != Mode::Read {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])?;
         }
         let mut adapter = PostgresTx(&mut tx);
