@@ -21,8 +21,16 @@ pub enum StateError {
     Invalid(String),
     #[error("store: {0}")]
     Store(String),
+    /// Not the error's source: a server error's own text carries its DETAIL, which may quote
+    /// the values a statement wrote, and a chain of sources is printed whole (`{:#}`).
     #[error("store: {}", postgres_reason(.0))]
-    Postgres(#[from] postgres::Error),
+    Postgres(postgres::Error),
+}
+
+impl From<postgres::Error> for StateError {
+    fn from(error: postgres::Error) -> StateError {
+        StateError::Postgres(error)
+    }
 }
 
 /// What went wrong, in the server's words where it gave a reason (the driver's own text for a

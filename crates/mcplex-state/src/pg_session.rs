@@ -1,46 +1,38 @@
-//! The bounds every PostgreSQL session of the store runs under, so that a stuck server, a lost
-//! network or a replica that froze holding the write lock becomes an error within a bounded
-//! time instead of a gateway waiting for ever on its one connection.
+//! The bounds every PostgreSQL connection of the store runs under, so that a lost network or a
+//! replica that froze holding the write lock becomes an error, or a released lock, in about a
+//! minute instead of a gateway waiting for ever on its one connection.
 //!
-//! Owns: the session settings sent when connecting (`statement_timeout`, `lock_timeout`,
-//! `idle_in_transaction_session_timeout`) and the socket's (TCP keepalives, `TCP_USER_TIMEOUT`).
-//! A setting the URL gives itself wins: `keepalives_idle=…` and the like are left as given, and
-//! the URL's `options=-c …` come after these, so PostgreSQL applies them last. Migrations lift
-//! the two statement bounds for their own transaction (`sql.rs`, `Mode::Schema`).
+//! Owns: the socket's settings (TCP keepalives, `TCP_USER_TIMEOUT`: a server that stops
+//! answering is given up), each one the URL does not give itself; and the session's
+//! `idle_in_transaction_session_timeout` (the server ends a session left idle inside a
+//! transaction, releasing its locks), set after connecting only where the URL, the role, the
+//! database and the server all leave it unbounded: a DBA's own value is never loosened, and no
+//! startup `options` are sent, which connection poolers refuse.
+//!
+//! Statements and lock waits are left unbounded: a write may rightly run long (a prune of a
+//! large audit log, a catalog's embeddings over a slow link), and another writer waiting for it
+//! is correct; what must not wait for ever is a lock whose holder is gone, which this ends.
 
 use std::time::Duration;
 
-/// How long one statement may run: the store's statements are small, so one taking longer is
-/// a server in trouble.
-pub(crate) const STATEMENT_TIMEOUT: &str = "30s";
-/// How long a statement may wait for a lock, the write lock every writer takes included: longer
-/// means another session holds it and is stuck.
-pub(crate) const LOCK_TIMEOUT: &str = "20s";
-/// How long a session may sit idle inside a transaction before the server ends it, releasing
-/// its locks: a replica frozen mid-transaction does not stop every other's writes.
+/// How long a session may sit idle inside a transaction before the server ends it: far longer
+/// than any of the store's transactions pauses between two statements.
 pub(crate) const IDLE_IN_TRANSACTION: &str = "60s";
 
-/// A silent server (no reply, no reset) is noticed after this much quiet, then
-/// [`KEEPALIVE_RETRIES`] probes [`KEEPALIVE_INTERVAL`] apart: about a minute in all.
+/// A silent server (no reply, no reset) is probed after this much quiet, every
+/// [`KEEPALIVE_INTERVAL`]; on Linux the connection is given up once [`TCP_USER_TIMEOUT`] has
+/// passed without an answer, elsewhere after [`KEEPALIVE_RETRIES`] probes.
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const KEEPALIVE_RETRIES: u32 = 3;
-/// How long sent data may stay unacknowledged before the connection is given up.
+/// How long sent data (or keepalive probes) may stay unanswered before the connection is given
+/// up (Linux only).
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Puts the bounds on `config`, which was read from a URL whose query names `given` (the
-/// parameters its user set; those keep the user's values).
-pub(crate) fn bound(config: &mut postgres::Config, given: &[&str]) {
-    let ours = format!(
-        "-c statement_timeout={STATEMENT_TIMEOUT} -c lock_timeout={LOCK_TIMEOUT} \
-         -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION}"
-    );
-    let options = match config.get_options() {
-        Some(theirs) if !theirs.trim().is_empty() => format!("{ours} {theirs}"),
-        _ => ours,
-    };
-    config.options(&options);
-    let unset = |key: &str| !given.contains(&key);
+/// Puts the socket's bounds on `config`, which was read from a URL whose query names `given`
+/// (the parameters its user set, percent-decoded; those keep the user's values).
+pub(crate) fn bound_socket(config: &mut postgres::Config, given: &[String]) {
+    let unset = |key: &str| !given.iter().any(|given| given == key);
     if unset("keepalives") {
         config.keepalives(true);
     }
@@ -58,25 +50,36 @@ pub(crate) fn bound(config: &mut postgres::Config, given: &[&str]) {
     }
 }
 
+/// Bounds the idle time inside a transaction of the session `client` opened, unless something
+/// bounded it already (a value other than 0).
+pub(crate) fn bound_session(client: &mut postgres::Client) -> Result<(), postgres::Error> {
+    client.execute(
+        "SELECT set_config('idle_in_transaction_session_timeout', $1, false) \
+         WHERE current_setting('idle_in_transaction_session_timeout') = '0'",
+        &[&IDLE_IN_TRANSACTION],
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_urls_own_options_come_after_ours_and_its_socket_settings_stay() {
-        let mut config: postgres::Config =
-            "postgres://u@h/db?options=-c%20lock_timeout%3D1s&keepalives_idle=7"
-                .parse()
-                .expect("a URL");
-        bound(&mut config, &["options", "keepalives_idle"]);
-        let options = config.get_options().expect("options");
-        assert!(
-            options.starts_with("-c statement_timeout=30s "),
-            "{options}"
-        );
-        assert!(options.ends_with(" -c lock_timeout=1s"), "{options}");
+    fn the_urls_own_socket_settings_stay_and_the_rest_are_bounded() {
+        let mut config: postgres::Config = "postgres://u@h/db?keepalives_idle=7"
+            .parse()
+            .expect("a URL");
+        bound_socket(&mut config, &["keepalives_idle".to_owned()]);
         assert_eq!(config.get_keepalives_idle(), Duration::from_secs(7));
+        assert!(config.get_keepalives());
         assert_eq!(config.get_keepalives_interval(), Some(KEEPALIVE_INTERVAL));
+        assert_eq!(config.get_keepalives_retries(), Some(KEEPALIVE_RETRIES));
         assert_eq!(config.get_tcp_user_timeout(), Some(&TCP_USER_TIMEOUT));
+        assert_eq!(
+            config.get_options(),
+            None,
+            "no startup options: poolers refuse them"
+        );
     }
 }

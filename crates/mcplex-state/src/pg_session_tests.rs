@@ -1,100 +1,82 @@
-//! The bounds of a PostgreSQL session (`pg_session.rs`) on a real server: what a session runs
-//! under, a write that cannot get the write lock failing in time, and a migration waiting past
-//! that bound. Needs `MCPLEX_TEST_POSTGRES` (CI has one).
-
-use std::time::{Duration, Instant};
+//! PostgreSQL sessions on a real server: the bound of `pg_session.rs`, set where nothing else
+//! bounds idle transactions and left alone where the URL or the database does; and a server's
+//! error as the store reports it. Needs `MCPLEX_TEST_POSTGRES` (CI has one).
 
 use crate::pg_tls::PgTarget;
-use crate::sql::{Mode, WRITE_LOCK};
+use crate::sql::{Mode, Param};
 use crate::tests::postgres_database;
 use crate::*;
 
-fn setting(store: &Store, name: &str) -> String {
+const SETTING: &str = "idle_in_transaction_session_timeout";
+
+fn setting(store: &Store) -> String {
     store
         .db
         .transaction(Mode::Read, |tx| {
-            let row = tx.query_first(&format!("SHOW {name}"), &[])?;
+            let row = tx.query_first(&format!("SHOW {SETTING}"), &[])?;
             row.map(|row| row.text(0)).transpose()
         })
         .expect("SHOW")
         .expect("a row")
 }
 
-/// `url` with `options` added to its query.
-fn with_options(url: &str, options: &str) -> String {
-    let joiner = if url.contains('?') { '&' } else { '?' };
-    format!(
-        "{url}{joiner}options={}",
-        options.replace(' ', "%20").replace('=', "%3D")
-    )
+fn opened(url: &str) -> Store {
+    Store::open_at(&Location::Postgres(url.to_owned()))
+        .expect("open")
+        .0
 }
 
 #[test]
-fn a_store_session_runs_under_the_bounds_and_the_urls_own_options_win() {
-    let Some(url) = postgres_database("mcplex_session_bounds") else {
+fn idle_transactions_are_bounded_unless_the_url_or_the_database_bounds_them() {
+    let name = "mcplex_session_bounds";
+    let Some(url) = postgres_database(name) else {
         return;
     };
-    let (store, _) = Store::open_at(&Location::Postgres(url.clone())).expect("open");
-    assert_eq!(setting(&store, "statement_timeout"), "30s");
-    assert_eq!(setting(&store, "lock_timeout"), "20s");
-    assert_eq!(
-        setting(&store, "idle_in_transaction_session_timeout"),
-        "1min"
-    );
-    drop(store);
+    assert_eq!(setting(&opened(&url)), "1min");
 
-    let url = with_options(&url, "-c statement_timeout=5s");
-    let (store, _) = Store::open_at(&Location::Postgres(url)).expect("open");
-    assert_eq!(setting(&store, "statement_timeout"), "5s");
-    assert_eq!(setting(&store, "lock_timeout"), "20s");
+    let with_option = format!("{url}?options=-c%20{SETTING}%3D5s");
+    assert_eq!(setting(&opened(&with_option)), "5s");
+
+    let mut admin = PgTarget::parse(&url)
+        .expect("URL")
+        .connect()
+        .expect("connect");
+    admin
+        .batch_execute(&format!("ALTER DATABASE {name} SET {SETTING} = '7s'"))
+        .expect("a database setting");
+    assert_eq!(setting(&opened(&url)), "7s");
 }
 
 #[test]
-fn a_write_behind_a_stuck_writer_fails_in_time_and_a_migration_waits_for_it() {
-    let Some(url) = postgres_database("mcplex_session_lock") else {
+fn a_servers_error_is_reported_in_its_words_without_the_values_it_quotes() {
+    let Some(url) = postgres_database("mcplex_server_errors") else {
         return;
     };
-    let url = with_options(&url, "-c lock_timeout=1s");
-    let (store, _) = Store::open_at(&Location::Postgres(url.clone())).expect("open");
-
-    // Another session takes the write lock and sits on it, as a frozen replica would.
-    let target = PgTarget::parse(&url).expect("URL");
-    let (release, holding) = std::sync::mpsc::channel::<()>();
-    let (taken, lock_taken) = std::sync::mpsc::channel::<()>();
-    let holder = std::thread::spawn(move || {
-        let mut client = target.connect().expect("connect");
-        let mut tx = client.transaction().expect("begin");
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
-            .expect("lock");
-        taken.send(()).expect("taken");
-        holding.recv().expect("released");
-        tx.commit().expect("commit");
-    });
-    lock_taken
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the lock is taken");
-
-    let started = Instant::now();
-    let refused = store.db.transaction(Mode::Write, |_| Ok(()));
-    let waited = started.elapsed();
-    let error = refused.expect_err("the write lock is held").to_string();
-    assert!(error.contains("lock timeout"), "{error}");
-    assert!(waited < Duration::from_secs(10), "waited {waited:?}");
-
-    // A gateway starting now migrates: it waits for the lock past the session's bound.
-    let release_after = Duration::from_millis(2500);
-    let releaser = std::thread::spawn(move || {
-        std::thread::sleep(release_after);
-        release.send(()).expect("release");
-    });
-    let started = Instant::now();
-    let reopened = Store::open_at(&Location::Postgres(url));
+    let store = opened(&url);
+    let insert = |store: &Store| {
+        store.db.transaction(Mode::Write, |tx| {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)",
+                &[Param::Text("quoted-key-7f3a"), Param::Bytes(b"v")],
+            )
+        })
+    };
+    insert(&store).expect("the first row");
+    let error = insert(&store).expect_err("the same key twice");
+    // As the CLI prints an error (`{:#}`): the whole chain of sources.
+    let mut shown = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        shown = format!("{shown}: {cause}");
+        source = cause.source();
+    }
     assert!(
-        reopened.is_ok(),
-        "the migration waited: {:?}",
-        reopened.err()
+        shown.contains("duplicate key value violates unique constraint"),
+        "{shown}"
     );
-    assert!(started.elapsed() >= Duration::from_secs(2));
-    releaser.join().expect("releaser");
-    holder.join().expect("holder");
+    assert!(shown.contains("(23505)"), "{shown}");
+    assert!(
+        !shown.contains("quoted-key-7f3a"),
+        "the DETAIL quotes the key: {shown}"
+    );
 }

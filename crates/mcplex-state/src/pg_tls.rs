@@ -55,7 +55,7 @@ impl PgTarget {
         let mut config: postgres::Config = rest
             .parse()
             .map_err(|e: postgres::Error| StateError::Store(e.to_string()))?;
-        crate::pg_session::bound(&mut config, &query_keys(&rest));
+        crate::pg_session::bound_socket(&mut config, &query_keys(&rest));
         config.ssl_mode(match mode {
             SslMode::Disable => postgres::config::SslMode::Disable,
             SslMode::Prefer => postgres::config::SslMode::Prefer,
@@ -70,12 +70,15 @@ impl PgTarget {
         Ok(PgTarget { config, tls })
     }
 
-    /// Opens a connection (blocking: not on an async worker).
+    /// Opens a connection (blocking: not on an async worker), its session bounded
+    /// (`pg_session.rs`).
     pub(crate) fn connect(&self) -> Result<postgres::Client, postgres::Error> {
-        match &self.tls {
-            Some(tls) => self.config.connect(tls.clone()),
-            None => self.config.connect(postgres::NoTls),
-        }
+        let mut client = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone())?,
+            None => self.config.connect(postgres::NoTls)?,
+        };
+        crate::pg_session::bound_session(&mut client)?;
+        Ok(client)
     }
 }
 
@@ -104,13 +107,13 @@ fn take_tls_parameters(url: &str) -> Result<(String, SslMode, Option<PathBuf>), 
     Ok((rest, mode, root_cert))
 }
 
-/// The parameter names of `url`'s query.
-fn query_keys(url: &str) -> Vec<&str> {
+/// The parameter names of `url`'s query, percent-decoded as the driver reads them.
+fn query_keys(url: &str) -> Vec<String> {
     let query = url.split_once('?').map_or("", |(_, query)| query);
     query
         .split('&')
         .filter(|pair| !pair.is_empty())
-        .map(|pair| pair.split_once('=').map_or(pair, |(key, _)| key))
+        .map(|pair| percent_decode(pair.split_once('=').map_or(pair, |(key, _)| key)))
         .collect()
 }
 

@@ -118,10 +118,6 @@ pub(crate) trait Tx {
 pub(crate) enum Mode {
     Read,
     Write,
-    /// A write that changes the schema: on PostgreSQL it may wait for the write lock and run
-    /// as long as it needs (a replica starting while another migrates waits for it; a large
-    /// table's migration is not cut), past the session's bounds (`pg_session.rs`).
-    Schema,
 }
 
 /// Which database, for the few statements that differ (schema, migrations).
@@ -165,7 +161,7 @@ impl Db {
                 let mut conn = lock(conn);
                 let behavior = match mode {
                     Mode::Read => rusqlite::TransactionBehavior::Deferred,
-                    Mode::Write | Mode::Schema => rusqlite::TransactionBehavior::Immediate,
+                    Mode::Write => rusqlite::TransactionBehavior::Immediate,
                 };
                 let tx = conn.transaction_with_behavior(behavior)?;
                 let mut adapter = SqliteTx(&tx);
@@ -220,10 +216,7 @@ impl Postgres {
             .as_mut()
             .ok_or_else(|| StateError::Store("no connection".into()))?;
         let mut tx = client.transaction()?;
-        if mode == Mode::Schema {
-            tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")?;
-        }
-        if mode != Mode::Read {
+        if mode == Mode::Write {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])?;
         }
         let mut adapter = PostgresTx(&mut tx);

@@ -127,7 +127,7 @@ impl Store {
     /// Brings the schema to [`SCHEMA_VERSION`]; true when the database was empty.
     fn migrate(&self) -> Result<bool, StateError> {
         let dialect = self.db.dialect();
-        self.db.transaction(Mode::Schema, |tx| {
+        self.db.transaction(Mode::Write, |tx| {
             let version = schema_version(tx, dialect)?;
             if version > SCHEMA_VERSION {
                 return Err(StateError::NewerSchema {
