@@ -19,6 +19,10 @@ const whoLine = document.getElementById("who");
 // cookie to every port of the host, so the gateway wants the token with every request.
 const CSRF_KEY = "mcplex_csrf";
 let csrf = localStorage.getItem(CSRF_KEY);
+// Set by the logout button until the next login: what the ended session's requests meet then is
+// the logout, not a session that ended by itself.
+let loggedOut = false;
+
 function keepCsrf(token) {
   csrf = token;
   if (token) localStorage.setItem(CSRF_KEY, token);
@@ -74,7 +78,8 @@ async function api(method, path, body, retried = false) {
   }
   if ((response.status === 401 || (response.status === 403 && data && /CSRF/.test(data.error || ""))) && path.startsWith("/api/")) {
     keepCsrf(null);
-    showLogin("The session ended: log in again.");
+    // After a logout, a request still in flight is refused too: the logout's own words stay.
+    if (!loggedOut) showLogin("The session ended: log in again.");
     throw new ApiError(401, "Not logged in.");
   }
   if (!response.ok) {
@@ -128,6 +133,7 @@ function showLogin(message) {
       keepCsrf(answer.csrf);
       showWho(answer);
       key.value = "";
+      loggedOut = false;
       start(true);
     } catch (err) {
       fill(error, problem(err.message));
@@ -178,6 +184,8 @@ async function post(path, body) {
 }
 
 logoutButton.addEventListener("click", async () => {
+  loggedOut = true;
+  stopPolling();
   const response = await fetch("/ui/logout", { method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": csrf || "" } }).catch(() => null);
   const data = response && !response.ok ? await response.json().catch(() => null) : null;
   keepCsrf(null);
