@@ -391,11 +391,15 @@ def train(source, out, epochs, agent_repeat, objective, seed=SEED, hard=False):
                     text, tool, answers = pair
                     fits = (len(batch) < BATCH and tool not in accepted
                             and not (answers & taken) and not (answers & negatives))
-                    negative = fits and mined is not None and next(
-                        (n for n in rng.sample(mined[(catalog, text, answers)],
-                                               len(mined[(catalog, text, answers)]))
-                         if n not in accepted and n not in answers), None)
-                    if fits and (mined is None or negative):
+                    negative = None
+                    if fits and mined is not None:
+                        # One of its mined tools, in a random order, that answers no request
+                        # of the batch (none answers its own: the mining left those out).
+                        candidates = mined[(catalog, text, answers)]
+                        negative = next((n for n in rng.sample(candidates, len(candidates))
+                                         if n not in accepted), None)
+                        fits = negative is not None
+                    if fits:
                         taken.add(tool)
                         accepted |= answers
                         batch.append((text, passages[catalog][tool]))

@@ -34,7 +34,7 @@ impl From<postgres::Error> for StateError {
 }
 
 /// What went wrong, in the server's words where it gave a reason (the driver's own text for a
-/// server's error is only "db error"): "canceling statement due to lock timeout (55P03)".
+/// server's error is only "db error"): "permission denied for table tokens (42501)".
 /// The server's message, never its detail, which may quote the values a statement carried.
 fn postgres_reason(error: &postgres::Error) -> String {
     match error.as_db_error() {

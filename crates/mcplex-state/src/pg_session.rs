@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// How long a session may sit idle inside a transaction before the server ends it: far longer
 /// than any of the store's transactions pauses between two statements.
-pub(crate) const IDLE_IN_TRANSACTION: &str = "60s";
+const IDLE_IN_TRANSACTION: &str = "60s";
 
 /// A silent server (no reply, no reset) is probed after this much quiet, every
 /// [`KEEPALIVE_INTERVAL`]; on Linux the connection is given up once [`TCP_USER_TIMEOUT`] has
@@ -67,14 +67,16 @@ mod tests {
 
     #[test]
     fn the_urls_own_socket_settings_stay_and_the_rest_are_bounded() {
-        let mut config: postgres::Config = "postgres://u@h/db?keepalives_idle=7"
-            .parse()
-            .expect("a URL");
-        bound_socket(&mut config, &["keepalives_idle".to_owned()]);
+        // Through the URL's reading, as the store connects; a key may come percent-encoded.
+        let target = crate::pg_tls::PgTarget::parse(
+            "postgres://u@h/db?sslmode=disable&keepalives%5Fidle=7&keepalives_retries=5",
+        )
+        .expect("a URL");
+        let config = &target.config;
         assert_eq!(config.get_keepalives_idle(), Duration::from_secs(7));
+        assert_eq!(config.get_keepalives_retries(), Some(5));
         assert!(config.get_keepalives());
         assert_eq!(config.get_keepalives_interval(), Some(KEEPALIVE_INTERVAL));
-        assert_eq!(config.get_keepalives_retries(), Some(KEEPALIVE_RETRIES));
         assert_eq!(config.get_tcp_user_timeout(), Some(&TCP_USER_TIMEOUT));
         assert_eq!(
             config.get_options(),

@@ -140,7 +140,7 @@ pub(crate) struct Postgres {
 }
 
 /// The advisory lock every write transaction of a PostgreSQL store takes.
-pub(crate) const WRITE_LOCK: i64 = 0x6d63_706c_6578;
+const WRITE_LOCK: i64 = 0x6d63_706c_6578;
 
 impl Db {
     pub(crate) fn dialect(&self) -> Dialect {
