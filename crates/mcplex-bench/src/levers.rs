@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use mcplex_search::{
-    Document, Embedder, Fusion, PassageStyle, Tuning, Vectors, WeakPart, passages,
+    Document, Embedder, Fusion, PassageStyle, ServerContext, Tuning, Vectors, WeakPart, passages,
 };
 
 /// Which vector a ranking gives the query.
@@ -44,6 +44,7 @@ fn before() -> Tuning {
         field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
         feedback: 0.0,
         weak_part: None,
+        server_context: None,
     }
 }
 
@@ -194,7 +195,29 @@ fn on_the_gateway() -> Vec<Variant> {
         passage,
         vector: QueryVector::Gateway,
     };
+    let context = |weight, top, whole_too| Tuning {
+        server_context: Some(ServerContext {
+            weight,
+            top,
+            whole_too,
+        }),
+        ..Tuning::default()
+    };
+    let summary = PassageStyle::default();
     vec![
+        gateway(
+            "sc-off",
+            Tuning {
+                server_context: None,
+                ..Tuning::default()
+            },
+            summary,
+        ),
+        gateway("sc.1", context(0.1, 3, false), summary),
+        gateway("sc.3", context(0.3, 3, false), summary),
+        gateway("sc.t1", context(0.2, 1, false), summary),
+        gateway("sc.t5", context(0.2, 5, false), summary),
+        gateway("sc+whole", context(0.2, 3, true), summary),
         gateway(
             "weak-off",
             Tuning {

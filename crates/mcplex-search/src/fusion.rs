@@ -3,7 +3,7 @@
 
 use crate::index::{Hit, Index, Lexical};
 use crate::semantic::Semantic;
-use crate::tuning::{Fusion, Tuning};
+use crate::tuning::{Fusion, ServerContext, Tuning};
 
 /// The semantic half of one ranking: the query's vector and its similarity with each document.
 pub(crate) struct Similar<'a> {
@@ -34,6 +34,7 @@ impl Index {
         similar: Similar<'_>,
         visible: &dyn Fn(usize) -> bool,
         tuning: &Tuning,
+        bonus: Option<&[f32]>,
     ) -> Vec<Hit> {
         let Similar {
             semantic,
@@ -63,6 +64,10 @@ impl Index {
             }
             Fusion::Reciprocal { k } => reciprocal(&similarities, &lexical.scores, k),
         };
+        let fused: Vec<f32> = match bonus {
+            Some(bonus) => fused.iter().zip(bonus).map(|(f, b)| f + b).collect(),
+            None => fused,
+        };
         let lexical = &lexical.scores;
         similarities
             .iter()
@@ -76,6 +81,52 @@ impl Index {
                     score,
                     part: None,
                 })
+            })
+            .collect()
+    }
+
+    /// What each document's server adds to its fused score in a part's ranking
+    /// ([`ServerContext`]): the server's relevance to the whole request (the mean of its `top`
+    /// best similarities), min-max scaled over the servers, times the weight. Over the whole
+    /// index, like every other scale: a tool's score never depends on who asks.
+    pub(crate) fn server_bonus(&self, whole: &[f32], context: ServerContext) -> Vec<f32> {
+        let top = context.top.max(1);
+        // Each server's best `top` similarities, unordered; unfilled slots stay -∞.
+        let mut best = vec![f32::NEG_INFINITY; self.servers.saturating_mul(top)];
+        let mut filled = vec![0usize; self.servers];
+        for (server, similarity) in self.server_of.iter().zip(whole) {
+            let server = *server as usize;
+            let Some(slots) = best.get_mut(server * top..(server + 1) * top) else {
+                continue;
+            };
+            filled[server] += 1;
+            let lowest = slots
+                .iter_mut()
+                .reduce(|low, slot| if *slot < *low { slot } else { low });
+            if let Some(lowest) = lowest.filter(|lowest| similarity > lowest) {
+                *lowest = *similarity;
+            }
+        }
+        let relevance: Vec<f32> = best
+            .chunks_exact(top)
+            .zip(&filled)
+            .map(|(slots, filled)| {
+                let kept = (*filled).min(top);
+                slots.iter().filter(|s| s.is_finite()).sum::<f32>() / kept.max(1) as f32
+            })
+            .collect();
+        let (low, high) = relevance
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(low, high), r| {
+                (low.min(*r), high.max(*r))
+            });
+        let spread = (high - low).max(f32::EPSILON);
+        self.server_of
+            .iter()
+            .map(|server| {
+                relevance
+                    .get(*server as usize)
+                    .map_or(0.0, |r| context.weight * (r - low) / spread)
             })
             .collect()
     }

@@ -74,6 +74,10 @@ pub struct Index {
     id_rank: Vec<u32>,
     /// The documents in id order (the empty query's answer).
     by_id: Vec<u32>,
+    /// Each document's server, numbered in order of first appearance.
+    pub(crate) server_of: Vec<u32>,
+    /// How many servers the documents name.
+    pub(crate) servers: usize,
 }
 
 impl Index {
@@ -143,12 +147,22 @@ impl Index {
             })
             .collect();
         let (id_rank, by_id) = id_order(documents);
+        let mut numbers: HashMap<&str, u32> = HashMap::new();
+        let server_of = documents
+            .iter()
+            .map(|document| {
+                let next = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
+                *numbers.entry(document.server.as_str()).or_insert(next)
+            })
+            .collect();
         Index {
             postings,
             norms,
             exact,
             id_rank,
             by_id,
+            server_of,
+            servers: numbers.len(),
         }
     }
 
@@ -224,14 +238,25 @@ impl Index {
         };
         let (whole, part_semantics) = self.similar(semantic, parts.len());
         let delays = weak_part_delays(whole.as_ref(), &part_semantics, tuning.weak_part);
-        let mut hits = self.rank(&terms, whole, visible, tuning);
+        let context = match (tuning.server_context, whole.as_ref()) {
+            (Some(context), Some(whole)) if !parts.is_empty() => {
+                Some((self.server_bonus(&whole.similarities, context), context))
+            }
+            _ => None,
+        };
+        let whole_bonus = context
+            .as_ref()
+            .filter(|(_, context)| context.whole_too)
+            .map(|(bonus, _)| bonus.as_slice());
+        let part_bonus = context.as_ref().map(|(bonus, _)| bonus.as_slice());
+        let mut hits = self.rank(&terms, whole, visible, tuning, whole_bonus);
         if !parts.is_empty() {
             let lists: Vec<PartHits> = parts
                 .iter()
                 .zip(part_semantics)
                 .zip(delays)
                 .map(|((part, similar), delay)| PartHits {
-                    hits: self.rank(&tokenize(part), similar, visible, tuning),
+                    hits: self.rank(&tokenize(part), similar, visible, tuning, part_bonus),
                     delay,
                 })
                 .collect();
@@ -338,10 +363,11 @@ impl Index {
         similar: Option<Similar<'_>>,
         visible: &dyn Fn(usize) -> bool,
         tuning: &Tuning,
+        bonus: Option<&[f32]>,
     ) -> Vec<Hit> {
         let lexical = self.bm25(terms, &tuning.field_weights);
         match similar {
-            Some(similar) => self.fuse(&lexical, similar, visible, tuning),
+            Some(similar) => self.fuse(&lexical, similar, visible, tuning, bonus),
             None => lexical
                 .matched
                 .iter()

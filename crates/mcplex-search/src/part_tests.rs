@@ -364,3 +364,78 @@ fn each_match_says_which_part_of_the_request_placed_it() {
         "then the best of the first part the whole request did not already place"
     );
 }
+
+#[test]
+fn the_server_a_request_reads_as_decides_between_equivalent_tools_of_a_step() {
+    // Two servers answer "search issues" alike: the same name, the same description, the same
+    // cosine with the step. The whole request reads as the code host ("hub"), whose other tool
+    // it is closest to.
+    let docs = vec![
+        crate::tests::doc("hub:list_pull_requests", "List pull requests.", &[]),
+        crate::tests::doc("hub:search_issues", "Search issues.", &[]),
+        crate::tests::doc("desk:search_issues", "Search issues.", &[]),
+        crate::tests::doc("desk:create_ticket", "Open a ticket.", &[]),
+    ];
+    let rows: [[f32; 3]; 4] = [
+        [1.0, 0.0, 0.0],
+        [0.6, 0.8, 0.0],
+        [0.0, 0.8, 0.6],
+        [0.0, 0.0, 1.0],
+    ];
+    let vectors = crate::Vectors::new(rows.iter().map(|row| &row[..])).expect("one dimension");
+    let index = Index::build(&docs);
+    let ids = |query: &str, packed: &[f32], tuning: &crate::Tuning| -> Vec<String> {
+        let semantic = Semantic {
+            query: packed,
+            documents: &vectors,
+        };
+        index
+            .search_tuned(query, Some(semantic), |_| true, 2, tuning)
+            .hits
+            .iter()
+            .map(|h| docs[h.doc].id.clone())
+            .collect()
+    };
+    let query = "code hosting platform; search issues for repo";
+    assert_eq!(crate::query_parts(query), ["search issues for repo"]);
+    // The whole request, then the step.
+    let packed = [0.98, 0.2, 0.0, 0.0, 1.0, 0.0];
+    let gateway = crate::Tuning::default();
+    let without = crate::Tuning {
+        server_context: None,
+        ..crate::Tuning::default()
+    };
+    assert_eq!(
+        ids(query, &packed, &without),
+        ["hub:list_pull_requests", "desk:search_issues"],
+        "without the lever the step's tie breaks by id"
+    );
+    assert_eq!(
+        ids(query, &packed, &gateway),
+        ["hub:list_pull_requests", "hub:search_issues"],
+        "the step's tool on the server the request reads as"
+    );
+    // A request of one part has nothing to carry into a part: the tie breaks by id.
+    assert_eq!(
+        ids("search issues for repo", &[0.0, 1.0, 0.0], &gateway),
+        ["desk:search_issues", "hub:search_issues"]
+    );
+    // One server: every tool's server is as relevant as every other's, so nothing changes.
+    let one_server: Vec<crate::Document> = docs
+        .iter()
+        .map(|doc| crate::Document {
+            server: "all".to_owned(),
+            ..doc.clone()
+        })
+        .collect();
+    let one = Index::build(&one_server);
+    let semantic = Semantic {
+        query: &packed,
+        documents: &vectors,
+    };
+    let ranked = |tuning: &crate::Tuning| {
+        one.search_tuned(query, Some(semantic), |_| true, 4, tuning)
+            .hits
+    };
+    assert_eq!(ranked(&gateway), ranked(&without));
+}

@@ -76,7 +76,7 @@ fn a_chinese_request_finds_the_tool_whose_description_shares_its_words() {
     assert_eq!(ranked.first(), Some(&"rates:exchange_rate"), "{ranked:?}");
 }
 
-fn doc(id: &str, description: &str, params: &[&str]) -> Document {
+pub(crate) fn doc(id: &str, description: &str, params: &[&str]) -> Document {
     let (server, tool) = id.split_once(':').unwrap_or(("s", id));
     Document {
         id: id.to_owned(),

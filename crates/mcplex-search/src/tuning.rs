@@ -32,6 +32,20 @@ pub struct WeakPart {
     pub rounds: usize,
 }
 
+/// The server a request in parts reads as, carried into each part's ranking: a server is as
+/// relevant as the whole request's mean cosine similarity with its `top` closest tools, and a
+/// tool's fused score in a part's ranking gains `weight` times its server's relevance, min-max
+/// scaled over the servers (with `whole_too`, in the whole request's ranking as well). A step
+/// alone ("list open pull requests") says less than the request it came from ("code hosting
+/// platform; list open pull requests + …"); the request as a whole says which server it means
+/// better than it says which tool. A catalog of one server is not changed by it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServerContext {
+    pub weight: f32,
+    pub top: usize,
+    pub whole_too: bool,
+}
+
 /// The levers of one ranking.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tuning {
@@ -52,6 +66,9 @@ pub struct Tuning {
     pub feedback: f32,
     /// With parts and a model: which parts wait in the interleaving (`None`: none).
     pub weak_part: Option<WeakPart>,
+    /// With parts and a model: the server the whole request reads as lifts its tools in each
+    /// part's ranking (`None`: off).
+    pub server_context: Option<ServerContext>,
 }
 
 impl Default for Tuning {
@@ -82,6 +99,14 @@ impl Default for Tuning {
             weak_part: Some(WeakPart {
                 below: 0.4,
                 rounds: 3,
+            }),
+            // Decided on the development halves of the livemcp527 sets (70 servers), where it
+            // gained on every set of requests in parts and lost on none; ref45 and MetaTool
+            // unchanged (issue #34, twelfth round: docs/search.md).
+            server_context: Some(ServerContext {
+                weight: 0.2,
+                top: 3,
+                whole_too: false,
             }),
         }
     }

@@ -523,22 +523,27 @@ const FLOORS_METATOOL: (f64, f64) = (0.59, 0.90);
 /// the model trained with hard negatives (eleventh round) the gateway measures cold-search
 /// 0.872, 0.852, blind-search 0.876, 0.914, blind-tasks 0.600, 0.648, agent-forms 0.927, 0.938,
 /// agent-search 0.939, 0.950, agent-tasks 0.765, 0.736, search 0.992, 1.000, tasks 0.930, 0.953.
+/// With each part leaning towards the servers the whole request reads as (twelfth round):
+/// cold-search 0.876, 0.864, blind-search 0.885, 0.926, blind-tasks 0.619, 0.645, agent-forms
+/// 0.931, 0.941, agent-tasks 0.780, 0.750, tasks 0.930, 0.969, the rest unchanged; the blind
+/// tasks' and agent tasks' dev floors are over what the ranking reaches without it (0.600,
+/// 0.765).
 #[cfg(feature = "bench")]
 const FLOORS_LIVEMCP: [(&str, (f64, f64)); 16] = [
-    ("cold-search.dev", (0.72, 0.85)),
-    ("cold-search.heldout", (0.68, 0.83)),
-    ("blind-search.dev", (0.73, 0.85)),
-    ("blind-search.heldout", (0.76, 0.89)),
-    ("blind-tasks.dev", (0.40, 0.57)),
-    ("blind-tasks.heldout", (0.34, 0.62)),
-    ("agent-forms.dev", (0.78, 0.91)),
-    ("agent-forms.heldout", (0.79, 0.92)),
+    ("cold-search.dev", (0.72, 0.86)),
+    ("cold-search.heldout", (0.68, 0.85)),
+    ("blind-search.dev", (0.73, 0.87)),
+    ("blind-search.heldout", (0.76, 0.91)),
+    ("blind-tasks.dev", (0.40, 0.605)),
+    ("blind-tasks.heldout", (0.34, 0.63)),
+    ("agent-forms.dev", (0.78, 0.92)),
+    ("agent-forms.heldout", (0.79, 0.93)),
     ("agent-search.dev", (0.61, 0.90)),
     ("agent-search.heldout", (0.70, 0.93)),
-    ("agent-tasks.dev", (0.45, 0.71)),
-    ("agent-tasks.heldout", (0.50, 0.72)),
+    ("agent-tasks.dev", (0.45, 0.77)),
+    ("agent-tasks.heldout", (0.50, 0.73)),
     ("search.dev", (0.93, 0.97)),
     ("search.heldout", (0.95, 0.98)),
     ("tasks.dev", (0.85, 0.91)),
-    ("tasks.heldout", (0.83, 0.92)),
+    ("tasks.heldout", (0.83, 0.95)),
 ];
