@@ -27,7 +27,9 @@ impl Index {
     /// BM25 scores fused with cosine similarity. Both are scaled over the whole index, not only
     /// what the caller sees, so a tool's score never depends on who asks and filtering never
     /// reorders. A document matches when it shares a word with the query or its similarity
-    /// reaches [`SEMANTIC_FLOOR`]; only matches are checked for visibility.
+    /// reaches [`SEMANTIC_FLOOR`]; only matches are checked for visibility. `bonus`, one per
+    /// document, is added to the fused scores (a part's lean towards the request's servers:
+    /// [`Index::server_bonus`]); it never decides what matches.
     pub(crate) fn fuse(
         &self,
         lexical: &Lexical,
@@ -49,7 +51,7 @@ impl Index {
             similarities = semantic.documents.similarities(&moved, self.len());
         }
         let best = lexical.scores.iter().fold(0f32, |best, s| best.max(*s));
-        let fused = match tuning.fusion {
+        let mut fused = match tuning.fusion {
             Fusion::Relative { semantic_weight } => {
                 relative(&similarities, &lexical.scores, best, semantic_weight)
             }
@@ -64,10 +66,9 @@ impl Index {
             }
             Fusion::Reciprocal { k } => reciprocal(&similarities, &lexical.scores, k),
         };
-        let fused: Vec<f32> = match bonus {
-            Some(bonus) => fused.iter().zip(bonus).map(|(f, b)| f + b).collect(),
-            None => fused,
-        };
+        for (score, bonus) in fused.iter_mut().zip(bonus.unwrap_or_default()) {
+            *score += bonus;
+        }
         let lexical = &lexical.scores;
         similarities
             .iter()
@@ -93,13 +94,11 @@ impl Index {
         let top = context.top.max(1);
         // Each server's best `top` similarities, unordered; unfilled slots stay -∞.
         let mut best = vec![f32::NEG_INFINITY; self.servers.saturating_mul(top)];
-        let mut filled = vec![0usize; self.servers];
         for (server, similarity) in self.server_of.iter().zip(whole) {
             let server = *server as usize;
             let Some(slots) = best.get_mut(server * top..(server + 1) * top) else {
                 continue;
             };
-            filled[server] += 1;
             let lowest = slots
                 .iter_mut()
                 .reduce(|low, slot| if *slot < *low { slot } else { low });
@@ -109,10 +108,12 @@ impl Index {
         }
         let relevance: Vec<f32> = best
             .chunks_exact(top)
-            .zip(&filled)
-            .map(|(slots, filled)| {
-                let kept = (*filled).min(top);
-                slots.iter().filter(|s| s.is_finite()).sum::<f32>() / kept.max(1) as f32
+            .map(|slots| {
+                let (sum, kept) = slots
+                    .iter()
+                    .filter(|s| s.is_finite())
+                    .fold((0f32, 0usize), |(sum, kept), s| (sum + s, kept + 1));
+                sum / kept.max(1) as f32
             })
             .collect();
         let (low, high) = relevance
