@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 use mcplex_search::{
-    Document, Embedder, Fusion, PassageStyle, ServerContext, Tuning, Vectors, WeakPart, passages,
+    Document, Embedder, Fusion, PassageStyle, ServerLean, Tuning, Vectors, WeakPart, passages,
 };
 
 /// Which vector a ranking gives the query.
@@ -44,7 +44,7 @@ fn before() -> Tuning {
         field_weights: [3.0, 1.5, 1.0, 1.5, 0.4],
         feedback: 0.0,
         weak_part: None,
-        server_context: None,
+        server_lean: None,
     }
 }
 
@@ -195,8 +195,8 @@ fn on_the_gateway() -> Vec<Variant> {
         passage,
         vector: QueryVector::Gateway,
     };
-    let context = |weight, top, whole_too| Tuning {
-        server_context: Some(ServerContext {
+    let lean = |weight, top, whole_too| Tuning {
+        server_lean: Some(ServerLean {
             weight,
             top,
             whole_too,
@@ -206,18 +206,18 @@ fn on_the_gateway() -> Vec<Variant> {
     let summary = PassageStyle::default();
     vec![
         gateway(
-            "sc-off",
+            "lean-off",
             Tuning {
-                server_context: None,
+                server_lean: None,
                 ..Tuning::default()
             },
             summary,
         ),
-        gateway("sc.1", context(0.1, 3, false), summary),
-        gateway("sc.3", context(0.3, 3, false), summary),
-        gateway("sc.t1", context(0.2, 1, false), summary),
-        gateway("sc.t5", context(0.2, 5, false), summary),
-        gateway("sc+whole", context(0.2, 3, true), summary),
+        gateway("lean.1", lean(0.1, 3, false), summary),
+        gateway("lean.3", lean(0.3, 3, false), summary),
+        gateway("lean.t1", lean(0.2, 1, false), summary),
+        gateway("lean.t5", lean(0.2, 5, false), summary),
+        gateway("lean+whole", lean(0.2, 3, true), summary),
         gateway(
             "weak-off",
             Tuning {

@@ -3,7 +3,7 @@
 
 use crate::index::{Hit, Index, Lexical};
 use crate::semantic::Semantic;
-use crate::tuning::{Fusion, ServerContext, Tuning};
+use crate::tuning::{Fusion, ServerLean, Tuning};
 
 /// The semantic half of one ranking: the query's vector and its similarity with each document.
 pub(crate) struct Similar<'a> {
@@ -23,13 +23,19 @@ pub(crate) struct PartHits {
 /// query would match every tool, and `total` would say nothing.
 const SEMANTIC_FLOOR: f32 = 0.15;
 
+/// The server lean is scaled by the servers' spread of relevance, but never by less than
+/// this: servers whose relevance differs by a few hundredths of a cosine are about as
+/// relevant, and in a catalog of two such servers neither takes the whole lean. Over
+/// livemcp527's 70 servers the spread is wider, and no ranking of its sets changed by it.
+const SERVER_SPREAD_FLOOR: f32 = 0.2;
+
 impl Index {
     /// BM25 scores fused with cosine similarity. Both are scaled over the whole index, not only
     /// what the caller sees, so a tool's score never depends on who asks and filtering never
     /// reorders. A document matches when it shares a word with the query or its similarity
     /// reaches [`SEMANTIC_FLOOR`]; only matches are checked for visibility. `bonus`, one per
     /// document, is added to the fused scores (a part's lean towards the request's servers:
-    /// [`Index::server_bonus`]); it never decides what matches.
+    /// [`Index::server_lean`]); it never decides what matches.
     pub(crate) fn fuse(
         &self,
         lexical: &Lexical,
@@ -87,11 +93,11 @@ impl Index {
     }
 
     /// What each document's server adds to its fused score in a part's ranking
-    /// ([`ServerContext`]): the server's relevance to the whole request (the mean of its `top`
-    /// best similarities), min-max scaled over the servers, times the weight. Over the whole
-    /// index, like every other scale: a tool's score never depends on who asks.
-    pub(crate) fn server_bonus(&self, whole: &[f32], context: ServerContext) -> Vec<f32> {
-        let top = context.top.max(1);
+    /// ([`ServerLean`]): the server's relevance to the whole request (the mean of its `top`
+    /// best similarities), scaled over the servers ([`SERVER_SPREAD_FLOOR`]), times the weight.
+    /// Over the whole index, like every other scale: a tool's score never depends on who asks.
+    pub(crate) fn server_lean(&self, whole: &[f32], lean: ServerLean) -> Vec<f32> {
+        let top = lean.top.clamp(1, self.len().max(1));
         // Each server's best `top` similarities, unordered; unfilled slots stay -∞.
         let mut best = vec![f32::NEG_INFINITY; self.servers.saturating_mul(top)];
         for (server, similarity) in self.server_of.iter().zip(whole) {
@@ -116,18 +122,14 @@ impl Index {
                 sum / kept.max(1) as f32
             })
             .collect();
-        let (low, high) = relevance
-            .iter()
-            .fold((f32::MAX, f32::MIN), |(low, high), r| {
-                (low.min(*r), high.max(*r))
-            });
-        let spread = (high - low).max(f32::EPSILON);
+        let (low, spread) = min_and_spread(&relevance);
+        let spread = spread.max(SERVER_SPREAD_FLOOR);
         self.server_of
             .iter()
             .map(|server| {
                 relevance
                     .get(*server as usize)
-                    .map_or(0.0, |r| context.weight * (r - low) / spread)
+                    .map_or(0.0, |r| lean.weight * (r - low) / spread)
             })
             .collect()
     }
@@ -205,6 +207,15 @@ impl Index {
     }
 }
 
+/// The lowest of `values` and how far the highest is above it (at least `f32::EPSILON`, so
+/// that it divides): what min-max scaling needs.
+fn min_and_spread(values: &[f32]) -> (f32, f32) {
+    let (low, high) = values.iter().fold((f32::MAX, f32::MIN), |(low, high), v| {
+        (low.min(*v), high.max(*v))
+    });
+    (low, (high - low).max(f32::EPSILON))
+}
+
 /// Relative score fusion: cosine min-max scaled, BM25 divided by `lexical_bound` (its maximum,
 /// or the query's ideal score).
 fn relative(
@@ -213,12 +224,7 @@ fn relative(
     lexical_bound: f32,
     semantic_weight: f32,
 ) -> Vec<f32> {
-    let (low, high) = similarities
-        .iter()
-        .fold((f32::MAX, f32::MIN), |(low, high), s| {
-            (low.min(*s), high.max(*s))
-        });
-    let spread = (high - low).max(f32::EPSILON);
+    let (low, spread) = min_and_spread(similarities);
     let lexical_scale = if lexical_bound > 0.0 {
         1.0 / lexical_bound
     } else {

@@ -147,12 +147,14 @@ impl Index {
             })
             .collect();
         let (id_rank, by_id) = id_order(documents);
-        let mut numbers: HashMap<&str, u32> = HashMap::new();
+        let mut server_numbers: HashMap<&str, u32> = HashMap::new();
         let server_of = documents
             .iter()
             .map(|document| {
-                let next = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
-                *numbers.entry(document.server.as_str()).or_insert(next)
+                let next = u32::try_from(server_numbers.len()).unwrap_or(u32::MAX);
+                *server_numbers
+                    .entry(document.server.as_str())
+                    .or_insert(next)
             })
             .collect();
         Index {
@@ -162,7 +164,7 @@ impl Index {
             id_rank,
             by_id,
             server_of,
-            servers: numbers.len(),
+            servers: server_numbers.len(),
         }
     }
 
@@ -238,17 +240,17 @@ impl Index {
         };
         let (whole, part_semantics) = self.similar(semantic, parts.len());
         let delays = weak_part_delays(whole.as_ref(), &part_semantics, tuning.weak_part);
-        let context = match (tuning.server_context, whole.as_ref()) {
-            (Some(context), Some(whole)) if !parts.is_empty() => {
-                Some((self.server_bonus(&whole.similarities, context), context))
+        let lean = match (tuning.server_lean, whole.as_ref()) {
+            (Some(lean), Some(whole)) if !parts.is_empty() => {
+                Some((self.server_lean(&whole.similarities, lean), lean.whole_too))
             }
             _ => None,
         };
-        let whole_bonus = context
+        let whole_bonus = lean
             .as_ref()
-            .filter(|(_, context)| context.whole_too)
+            .filter(|(_, whole_too)| *whole_too)
             .map(|(bonus, _)| bonus.as_slice());
-        let part_bonus = context.as_ref().map(|(bonus, _)| bonus.as_slice());
+        let part_bonus = lean.as_ref().map(|(bonus, _)| bonus.as_slice());
         let mut hits = self.rank(&terms, whole, visible, tuning, whole_bonus);
         if !parts.is_empty() {
             let lists: Vec<PartHits> = parts

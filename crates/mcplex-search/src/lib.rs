@@ -24,7 +24,7 @@ pub use semantic::{
     passage_styled, passages,
 };
 pub use tokenize::tokenize;
-pub use tuning::{Fusion, ServerContext, Tuning, WeakPart};
+pub use tuning::{Fusion, ServerLean, Tuning, WeakPart};
 
 #[cfg(test)]
 mod lever_tests;

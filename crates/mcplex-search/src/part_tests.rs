@@ -365,24 +365,33 @@ fn each_match_says_which_part_of_the_request_placed_it() {
     );
 }
 
-#[test]
-fn the_server_a_request_reads_as_decides_between_equivalent_tools_of_a_step() {
-    // Two servers answer "search issues" alike: the same name, the same description, the same
-    // cosine with the step. The whole request reads as the code host ("hub"), whose other tool
-    // it is closest to.
+/// A code host ("hub") and a tracker ("desk") that answer "search issues" alike: the same
+/// name, the same description, and vectors equally close to the step and to the request; only
+/// their servers differ. The request reads as the code host, whose other tool it is close to.
+fn hub_and_desk() -> (Vec<Document>, crate::Vectors) {
     let docs = vec![
         crate::tests::doc("hub:list_pull_requests", "List pull requests.", &[]),
         crate::tests::doc("hub:search_issues", "Search issues.", &[]),
         crate::tests::doc("desk:search_issues", "Search issues.", &[]),
         crate::tests::doc("desk:create_ticket", "Open a ticket.", &[]),
     ];
-    let rows: [[f32; 3]; 4] = [
-        [1.0, 0.0, 0.0],
-        [0.6, 0.8, 0.0],
-        [0.0, 0.8, 0.6],
-        [0.0, 0.0, 1.0],
+    let rows: [[f32; 4]; 4] = [
+        [1.0, 0.0, 0.0, 0.0],
+        [0.0, 0.8, 0.0, 0.6],
+        [0.0, 0.8, 0.0, -0.6],
+        [0.0, 0.0, 1.0, 0.0],
     ];
     let vectors = crate::Vectors::new(rows.iter().map(|row| &row[..])).expect("one dimension");
+    (docs, vectors)
+}
+
+/// The request as the code host's: a cosine of 0.98 with `list_pull_requests`, 0.16 with
+/// either `search_issues`.
+const ABOUT_THE_CODE_HOST: [f32; 4] = [0.98, 0.2, 0.0, 0.0];
+
+#[test]
+fn the_server_a_request_reads_as_decides_between_equivalent_tools_of_a_step() {
+    let (docs, vectors) = hub_and_desk();
     let index = Index::build(&docs);
     let ids = |query: &str, packed: &[f32], tuning: &crate::Tuning| -> Vec<String> {
         let semantic = Semantic {
@@ -398,44 +407,70 @@ fn the_server_a_request_reads_as_decides_between_equivalent_tools_of_a_step() {
     };
     let query = "code hosting platform; search issues for repo";
     assert_eq!(crate::query_parts(query), ["search issues for repo"]);
-    // The whole request, then the step.
-    let packed = [0.98, 0.2, 0.0, 0.0, 1.0, 0.0];
+    // The whole request, then the step: a cosine of 0.8 with either `search_issues`.
+    let packed: Vec<f32> = ABOUT_THE_CODE_HOST
+        .into_iter()
+        .chain([0.0, 1.0, 0.0, 0.0])
+        .collect();
     let gateway = crate::Tuning::default();
     let without = crate::Tuning {
-        server_context: None,
+        server_lean: None,
         ..crate::Tuning::default()
     };
     assert_eq!(
         ids(query, &packed, &without),
         ["hub:list_pull_requests", "desk:search_issues"],
-        "without the lever the step's tie breaks by id"
+        "without the lean the step's tie breaks by id"
     );
     assert_eq!(
         ids(query, &packed, &gateway),
         ["hub:list_pull_requests", "hub:search_issues"],
         "the step's tool on the server the request reads as"
     );
-    // A request of one part has nothing to carry into a part: the tie breaks by id.
+    // A request not split into parts is ranked as it reads: its own ranking does not lean, so
+    // the two tools it is equally close to still tie.
+    let whole = "search issues for repo";
+    assert!(crate::query_parts(whole).is_empty());
     assert_eq!(
-        ids("search issues for repo", &[0.0, 1.0, 0.0], &gateway),
-        ["desk:search_issues", "hub:search_issues"]
+        ids(whole, &ABOUT_THE_CODE_HOST, &gateway),
+        ["hub:list_pull_requests", "desk:search_issues"]
     );
-    // One server: every tool's server is as relevant as every other's, so nothing changes.
-    let one_server: Vec<crate::Document> = docs
+}
+
+#[test]
+fn a_servers_lean_is_its_relevance_scaled_over_the_servers() {
+    let (docs, _) = hub_and_desk();
+    let lean = crate::ServerLean {
+        weight: 0.2,
+        top: 3,
+        whole_too: false,
+    };
+    let near = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(a, b)| (a - b).abs() < 1e-6);
+    // hub: the mean of 0.98 and 0.16; desk: of 0.16 and 0. The spread (0.49) is wide: hub's
+    // tools take the whole lean, desk's none.
+    let whole = [0.98, 0.16, 0.16, 0.0];
+    let index = Index::build(&docs);
+    let bonus = index.server_lean(&whole, lean);
+    assert!(near(&bonus, &[0.2, 0.2, 0.0, 0.0]), "{bonus:?}");
+    // Closer than the spread floor (0.05 apart): a quarter of the lean.
+    let bonus = index.server_lean(&[0.6, 0.5, 0.5, 0.5], lean);
+    assert!(near(&bonus, &[0.05, 0.05, 0.0, 0.0]), "{bonus:?}");
+    // A server is as relevant as its `top` closest tools: with one, hub's is 0.98.
+    let bonus = index.server_lean(&[0.98, 0.0, 0.5, 0.5], crate::ServerLean { top: 1, ..lean });
+    assert!(near(&bonus, &[0.2, 0.2, 0.0, 0.0]), "{bonus:?}");
+    let bonus = index.server_lean(&[0.98, 0.0, 0.5, 0.5], lean);
+    assert!(
+        near(&bonus, &[0.0, 0.0, 0.01, 0.01]),
+        "the mean of two: hub 0.49, desk 0.5, a twentieth of the lean: {bonus:?}"
+    );
+    // One server: nothing to tell apart.
+    let one_server: Vec<Document> = docs
         .iter()
-        .map(|doc| crate::Document {
+        .map(|doc| Document {
             server: "all".to_owned(),
             ..doc.clone()
         })
         .collect();
-    let one = Index::build(&one_server);
-    let semantic = Semantic {
-        query: &packed,
-        documents: &vectors,
-    };
-    let ranked = |tuning: &crate::Tuning| {
-        one.search_tuned(query, Some(semantic), |_| true, 4, tuning)
-            .hits
-    };
-    assert_eq!(ranked(&gateway), ranked(&without));
+    let bonus = Index::build(&one_server).server_lean(&whole, lean);
+    assert_eq!(bonus, [0.0; 4]);
 }

@@ -32,17 +32,21 @@ pub struct WeakPart {
     pub rounds: usize,
 }
 
-/// The server a request in parts reads as, carried into each part's ranking: a server is as
-/// relevant as the whole request's mean cosine similarity with its `top` closest tools, and a
-/// tool's fused score in a part's ranking gains `weight` times its server's relevance, min-max
-/// scaled over the servers (with `whole_too`, in the whole request's ranking as well). A step
-/// alone ("list open pull requests") says less than the request it came from ("code hosting
-/// platform; list open pull requests + …"); the request as a whole says which server it means
-/// better than it says which tool. A catalog of one server is not changed by it.
+/// The server lean: the server a request in parts reads as, carried into each part's ranking.
+/// A step alone ("list open pull requests") says less than the request it came from ("code
+/// hosting platform; list open pull requests + …"): the request as a whole says which server it
+/// means better than it says which tool. A server is as relevant as the whole request's mean
+/// cosine similarity with its `top` closest tools; a tool's fused score in a part's ranking
+/// gains `weight` times its server's relevance, scaled over the servers (`Index::server_lean`).
+/// A catalog of one server is not changed by it, and neither is a request not split into parts.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ServerContext {
+pub struct ServerLean {
+    /// The most a tool's fused score gains (the fused scores themselves reach 1).
     pub weight: f32,
+    /// How many of a server's closest tools its relevance is the mean of (at least one; a
+    /// server with fewer tools is the mean of those it has).
     pub top: usize,
+    /// Whether the whole request's own ranking leans too, not only its parts'.
     pub whole_too: bool,
 }
 
@@ -68,7 +72,7 @@ pub struct Tuning {
     pub weak_part: Option<WeakPart>,
     /// With parts and a model: the server the whole request reads as lifts its tools in each
     /// part's ranking (`None`: off).
-    pub server_context: Option<ServerContext>,
+    pub server_lean: Option<ServerLean>,
 }
 
 impl Default for Tuning {
@@ -103,7 +107,7 @@ impl Default for Tuning {
             // Decided on the development halves of the livemcp527 sets (70 servers), where it
             // gained on every set of requests in parts and lost on none; ref45 and MetaTool
             // unchanged (issue #34, twelfth round: docs/search.md).
-            server_context: Some(ServerContext {
+            server_lean: Some(ServerLean {
                 weight: 0.2,
                 top: 3,
                 whole_too: false,
