@@ -93,7 +93,10 @@ fn take_tls_parameters(url: &str) -> Result<(String, SslMode, Option<PathBuf>), 
     let mut kept = Vec::new();
     for pair in query.split('&').filter(|pair| !pair.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        match key {
+        // Keys decoded as the driver decodes them: `ssl%6Dode=require` is an `sslmode` it
+        // would read with its own meaning (`require` without a certificate check), so it is
+        // ours to read, not the driver's.
+        match percent_decode(key).as_str() {
             "sslmode" => mode = ssl_mode(&percent_decode(value))?,
             "sslrootcert" => root_cert = Some(PathBuf::from(percent_decode(value))),
             _ => kept.push(pair),
@@ -298,6 +301,15 @@ mod tests {
             (rest.as_str(), mode),
             ("postgres://db/app", SslMode::Disable)
         );
+
+        // A key written with escapes is the same key.
+        let (rest, mode, root) = take_tls_parameters(
+            "postgres://db/app?ssl%6Dode=verify-full&%73slrootcert=%2Fetc%2Fca.pem&application_name=x",
+        )
+        .expect("parse");
+        assert_eq!(rest, "postgres://db/app?application_name=x");
+        assert_eq!(mode, SslMode::VerifyFull);
+        assert_eq!(root, Some(PathBuf::from("/etc/ca.pem")));
     }
 
     #[test]
