@@ -224,7 +224,7 @@ fn on_the_gateway() -> Vec<Variant> {
                 weak_part: None,
                 ..Tuning::default()
             },
-            PassageStyle::default(),
+            summary,
         ),
         gateway(
             "weak.35",
@@ -235,7 +235,7 @@ fn on_the_gateway() -> Vec<Variant> {
                 }),
                 ..Tuning::default()
             },
-            PassageStyle::default(),
+            summary,
         ),
         gateway(
             "weak.45",
@@ -246,7 +246,7 @@ fn on_the_gateway() -> Vec<Variant> {
                 }),
                 ..Tuning::default()
             },
-            PassageStyle::default(),
+            summary,
         ),
         gateway(
             "weak.4r2",
@@ -257,7 +257,7 @@ fn on_the_gateway() -> Vec<Variant> {
                 }),
                 ..Tuning::default()
             },
-            PassageStyle::default(),
+            summary,
         ),
         gateway("p:sent", Tuning::default(), PassageStyle::Sentences),
         gateway(
@@ -266,7 +266,7 @@ fn on_the_gateway() -> Vec<Variant> {
                 feedback: 0.3,
                 ..Tuning::default()
             },
-            PassageStyle::default(),
+            summary,
         ),
         gateway(
             "prf.6",
@@ -274,7 +274,7 @@ fn on_the_gateway() -> Vec<Variant> {
                 feedback: 0.6,
                 ..Tuning::default()
             },
-            PassageStyle::default(),
+            summary,
         ),
         gateway(
             "fields2",
@@ -282,7 +282,7 @@ fn on_the_gateway() -> Vec<Variant> {
                 field_weights: [3.0, 1.5, 1.0, 0.5, 0.2],
                 ..Tuning::default()
             },
-            PassageStyle::default(),
+            summary,
         ),
         fused(
             "gate.5",

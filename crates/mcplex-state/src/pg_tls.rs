@@ -281,35 +281,39 @@ mod tests {
 
     #[test]
     fn tls_parameters_are_taken_out_and_the_rest_is_kept() {
-        let (rest, mode, root) = take_tls_parameters(
-            "postgres://u:p@db:5432/app?sslmode=verify-full&connect_timeout=3&sslrootcert=%2Fetc%2Fca.pem",
-        )
-        .expect("parse");
-        assert_eq!(rest, "postgres://u:p@db:5432/app?connect_timeout=3");
-        assert_eq!(mode, SslMode::VerifyFull);
-        assert_eq!(root, Some(PathBuf::from("/etc/ca.pem")));
-
-        let (rest, mode, root) = take_tls_parameters("postgres://db/app").expect("parse");
-        assert_eq!(
-            (rest.as_str(), mode, root),
-            ("postgres://db/app", SslMode::Prefer, None)
-        );
-
-        let (rest, mode, _) =
-            take_tls_parameters("postgres://db/app?sslmode=disable").expect("parse");
-        assert_eq!(
-            (rest.as_str(), mode),
-            ("postgres://db/app", SslMode::Disable)
-        );
-
-        // A key written with escapes is the same key.
-        let (rest, mode, root) = take_tls_parameters(
-            "postgres://db/app?ssl%6Dode=verify-full&%73slrootcert=%2Fetc%2Fca.pem&application_name=x",
-        )
-        .expect("parse");
-        assert_eq!(rest, "postgres://db/app?application_name=x");
-        assert_eq!(mode, SslMode::VerifyFull);
-        assert_eq!(root, Some(PathBuf::from("/etc/ca.pem")));
+        let ca = || Some(PathBuf::from("/etc/ca.pem"));
+        // (URL, what the driver is given, the mode, the roots file)
+        let cases = [
+            (
+                "postgres://u:p@db:5432/app?sslmode=verify-full&connect_timeout=3&sslrootcert=%2Fetc%2Fca.pem",
+                "postgres://u:p@db:5432/app?connect_timeout=3",
+                SslMode::VerifyFull,
+                ca(),
+            ),
+            (
+                "postgres://db/app",
+                "postgres://db/app",
+                SslMode::Prefer,
+                None,
+            ),
+            (
+                "postgres://db/app?sslmode=disable",
+                "postgres://db/app",
+                SslMode::Disable,
+                None,
+            ),
+            // A key written with escapes is the same key.
+            (
+                "postgres://db/app?ssl%6Dode=verify-full&%73slrootcert=%2Fetc%2Fca.pem&application_name=x",
+                "postgres://db/app?application_name=x",
+                SslMode::VerifyFull,
+                ca(),
+            ),
+        ];
+        for (url, rest, mode, root) in cases {
+            let taken = take_tls_parameters(url).expect("parse");
+            assert_eq!(taken, (rest.to_owned(), mode, root), "{url}");
+        }
     }
 
     #[test]
