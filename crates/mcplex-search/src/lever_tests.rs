@@ -16,15 +16,17 @@ fn doc(id: &str, description: &str) -> Document {
     }
 }
 
-fn ranked(
+/// The ids of the best `limit` for `query` ranked with `tuning`.
+pub(crate) fn ranked(
     index: &Index,
     docs: &[Document],
     query: &str,
     semantic: Semantic,
     tuning: &Tuning,
+    limit: usize,
 ) -> Vec<String> {
     index
-        .search_tuned(query, Some(semantic), |_| true, 5, tuning)
+        .search_tuned(query, Some(semantic), |_| true, limit, tuning)
         .hits
         .iter()
         .map(|hit| docs[hit.doc].id.clone())
@@ -127,11 +129,11 @@ fn coverage_and_gated_fusion_give_a_match_on_one_common_word_little_say() {
         semantic_weight: 0.6,
     });
     assert_eq!(
-        ranked(&index, &docs, query, semantic, &relative)[0],
+        ranked(&index, &docs, query, semantic, &relative, 5)[0],
         "fs:read_file"
     );
     assert_eq!(
-        ranked(&index, &docs, query, semantic, &coverage)[0],
+        ranked(&index, &docs, query, semantic, &coverage, 5)[0],
         "fortune:bazi"
     );
     let score_of_read_dir = |tuning: &Tuning| {

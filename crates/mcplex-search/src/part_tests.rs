@@ -398,12 +398,7 @@ fn the_server_a_request_reads_as_decides_between_equivalent_tools_of_a_step() {
             query: packed,
             documents: &vectors,
         };
-        index
-            .search_tuned(query, Some(semantic), |_| true, 2, tuning)
-            .hits
-            .iter()
-            .map(|h| docs[h.doc].id.clone())
-            .collect()
+        crate::lever_tests::ranked(&index, &docs, query, semantic, tuning, 2)
     };
     let query = "code hosting platform; search issues for repo";
     assert_eq!(crate::query_parts(query), ["search issues for repo"]);
