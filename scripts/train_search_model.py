@@ -50,7 +50,9 @@ draw moves the small livemcp527 sets by about 0.02, so a candidate is judged ove
 (docs/search.md, "Two draws of each training"). `--write-validation FILE` writes the validation
 fifth and exits. `--objective late` trains the token vectors for late interaction instead of
 the pooled vector: a second-stage study (`scripts/study_rerank.py`, docs/search.md "A second
-stage"), not how the built-in model is made.
+stage"), not how the built-in model is made. `--passage server` starts each tool's passage
+with its server's name in words, as `bench retrieval`'s `gw+p:server` column embeds it: a study
+too (docs/search.md, thirteenth round).
 """
 import argparse
 import hashlib
@@ -82,10 +84,12 @@ def split_words(text):
     return [w for w in words if w]
 
 
-def passage(tool, description):
-    """`mcplex-search`'s `passage`: the name in words and the description's first paragraph."""
+def passage(tool, description, server=None):
+    """`mcplex-search`'s `passage`: the name in words and the description's first paragraph;
+    with `server`, its name in words first (`PassageStyle::ServerSummary`)."""
     summary = ' '.join(description.strip().split('\n\n')[0].split())
-    text = ' '.join(w.lower() for w in split_words(tool))
+    words = (split_words(server) if server else []) + split_words(tool)
+    text = ' '.join(w.lower() for w in words)
     return f'{text}: {summary}'[:2048] if summary else text[:2048]
 
 
@@ -93,19 +97,21 @@ def is_validation(query):
     return hashlib.sha256(query.encode()).digest()[1] % 5 == 0
 
 
-def load():
+def load(with_server=False):
     tools = json.load(open(os.path.join(DATA, 'metatool199.tools.json')))['tools']
-    passages = {t['tool_id']: passage(t['tool'], t.get('description') or '') for t in tools}
+    passages = {t['tool_id']: passage(t['tool'], t.get('description') or '',
+                                      t['server'] if with_server else None) for t in tools}
     dev = json.load(open(os.path.join(DATA, 'metatool199.dev.json')))
     return passages, dev
 
 
-def catalogs():
+def catalogs(with_server=False):
     """Each catalog's passages by tool id: MetaTool's ids are `metatool:Name`, livemcp527's
     `server:tool`, as the query sets label them."""
-    metatool = load()[0]
+    metatool = load(with_server)[0]
     rows = json.load(open(os.path.join(DATA, 'livemcp527.tools.json')))['tools']
-    live = {f"{r['server']}:{r['tool']}": passage(r['tool'], r.get('description') or '')
+    live = {f"{r['server']}:{r['tool']}": passage(r['tool'], r.get('description') or '',
+                                                  r['server'] if with_server else None)
             for r in rows}
     return {'metatool199': metatool, 'livemcp527': live}
 
@@ -345,14 +351,15 @@ def mine_negatives(config, weights, tokenizer, passages, pairs):
     return mined
 
 
-def train(source, out, epochs, agent_repeat, objective, seed=SEED, hard=False):
+def train(source, out, epochs, agent_repeat, objective, seed=SEED, hard=False,
+          with_server=False):
     import jax
     import jax.numpy as jnp
     import numpy as np
     import optax
     from safetensors.numpy import save_file
 
-    passages = catalogs()
+    passages = catalogs(with_server)
     pairs = {'metatool199': metatool_pairs(load()[1], passages['metatool199'])}
     for catalog, known in passages.items():
         agent = agent_pairs(agent_rows(catalog, known)) * agent_repeat
@@ -471,13 +478,16 @@ def main():
                         help='add to each request one of the tools the untuned model ranks '
                         'closest to it that do not answer it (built the model in the '
                         'repository)')
+    parser.add_argument('--passage', choices=('summary', 'server'), default='summary',
+                        help="server: each tool's passage starts with its server's name in "
+                        "words (a study, docs/search.md thirteenth round; not the built-in model)")
     parser.add_argument('--write-validation', metavar='FILE')
     args = parser.parse_args()
     if args.write_validation:
         write_validation(load()[1], args.write_validation)
     elif args.source and args.out:
         train(args.source, args.out, args.epochs, args.agent_repeat, args.objective, args.seed,
-              args.hard_negatives)
+              args.hard_negatives, args.passage == 'server')
     else:
         parser.error('--source and --out, or --write-validation')
 

@@ -261,6 +261,11 @@ fn on_the_gateway() -> Vec<Variant> {
         ),
         gateway("p:sent", Tuning::default(), PassageStyle::Sentences),
         gateway(
+            "gw+p:server",
+            Tuning::default(),
+            PassageStyle::ServerSummary,
+        ),
+        gateway(
             "prf.3",
             Tuning {
                 feedback: 0.3,
