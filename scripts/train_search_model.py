@@ -5,8 +5,9 @@ What it learns from, in three styles:
 - MetaTool's one-line user requests of the dev half (`crates/mcplex-bench/data/metatool199.dev.json`,
   MIT), each paired with the text the gateway embeds for its tool (the name in words and the
   first paragraph of the description, as `mcplex-search`'s `passage` builds it; the same text for
-  ASCII names and descriptions, near it for others: Python's and Rust's ideas of a digit, a
-  letter and a space differ outside ASCII). A fifth of the dev half, chosen by the second byte of
+  ASCII names and descriptions, as `crates/mcplex-bench/tests/training_passages.rs` checks,
+  near it for others: Python's and Rust's ideas of a digit, a letter and a space differ
+  outside ASCII). A fifth of the dev half, chosen by the second byte of
   the query's SHA-256 (the dev/held-out split uses the first), is never trained on: it is
   `metatool199.dev-validation.json`, where recall is measured.
 - Agent-style search strings and users' tasks written for training only (`data/train/*.jsonl`,
