@@ -24,6 +24,9 @@ pub enum QueryVector {
     Gateway,
 }
 
+/// The name of the gateway's own ranking, the column the others are compared with.
+pub const GATEWAY: &str = "gateway";
+
 /// One column of the tables.
 pub struct Variant {
     pub name: &'static str,
@@ -170,7 +173,7 @@ pub fn variants(with_model: bool) -> Vec<Variant> {
     ]);
     columns.extend(on_the_gateway());
     columns.push(variant(
-        "gateway",
+        GATEWAY,
         Tuning::default(),
         PassageStyle::default(),
         QueryVector::Gateway,

@@ -18,6 +18,7 @@ mod gateway;
 mod levers;
 mod load;
 mod overhead;
+mod paired;
 mod retrieval;
 mod rig;
 mod sandbox;

@@ -20,7 +20,10 @@ use mcplex_search::{Document, Index, PassageStyle, SearchResult, Semantic, Vecto
 use serde_json::{Map, Value, json};
 
 use crate::Host;
-use crate::levers::{QueryVector, QueryVectors, Variant, embed_all, passage_vectors, variants};
+use crate::levers::{
+    GATEWAY, QueryVector, QueryVectors, Variant, embed_all, passage_vectors, variants,
+};
+use crate::paired::Difference;
 use crate::stats::percentiles;
 
 const CUTOFFS: [usize; 3] = [1, 5, 10];
@@ -162,8 +165,10 @@ pub fn run(host: &Host, args: &RetrievalArgs<'_>) -> Result<ExitCode> {
                 (variant, quality)
             })
             .collect();
+        let differences = against_gateway(&results);
         print_table(set, snapshot.tools().len(), args.corpus, &results);
-        set_reports.push(set_report(set, &results));
+        print_differences(&differences);
+        set_reports.push(set_report(set, &results, &differences));
     }
     let gateway_vector = |query: &str| query_vectors.of(QueryVector::Gateway, query);
     let no_vector = |_: &str| None;
@@ -255,6 +260,8 @@ fn fnv1a(text: &str) -> u64 {
 /// in the top 5 (and, with `--rankings`, every query's ranking).
 struct Quality {
     metrics: BTreeMap<String, f64>,
+    /// Each query's recall@5, in the set's order: what [`Difference`] pairs across rankings.
+    recall_at_5: Vec<f64>,
     misses: Vec<Value>,
     rankings: Vec<Value>,
 }
@@ -283,6 +290,7 @@ fn quality(
     let mut with_steps = 0usize;
     let mut misses = Vec::new();
     let mut rankings = Vec::new();
+    let mut recall_at_5 = Vec::with_capacity(set.queries.len());
     for query in &set.queries {
         let semantic = query_vectors
             .of(variant.vector, &query.text)
@@ -310,7 +318,11 @@ fn quality(
                 .take(k)
                 .filter(|id| labels.contains_key(*id))
                 .count();
-            *sums.entry(format!("recall@{k}")).or_default() += found as f64 / labels.len() as f64;
+            let recall = found as f64 / labels.len() as f64;
+            if k == 5 {
+                recall_at_5.push(recall);
+            }
+            *sums.entry(format!("recall@{k}")).or_default() += recall;
         }
         if !query.steps.is_empty() {
             with_steps += 1;
@@ -346,9 +358,28 @@ fn quality(
                 (k, v / of)
             })
             .collect(),
+        recall_at_5,
         misses,
         rankings,
     }
+}
+
+/// Each ranking's recall@5 against the gateway's on the same queries (none without a gateway
+/// column, and none for the gateway itself).
+fn against_gateway<'v>(results: &[(&'v Variant, Quality)]) -> Vec<(&'v str, Difference)> {
+    let Some((_, gateway)) = results.iter().find(|(v, _)| v.name == GATEWAY) else {
+        return Vec::new();
+    };
+    results
+        .iter()
+        .filter(|(v, _)| v.name != GATEWAY)
+        .filter_map(|(v, q)| {
+            Some((
+                v.name,
+                Difference::of(&gateway.recall_at_5, &q.recall_at_5)?,
+            ))
+        })
+        .collect()
 }
 
 fn print_table(set: &QuerySet, tools: usize, corpus: &Path, results: &[(&Variant, Quality)]) {
@@ -383,12 +414,42 @@ fn print_table(set: &QuerySet, tools: usize, corpus: &Path, results: &[(&Variant
     }
 }
 
-fn set_report(set: &QuerySet, results: &[(&Variant, Quality)]) -> Value {
+/// Under a set's table: each ranking's recall@5 against the gateway's, with its 95% interval;
+/// `*` where the set tells the two apart.
+fn print_differences(differences: &[(&str, Difference)]) {
+    if differences.is_empty() {
+        return;
+    }
+    let cells: Vec<String> = differences
+        .iter()
+        .map(|(name, d)| {
+            let sure = if d.separates() { "*" } else { "" };
+            format!(
+                "{name} {:+.3} [{:+.3}, {:+.3}]{sure}",
+                d.mean, d.low, d.high
+            )
+        })
+        .collect();
+    println!(
+        "recall@5 against {GATEWAY} (paired bootstrap, 95%): {}",
+        cells.join("; ")
+    );
+}
+
+fn set_report(
+    set: &QuerySet,
+    results: &[(&Variant, Quality)],
+    differences: &[(&str, Difference)],
+) -> Value {
     let rankers: Map<String, Value> = results
         .iter()
         .map(|(variant, quality)| {
             (variant.name.to_owned(), {
                 let mut report = json!({"quality": quality.metrics, "misses_at_5": quality.misses});
+                if let Some((_, d)) = differences.iter().find(|(name, _)| *name == variant.name) {
+                    report["recall@5_vs_gateway"] =
+                        json!({"mean": d.mean, "low": d.low, "high": d.high});
+                }
                 if !quality.rankings.is_empty() {
                     report["rankings"] = Value::Array(quality.rankings.clone());
                 }
