@@ -40,7 +40,8 @@ impl Core {
     /// connecting) published; servers join as they connect. With `trust`, only approved servers
     /// and tools are served; without, everything is (one-shot commands and benchmarks). Stdio
     /// servers start in `setup`'s isolation; with `trust`, the ones not approved under its
-    /// quarantine policy from their very first start. With `semantic`, the gateway embeds
+    /// quarantine policy from their very first start; without, under the approvals `setup`'s
+    /// isolation already holds. With `semantic`, the gateway embeds
     /// queries with its model and its worker embeds every snapshot the gateway publishes.
     pub fn start(
         config: Config,
@@ -53,11 +54,13 @@ impl Core {
         let (events_tx, events) = mpsc::unbounded_channel();
         // Registered before anything starts, so that a new server's first process is already
         // the quarantined one.
-        let approved = trust.as_mut().map(|trust| {
+        // Without `trust` the caller's isolation stands as it was given: a one-shot command
+        // read the approvals from the store itself (`for_command`), and its unapproved servers
+        // stay under the quarantine policy.
+        if let Some(trust) = trust.as_mut() {
             trust.register(&config);
-            trust.approved_servers()
-        });
-        setup.isolation = setup.isolation.approving(approved);
+            setup.isolation = setup.isolation.approving(Some(trust.approved_servers()));
+        }
         let semantic = semantic.map(Arc::new);
         if let Some(semantic) = &semantic {
             setup.queries = Some(semantic.queries());

@@ -18,14 +18,15 @@ const SYSTEM_READ: &[&str] = &[
     "/opt",
 ];
 
-/// Devices a process may open for writing (its output discarded, randomness, its terminal).
+/// Devices a process may open for writing (its output discarded, randomness). Not `/dev/tty`:
+/// a server has no terminal of its own (it starts in a session of its own), and the operator's
+/// would let it type commands into the operator's shell (`TIOCSTI`).
 const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
 /// Where POSIX shared memory lives.
@@ -171,6 +172,14 @@ pub fn plan(
             missing.join("; ")
         )));
     }
+    if policy.quarantined && !quarantine_holds(support) {
+        return Err(Refused(format!(
+            "not started while quarantined: the quarantine policy needs Landlock (writes and \
+             secrets) and a network namespace or Landlock's TCP rules (ABI 4), and this kernel \
+             cannot give {}; approve it to start it as its config says",
+            missing.join("; ")
+        )));
+    }
     let report = Report {
         level,
         quarantine: policy.quarantined,
@@ -223,6 +232,14 @@ pub fn plan(
         },
     };
     Ok((Some(plan), report))
+}
+
+/// Whether the kernel can hold a server to the quarantine policy: no write outside its temp
+/// directory and no secret (Landlock), and no TCP (a network namespace, or Landlock's TCP rules).
+/// Without them a server nobody approved could write into the gateway's files or reach the
+/// network, so it is not started at all.
+fn quarantine_holds(support: &Support) -> bool {
+    support.landlock_abi >= 1 && (support.namespaces.is_ok() || support.landlock_abi >= 4)
 }
 
 /// The mechanisms in force and, for what is missing, what it leaves open.
@@ -478,6 +495,40 @@ mod tests {
             "a required sandbox the kernel cannot give is refused"
         );
         assert!(plan_of(&required, &support(true, 7)).is_ok());
+    }
+
+    #[test]
+    fn a_quarantined_server_is_not_started_where_the_kernel_cannot_hold_it() {
+        let temp = PathBuf::from("/tmp/x/server.1");
+        let quarantined = |support: &Support| {
+            plan(
+                &policy(&Sandbox::default(), true, &temp),
+                &Protected::default(),
+                support,
+            )
+        };
+        for (namespaces, abi) in [(true, 0), (false, 0), (false, 3)] {
+            let refused = quarantined(&support(namespaces, abi));
+            assert!(
+                refused
+                    .as_ref()
+                    .is_err_and(|r| r.0.contains("not started while quarantined")),
+                "namespaces {namespaces}, Landlock ABI {abi}: {refused:?}"
+            );
+        }
+        // Landlock's TCP rules stand in for the network namespace; partial, but held.
+        let (_, report) = quarantined(&support(false, 4)).expect("held by Landlock alone");
+        assert_eq!(report.level, Level::Partial);
+        assert!(quarantined(&support(true, 1)).is_ok());
+        // Once approved, the same kernel starts it as its config says.
+        assert!(plan_of(&Sandbox::default(), &support(false, 0)).is_ok());
+    }
+
+    #[test]
+    fn no_server_may_open_a_terminal() {
+        let (plan, _) = plan_of(&Sandbox::default(), &support(true, 7)).expect("plan");
+        let devices = plan.expect("a plan").devices;
+        assert!(!devices.contains(&PathBuf::from("/dev/tty")), "{devices:?}");
     }
 
     #[test]

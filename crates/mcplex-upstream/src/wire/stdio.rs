@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{LinesSender, lines_wire};
-use super::sys::{SIGKILL, SIGTERM, kill_child_with_parent, signal_group};
+use super::sys::{SIGKILL, SIGTERM, detach_child, kill_child_with_parent, signal_group};
 use super::{BoxFuture, SendError, Wire, WireSend};
 use crate::ConnectError;
 use crate::isolation::{Denied, Isolation, Prepared, Start, denial_hint, looks_denied};
@@ -42,7 +42,8 @@ pub(crate) struct StdioSpec<'a> {
 }
 
 /// The command that starts the server as `prepared` says (the sandbox helper, or the server
-/// itself): `environment` only, three pipes, its own process group, killed with the gateway.
+/// itself): `environment` only, three pipes, its own session and process group, no other
+/// descriptor, killed with the gateway.
 fn command_of(
     prepared: &Prepared,
     environment: BTreeMap<std::ffi::OsString, std::ffi::OsString>,
@@ -56,12 +57,12 @@ fn command_of(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
+        .kill_on_drop(true);
     if let Some(dir) = working_dir {
         command.current_dir(dir);
     }
     kill_child_with_parent(&mut command);
+    detach_child(&mut command);
     command
 }
 

@@ -1,5 +1,6 @@
-//! The few process-control system calls std does not offer: signalling a whole process group and
-//! asking the kernel to kill a child when the gateway dies. The only `unsafe` in the crate.
+//! The few process-control system calls std does not offer: signalling a whole process group,
+//! asking the kernel to kill a child when the gateway dies, and detaching a child from the
+//! gateway's terminal and inherited descriptors. The only `unsafe` in the crate.
 #![allow(unsafe_code)]
 
 /// Sends `signal` to every process in group `pgid`. Errors (the group is already gone) are ignored.
@@ -41,6 +42,32 @@ pub(crate) fn kill_child_with_parent(command: &mut tokio::process::Command) {
                 // No allocation after a fork of a threaded process: a raw error.
                 return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
+            Ok(())
+        });
+    }
+}
+
+/// Starts the child in a session of its own, so that it has no controlling terminal (a server
+/// started from the operator's shell could otherwise type into it with `TIOCSTI`, or read
+/// from it), in a process group of its own (its id is the child's: the group is signalled as
+/// one), and marks every descriptor above the three pipes close-on-exec, so that none the
+/// gateway inherited without the flag (`--api-key-file /dev/fd/3 3<key`) reaches the server.
+pub(crate) fn detach_child(command: &mut tokio::process::Command) {
+    // SAFETY: the closure runs between fork and exec and only calls setsid and close_range,
+    // both async-signal-safe system calls; it allocates nothing and touches no locks.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Linux 5.11 and later; an older kernel leaves the flags as they are (and has no
+            // Landlock to confine the server either).
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
             Ok(())
         });
     }

@@ -31,6 +31,7 @@ mod hardening_slow_bodies;
 mod harness;
 mod http;
 mod isolation;
+mod isolation_commands;
 mod isolation_servers;
 mod limits;
 mod listing;
