@@ -42,6 +42,8 @@ pub enum DurationError {
     Unreadable { reason: String },
     #[error("must be greater than zero")]
     Zero,
+    #[error("must be at most 100 years")]
+    TooLong,
 }
 
 /// A `store` that is not a Postgres URL. Holds nothing of the URL: it may carry a password.

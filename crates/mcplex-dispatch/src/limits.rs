@@ -243,7 +243,7 @@ impl CallLimiter {
                 retry_after,
             };
             if let Some(allowed) = rate.concurrent_calls
-                && mine.in_flight + theirs.in_flight >= u64::from(allowed)
+                && mine.in_flight.saturating_add(theirs.in_flight) >= u64::from(allowed)
             {
                 usage.refused = usage.refused.at(now).plus_one();
                 return Err(refuse(
@@ -332,7 +332,7 @@ impl CallLimiter {
                 previous: row.previous,
             };
             counts.windows = counts.windows.plus(windows, now);
-            counts.in_flight += row.in_flight;
+            counts.in_flight = counts.in_flight.saturating_add(row.in_flight);
         }
         self.remote.store(Arc::new(remote));
     }

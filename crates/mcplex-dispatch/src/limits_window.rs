@@ -48,7 +48,8 @@ impl Windows {
     /// all count as this window's: nothing is lost to a small skew.
     pub(crate) fn at(self, now: Moment) -> Windows {
         let window = now.window();
-        match window - self.window {
+        // Saturating: `self` may be another replica's row, any number the store holds.
+        match window.saturating_sub(self.window) {
             0 => self,
             1 => Windows {
                 window,
@@ -57,7 +58,7 @@ impl Windows {
             },
             ahead if ahead < 0 => Windows {
                 window,
-                current: self.current + self.previous,
+                current: self.current.saturating_add(self.previous),
                 previous: 0,
             },
             // Two windows or more ago: nothing recent.
@@ -72,7 +73,7 @@ impl Windows {
     /// One more in the current window (of counts already seen [`Windows::at`] now).
     pub(crate) fn plus_one(self) -> Windows {
         Windows {
-            current: self.current + 1,
+            current: self.current.saturating_add(1),
             ..self
         }
     }
@@ -82,8 +83,8 @@ impl Windows {
         let (mine, theirs) = (self.at(now), other.at(now));
         Windows {
             window: mine.window,
-            current: mine.current + theirs.current,
-            previous: mine.previous + theirs.previous,
+            current: mine.current.saturating_add(theirs.current),
+            previous: mine.previous.saturating_add(theirs.previous),
         }
     }
 
@@ -94,7 +95,9 @@ impl Windows {
         let counts = self.at(now);
         let left = u64::try_from(WINDOW_MS - now.into_window()).unwrap_or(0);
         let window = u64::try_from(WINDOW_MS).unwrap_or(1).max(1);
-        counts.current + (counts.previous * left).div_ceil(window)
+        counts
+            .current
+            .saturating_add(counts.previous.saturating_mul(left).div_ceil(window))
     }
 
     /// How long until one more call fits under `limit` calls a minute, if no other call is
@@ -183,6 +186,27 @@ mod tests {
             assert!(counts.in_last_minute(later) < u64::from(limit));
             let before = Moment(later.0 - 1500);
             assert!(counts.in_last_minute(before) >= u64::from(limit) - 1);
+        }
+    }
+
+    #[test]
+    fn any_row_another_replica_stored_is_counted_without_overflow() {
+        let now = at_second(11, 30);
+        let mine = Windows {
+            window: 11,
+            current: 3,
+            previous: 1,
+        };
+        for window in [i64::MIN, -1, 11, 12, i64::MAX] {
+            let theirs = Windows {
+                window,
+                current: u64::MAX,
+                previous: u64::MAX,
+            };
+            let sum = mine.plus(theirs, now);
+            assert!(sum.in_last_minute(now) >= sum.current, "window {window}");
+            assert!(sum.plus_one().current >= sum.current);
+            assert!(sum.wait_for_room(10, now).is_some() || sum.current == 3);
         }
     }
 

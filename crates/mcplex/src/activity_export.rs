@@ -4,7 +4,7 @@
 //! write through [`Export`], page by page ([`PAGE`] rows, each page its own short read of the
 //! store), so an export of any size holds neither a transaction nor the whole log.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use mcplex_api::ActivityEntry;
 use mcplex_state::{ActivityQuery, ExportCursor, StateError, Store};
@@ -112,9 +112,8 @@ impl Export {
 }
 
 fn csv_row(out: &mut String, entry: &ActivityEntry) {
-    let at = UNIX_EPOCH + Duration::from_millis(u64::try_from(entry.at_ms).unwrap_or(0));
     let fields = [
-        rfc3339(at),
+        crate::timestamp::millis(u64::try_from(entry.at_ms).unwrap_or(0)),
         entry.at_ms.to_string(),
         entry.request_id.clone(),
         entry.token.clone().unwrap_or_default(),
@@ -134,10 +133,6 @@ fn csv_row(out: &mut String, entry: &ActivityEntry) {
         push_csv_field(out, field);
     }
     out.push_str("\r\n");
-}
-
-fn rfc3339(at: SystemTime) -> String {
-    humantime::format_rfc3339_millis(at).to_string()
 }
 
 /// `field` as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a quote or
@@ -191,6 +186,7 @@ pub fn since_ms(text: &str, now: SystemTime) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn csv_fields_are_quoted_as_rfc_4180_says_and_formulas_are_defused() {

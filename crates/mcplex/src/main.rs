@@ -29,6 +29,7 @@ mod operator_audit;
 mod output;
 mod projection;
 mod semantic;
+mod timestamp;
 mod traces;
 mod ui;
 mod upstream_login;

@@ -47,10 +47,7 @@ pub fn run(
     for a in &rows {
         outln!(
             "{:24} {:16} {:14} {:32} {:18} {:>10.1} {:>9} {:>9}  {}",
-            humantime::format_rfc3339_millis(
-                std::time::UNIX_EPOCH
-                    + std::time::Duration::from_millis(u64::try_from(a.at_ms).unwrap_or(0))
-            ),
+            crate::timestamp::millis(u64::try_from(a.at_ms).unwrap_or(0)),
             a.request_id,
             a.token.as_deref().unwrap_or("-"),
             a.tool,

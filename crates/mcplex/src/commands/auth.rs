@@ -6,7 +6,6 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use mcplex_config::{Config, OAuthGrant, Overrides, ServerConfig, Transport};
@@ -188,10 +187,7 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
         let expires = row
             .expires_at
             .and_then(|at| u64::try_from(at).ok())
-            .map(|at| {
-                humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(at))
-                    .to_string()
-            })
+            .map(crate::timestamp::seconds)
             .unwrap_or_else(|| "-".into());
         outln!(
             "{:24} {:24} {:20} {:12} {:26} {}",

@@ -527,9 +527,7 @@ fn expiry(expires_at: Option<i64>) -> String {
     let Some(at) = expires_at else {
         return "never".to_owned();
     };
-    let seconds = u64::try_from(at).unwrap_or(0);
-    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
-    humantime::format_rfc3339_seconds(when).to_string()
+    crate::timestamp::seconds(u64::try_from(at).unwrap_or(0))
 }
 
 /// `apikey rotate`: a new admin key, written to the store (its hash) or the data directory's
