@@ -1,7 +1,8 @@
 //! `mcplex bench sandbox`: what the stdio sandbox adds to a server's start. `/bin/true` is
 //! started and waited for, directly and through the sandbox helper in each of its forms
 //! (Landlock alone, as on a kernel that refuses namespaces; the default; the default with no
-//! network, which adds a network namespace), alternating round by round so that drift hits
+//! network, which adds a network namespace; the default with the gateway's port closed, which
+//! adds a Landlock rule for every other port), alternating round by round so that drift hits
 //! each alike. The difference of the medians is the cost per start.
 
 use std::path::{Path, PathBuf};
@@ -28,7 +29,9 @@ pub fn run(host: &Host, starts: usize, out: &Path) -> Result<ExitCode> {
     }
     std::fs::write(data.join("api_key"), "mcplex_admin_bench").context("a key file")?;
     let protected = Protected::new([data]);
-    let plan_for = |network: bool, namespaces: bool| -> Result<Plan> {
+    // The gateway's port closed to the server (a listener that asks for no credential).
+    let closing = protected.clone().closing([8080]);
+    let plan_for = |protected: &Protected, network: bool, namespaces: bool| -> Result<Plan> {
         let sandbox = Sandbox {
             network,
             ..Sandbox::default()
@@ -49,17 +52,26 @@ pub fn run(host: &Host, starts: usize, out: &Path) -> Result<ExitCode> {
             cache_home: None,
             temp_dir: &temp,
         };
-        let (plan, _) = mcplex_sandbox::plan(&policy, &protected, &support)
+        let (plan, _) = mcplex_sandbox::plan(&policy, protected, &support)
             .map_err(|refused| anyhow::anyhow!("{refused}"))?;
         plan.context("the plan is empty")
     };
     let mut variants: Vec<(&str, Option<Plan>)> = vec![("direct", None)];
     if support.landlock_abi > 0 {
-        variants.push(("landlock only", Some(plan_for(true, false)?)));
+        variants.push(("landlock only", Some(plan_for(&protected, true, false)?)));
     }
     if support.namespaces.is_ok() {
-        variants.push(("sandbox (default)", Some(plan_for(true, true)?)));
-        variants.push(("sandbox, no network", Some(plan_for(false, true)?)));
+        variants.push(("sandbox (default)", Some(plan_for(&protected, true, true)?)));
+        variants.push((
+            "sandbox, no network",
+            Some(plan_for(&protected, false, true)?),
+        ));
+    }
+    if support.landlock_abi >= 4 && support.namespaces.is_ok() {
+        variants.push((
+            "sandbox, port closed",
+            Some(plan_for(&closing, true, true)?),
+        ));
     }
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
     // One warm-up round, then alternate.

@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
-    Scope, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, NetPort, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
 use crate::grants::beneath_except;
@@ -236,7 +236,7 @@ fn mount_proc() -> Result<(), Failed> {
 /// The Landlock domain of `plan`: reading (and executing) beneath its read roots, writing beneath
 /// its write roots and private directories, neither beneath a hidden path; with ABI 6, no
 /// signals and no abstract Unix sockets outside the domain; without a network namespace and no
-/// network, no TCP.
+/// network, no TCP; with network, no TCP connection to a closed port.
 fn ruleset(plan: &Plan, abi: i32) -> Result<RulesetCreated, landlock::RulesetError> {
     let abi = abi_of(abi);
     let read = AccessFs::from_read(abi);
@@ -245,8 +245,11 @@ fn ruleset(plan: &Plan, abi: i32) -> Result<RulesetCreated, landlock::RulesetErr
     if abi >= ABI::V6 {
         ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
     }
+    let closing = plan.network && !plan.closed_ports.is_empty() && abi >= ABI::V4;
     if !plan.network && !plan.namespaces && abi >= ABI::V4 {
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
+    } else if closing {
+        ruleset = ruleset.handle_access(AccessNet::ConnectTcp)?;
     }
     let reads = beneath_except(&plan.read, &plan.hidden);
     let writes = beneath_except(&plan.write, &plan.hidden);
@@ -262,7 +265,19 @@ fn ruleset(plan: &Plan, abi: i32) -> Result<RulesetCreated, landlock::RulesetErr
         .add_rules(path_beneath_rules(
             existing(&plan.devices),
             AccessFs::from_file(abi),
-        ))
+        ))?
+        .add_rules(open_ports(closing.then_some(&plan.closed_ports[..])))
+}
+
+/// A rule allowing connections to each TCP port but `closed` (none without): Landlock only
+/// grants, so closing one port is granting the 65,535 others.
+fn open_ports(
+    closed: Option<&[u16]>,
+) -> impl Iterator<Item = Result<NetPort, landlock::RulesetError>> + '_ {
+    closed
+        .into_iter()
+        .flat_map(|closed| (0..=u16::MAX).filter(move |port| !closed.contains(port)))
+        .map(|port| Ok(NetPort::new(port, AccessNet::ConnectTcp)))
 }
 
 fn abi_of(version: i32) -> ABI {

@@ -45,10 +45,13 @@ const HOME_CACHES_IF_PRESENT: &[&str] = &[".local/share/uv"];
 /// The gateway's own secrets: its data directory, store files, config files, key files. No
 /// sandboxed server can read or write beneath them. Kept as given and resolved at each start:
 /// a path behind a symlink that is later pointed elsewhere (a Kubernetes ConfigMap's) is hidden
-/// where it points then.
+/// where it points then. And the gateway's open doors: the TCP ports where it serves callers
+/// without a credential (a loopback listener without `require_auth`), which would let a server
+/// call every other server's tools as the operator; no sandboxed server may connect to them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Protected {
     paths: Vec<PathBuf>,
+    ports: Vec<u16>,
 }
 
 impl Protected {
@@ -56,7 +59,23 @@ impl Protected {
         let mut paths: Vec<PathBuf> = paths.into_iter().collect();
         paths.sort();
         paths.dedup();
-        Protected { paths }
+        Protected {
+            paths,
+            ports: Vec::new(),
+        }
+    }
+
+    /// These, and `ports` closed to every sandboxed server.
+    pub fn closing(mut self, ports: impl IntoIterator<Item = u16>) -> Protected {
+        self.ports.extend(ports);
+        self.ports.sort_unstable();
+        self.ports.dedup();
+        self
+    }
+
+    /// The ports closed to sandboxed servers.
+    pub fn ports(&self) -> &[u16] {
+        &self.ports
     }
 
     /// The existing ones, canonical (a symlink's target is what must be hidden), now.
@@ -121,6 +140,9 @@ pub struct Plan {
     pub devices: Vec<PathBuf>,
     /// Never readable nor writable: covered by empty mounts, left out of every Landlock rule.
     pub hidden: Vec<PathBuf>,
+    /// With network: TCP ports it may not connect to, on any address (Landlock ABI 4 allows
+    /// every other port; without it nothing refuses them).
+    pub closed_ports: Vec<u16>,
     /// Directories created (as the gateway's user) before the rules are made.
     pub create: Vec<PathBuf>,
     pub limits: Limits,
@@ -158,7 +180,12 @@ pub fn plan(
         return Ok((None, report));
     }
     let network = sandbox.network && !policy.quarantined;
-    let (mechanisms, missing) = mechanisms(support, network);
+    let closed_ports = if network {
+        protected.ports().to_vec()
+    } else {
+        Vec::new()
+    };
+    let (mechanisms, missing) = mechanisms(support, network, &closed_ports);
     let level = if missing.is_empty() {
         Level::Full
     } else if support.landlock_abi >= 1 || support.namespaces.is_ok() {
@@ -214,6 +241,7 @@ pub fn plan(
         }),
         devices: DEVICES.iter().map(PathBuf::from).collect(),
         hidden,
+        closed_ports,
         create: if policy.quarantined {
             Vec::new()
         } else {
@@ -243,9 +271,28 @@ fn quarantine_holds(support: &Support) -> bool {
 }
 
 /// The mechanisms in force and, for what is missing, what it leaves open.
-fn mechanisms(support: &Support, network: bool) -> (Vec<String>, Vec<String>) {
+fn mechanisms(
+    support: &Support,
+    network: bool,
+    closed_ports: &[u16],
+) -> (Vec<String>, Vec<String>) {
     let (mut on, mut missing) = (Vec::new(), Vec::new());
     let abi = support.landlock_abi;
+    if !closed_ports.is_empty() {
+        let ports: Vec<String> = closed_ports.iter().map(u16::to_string).collect();
+        if abi >= 4 {
+            on.push(format!(
+                "the gateway's port without a credential ({}) refused by Landlock",
+                ports.join(", ")
+            ));
+        } else {
+            missing.push(format!(
+                "Landlock's TCP rules (ABI 4): the gateway's port without a credential ({}) \
+                 stays reachable, and through it every tool; set \"require_auth\": true",
+                ports.join(", ")
+            ));
+        }
+    }
     if abi >= 1 {
         on.push(format!("landlock (ABI {abi})"));
     } else {
@@ -370,220 +417,5 @@ fn existing(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn support(namespaces: bool, landlock_abi: i32) -> Support {
-        Support {
-            landlock_abi,
-            namespaces: if namespaces {
-                Ok(())
-            } else {
-                Err(crate::NamespacesError::Refused(
-                    "unshare: Operation not permitted".to_owned(),
-                ))
-            },
-        }
-    }
-
-    fn policy<'a>(sandbox: &'a Sandbox, quarantined: bool, temp: &'a Path) -> Policy<'a> {
-        Policy {
-            sandbox,
-            quarantined,
-            command: "/bin/sh",
-            args: &[],
-            working_dir: Some(Path::new("/srv/work")),
-            home: Some(Path::new("/home/me")),
-            cache_home: None,
-            temp_dir: temp,
-        }
-    }
-
-    #[test]
-    fn the_default_reads_everything_but_the_secrets_and_writes_its_own_places() {
-        let scratch = tempfile::tempdir().expect("tempdir");
-        let secret = scratch.path().join("data");
-        std::fs::create_dir(&secret).expect("mkdir");
-        let protected = Protected::new([secret.clone(), scratch.path().join("missing")]);
-        let sandbox = Sandbox::default();
-        let temp = scratch.path().join("temp");
-        let (plan, report) = plan(
-            &policy(&sandbox, false, &temp),
-            &protected,
-            &support(true, 7),
-        )
-        .expect("plan");
-        let plan = plan.expect("a plan");
-        assert_eq!(report.level, Level::Full);
-        assert!(report.network && !report.quarantine);
-        assert_eq!(plan.read, [PathBuf::from("/")]);
-        assert_eq!(
-            plan.hidden,
-            [secret.canonicalize().expect("canonical")],
-            "only existing secrets, canonical"
-        );
-        for writable in ["/srv/work", "/home/me/.npm", "/home/me/.cache"] {
-            assert!(plan.write.contains(&PathBuf::from(writable)), "{writable}");
-        }
-        assert_eq!(plan.private, [temp, PathBuf::from(SHARED_MEMORY)]);
-        assert!(plan.private_tmpfs_bytes.is_some());
-        assert_eq!(plan.limits.memory_bytes, 4096 << 20);
-    }
-
-    #[test]
-    fn a_quarantined_server_has_no_network_and_writes_only_its_temp_directory() {
-        let sandbox = Sandbox {
-            write: vec![PathBuf::from("/srv/data")],
-            ..Sandbox::default()
-        };
-        let temp = PathBuf::from("/tmp/x/server.1");
-        let (plan, report) = plan(
-            &policy(&sandbox, true, &temp),
-            &Protected::default(),
-            &support(true, 7),
-        )
-        .expect("plan");
-        let plan = plan.expect("a plan");
-        assert!(!plan.network && !report.network && report.quarantine);
-        assert!(plan.write.is_empty(), "{:?}", plan.write);
-        assert!(plan.create.is_empty());
-        assert_eq!(plan.private, [temp, PathBuf::from(SHARED_MEMORY)]);
-        assert!(report.mechanisms.iter().any(|m| m == "network namespace"));
-    }
-
-    #[test]
-    fn without_namespaces_it_is_partial_and_required_refuses_it() {
-        let scratch = tempfile::tempdir().expect("tempdir");
-        let temp = scratch.path().join("server.1");
-        let sandbox = Sandbox {
-            network: false,
-            ..Sandbox::default()
-        };
-        let (plan, report) = plan(
-            &policy(&sandbox, false, &temp),
-            &Protected::default(),
-            &support(false, 7),
-        )
-        .expect("plan");
-        let plan = plan.expect("a plan");
-        assert_eq!(report.level, Level::Partial);
-        assert!(!plan.namespaces && plan.private_tmpfs_bytes.is_none());
-        // The others' temp directories are hidden when they are plain directories.
-        assert_eq!(
-            plan.hidden,
-            [scratch.path().canonicalize().expect("canonical")]
-        );
-        assert!(
-            report
-                .missing
-                .iter()
-                .any(|m| m.contains("Operation not permitted"))
-        );
-        assert!(
-            report
-                .mechanisms
-                .iter()
-                .any(|m| m == "TCP refused by Landlock")
-        );
-        let required = Sandbox {
-            required: true,
-            ..sandbox
-        };
-        let refused = plan_of(&required, &support(false, 7));
-        assert!(
-            refused.is_err_and(|r| r.0.contains("required")),
-            "a required sandbox the kernel cannot give is refused"
-        );
-        assert!(plan_of(&required, &support(true, 7)).is_ok());
-    }
-
-    #[test]
-    fn a_quarantined_server_is_not_started_where_the_kernel_cannot_hold_it() {
-        let temp = PathBuf::from("/tmp/x/server.1");
-        let quarantined = |support: &Support| {
-            plan(
-                &policy(&Sandbox::default(), true, &temp),
-                &Protected::default(),
-                support,
-            )
-        };
-        for (namespaces, abi) in [(true, 0), (false, 0), (false, 3)] {
-            let refused = quarantined(&support(namespaces, abi));
-            assert!(
-                refused
-                    .as_ref()
-                    .is_err_and(|r| r.0.contains("not started while quarantined")),
-                "namespaces {namespaces}, Landlock ABI {abi}: {refused:?}"
-            );
-        }
-        // Landlock's TCP rules stand in for the network namespace; partial, but held.
-        let (_, report) = quarantined(&support(false, 4)).expect("held by Landlock alone");
-        assert_eq!(report.level, Level::Partial);
-        assert!(quarantined(&support(true, 1)).is_ok());
-        // Once approved, the same kernel starts it as its config says.
-        assert!(plan_of(&Sandbox::default(), &support(false, 0)).is_ok());
-    }
-
-    #[test]
-    fn no_server_may_open_a_terminal() {
-        let (plan, _) = plan_of(&Sandbox::default(), &support(true, 7)).expect("plan");
-        let devices = plan.expect("a plan").devices;
-        assert!(!devices.contains(&PathBuf::from("/dev/tty")), "{devices:?}");
-    }
-
-    #[test]
-    fn sandbox_false_runs_unconfined_and_says_so() {
-        let sandbox = Sandbox {
-            enabled: false,
-            ..Sandbox::default()
-        };
-        let (plan, report) = plan_of(&sandbox, &support(true, 7)).expect("plan");
-        assert!(plan.is_none());
-        assert_eq!(report.level, Level::Off);
-        let (_, nothing) = plan_of(&Sandbox::default(), &support(false, 0)).expect("plan");
-        assert_eq!(nothing.level, Level::Off, "no mechanism at all");
-        // Until it is approved, the opt-out does not apply: quarantine confines it.
-        let temp = PathBuf::from("/tmp/x/server.1");
-        let (confined, report) = super::plan(
-            &policy(&sandbox, true, &temp),
-            &Protected::default(),
-            &support(true, 7),
-        )
-        .expect("plan");
-        let confined =
-            confined.expect("a quarantined server is confined even with \"sandbox\": false");
-        assert_eq!(report.level, Level::Full);
-        assert!(!confined.network && report.quarantine && confined.write.is_empty());
-    }
-
-    #[test]
-    fn narrowed_reads_keep_the_system_the_command_and_its_arguments() {
-        let scratch = tempfile::tempdir().expect("tempdir");
-        let given = scratch.path().join("repo");
-        std::fs::create_dir(&given).expect("mkdir");
-        let sandbox = Sandbox {
-            read: Some(vec![PathBuf::from("/nonexistent-but-listed")]),
-            ..Sandbox::default()
-        };
-        let args = [given.display().to_string(), "--flag".to_owned()];
-        let temp = scratch.path().join("temp");
-        let policy = Policy {
-            args: &args,
-            ..policy(&sandbox, false, &temp)
-        };
-        let (plan, _) = plan(&policy, &Protected::default(), &support(true, 7)).expect("plan");
-        let read = plan.expect("a plan").read;
-        assert!(read.contains(&given), "{read:?}");
-        assert!(read.contains(&PathBuf::from("/usr")), "{read:?}");
-        assert!(!read.contains(&PathBuf::from("/nonexistent-but-listed")));
-    }
-
-    fn plan_of(sandbox: &Sandbox, support: &Support) -> Result<(Option<Plan>, Report), Refused> {
-        let temp = PathBuf::from("/tmp/base/server.1");
-        plan(
-            &policy(sandbox, false, &temp),
-            &Protected::default(),
-            support,
-        )
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

@@ -10,6 +10,7 @@ mod manage;
 pub(crate) use manage::open_offline;
 pub(crate) mod review;
 mod serve;
+pub(crate) use serve::auth_required;
 mod start;
 mod tools;
 

@@ -74,7 +74,11 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         }
         (_, None) => None,
     };
-    let started = start(&config, setup.builtin, replica)?;
+    let bound = match &listener {
+        Some(listener) => Some(listener.local_addr().context("listener has no address")?),
+        None => None,
+    };
+    let started = start(&config, setup.builtin, replica, bound)?;
     // Kept alive for as long as the gateway serves.
     let _reloader = setup
         .source
@@ -163,6 +167,7 @@ fn start(
     config: &Arc<Config>,
     builtin: Option<BuiltinConnector>,
     replica: String,
+    bound: Option<SocketAddr>,
 ) -> Result<Started> {
     let (store, opened) = crate::load::open_store(config)?;
     let store = Arc::new(store);
@@ -191,7 +196,7 @@ fn start(
         logins: logins.clone(),
         startup_wait: grace,
         audit: audit.map(|log| log.calls),
-        ..GatewaySetup::new(crate::isolation::for_config(config))
+        ..GatewaySetup::new(crate::isolation::serving(config, bound))
     };
     let core = Core::start((**config).clone(), setup, Some(trust), semantic.ok());
     if let Some(logins) = logins {
@@ -397,13 +402,20 @@ fn resource_server(config: &Config) -> Result<Option<Arc<mcplex_surface::Resourc
     Ok(Some(Arc::new(tokens.serve(auth))))
 }
 
-/// Whether requests need a key or token: as configured, else off loopback or when `auth` is
-/// configured (a gateway that names an issuer means its clients to log in there).
-fn require_auth(config: &Config, address: SocketAddr) -> bool {
-    let require_auth = config
+/// Whether requests to a listener on `address` need a key or token: as configured, else off
+/// loopback or when `auth` is configured (a gateway that names an issuer means its clients to
+/// log in there).
+pub(crate) fn auth_required(config: &Config, address: SocketAddr) -> bool {
+    config
         .http
         .require_auth
-        .unwrap_or(!address.ip().is_loopback() || config.auth.is_some());
+        .unwrap_or(!address.ip().is_loopback() || config.auth.is_some())
+}
+
+/// [`auth_required`], with a warning when anyone who can reach a listener off loopback could
+/// use it.
+fn require_auth(config: &Config, address: SocketAddr) -> bool {
+    let require_auth = auth_required(config, address);
     if !address.ip().is_loopback() && !require_auth {
         tracing::warn!(
             "listening on {address} with require_auth: false: anyone who can reach it can use every tool"

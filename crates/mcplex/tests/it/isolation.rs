@@ -4,7 +4,7 @@
 //! and fails at each, started approved and added while the gateway runs; the same attempts
 //! succeed against a server with `"sandbox": false`, so the checks can fail. A server with no
 //! network cannot reach the gateway's port, nor can a quarantined one; approving it restarts it
-//! with its network.
+//! with its network, but for a gateway port that asks for no credential.
 
 use std::time::Duration;
 
@@ -103,13 +103,9 @@ fn a_hostile_server_reaches_none_of_the_gateways_secrets() {
     let gateway = start(json!({"hostile": hostile(&[])}));
     let answer = probe(&gateway, &attempts_on(&gateway));
     assert_contained(&answer);
-    // The network stays on by default: the port answers, and asks for a credential it lacks.
-    assert!(
-        outcomes(&answer, "connect")
-            .iter()
-            .all(|(_, outcome)| outcome.starts_with("ok")),
-        "{answer:#}"
-    );
+    // The network stays on by default, but for the gateway's own port, which asks this
+    // loopback caller for no credential (see below).
+    assert_all_denied(&answer, "connect");
     // In its own PID namespace its own pid is small; the gateway is not in view.
     assert!(
         answer["pid"].as_u64().is_some_and(|pid| pid < 10),
@@ -195,6 +191,12 @@ fn a_server_added_while_running_is_quarantined_without_network_until_approved() 
         .as_array_mut()
         .expect("list")
         .push(json!(format!("{home}/.npm")));
+    let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let elsewhere = elsewhere.local_addr().expect("address").to_string();
+    attempts_with_cache["connect"]
+        .as_array_mut()
+        .expect("list")
+        .push(json!(elsewhere));
     add_while_running(
         &gateway,
         hostile(&["--attack-at-start", &attempts_with_cache.to_string()]),
@@ -214,15 +216,18 @@ fn a_server_added_while_running_is_quarantined_without_network_until_approved() 
     assert_eq!(row["isolation"]["quarantine"], true, "{row:#}");
     assert_eq!(row["isolation"]["network"], false, "{row:#}");
 
-    // Approved by the operator: restarted under its own policy, with its network and caches.
+    // Approved by the operator: restarted under its own policy, with its network and caches;
+    // but not the gateway's port, where a caller without a credential is the operator.
     gateway.approve_server("hostile");
     let second = attack_at_start(&gateway, "hostile", 1);
-    assert!(
-        outcomes(&second, "connect")
-            .iter()
-            .all(|(_, outcome)| outcome.starts_with("ok")),
-        "{second:#}"
-    );
+    for (target, outcome) in outcomes(&second, "connect") {
+        let closed = *target == gateway.authority();
+        assert_eq!(
+            outcome.starts_with("denied"),
+            closed,
+            "{target}: {second:#}"
+        );
+    }
     assert!(
         outcomes(&second, "write")
             .iter()
@@ -247,6 +252,50 @@ fn an_opted_out_server_is_still_confined_while_quarantined() {
     let first = attack_at_start(&gateway, "hostile", 0);
     assert_contained(&first);
     assert_all_denied(&first, "connect");
+}
+
+/// On loopback without `require_auth` the gateway takes a caller without a credential for the
+/// operator: a sandboxed server with network would call every other server's tools through it
+/// (`sandbox: false` ones included). Its port is closed to the servers; with `require_auth` it
+/// is open (a server has no credential to present), and so is every other port.
+#[test]
+fn a_server_with_network_cannot_reach_a_gateway_port_that_asks_for_no_credential() {
+    let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let elsewhere = elsewhere.local_addr().expect("address").to_string();
+    for require_auth in [false, true] {
+        let gateway = Gateway::start_with_env(
+            json!({"mcpServers": {"hostile": hostile(&[])}, "require_auth": require_auth}),
+            &[],
+            &[CANARY],
+        );
+        gateway.wait_ready();
+        let (status, answer) = gateway.api(
+            "POST",
+            "/api/v1/call",
+            &json!({"name": "hostile__probe", "arguments": {"connect": [gateway.authority(), elsewhere]}}).to_string(),
+        );
+        assert_eq!(status, 200, "{answer}");
+        let answer = &answer["structuredContent"];
+        let at = |target: &str| {
+            answer["connect"][target]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert_eq!(
+            at(gateway.authority()).starts_with("denied"),
+            !require_auth,
+            "require_auth {require_auth}: {answer:#}"
+        );
+        assert!(at(&elsewhere).starts_with("ok"), "{answer:#}");
+        let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
+        let mechanisms = servers["servers"][0]["isolation"]["mechanisms"].to_string();
+        assert_eq!(
+            mechanisms.contains("the gateway's port without a credential"),
+            !require_auth,
+            "{mechanisms}"
+        );
+    }
 }
 
 #[test]
