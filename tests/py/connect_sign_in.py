@@ -3,9 +3,10 @@ Python), for crates/mcplex/tests/it/connect_sign_in.rs. alice's agent applicatio
 for the gateway on her behalf from a real OpenID Connect provider (tests/node/oidc_provider.mjs,
 the code flow with PKCE and a `resource`); its call to a `per_user` server is refused with the
 link that connects her account. mallory opens that link and signs in at the issuer as herself:
-refused, nothing begins. alice opens it, signs in as alice, and is sent on to the upstream's
-authorization server and back: connected, and her agent's call now answers. The login's start
-without the issuer's proof is refused.
+refused, nothing begins. alice opens it, signs in as alice, is back on the link's page and
+continues from its form to the upstream's authorization server and back: connected, and her
+agent's call now answers. The login's start without the page's form or the issuer's proof is
+refused.
 
 Usage: connect_sign_in.py --base http://127.0.0.1:PORT --issuer ISSUER --agent-redirect URI
                           --tool NAME --shots DIR [--chromium /usr/bin/chromium]
@@ -97,8 +98,8 @@ def main():
             facts["refused_status"], facts["refused"] = call(base, token, opts.tool)
             link = facts["refused"]["structuredContent"]["connect_url"]
 
-            # Without the issuer's proof, the login does not begin.
-            facts["no_proof_status"], _ = http("GET", f"{link}/begin")
+            # Without the page's form (and the issuer's proof), the login does not begin.
+            facts["no_proof_status"], _ = http("POST", f"{link}/begin", b"token=")
 
             # mallory follows alice's link: the issuer says she is mallory; refused.
             context = browser.new_context(viewport=DESKTOP)
@@ -119,6 +120,9 @@ def main():
             page.goto(link)
             page.click("#continue")
             sign_in_at_the_provider(page, "alice")
+            page.wait_for_url(link)
+            facts["proven_page"] = page.inner_text("body")
+            page.click("#continue")
             page.wait_for_url(f"{base}/ui/oauth/callback*", timeout=30000)
             facts["alice"] = page.inner_text("body")
             shots.take(page, "alice-connected")

@@ -10,19 +10,25 @@
 //! to someone else would tie their account to another identity. So the page the link opens says
 //! what it does and whom it connects before anything begins, and when the caller is an OAuth
 //! subject and the dashboard's sign-in can ask the issuer, the person first signs in there
-//! (`/ui/oidc/prove/<link>`): only the same subject gets the proof (a cookie of that browser,
-//! bound to the link, ten minutes) that lets the login begin. An agent token has no person
-//! behind it at the issuer: its link, which only the agent received in its own call's result, is
-//! the proof. Either way the login finishes only in the browser that began it (a cookie set at
-//! the begin, whose keyed hash the pending login carries), so a URL of the flow passed to
-//! someone else cannot tie their account to the caller; and a caller already connected must
-//! disconnect before another account replaces its own.
+//! (`/ui/oidc/prove/<link>`, a sign-in bound to the browser that began it): only the same
+//! subject gets the proof (a cookie of that browser, bound to the link, ten minutes) that lets
+//! the login begin. An agent token has no person behind it at the issuer: its link, which only
+//! the agent received in its own call's result, is the proof. Either way nothing begins but by
+//! the page's own form (`POST /ui/connect/<link>/begin`): its token is the keyed hash of a
+//! cookie the page set in this browser, and a request another site sends (`Sec-Fetch-Site`; an
+//! `Origin` not the gateway's is refused at the edge) is refused, so a link or a begin URL
+//! passed to someone else shows them the page and starts nothing. The login finishes only in
+//! the browser that began it (a cookie set at the begin, whose keyed hash the pending login
+//! carries), so a URL of the flow passed to someone else cannot tie their account to the
+//! caller; and a caller already connected must disconnect before another account replaces its
+//! own.
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use base64::Engine;
@@ -50,6 +56,12 @@ const PROOF_COOKIE: &str = "mcplex_connect_proof";
 pub(crate) const BROWSER_COOKIE: &str = "mcplex_connect";
 /// What the browser cookie's keyed hash covers besides the cookie.
 const BROWSER_PURPOSE: &str = "mcplex-connect-browser";
+/// The cookie the link's page sets, whose keyed hash (with the link) is its form's token.
+const FORM_COOKIE: &str = "mcplex_connect_form";
+/// What the form token's keyed hash covers besides the link and the cookie.
+const FORM_PURPOSE: &str = "mcplex-connect-form";
+/// The largest body of the page's form (one token).
+const FORM_BODY_LIMIT: usize = 1024;
 /// How long the cookies last: as long as a begun login waits.
 const COOKIE_MAX_AGE_SECS: i64 = mcplex_oauth::PENDING_FOR_SECS;
 
@@ -140,21 +152,59 @@ fn proof_holds(store: &Store, text: &str, proof: &str, now: i64) -> bool {
     mcplex_surface::same_secret(mac, &expected) && ends_at.parse::<i64>().is_ok_and(|e| e > now)
 }
 
-/// Where the login of link `text` begins.
-pub(crate) fn begin_path(text: &str) -> String {
+/// Whether this browser holds a proof for link `text` (the cookie the issuer's sign-in set).
+fn proven_here(store: &Store, text: &str, headers: &HeaderMap, now: i64) -> bool {
+    mcplex_surface::cookie(headers, PROOF_COOKIE)
+        .is_some_and(|proof| proof_holds(store, text, proof, now))
+}
+
+/// The page of link `text`.
+fn page_path(text: &str) -> String {
+    format!("{CONNECT_PATH}/{text}")
+}
+
+/// Where the page's form begins the login of link `text`.
+fn begin_path(text: &str) -> String {
     format!("{CONNECT_PATH}/{text}/begin")
 }
 
-/// The redirect to link `text`'s begin, with the subject's proof as a cookie of this browser.
+/// The token of the form link `text`'s page shows to the browser whose cookie is `nonce`.
+fn form_token(store: &Store, text: &str, nonce: &str) -> String {
+    store.token_mac(&format!("{FORM_PURPOSE}\n{text}\n{nonce}"))
+}
+
+/// Whether `body` is the form of link `text`'s page as this browser was shown it: its token is
+/// the keyed hash of this browser's page cookie.
+fn form_holds(store: &Store, text: &str, headers: &HeaderMap, body: &[u8]) -> bool {
+    let Some(nonce) = mcplex_surface::cookie(headers, FORM_COOKIE) else {
+        return false;
+    };
+    let expected = form_token(store, text, nonce);
+    url::form_urlencoded::parse(body)
+        .find(|(name, _)| name == "token")
+        .is_some_and(|(_, sent)| mcplex_surface::same_secret(&sent, &expected))
+}
+
+/// Whether the browser says another site sends the request (`Sec-Fetch-Site`, where it sends
+/// one). An `Origin` that is not the gateway's is refused before any route, at the edge
+/// (`mcplex_surface`'s guard), as for every dashboard request.
+fn from_another_site(headers: &HeaderMap) -> bool {
+    headers
+        .get("sec-fetch-site")
+        .is_some_and(|site| site.as_bytes() != b"same-origin")
+}
+
+/// The redirect back to link `text`'s page, with the subject's proof as a cookie of this
+/// browser: the person continues from the page, nothing begins on the way.
 pub(crate) fn proven_redirect(
     store: &Store,
     text: &str,
     now: i64,
-    request: &axum::http::HeaderMap,
+    request: &HeaderMap,
 ) -> Response {
     let proof = prove(store, text, now);
     with_cookie(
-        Redirect::to(&begin_path(text)).into_response(),
+        Redirect::to(&page_path(text)).into_response(),
         &format!("{PROOF_COOKIE}={proof}; Path={CONNECT_PATH}"),
         request,
     )
@@ -173,7 +223,7 @@ pub(crate) fn same_browser(store: &Store, request: &axum::http::HeaderMap, bound
 
 /// `response` with `cookie` (`name=value; Path=…`): HttpOnly, SameSite=Lax (the authorization
 /// server's redirect back is a navigation from another site), Secure over HTTPS, ten minutes.
-fn with_cookie(mut response: Response, cookie: &str, request: &axum::http::HeaderMap) -> Response {
+pub(crate) fn with_cookie(mut response: Response, cookie: &str, request: &HeaderMap) -> Response {
     let secure = if crate::ui::reached_over_https(request) {
         "; Secure"
     } else {
@@ -188,18 +238,35 @@ fn with_cookie(mut response: Response, cookie: &str, request: &axum::http::Heade
     response
 }
 
+/// `response` dropping the cookie `name` of `path`.
+pub(crate) fn without_cookie(mut response: Response, name: &str, path: &str) -> Response {
+    let value = format!("{name}=; Path={path}; HttpOnly; SameSite=Lax; Max-Age=0");
+    if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .append(axum::http::header::SET_COOKIE, value);
+    }
+    response
+}
+
 #[derive(Clone)]
 struct Connect {
     store: Arc<Store>,
     config: watch::Receiver<Arc<Config>>,
 }
 
-/// `GET /ui/connect/{link}` (what the link does) and `/ui/connect/{link}/begin` (the login),
-/// open like every `/ui` page: the signed link, and a subject's proof, are what they check.
+/// `GET /ui/connect/{link}` (what the link does, and the form that goes on) and `POST
+/// /ui/connect/{link}/begin` (the login; a GET of it only leads to the page), open like every
+/// `/ui` page: the signed link, the page's form token and a subject's proof are what they check.
 pub fn router(store: Arc<Store>, config: watch::Receiver<Arc<Config>>) -> Router {
     Router::new()
         .route(&format!("{CONNECT_PATH}/{{link}}"), get(follow))
-        .route(&format!("{CONNECT_PATH}/{{link}}/begin"), get(begin))
+        .route(
+            &format!("{CONNECT_PATH}/{{link}}/begin"),
+            get(to_the_page)
+                .post(begin)
+                .layer(DefaultBodyLimit::max(FORM_BODY_LIMIT)),
+        )
         .with_state(Connect { store, config })
 }
 
@@ -246,47 +313,91 @@ fn needs_proof(config: &Config, caller: &str) -> bool {
             .is_some_and(|auth| auth.dashboard.is_some())
 }
 
-/// What the link does, and the way on: the login, or first the issuer's sign-in.
-async fn follow(State(connect): State<Connect>, Path(text): Path<String>) -> Response {
+/// What the link does, and the way on: first the issuer's sign-in where the caller must be
+/// proven, else the form that begins the login (its token tied to a cookie set here).
+async fn follow(
+    State(connect): State<Connect>,
+    Path(text): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     let (link, _, config) = match checked(&connect, &text) {
         Ok(checked) => checked,
         Err((status, why)) => return page(status, &why),
     };
     let (caller, server) = (escape(&link.caller), escape(&link.server));
+    let title = format!("Connect {server}");
     let what = format!(
         "<p>This link connects an account on <strong>{server}</strong> to <strong>{caller}</strong> on this gateway: every call {caller} makes to {server} will act as the account you log in with there.</p>"
     );
-    let body = if needs_proof(&config, &link.caller) {
-        let subject = escape(
-            link.caller
-                .trim_start_matches(mcplex_state::OAUTH_CALLER_PREFIX),
+    let subject = escape(
+        link.caller
+            .trim_start_matches(mcplex_state::OAUTH_CALLER_PREFIX),
+    );
+    let now = mcplex_oauth::now_unix();
+    let proof_needed = needs_proof(&config, &link.caller);
+    if proof_needed && !proven_here(&connect.store, &text, &headers, now) {
+        let body = format!(
+            "{what}\n<p>First sign in at the issuer as <strong>{subject}</strong>: only {subject} can follow this link.</p>\n<p><a class=\"button primary\" id=\"continue\" href=\"/ui/oidc/prove/{}\">Sign in as {subject}</a></p>",
+            escape(&text)
         );
+        return html_page(StatusCode::OK, &title, "", &body);
+    }
+    let Ok(nonce) = mcplex_oauth::random_text(24) else {
+        return page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "No randomness for the page.",
+        );
+    };
+    let whose = if proof_needed {
         format!(
-            "{what}\n<p>First sign in at the issuer as <strong>{subject}</strong>: only {subject} can follow this link.</p>\n<p><a class=\"button primary\" id=\"continue\" href=\"/ui/oidc/prove/{text}\">Sign in as {subject}</a></p>"
+            "<p>The issuer says you are <strong>{subject}</strong>. Continue only if you mean to connect your own account on {server}.</p>"
         )
     } else {
-        format!(
-            "{what}\n<p>Continue only if {caller} is yours (an agent you run).</p>\n<p><a class=\"button primary\" id=\"continue\" href=\"{}\">Log in to {server}</a></p>",
-            begin_path(&text)
-        )
+        format!("<p>Continue only if {caller} is yours (an agent you run).</p>")
     };
-    html_page(StatusCode::OK, &format!("Connect {server}"), &body)
+    let body = format!(
+        "{what}\n{whose}\n<form method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"token\" value=\"{}\"><p><button class=\"button primary\" id=\"continue\" type=\"submit\">Log in to {server}</button></p></form>",
+        escape(&begin_path(&text)),
+        form_token(&connect.store, &text, &nonce)
+    );
+    // The form's POST carries this origin (a page that sends no referrer would send `null`).
+    let head = "<meta name=\"referrer\" content=\"same-origin\">";
+    with_cookie(
+        html_page(StatusCode::OK, &title, head, &body),
+        &format!("{FORM_COOKIE}={nonce}; Path={CONNECT_PATH}"),
+        &headers,
+    )
 }
 
-/// Begins the caller's login in this browser, once the subject is proven where it must be.
+/// A GET of a begin URL (an old link, or one passed on) begins nothing: it leads to the page.
+async fn to_the_page(State(connect): State<Connect>, Path(text): Path<String>) -> Response {
+    match checked(&connect, &text) {
+        Ok(_) => Redirect::to(&page_path(&text)).into_response(),
+        Err((status, why)) => page(status, &why),
+    }
+}
+
+/// Begins the caller's login in this browser, from the link's page in this same browser, once
+/// the subject is proven where it must be.
 async fn begin(
     State(connect): State<Connect>,
     Path(text): Path<String>,
-    headers: axum::http::HeaderMap,
+    headers: HeaderMap,
+    body: Bytes,
 ) -> Response {
     let (link, server, config) = match checked(&connect, &text) {
         Ok(checked) => checked,
         Err((status, why)) => return page(status, &why),
     };
-    let now = mcplex_oauth::now_unix();
+    if from_another_site(&headers) || !form_holds(&connect.store, &text, &headers, &body) {
+        tracing::warn!(server = %link.server, caller = %link.caller, "a caller's login was asked to begin from elsewhere than its page in this browser; refused");
+        return page(
+            StatusCode::FORBIDDEN,
+            "A login begins only from the link's own page, in the browser that opened it: open the link and continue from its page.",
+        );
+    }
     if needs_proof(&config, &link.caller)
-        && !mcplex_surface::cookie(&headers, PROOF_COOKIE)
-            .is_some_and(|proof| proof_holds(&connect.store, &text, proof, now))
+        && !proven_here(&connect.store, &text, &headers, mcplex_oauth::now_unix())
     {
         return page(
             StatusCode::FORBIDDEN,
@@ -313,8 +424,9 @@ async fn begin(
     match crate::upstream_login::begin_login(&connect.store, &server, &origin, Some(caller)).await {
         Ok(url) => {
             tracing::info!(server = %link.server, caller = %link.caller, "a caller's login to its own account begins");
+            let onward = without_cookie(onward(&link.server, &url), FORM_COOKIE, CONNECT_PATH);
             with_cookie(
-                Redirect::to(&url).into_response(),
+                onward,
                 &format!("{BROWSER_COOKIE}={nonce}; Path=/ui"),
                 &headers,
             )
@@ -328,6 +440,20 @@ async fn begin(
             ),
         ),
     }
+}
+
+/// The page that sends the browser on to the authorization server at `url`. Not a redirect:
+/// the dashboard's `form-action 'self'` would stop a form's redirect to another site.
+fn onward(server: &str, url: &str) -> Response {
+    let (server, url) = (escape(server), escape(url));
+    html_page(
+        StatusCode::OK,
+        &format!("Log in to {server}"),
+        &format!("<meta http-equiv=\"refresh\" content=\"0; url={url}\">"),
+        &format!(
+            "<p>On to {server}'s authorization server.</p>\n<p><a class=\"button primary\" id=\"continue\" href=\"{url}\">Continue</a></p>"
+        ),
+    )
 }
 
 /// `text` for HTML.
@@ -346,10 +472,11 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// A small HTML page: what a link does, readable without the dashboard's script.
-fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
+/// A small HTML page: what a link does, readable without the dashboard's script; `head` is
+/// more of its head.
+fn html_page(status: StatusCode, title: &str, head: &str, body: &str) -> Response {
     let html = format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title><link rel=\"stylesheet\" href=\"/ui/app.css\"></head>\n<body><main><h1>{title}</h1>\n<div class=\"card\">{body}</div></main>\n</body></html>\n"
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{head}<title>{title}</title><link rel=\"stylesheet\" href=\"/ui/app.css\"></head>\n<body><main><h1>{title}</h1>\n<div class=\"card\">{body}</div></main>\n</body></html>\n"
     );
     (
         status,
@@ -421,6 +548,29 @@ mod tests {
             "another link's proof"
         );
         assert!(!proof_holds(&store, &alice, "1.2", 0));
+        // The page's form holds with this browser's cookie and this link's token only.
+        let mut headers = HeaderMap::new();
+        let token = form_token(&store, &alice, "n1");
+        let body = format!("token={token}");
+        assert!(
+            !form_holds(&store, &alice, &headers, body.as_bytes()),
+            "no cookie"
+        );
+        headers.insert(
+            axum::http::header::COOKIE,
+            axum::http::HeaderValue::from_static("mcplex_connect_form=n1"),
+        );
+        assert!(form_holds(&store, &alice, &headers, body.as_bytes()));
+        assert!(
+            !form_holds(&store, &bob, &headers, body.as_bytes()),
+            "another link"
+        );
+        assert!(!form_holds(&store, &alice, &headers, b"token="));
+        assert!(!from_another_site(&headers));
+        for site in ["cross-site", "same-site", "none"] {
+            headers.insert("sec-fetch-site", axum::http::HeaderValue::from_static(site));
+            assert!(from_another_site(&headers), "{site}");
+        }
         assert_eq!(
             escape("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"

@@ -9,7 +9,11 @@
 //! gets a viewer's (read-only, within that reach); the rest are refused with who they are and
 //! why. Who they are is signed inside the session. Every sign-in and refusal is one log line naming the person.
 //! The same flow proves who follows a connect link (`/ui/oidc/prove/<link>`, see `connect.rs`):
-//! no session then, only a proof for the link when the person is its subject.
+//! no session then, only a proof for the link when the person is its subject. Either way the
+//! sign-in finishes only in the browser that began it: the begin sets a cookie (ten minutes,
+//! HttpOnly, SameSite=Lax for the issuer's redirect back) holding the keyed hash of its `state`,
+//! and a callback without it is refused before anything is taken or stored, so a callback URL
+//! passed to someone else signs them in as nobody and proves nothing.
 
 use std::sync::Arc;
 
@@ -35,6 +39,12 @@ const ENDPOINTS_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(36
 pub const CALLBACK_PATH: &str = "/ui/oidc/callback";
 /// What a pending sign-in's `state` is kept under in the store (apart from upstream logins).
 const PENDING_PREFIX: &str = "sign-in:";
+/// The cookie that ties a sign-in to the browser that began it.
+const STATE_COOKIE: &str = "mcplex_sign_in";
+/// The path that cookie is sent to: the callback's.
+const STATE_COOKIE_PATH: &str = "/ui/oidc";
+/// What the cookie's keyed hash covers besides the `state`.
+const STATE_PURPOSE: &str = "mcplex-sign-in-browser";
 
 /// The dashboard's OpenID Connect client.
 pub struct SignIn {
@@ -245,8 +255,9 @@ impl SignIn {
     }
 }
 
-/// After a sign-in that proves who follows connect link `link`: on to the caller's login when
-/// the person is the link's subject, else refused with both names.
+/// After a sign-in that proves who follows connect link `link`: back to the link's page, whose
+/// form begins the caller's login, when the person is the link's subject, else refused with
+/// both names.
 fn proven(
     sign_in: &SignIn,
     link: &str,
@@ -393,7 +404,14 @@ async fn start(sign_in: &SignIn, headers: &HeaderMap, connect: Option<String>) -
     })
     .await;
     match kept {
-        Ok(Ok(())) => Redirect::to(url.as_str()).into_response(),
+        Ok(Ok(())) => crate::connect::with_cookie(
+            Redirect::to(url.as_str()).into_response(),
+            &format!(
+                "{STATE_COOKIE}={}; Path={STATE_COOKIE_PATH}",
+                state_mac(sign_in, &state)
+            ),
+            headers,
+        ),
         Ok(Err(e)) => page(
             StatusCode::SERVICE_UNAVAILABLE,
             &format!("The store did not answer: {e}"),
@@ -409,42 +427,85 @@ struct CallbackQuery {
     error: Option<String>,
 }
 
+/// The keyed hash of `state` the cookie of the browser that began that sign-in holds.
+fn state_mac(sign_in: &SignIn, state: &str) -> String {
+    sign_in
+        .access
+        .store()
+        .token_mac(&format!("{STATE_PURPOSE}\n{state}"))
+}
+
+/// Whether the request comes from the browser that began the sign-in of `state`.
+fn begun_here(sign_in: &SignIn, headers: &HeaderMap, state: &str) -> bool {
+    mcplex_surface::cookie(headers, STATE_COOKIE)
+        .is_some_and(|held| mcplex_surface::same_secret(held, &state_mac(sign_in, state)))
+}
+
+/// The issuer's answer: in the browser that began the sign-in only (else refused, the pending
+/// sign-in left to expire), whose cookie for it is then dropped.
 async fn callback(
     State(sign_in): State<Arc<SignIn>>,
     headers: HeaderMap,
     Query(query): Query<CallbackQuery>,
 ) -> Response {
-    let Some(state) = query.state.filter(|s| !s.is_empty() && s.len() <= 200) else {
+    let Some(state) = query
+        .state
+        .clone()
+        .filter(|s| !s.is_empty() && s.len() <= 200)
+    else {
         return page(StatusCode::BAD_REQUEST, "This answer names no sign-in.");
     };
+    if !begun_here(&sign_in, &headers, &state) {
+        tracing::warn!(
+            "dashboard sign-in: an answer came back to another browser than the one that began it; refused"
+        );
+        return page(
+            StatusCode::FORBIDDEN,
+            "This sign-in was begun in another browser (or more than ten minutes ago): sign in again from this one.",
+        );
+    }
+    let answer = match take_pending(&sign_in, &state).await {
+        Ok(pending) => finish(&sign_in, pending, query, &headers).await,
+        Err(refused) => refused,
+    };
+    crate::connect::without_cookie(answer, STATE_COOKIE, STATE_COOKIE_PATH)
+}
+
+/// The pending sign-in of `state`, taken from the store (once), or the page that says why not.
+async fn take_pending(sign_in: &SignIn, state: &str) -> Result<PendingSignIn, Response> {
     let store = sign_in.access.store().clone();
     let key = format!("{PENDING_PREFIX}{state}");
     let taken =
         tokio::task::spawn_blocking(move || store.take_pending_login(&key, PENDING_FOR_SECS)).await;
-    let pending: PendingSignIn = match taken {
+    let (status, why) = match taken {
         Ok(Ok(Some(bytes))) => match serde_json::from_slice(&bytes) {
-            Ok(pending) => pending,
-            Err(_) => {
-                return page(
-                    StatusCode::BAD_REQUEST,
-                    "The begun sign-in is unreadable: sign in again.",
-                );
-            }
-        },
-        Ok(Ok(None)) => {
-            return page(
+            Ok(pending) => return Ok(pending),
+            Err(_) => (
                 StatusCode::BAD_REQUEST,
-                "No sign-in is waiting for this answer (it was used, or began more than ten minutes ago): sign in again.",
-            );
-        }
-        Ok(Err(e)) => {
-            return page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &format!("The store did not answer: {e}"),
-            );
-        }
-        Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+                "The begun sign-in is unreadable: sign in again.".to_owned(),
+            ),
+        },
+        Ok(Ok(None)) => (
+            StatusCode::BAD_REQUEST,
+            "No sign-in is waiting for this answer (it was used, or began more than ten minutes ago): sign in again.".to_owned(),
+        ),
+        Ok(Err(e)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("The store did not answer: {e}"),
+        ),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     };
+    Err(page(status, &why))
+}
+
+/// The sign-in finished with the issuer's answer: a session, a connect link's proof, or why
+/// not.
+async fn finish(
+    sign_in: &SignIn,
+    pending: PendingSignIn,
+    query: CallbackQuery,
+    headers: &HeaderMap,
+) -> Response {
     if let Some(error) = query.error {
         return page(
             StatusCode::FORBIDDEN,
@@ -463,7 +524,7 @@ async fn callback(
     };
     let who = name_of(&claims);
     if let Some(link) = &pending.connect {
-        return proven(&sign_in, link, &claims, &who, &headers);
+        return proven(sign_in, link, &claims, &who, headers);
     }
     let person = if sign_in.settings.operators.iter().any(|m| m.holds(&claims)) {
         Person::operator(&who)
@@ -498,7 +559,7 @@ async fn callback(
             super::with_cookie(
                 Redirect::to(&format!("/ui/#login={}", opened.csrf)).into_response(),
                 &opened.id,
-                &headers,
+                headers,
             )
         }
         Err(why) => page(StatusCode::INTERNAL_SERVER_ERROR, &why),

@@ -3,8 +3,9 @@
 //! the distribution's Chromium, and the official Python SDK's auth server as the `per_user`
 //! upstream (`tests/py/connect_sign_in.py` drives the browser): alice's agent gets a JWT on her
 //! behalf and its call is refused with a link; mallory follows it and is refused at the
-//! gateway after signing in as herself; alice follows it, signs in as alice, logs in at the
-//! upstream, and her agent's call answers with her own token.
+//! gateway after signing in as herself; alice follows it, signs in as alice, is back on the
+//! link's page and continues from its form, logs in at the upstream, and her agent's call
+//! answers with her own token.
 
 use std::process::Command;
 
@@ -80,7 +81,7 @@ fn only_the_subject_a_link_is_for_can_connect_its_account() {
     let refused = &seen["refused"]["structuredContent"];
     assert_eq!(refused["error_type"], "not_connected", "{seen}");
     assert_eq!(refused["caller"], "oauth:alice", "{seen}");
-    // The page says what the link does and whom it is for; nothing begins without the proof.
+    // The page says what the link does and whom it is for; nothing begins without its form.
     let page = seen["page"].as_str().unwrap_or_default();
     assert!(
         page.contains("oauth:alice") && page.contains("Sign in as alice"),
@@ -98,6 +99,12 @@ fn only_the_subject_a_link_is_for_can_connect_its_account() {
         gateway
             .log()
             .contains("to follow a link for alice; refused")
+    );
+    // alice, proven, is back on the link's page: only its form goes on.
+    let proven = seen["proven_page"].as_str().unwrap_or_default();
+    assert!(
+        proven.contains("The issuer says you are alice") && proven.contains("Log in to py"),
+        "{proven}"
     );
     // alice connects, and her agent's call now answers with her own token.
     let alice = seen["alice"].as_str().unwrap_or_default();

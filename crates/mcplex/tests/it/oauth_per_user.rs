@@ -3,7 +3,7 @@
 //! client: the operator's login lists the tools; an agent without a login of its own gets a
 //! tool error carrying the link that connects it (a URL elicitation, for a client that declared
 //! them); following the link (the provider approves
-//! without a person) after its page says whom it connects, connects that agent only, whose calls then carry its own token, never the
+//! without a person) after its page says whom it connects and its form is posted, connects that agent only, whose calls then carry its own token, never the
 //! gateway's nor another agent's; a second agent still gets a link; its token is refreshed when
 //! it expires; the operator revokes one agent's login and its next call asks again; a link
 //! signed for one agent opens for no other.
@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::hardening_connect::{Browser, onward};
 use crate::harness::{Gateway, python_client};
-use crate::http::{Reply, Version, exchange};
+use crate::http::Reply;
 use crate::oauth_rig::{
     get_url, log_in, mcplex_on, python_oauth_server, stats, tokens_seen, wait_status,
 };
@@ -41,60 +42,29 @@ fn connect_url(result: &Value, caller: &str) -> String {
         .to_owned()
 }
 
-/// Follows a connect link as a browser would: its page (what it does, for whom), then its
-/// "continue" link through the authorization server to the gateway's callback, presenting the
-/// cookie the begin set (`with_cookie`) or not (a URL of the flow opened in another browser).
-fn connect(gateway: &Gateway, link: &str, caller: &str, with_cookie: bool) -> Reply {
-    let page = get_url(link);
+/// Follows a connect link as a browser would: its page (what it does, for whom), its form
+/// (posted from the page, with the page's token), then the page after it on through the
+/// authorization server to the gateway's callback, in the same browser (`same_browser`) or in
+/// another one (a URL of the flow passed on: no cookie of the begin).
+fn connect(gateway: &Gateway, link: &str, caller: &str, same_browser: bool) -> Reply {
+    let mut browser = Browser::new(gateway);
+    let page = browser.send("GET", link, &[], "");
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(
         page.body.contains(caller) && page.body.contains("Continue only if"),
         "{}",
         page.body
     );
-    let href = page
-        .body
-        .split("id=\"continue\" href=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the continue link");
-    let origin = format!("http://{}", gateway.authority());
-    let begun = get_url(&format!("{origin}{href}"));
-    assert!((300..400).contains(&begun.status), "{}", begun.body);
-    let cookie = begun
-        .header("set-cookie")
-        .and_then(|c| c.split(';').next())
-        .expect("the begin's cookie")
-        .to_owned();
-    let mut next = begun
-        .header("location")
-        .expect("to the authorization server")
-        .to_owned();
-    for _ in 0..6 {
-        let reply = if with_cookie && next.starts_with(&origin) {
-            let path = &next[origin.len()..];
-            exchange(
-                gateway.authority(),
-                Version::Http11,
-                "GET",
-                path,
-                &[("Cookie", &cookie)],
-                "",
-            )
-        } else {
-            get_url(&next)
-        };
-        match reply.header("location") {
-            Some(location) if (300..400).contains(&reply.status) => {
-                next = url::Url::parse(&next)
-                    .and_then(|base| base.join(location))
-                    .expect("a redirect URL")
-                    .to_string();
-            }
-            _ => return reply,
-        }
-    }
-    panic!("too many redirects from {link}");
+    let begun = browser.submit(&page, None);
+    assert_eq!(begun.status, 200, "{}", begun.body);
+    assert!(browser.cookie("mcplex_connect").is_some(), "{}", begun.head);
+    let next = onward(&begun.body);
+    let mut finishing = if same_browser {
+        browser
+    } else {
+        Browser::new(gateway)
+    };
+    finishing.follow(&next).0
 }
 
 fn text(result: &Value) -> &str {
