@@ -96,6 +96,10 @@ def main():
                     approve: await send("POST", `/api/v1/servers/${server}/approve`),
                     tokens: await send("GET", "/api/v1/tokens"),
                     servers: await send("GET", "/api/v1/servers"),
+                    // A tool of her server she may read, and one whose permission her rule
+                    // leaves out: the tools list hides it, and so does its review.
+                    review_read: await send("GET", "/api/v1/tools/fixture:echo/review"),
+                    review_beyond: await send("GET", "/api/v1/tools/fixture:crash/review"),
                 };
             }""", opts.server)
             context.close()

@@ -160,8 +160,9 @@ pub(crate) fn reaches(reach: &Scope, id: &str, permission: mcplex_api::Permissio
 async fn servers(
     State(state): State<ApiState>,
     caller: Option<Extension<Caller>>,
+    viewer: Option<Extension<crate::api_session::Viewer>>,
 ) -> Json<ServersAnswer> {
-    let servers = server_rows(&state, &reach(caller), None).await;
+    let servers = server_rows(&state, &reach(caller), None, viewer.is_none()).await;
     Json(ServersAnswer { servers })
 }
 
@@ -172,14 +173,16 @@ pub(crate) async fn server_rows(
     state: &ApiState,
     reach: &Scope,
     only: Option<&str>,
+    operator: bool,
 ) -> Vec<Server> {
     let mut servers = servers_of(
         &state.gateway.snapshot(),
         |name| only.is_none_or(|only| name == only) && reach.admits_server(name),
         |name| state.gateway.isolation(name).map(isolation_view),
     );
-    // Who connected their own account is for the operator, not for viewers.
-    let mut connected = if *reach == Scope::full() {
+    // Who connected their own account is for the operator, not for viewers (even a viewer
+    // whose rule reaches every server).
+    let mut connected = if operator {
         crate::api_connections::connected(state, only).await
     } else {
         HashMap::new()
@@ -282,11 +285,16 @@ async fn tools(
 ) -> Json<ToolsAnswer> {
     let reach = reach(caller);
     let mut tools = tools_of(&state.gateway.snapshot());
-    tools.retain(|tool| match tool {
-        Tool::Served(t) => reaches(&reach, &t.id, t.permission),
-        Tool::Withheld(t) => reaches(&reach, &t.id, t.permission),
-    });
+    tools.retain(|tool| tool_reached(&reach, tool));
     Json(ToolsAnswer { tools })
+}
+
+/// Whether `tool`, served or withheld, is within `reach` (its server and its permission).
+pub(crate) fn tool_reached(reach: &Scope, tool: &Tool) -> bool {
+    match tool {
+        Tool::Served(t) => reaches(reach, &t.id, t.permission),
+        Tool::Withheld(t) => reaches(reach, &t.id, t.permission),
+    }
 }
 
 /// Every tool offered, served or withheld, with its status and pin, sorted by id.

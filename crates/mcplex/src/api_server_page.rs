@@ -39,7 +39,7 @@ async fn server_page(State(state): State<ApiState>, Path(name): Path<String>) ->
     let Some((added, entry)) = found else {
         return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
     };
-    let Some(server) = server_rows(&state, &Scope::full(), Some(&name))
+    let Some(server) = server_rows(&state, &Scope::full(), Some(&name), true)
         .await
         .into_iter()
         .next()

@@ -105,6 +105,11 @@ pub fn session_id(headers: &HeaderMap) -> Option<&str> {
 #[derive(Debug, Clone)]
 pub struct SessionActor(pub Option<String>);
 
+/// Marks a request of a viewer's session: an operator's answers (who connected their own
+/// account) are left out of its reads even where its reach is every server.
+#[derive(Debug, Clone, Copy)]
+pub struct Viewer;
+
 /// Lets the request of a proven session on to `path` with its caller and actor (`None`), or
 /// answers the refusal of what a viewer may not do (and writes it to `actions`).
 fn admit_session(
@@ -115,7 +120,9 @@ fn admit_session(
 ) -> Option<Response> {
     let id = session_id(request.headers());
     let person = id.and_then(|id| access.session_person(id));
-    let caller = match id.and_then(|id| access.session_viewer(id)) {
+    let viewer = id.and_then(|id| access.session_viewer(id));
+    let is_viewer = viewer.is_some();
+    let caller = match viewer {
         Some(reach) if viewer_may(request.method(), path) => Caller {
             token: None,
             scope: reach,
@@ -136,6 +143,9 @@ fn admit_session(
         }
         None => Caller::local(),
     };
+    if is_viewer {
+        request.extensions_mut().insert(Viewer);
+    }
     request.extensions_mut().insert(caller);
     request.extensions_mut().insert(SessionActor(person));
     None

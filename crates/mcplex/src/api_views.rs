@@ -67,8 +67,18 @@ async fn tool_review(
             format!("{id:?} is not a tool id (server:tool)"),
         );
     };
-    // Out of a viewer's reach, a tool is as unknown as one that does not exist.
-    if !crate::api::reach(caller).admits_server(&parsed.server) {
+    // Out of a viewer's reach (its server, or its permission as the tools list shows it), a
+    // tool is as unknown as one that does not exist; a tool the catalog does not hold is
+    // reviewed by operators alone.
+    let reach = crate::api::reach(caller);
+    let listed = crate::api::tools_of(&state.gateway.snapshot())
+        .into_iter()
+        .find(|tool| tool.id() == id);
+    let reached = match &listed {
+        Some(tool) => crate::api::tool_reached(&reach, tool),
+        None => reach == mcplex_catalog::Scope::full(),
+    };
+    if !reached {
         return error(StatusCode::NOT_FOUND, format!("no tool {id:?}"));
     }
     let review = off_runtime(state.access.store(), move |store| {

@@ -72,6 +72,9 @@ const DAEMON_SOCKETS: &[&str] = &[
     "/run/podman",
     "/run/postgresql",
     "/var/run/postgresql",
+    // GNU screen's sessions (`screen -X stuff` types into them, as tmux's would).
+    "/run/screen",
+    "/var/run/screen",
 ];
 
 fn secrets(config: &Config) -> Vec<PathBuf> {

@@ -131,6 +131,8 @@ fn an_operator_signs_in_and_acts_a_viewer_reads_within_the_rules_a_stranger_is_r
         "{attempts}"
     );
     assert_eq!(attempts["tokens"]["status"], 403, "{attempts}");
+    assert_eq!(attempts["review_read"]["status"], 200, "{attempts}");
+    assert_eq!(attempts["review_beyond"]["status"], 404, "{attempts}");
     assert_eq!(attempts["servers"]["status"], 200, "{attempts}");
     assert!(
         !attempts["servers"]["body"]
