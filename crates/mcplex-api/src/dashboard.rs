@@ -234,11 +234,19 @@ pub struct StderrAnswer {
     pub lines: Vec<String>,
 }
 
-/// `POST /ui/login`: the API key, pasted once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `POST /ui/login`: the API key, pasted once. Its `Debug` leaves the key out.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     pub key: String,
+}
+
+impl std::fmt::Debug for LoginRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoginRequest")
+            .field("key", &"[redacted]")
+            .finish()
+    }
 }
 
 /// `GET /ui/session` and a successful login: the session's CSRF token, which every

@@ -291,3 +291,12 @@ fn paths_encode_what_would_break_a_route() {
     assert_eq!(ServerAction::parse("approve"), Some(ServerAction::Approve));
     assert_eq!(ToolAction::parse("quarantine"), None);
 }
+
+#[test]
+fn the_pasted_api_key_never_shows_in_debug() {
+    let login = crate::LoginRequest {
+        key: "mcplex_admin_0123456789".to_owned(),
+    };
+    let debug = format!("{login:?}");
+    assert!(!debug.contains("0123456789"), "{debug}");
+}

@@ -549,7 +549,9 @@ impl fmt::Debug for Transport {
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
-                .field("args", args)
+                // Arguments may carry a secret (`--api-key …`); only the config view, with
+                // the server's redactor, shows them.
+                .field("args", &format_args!("[{} redacted]", args.len()))
                 .field("env", &redacted_map(env))
                 .field("working_dir", working_dir)
                 .field("inherit_env", inherit_env)

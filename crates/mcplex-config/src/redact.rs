@@ -10,10 +10,19 @@ use crate::redact_url::{redact_urls, url_secrets};
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-/// Replaces every configured secret of one server with `[redacted]`, and scrubs every URL.
-#[derive(Debug, Clone, Default)]
+/// Replaces every configured secret of one server with `[redacted]`, and scrubs every URL. Its
+/// `Debug` counts the secrets and shows none.
+#[derive(Clone, Default)]
 pub struct Redactor {
     secrets: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redactor")
+            .field("secrets", &self.secrets.len())
+            .finish()
+    }
 }
 
 /// Values shorter than this are too common (`"1"`, `"true"`) to be worth hiding and would mangle logs.

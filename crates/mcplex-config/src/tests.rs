@@ -174,18 +174,18 @@ fn overrides_win_over_the_file() {
 #[test]
 fn secrets_never_show_in_debug_and_are_redacted_from_text() {
     let config = ok(
-        r#"{"mcpServers": {"s": {"command": "x", "env": {"TOKEN": "hunter2-secret"}}, "h": {"url": "https://h", "headers": {"Authorization": "Bearer abcdef"}}}}"#,
+        r#"{"mcpServers": {"s": {"command": "x", "args": ["--api-key", "sk-in-args-42"], "env": {"TOKEN": "hunter2-secret"}}, "h": {"url": "https://h", "headers": {"Authorization": "Bearer abcdef"}}}}"#,
     );
     let debug = format!("{config:?}");
-    assert!(
-        !debug.contains("hunter2-secret") && !debug.contains("abcdef"),
-        "{debug}"
-    );
+    for secret in ["hunter2-secret", "abcdef", "sk-in-args-42"] {
+        assert!(!debug.contains(secret), "{secret} in {debug}");
+    }
     let redactor = crate::Redactor::for_server(&config.servers[0]);
     assert_eq!(
         redactor.redact("token=hunter2-secret!"),
         "token=[redacted]!"
     );
+    assert!(!format!("{redactor:?}").contains("hunter2-secret"));
 }
 
 #[test]
