@@ -53,11 +53,14 @@ impl JwtVerifier {
         &self.keys
     }
 
-    /// The claims of access token `token` for `audience`, or why it is refused.
+    /// The claims of access token `token` for `audience`, or why it is refused. `sub` is
+    /// required (RFC 9068: it names who the token stands for, and the gateway keys each
+    /// caller's sessions, limits and upstream logins by it): without it, every such token would
+    /// be one caller.
     pub async fn access_token(&self, token: &str, audience: &str) -> Result<Claims, JwtError> {
         let mut validation = self.validation(audience);
         validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         self.verify(token, validation, audience).await
     }
 

@@ -215,6 +215,7 @@ fn the_jwt_matrix_is_refused_with_a_reason_and_never_the_token() {
         ),
         (json!({"aud": aud, "forge": "unpublished"}), "unknown key"),
         (json!({"aud": aud, "drop": ["exp"]}), "no exp claim"),
+        (json!({"aud": aud, "drop": ["sub"]}), "no sub claim"),
     ];
     let mut tokens = Vec::new();
     for (request, reason) in cases {
