@@ -293,7 +293,8 @@ fn abi_of(version: i32) -> ABI {
     }
 }
 
-/// In the server's own process: limits, no capabilities, the Landlock domain, then the command.
+/// In the server's own process: limits, no capabilities, no Multipath TCP, the Landlock domain,
+/// then the command.
 /// Returns only on a failure.
 fn confine_and_exec(plan: &Plan, ruleset: Option<RulesetCreated>, command: &[OsString]) -> Failed {
     sys::set_signals(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP], libc::SIG_DFL);
@@ -319,6 +320,11 @@ fn confine_and_exec(plan: &Plan, ruleset: Option<RulesetCreated>, command: &[OsS
     }
     if let Err(e) = sys::drop_capabilities() {
         return failed("dropping capabilities", e);
+    }
+    // After `no_new_privs` (set with the capabilities dropped), which the filter needs.
+    if let Err(e) = crate::sockets::without_multipath_tcp().and_then(|f| crate::sockets::apply(&f))
+    {
+        return Failed(format!("the socket filter: {e}"));
     }
     if let Some(ruleset) = ruleset {
         let fd: Option<std::os::fd::OwnedFd> = ruleset.into();

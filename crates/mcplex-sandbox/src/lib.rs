@@ -17,6 +17,7 @@ mod grants;
 mod helper;
 mod plan;
 mod report;
+mod sockets;
 mod support;
 mod sys;
 

@@ -202,8 +202,8 @@ pub fn plan(
     if policy.quarantined && !quarantine_holds(support) {
         return Err(Refused(format!(
             "not started while quarantined: the quarantine policy needs Landlock (writes and \
-             secrets) and a network namespace or Landlock's TCP rules (ABI 4), and this kernel \
-             cannot give {}; approve it to start it as its config says",
+             secrets) and a network namespace (no network at all), and this kernel cannot give \
+             {}; approve it to start it as its config says",
             missing.join("; ")
         )));
     }
@@ -263,11 +263,11 @@ pub fn plan(
 }
 
 /// Whether the kernel can hold a server to the quarantine policy: no write outside its temp
-/// directory and no secret (Landlock), and no TCP (a network namespace, or Landlock's TCP rules).
-/// Without them a server nobody approved could write into the gateway's files or reach the
-/// network, so it is not started at all.
+/// directory and no secret (Landlock), and no network at all (a network namespace: Landlock's
+/// TCP rules leave UDP and Unix sockets open). Without them a server nobody approved could
+/// write into the gateway's files or reach the network, so it is not started at all.
 fn quarantine_holds(support: &Support) -> bool {
-    support.landlock_abi >= 1 && (support.namespaces.is_ok() || support.landlock_abi >= 4)
+    support.landlock_abi >= 1 && support.namespaces.is_ok()
 }
 
 /// The mechanisms in force and, for what is missing, what it leaves open.

@@ -4,22 +4,22 @@
 //! would act for a server outside its sandbox, and that its own executable is the sandbox
 //! helper.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use mcplex_config::Config;
 use mcplex_upstream::{Isolation, Protected};
 
 /// The isolation of the servers `config` names, for a process that read its config through
-/// [`crate::load`]. The port of the config's `listen`, where a gateway of this config serves
-/// callers without a credential, is closed to them.
+/// [`crate::load`].
 pub fn for_config(config: &Config) -> Isolation {
     serving(config, None)
 }
 
 /// [`for_config`], for a gateway whose HTTP listener is bound to `bound`: its port is closed to
-/// the servers too when it serves callers without a credential (a loopback listener without
-/// `require_auth` takes every caller for the operator).
+/// the servers when it serves callers without a credential (a loopback listener without
+/// `require_auth` takes every caller for the operator). Serving stdio, or a one-shot command,
+/// has no port to close.
 pub fn serving(config: &Config, bound: Option<SocketAddr>) -> Isolation {
     let helper = match std::env::current_exe() {
         Ok(helper) => helper,
@@ -28,14 +28,7 @@ pub fn serving(config: &Config, bound: Option<SocketAddr>) -> Isolation {
             return Isolation::unavailable();
         }
     };
-    let configured = config
-        .listen
-        .to_socket_addrs()
-        .map(|addresses| addresses.collect::<Vec<_>>())
-        .unwrap_or_default();
-    let open_ports = configured
-        .into_iter()
-        .chain(bound)
+    let open_ports = bound
         .filter(|address| !crate::commands::auth_required(config, *address))
         .map(|address| address.port());
     Isolation::sandboxing(helper, Protected::new(secrets(config)).closing(open_ports))

@@ -141,6 +141,15 @@ fn the_same_server_unconfined_reads_the_key_and_approves_itself() {
             .is_some_and(|a| a.contains("200")),
         "{answer:#}"
     );
+    // Multipath TCP reaches the gateway's port from outside a sandbox: the refusal the
+    // sandboxed test sees is the sandbox's, not this kernel's.
+    let mptcp = probe(&gateway, &json!({"connect_mptcp": [gateway.authority()]}));
+    assert!(
+        outcomes(&mptcp, "connect_mptcp")
+            .iter()
+            .all(|(_, outcome)| outcome.starts_with("ok")),
+        "{mptcp:#}"
+    );
     let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
     assert_eq!(
         servers["servers"][0]["isolation"]["level"], "off",
@@ -272,7 +281,11 @@ fn a_server_with_network_cannot_reach_a_gateway_port_that_asks_for_no_credential
         let (status, answer) = gateway.api(
             "POST",
             "/api/v1/call",
-            &json!({"name": "hostile__probe", "arguments": {"connect": [gateway.authority(), elsewhere]}}).to_string(),
+            &json!({"name": "hostile__probe", "arguments": {
+                "connect": [gateway.authority(), elsewhere],
+                "connect_mptcp": [gateway.authority(), elsewhere]
+            }})
+            .to_string(),
         );
         assert_eq!(status, 200, "{answer}");
         let answer = &answer["structuredContent"];
@@ -288,6 +301,9 @@ fn a_server_with_network_cannot_reach_a_gateway_port_that_asks_for_no_credential
             "require_auth {require_auth}: {answer:#}"
         );
         assert!(at(&elsewhere).starts_with("ok"), "{answer:#}");
+        // Multipath TCP falls back to TCP, and Landlock's rules check TCP sockets alone: no
+        // sandboxed server may open one.
+        assert_all_denied(answer, "connect_mptcp");
         let (_, servers) = gateway.api("GET", "/api/v1/servers", "");
         let mechanisms = servers["servers"][0]["isolation"]["mechanisms"].to_string();
         assert_eq!(
