@@ -359,9 +359,12 @@ impl CallLimiter {
                     in_flight: 0,
                     refused_last_minute: 0,
                 });
-            entry.calls_last_minute += counts.windows.in_last_minute(now);
-            entry.in_flight += counts.in_flight;
-            entry.refused_last_minute += refused;
+            // Saturating: the other replicas' counts are whatever the store holds.
+            entry.calls_last_minute = entry
+                .calls_last_minute
+                .saturating_add(counts.windows.in_last_minute(now));
+            entry.in_flight = entry.in_flight.saturating_add(counts.in_flight);
+            entry.refused_last_minute = entry.refused_last_minute.saturating_add(refused);
         };
         for (caller, usage) in self
             .local

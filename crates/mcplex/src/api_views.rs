@@ -59,6 +59,7 @@ pub fn router(state: ApiState) -> Router {
 async fn tool_review(
     State(state): State<ApiState>,
     caller: Option<Extension<Caller>>,
+    viewer: Option<Extension<crate::api_session::Viewer>>,
     Path(id): Path<String>,
 ) -> Response {
     let Some(parsed) = ToolId::parse(&id) else {
@@ -69,14 +70,14 @@ async fn tool_review(
     };
     // Out of a viewer's reach (its server, or its permission as the tools list shows it), a
     // tool is as unknown as one that does not exist; a tool the catalog does not hold is
-    // reviewed by operators alone.
+    // reviewed by operators alone (an agent route never reaches here).
     let reach = crate::api::reach(caller);
     let listed = crate::api::tools_of(&state.gateway.snapshot())
         .into_iter()
         .find(|tool| tool.id() == id);
     let reached = match &listed {
         Some(tool) => crate::api::tool_reached(&reach, tool),
-        None => reach == mcplex_catalog::Scope::full(),
+        None => viewer.is_none(),
     };
     if !reached {
         return error(StatusCode::NOT_FOUND, format!("no tool {id:?}"));

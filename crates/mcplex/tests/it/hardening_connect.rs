@@ -239,6 +239,10 @@ fn a_begin_url_or_a_form_from_another_browser_starts_no_login() {
             ("Referer", "http://127.0.0.1:1/"),
             ("Sec-Fetch-Site", "same-site"),
         ],
+        // A page on another loopback port is the same site (cookies ignore ports), and the
+        // edge admits a loopback origin; a browser that sends no Sec-Fetch-Site leaves only the
+        // exact origin to refuse it.
+        [("Origin", "http://127.0.0.1:1"), ("Accept", "text/html")],
     ] {
         let reply = holder.send("POST", &url, &headers, &body);
         assert_eq!(reply.status, 403, "{headers:?}: {}", reply.body);
