@@ -64,6 +64,9 @@ pub struct Sabotage {
     pub flood_list_changed: Option<u32>,
     /// After `initialize`, write a line that is not JSON this often.
     pub garbage_every: Option<std::time::Duration>,
+    /// Answer the first `tools/list`, then announce `notifications/tools/list_changed` and
+    /// never answer another `tools/list` (a re-list that hangs).
+    pub stall_relist: bool,
 }
 
 /// A running fixture server's state, shared by all requests.
@@ -76,6 +79,8 @@ pub struct Fixture {
     pub crash: CancellationToken,
     /// Set by the first `weather` call with `rug_pull`.
     pub(crate) pulled: std::sync::atomic::AtomicBool,
+    /// How many `tools/list` requests arrived.
+    lists: std::sync::atomic::AtomicUsize,
 }
 
 /// Where a fixture writes messages it sends on its own (notifications).
@@ -93,6 +98,7 @@ impl Fixture {
             running: Mutex::new(HashMap::new()),
             crash: CancellationToken::new(),
             pulled: std::sync::atomic::AtomicBool::new(false),
+            lists: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -149,7 +155,12 @@ impl Fixture {
                 "serverInfo": {"name": self.options.name, "version": "0.0.0"},
             })),
             "ping" => Ok(json!({})),
-            "tools/list" => Ok(self.list(&params)),
+            "tools/list" => {
+                if self.options.sabotage.stall_relist {
+                    self.stall_relist(out).await;
+                }
+                Ok(self.list(&params))
+            }
             "tools/call" => {
                 if let Some(text) = tools::canned_result_text(self, &params) {
                     // A bare string is written as it is (see `lines.rs`): the answer's line.
@@ -172,6 +183,25 @@ impl Fixture {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
             }
         }
+    }
+
+    /// `stall_relist`: the first listing is answered and followed by a `list_changed`; every
+    /// later one waits forever.
+    async fn stall_relist(&self, out: &Outbox) {
+        let seen = self.lists.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if seen == 0 {
+            let out = out.clone();
+            tokio::spawn(async move {
+                // After the answer to this listing.
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                let changed =
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                let _ = out.send(changed);
+            });
+            return;
+        }
+        eprintln!("fixture {}: stalling tools/list", self.options.name);
+        std::future::pending::<()>().await;
     }
 
     fn initialize(&self, params: &Value) -> Value {

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use mcplex_config::{PerUser, Transport};
 use mcplex_oauth::{Logins, Secret};
-use tokio::sync::mpsc;
 
 use crate::connect::ShutdownOnDrop;
 use crate::lifecycle;
@@ -255,7 +254,7 @@ impl ServerSlot {
             Arc::new(AtomicBool::new(false)),
         )?;
         // Nothing listens: listings and their changes come through the gateway's connection.
-        let (notifications, _) = mpsc::unbounded_channel();
+        let (notifications, _) = crate::rpc::notifications::channel(&server);
         let connection = RpcConnection::start(server, self.redactor.clone(), wire, notifications);
         if self.config.trace_context {
             connection.pass_trace_context_in_meta();

@@ -7,11 +7,10 @@ use std::sync::{Arc, PoisonError};
 use mcplex_config::{Redactor, ServerConfig, Transport};
 use mcplex_oauth::Secret;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::lifecycle::{self, OfferParts};
-use crate::rpc::RpcConnection;
+use crate::rpc::{NotificationSender, RpcConnection};
 use crate::supervisor::{BuiltinConnector, ServerSlot};
 use crate::wire::{Wire, http, lines::lines_wire, sse, stdio};
 use crate::{ConnectError, UpstreamError};
@@ -46,7 +45,7 @@ pub(crate) async fn open(
     slot: &ServerSlot,
     builtin: Option<&BuiltinConnector>,
     bearer: Option<&Secret>,
-    notifications: mpsc::UnboundedSender<Value>,
+    notifications: NotificationSender,
 ) -> Result<Opened, ConnectError> {
     let config = &slot.config;
     let redactor = &slot.redactor;
@@ -129,7 +128,7 @@ async fn open_http(
     headers: &std::collections::BTreeMap<String, String>,
     fallback_to_sse: bool,
     bearer: Option<&Secret>,
-    notifications: mpsc::UnboundedSender<Value>,
+    notifications: NotificationSender,
 ) -> Result<Opened, ConnectError> {
     let (config, redactor) = (&slot.config, &slot.redactor);
     let server: Arc<str> = config.name.as_str().into();
@@ -193,7 +192,7 @@ async fn open_on(
     redactor: &Arc<Redactor>,
     wire: Wire,
     config: &ServerConfig,
-    notifications: mpsc::UnboundedSender<Value>,
+    notifications: NotificationSender,
 ) -> Result<Opened, ConnectError> {
     let connection = RpcConnection::start(server, redactor.clone(), wire, notifications);
     if config.trace_context {
@@ -204,7 +203,7 @@ async fn open_on(
         Ok(handshake) => handshake,
         Err(error) => return Err(why_lost(&connection, error).await.into()),
     };
-    let tools = match lifecycle::list_tools(&connection).await {
+    let tools = match lifecycle::list_tools(&connection, config.init_timeout).await {
         Ok(tools) => tools,
         Err(error) => return Err(why_lost(&connection, error).await.into()),
     };
@@ -212,6 +211,7 @@ async fn open_on(
         capabilities: handshake.capabilities.clone(),
         ..Offer::default()
     };
-    lifecycle::read_offer(&connection, &mut offer, OfferParts::of(config)).await;
+    let parts = OfferParts::of(config);
+    lifecycle::read_offer(&connection, &mut offer, parts, config.init_timeout).await;
     Ok((guard.defuse(), handshake, tools, offer))
 }

@@ -23,6 +23,7 @@ mod redactor;
 mod relay;
 mod requests;
 mod rpc;
+mod serve;
 mod stderr_tail;
 mod succession;
 mod supervisor;

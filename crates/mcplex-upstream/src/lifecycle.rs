@@ -5,6 +5,7 @@
 //! and our client capabilities in `_meta`.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -17,6 +18,10 @@ use mcplex_protocol::{CLIENT_CAPABILITIES_META, LATEST_SESSION_VERSION, Offer, S
 const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// A listing longer than this many pages is cut (a server whose cursors never end).
 const MAX_PAGES: usize = 1000;
+/// A listing with more items than this, all pages together, is refused.
+pub(crate) const MAX_LISTING_ITEMS: usize = 10_000;
+/// A listing whose items take more JSON bytes than this, all pages together, is refused.
+pub(crate) const MAX_LISTING_BYTES: usize = 64 * 1024 * 1024;
 
 /// What the upstream said about itself.
 #[derive(Debug, Clone)]
@@ -101,9 +106,12 @@ async fn discover(connection: &RpcConnection) -> Result<Handshake, UpstreamError
     })
 }
 
-/// Reads every page of `tools/list`.
-pub(crate) async fn list_tools(connection: &RpcConnection) -> Result<Vec<Value>, UpstreamError> {
-    list_all(connection, "tools/list", "tools").await
+/// Reads every page of `tools/list`, each page within `timeout`.
+pub(crate) async fn list_tools(
+    connection: &RpcConnection,
+    timeout: Duration,
+) -> Result<Vec<Value>, UpstreamError> {
+    list_all(connection, "tools/list", "tools", timeout).await
 }
 
 /// Which parts of an [`Offer`] to (re-)read.
@@ -133,10 +141,15 @@ impl OfferParts {
     }
 }
 
-/// Re-reads `parts` of `offer`. A server that declares no capability for a part offers nothing
-/// there; one whose listing fails is logged and keeps what it offered before, so a broken
-/// `prompts/list` never costs a server its tools.
-pub(crate) async fn read_offer(connection: &RpcConnection, offer: &mut Offer, parts: OfferParts) {
+/// Re-reads `parts` of `offer`, each page within `timeout`. A server that declares no
+/// capability for a part offers nothing there; one whose listing fails is logged and keeps what
+/// it offered before, so a broken `prompts/list` never costs a server its tools.
+pub(crate) async fn read_offer(
+    connection: &RpcConnection,
+    offer: &mut Offer,
+    parts: OfferParts,
+    timeout: Duration,
+) {
     let declares = |capability: &str| {
         offer
             .capabilities
@@ -145,20 +158,27 @@ pub(crate) async fn read_offer(connection: &RpcConnection, offer: &mut Offer, pa
     };
     let (prompts, resources) = (declares("prompts"), declares("resources"));
     if parts.prompts && prompts {
-        match list_all(connection, "prompts/list", "prompts").await {
+        match list_all(connection, "prompts/list", "prompts", timeout).await {
             Ok(listed) => offer.prompts = listed,
             Err(e) => tracing::warn!(server = connection.server(), "listing prompts failed: {e}"),
         }
     }
     if parts.resources && resources {
-        match list_all(connection, "resources/list", "resources").await {
+        match list_all(connection, "resources/list", "resources", timeout).await {
             Ok(listed) => offer.resources = listed,
             Err(e) => tracing::warn!(
                 server = connection.server(),
                 "listing resources failed: {e}"
             ),
         }
-        match list_all(connection, "resources/templates/list", "resourceTemplates").await {
+        match list_all(
+            connection,
+            "resources/templates/list",
+            "resourceTemplates",
+            timeout,
+        )
+        .await
+        {
             Ok(listed) => offer.resource_templates = listed,
             // Templates are optional even for servers with resources.
             Err(e) => tracing::debug!(
@@ -169,23 +189,35 @@ pub(crate) async fn read_offer(connection: &RpcConnection, offer: &mut Offer, pa
     }
 }
 
-/// Reads every page of a paginated listing `method` whose items are in `key`. A cursor seen
-/// before ends the listing with a warning rather than looping forever.
+/// Reads every page of a paginated listing `method` whose items are in `key`, each page within
+/// `timeout` (then cancelled upstream). A cursor seen before ends the listing with a warning
+/// rather than looping forever; more than [`MAX_LISTING_ITEMS`] items or
+/// [`MAX_LISTING_BYTES`] bytes of them, all pages together, refuse it.
 async fn list_all(
     connection: &RpcConnection,
     method: &str,
     key: &str,
+    timeout: Duration,
 ) -> Result<Vec<Value>, UpstreamError> {
-    let mut tools = Vec::new();
+    let mut items = Vec::new();
+    let mut bytes = 0usize;
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     for _ in 0..MAX_PAGES {
         let params = cursor.as_ref().map(|c| json!({"cursor": c}));
-        let result = connection
-            .request(method, params, CallOptions::default())
-            .await?;
-        match result.get(key) {
-            Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
+        let options = CallOptions {
+            timeout: Some(timeout),
+            ..CallOptions::default()
+        };
+        let mut result = connection.request(method, params, options).await?;
+        match result.get_mut(key).map(Value::take) {
+            Some(Value::Array(page)) => {
+                bytes = bytes.saturating_add(crate::raw_result::json_len(&page));
+                items.extend(page);
+                if items.len() > MAX_LISTING_ITEMS || bytes > MAX_LISTING_BYTES {
+                    return Err(too_large(connection, method, items.len(), bytes));
+                }
+            }
             _ => {
                 return Err(UpstreamError::Transport {
                     server: connection.server().to_owned(),
@@ -199,19 +231,44 @@ async fn list_all(
                     tracing::warn!(
                         server = connection.server(),
                         "{method} cursor {next:?} repeats; listing stopped at {} items",
-                        tools.len()
+                        items.len()
                     );
-                    return Ok(tools);
+                    return Ok(items);
                 }
                 cursor = Some(next.to_owned());
             }
-            _ => return Ok(tools),
+            _ => return Ok(items),
         }
     }
     tracing::warn!(
         server = connection.server(),
         "{method} has more than {MAX_PAGES} pages; listing stopped at {} items",
-        tools.len()
+        items.len()
     );
-    Ok(tools)
+    Ok(items)
 }
+
+/// Why a listing past the limits is refused (the server's status shows it).
+fn too_large(
+    connection: &RpcConnection,
+    method: &str,
+    items: usize,
+    bytes: usize,
+) -> UpstreamError {
+    UpstreamError::Transport {
+        server: connection.server().to_owned(),
+        reason: format!(
+            "{method} refused: {items}+ items, {bytes}+ bytes so far; a listing may hold at most {MAX_LISTING_ITEMS} items and {} MiB",
+            MAX_LISTING_BYTES / (1024 * 1024)
+        ),
+    }
+}
+
+/// Whether `error` is a listing refused for its size.
+pub(crate) fn is_too_large(error: &UpstreamError) -> bool {
+    matches!(error, UpstreamError::Transport { reason, .. } if reason.contains("a listing may hold at most"))
+}
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod tests;

@@ -22,8 +22,10 @@ use crate::wire::{SendError, Wire, WireSend};
 use crate::{RawResult, UpstreamError};
 
 mod inbound;
+pub(crate) mod notifications;
 
 use inbound::route;
+pub(crate) use notifications::NotificationSender;
 
 /// What a caller attaches to one request.
 #[derive(Default)]
@@ -72,7 +74,7 @@ impl RpcConnection {
         server: Arc<str>,
         redactor: Arc<Redactor>,
         wire: Wire,
-        notifications: mpsc::UnboundedSender<Value>,
+        notifications: NotificationSender,
     ) -> Arc<RpcConnection> {
         let Wire {
             sender,

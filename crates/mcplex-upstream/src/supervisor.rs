@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcplex_config::{Config, Redactor, ServerConfig};
 use mcplex_oauth::{Logins, ServerLogin};
@@ -30,9 +30,9 @@ use mcplex_protocol::ServerEventKind;
 
 use crate::history::History;
 use crate::isolation::{Denied, Isolation};
-use crate::lifecycle::{self, OfferParts};
-use crate::login::{Login, LoginCheck, await_login, check_login, login_change, needs_login_now};
-use crate::rpc::RpcConnection;
+use crate::login::{Login, await_login, needs_login_now};
+use crate::rpc::{RpcConnection, notifications};
+use crate::serve::{Listed, Watch, serve};
 use crate::succession::Successions;
 
 /// Opens an in-process byte stream to a built-in server (`Transport::Builtin { kind }`).
@@ -392,7 +392,7 @@ impl<E: Fn(UpstreamReport)> Connection<'_, E> {
     ) -> Attempt {
         let slot = self.slot;
         slot.record(ServerEventKind::Connecting, None);
-        let (notifications_tx, mut notifications) = mpsc::unbounded_channel();
+        let (notifications_tx, mut notifications) = notifications::channel(&slot.config.name);
         let init_timeout = slot.config.init_timeout;
         let opened = tokio::select! {
             biased;
@@ -427,163 +427,15 @@ impl<E: Fn(UpstreamReport)> Connection<'_, E> {
             offer: Arc::new(offer),
         };
         (self.emit)(listed.report());
-        let ended = serve(
+        let watch = Watch {
             slot,
-            &connection,
-            &mut notifications,
-            listed,
-            self.emit,
-            self.notices,
-            logins_changed.filter(|_| slot.login().is_some()),
-            self.shutdown,
-        )
-        .await;
+            connection: &connection,
+            logins_changed: logins_changed.filter(|_| slot.login().is_some()),
+            shutdown: self.shutdown,
+        };
+        let ended = serve(watch, &mut notifications, listed, self.emit, self.notices).await;
         set_connection(slot, None);
         connection.shutdown().await;
         ended.map_or(Attempt::Stopped, Attempt::Lost)
     }
-}
-
-/// The least time between two re-lists of one server: a server that floods `list_changed`
-/// costs at most this many listings per second, however many notifications it sends.
-const RELIST_SPACING: Duration = Duration::from_millis(250);
-
-/// What one live connection last reported.
-struct Listed {
-    tools: Arc<Vec<Value>>,
-    offer: Arc<Offer>,
-}
-
-impl Listed {
-    fn report(&self) -> UpstreamReport {
-        UpstreamReport::Listed {
-            tools: self.tools.clone(),
-            offer: self.offer.clone(),
-        }
-    }
-}
-
-/// Which listings a batch of notifications asks to re-read.
-#[derive(Default)]
-struct Stale {
-    tools: bool,
-    offer: OfferParts,
-}
-
-impl Stale {
-    /// Notes `notification` if it is a `list_changed`; returns whether it was one.
-    fn note(&mut self, notification: &Value) -> bool {
-        match notification.get("method").and_then(Value::as_str) {
-            Some("notifications/tools/list_changed") => self.tools = true,
-            Some("notifications/prompts/list_changed") => self.offer.prompts = true,
-            Some("notifications/resources/list_changed") => self.offer.resources = true,
-            _ => return false,
-        }
-        true
-    }
-}
-
-/// Serves one live connection until it dies (`Some(reason)`) or the gateway shuts down (`None`).
-/// `listed` is what was last reported for it.
-#[allow(clippy::too_many_arguments)]
-async fn serve(
-    slot: &ServerSlot,
-    connection: &Arc<RpcConnection>,
-    notifications: &mut mpsc::UnboundedReceiver<Value>,
-    mut listed: Listed,
-    emit: &impl Fn(UpstreamReport),
-    notices: &broadcast::Sender<UpstreamNotice>,
-    mut logins_changed: Option<&mut watch::Receiver<u64>>,
-    shutdown: &CancellationToken,
-) -> Option<String> {
-    let name = slot.config.name.as_str();
-    let server: Arc<str> = name.into();
-    let notice = |notification: Value| {
-        let method = notification
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        tracing::debug!(server = name, "notification from upstream: {method}");
-        let _ = notices.send(UpstreamNotice {
-            server: server.clone(),
-            method: method.to_owned(),
-            params: notification.get("params").cloned().unwrap_or(Value::Null),
-        });
-    };
-    let mut last_relist: Option<Instant> = None;
-    loop {
-        tokio::select! {
-            notification = notifications.recv() => {
-                let Some(notification) = notification else { return Some(connection.lost_reason().await) };
-                let mut stale = Stale::default();
-                if !stale.note(&notification) {
-                    notice(notification);
-                    continue;
-                }
-                // The first change is re-listed at once; later ones wait out the spacing, and
-                // everything that arrives meanwhile costs the same one re-list.
-                if let Some(at) = last_relist {
-                    let wait = RELIST_SPACING.saturating_sub(at.elapsed());
-                    tokio::select! {
-                        () = tokio::time::sleep(wait) => {}
-                        () = connection.closed() => return Some(connection.lost_reason().await),
-                        () = shutdown.cancelled() => return None,
-                    }
-                }
-                while let Ok(more) = notifications.try_recv() {
-                    if !stale.note(&more) {
-                        notice(more);
-                    }
-                }
-                last_relist = Some(Instant::now());
-                let stale = Stale {
-                    offer: stale.offer.within(OfferParts::of(&slot.config)),
-                    ..stale
-                };
-                if relist(connection, &mut listed, &stale).await {
-                    emit(listed.report());
-                }
-            }
-            () = connection.closed() => return Some(connection.lost_reason().await),
-            () = login_change(logins_changed.as_deref_mut()) => {
-                // A logout (or a login refused meanwhile) ends the connection at once.
-                if let LoginCheck::NeedsLogin(reason) = check_login(&slot.config, slot.login().as_deref()).await {
-                    return Some(reason);
-                }
-            }
-            () = shutdown.cancelled() => return None,
-        }
-    }
-}
-
-/// Re-reads what `stale` names; returns whether anything changed. An unchanged list changes
-/// nothing downstream: no rebuild, no list_changed.
-async fn relist(connection: &RpcConnection, listed: &mut Listed, stale: &Stale) -> bool {
-    let name = connection.server();
-    let mut changed = false;
-    if stale.tools {
-        match lifecycle::list_tools(connection).await {
-            Ok(tools) if *listed.tools == tools => {}
-            Ok(tools) => {
-                tracing::info!(
-                    server = name,
-                    tools = tools.len(),
-                    "upstream tool list changed"
-                );
-                listed.tools = Arc::new(tools);
-                changed = true;
-            }
-            Err(e) => tracing::warn!(server = name, "re-listing tools failed: {e}"),
-        }
-    }
-    if stale.offer != OfferParts::default() {
-        let mut offer = Offer::clone(&listed.offer);
-        lifecycle::read_offer(connection, &mut offer, stale.offer).await;
-        if offer != *listed.offer {
-            tracing::info!(server = name, "upstream prompts or resources changed");
-            listed.offer = Arc::new(offer);
-            changed = true;
-        }
-    }
-    changed
 }

@@ -57,6 +57,9 @@ struct Args {
     /// After initialize, write a non-JSON line every this many milliseconds.
     #[arg(long)]
     garbage_every_ms: Option<u64>,
+    /// Answer the first tools/list, then send list_changed and never answer another tools/list.
+    #[arg(long)]
+    stall_relist: bool,
     /// Print this environment variable's value to stderr at start (redaction tests).
     #[arg(long)]
     print_env: Option<String>,
@@ -157,6 +160,7 @@ async fn main() -> ExitCode {
         sabotage: mcplex_fixtures::Sabotage {
             flood_list_changed: args.flood_list_changed,
             garbage_every: args.garbage_every_ms.map(std::time::Duration::from_millis),
+            stall_relist: args.stall_relist,
         },
     });
     if let Some(address) = args.http {

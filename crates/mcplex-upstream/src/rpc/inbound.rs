@@ -8,11 +8,25 @@ use std::sync::{Arc, Mutex};
 
 use mcplex_config::Redactor;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
+use super::notifications::NotificationSender;
 use super::{Pending, lock};
 use crate::relay::{ClientRelay, RelayError};
-use crate::wire::{Incoming, RELATED_KEY, WireSend};
+use crate::wire::{Incoming, WireSend};
+
+/// The member the HTTP wire once marked a related message with (it now says so with
+/// [`Incoming::Related`]). A server that writes it is not believed: it is removed from every
+/// message, so that nothing downstream takes it for the wire's word.
+const FORGED_RELATED_KEY: &str = "io.mcplex/related";
+
+/// Which call a server request or notification belongs to, as the wire saw it.
+#[derive(Clone, Copy)]
+enum Related<'a> {
+    /// The wire cannot tell (stdio, legacy SSE, an HTTP GET stream).
+    Unknown,
+    /// It arrived on the answer stream of our request with this id (HTTP).
+    Request(&'a Value),
+}
 use crate::{RawResult, UpstreamError};
 
 /// Takes one message off the wire to where it belongs: an answer to its waiting request,
@@ -23,11 +37,11 @@ pub(super) fn route(
     redactor: &Arc<Redactor>,
     sender: &Arc<dyn WireSend>,
     pending: &Mutex<HashMap<i64, Pending>>,
-    notifications: &mpsc::UnboundedSender<Value>,
+    notifications: &NotificationSender,
     message: Incoming,
 ) {
     let (shared_server, server) = (server, &**server);
-    let message = match message {
+    let (request, mut message) = match message {
         Incoming::Answer { id, result } => {
             match lock(pending).remove(&id) {
                 Some(waiter) => {
@@ -49,8 +63,14 @@ pub(super) fn route(
             }
             return;
         }
-        Incoming::Message(message) => message,
+        Incoming::Message(message) => (None, message),
+        Incoming::Related { request, message } => (Some(request), message),
     };
+    // Only the wire says which call a message belongs to, never the server.
+    if let Some(object) = message.as_object_mut() {
+        object.remove(FORGED_RELATED_KEY);
+    }
+    let related = request.as_ref().map_or(Related::Unknown, Related::Request);
     let method = message.get("method").and_then(Value::as_str);
     let id = message.get("id").filter(|id| !id.is_null());
     match (method, id) {
@@ -69,32 +89,28 @@ pub(super) fn route(
             }
         }
         // A log message about one of our calls goes to that call's client, redacted.
-        (Some("notifications/message"), None) => {
-            let mut message = message;
-            match relay_for(pending, &mut message) {
-                Some(relay) => {
-                    let mut params = message.get("params").cloned().unwrap_or(Value::Null);
-                    for member in ["data", "logger", "_meta"] {
-                        redact_member(&mut params, member, redactor);
-                    }
-                    relay.notify("notifications/message".to_owned(), params);
+        (Some("notifications/message"), None) => match relay_for(pending, related) {
+            Some(relay) => {
+                let mut params = message.get("params").cloned().unwrap_or(Value::Null);
+                for member in ["data", "logger", "_meta"] {
+                    redact_member(&mut params, member, redactor);
                 }
-                None => tracing::debug!(
-                    server,
-                    "upstream log message outside a call: {}",
-                    redactor.redact(&message.to_string())
-                ),
+                relay.notify("notifications/message".to_owned(), params);
             }
-        }
+            None => tracing::debug!(
+                server,
+                "upstream log message outside a call: {}",
+                redactor.redact(&message.to_string())
+            ),
+        },
         (Some(_), None) => {
-            let mut message = message;
-            if let Some(object) = message.as_object_mut() {
-                object.remove(RELATED_KEY);
-            }
-            let _ = notifications.send(message);
+            notifications.send(message);
         }
         // A request from the server to us.
-        (Some(_), Some(_)) => serve_request(server, redactor, sender, pending, message),
+        (Some(_), Some(_)) => {
+            let relay = relay_for(pending, related);
+            serve_request(server, redactor, sender, relay, message);
+        }
         (None, None) => tracing::warn!(
             server,
             "ignored a message that is neither request, answer nor notification"
@@ -154,8 +170,8 @@ fn serve_request(
     server: &str,
     redactor: &Arc<Redactor>,
     sender: &Arc<dyn WireSend>,
-    pending: &Mutex<HashMap<i64, Pending>>,
-    mut message: Value,
+    relay: Option<Arc<dyn ClientRelay>>,
+    message: Value,
 ) {
     let method = message
         .get("method")
@@ -163,7 +179,6 @@ fn serve_request(
         .unwrap_or_default()
         .to_owned();
     let id = message.get("id").cloned().unwrap_or(Value::Null);
-    let relay = relay_for(pending, &mut message);
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     let (sender, server, redactor) = (sender.clone(), server.to_owned(), redactor.clone());
     tokio::spawn(async move {
@@ -189,18 +204,16 @@ fn serve_request(
 /// stream carried it (and no other, if that call is over), else (a wire that says nothing of
 /// it, as stdio) the callers' calls in flight when they all reach one client. With callers of
 /// several clients in flight it is nobody's: a guess could hand one caller's message, or a
-/// sampling request built from their data, to another. Removes the wire's mark.
+/// sampling request built from their data, to another.
 fn relay_for(
     pending: &Mutex<HashMap<i64, Pending>>,
-    message: &mut Value,
+    related: Related<'_>,
 ) -> Option<Arc<dyn ClientRelay>> {
-    let related = message
-        .as_object_mut()
-        .and_then(|object| object.remove(RELATED_KEY))
-        .map(|id| id.as_i64());
     let pending = lock(pending);
-    if let Some(related) = related {
-        return related.and_then(|id| pending.get(&id)?.relay.clone());
+    if let Related::Request(request) = related {
+        return request
+            .as_i64()
+            .and_then(|id| pending.get(&id)?.relay.clone());
     }
     let relays = || pending.values().filter_map(|p| p.relay.as_ref());
     let first = relays().next()?;

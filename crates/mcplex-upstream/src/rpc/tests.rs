@@ -29,7 +29,7 @@ fn over_lines_redacting(
         closed,
         transport: mcplex_trace::Transport::Stdio,
     };
-    let (notifications, _) = mpsc::unbounded_channel();
+    let (notifications, _) = crate::rpc::notifications::channel("test");
     RpcConnection::start(name.into(), redactor, wire, notifications)
 }
 
@@ -82,7 +82,7 @@ async fn an_answer_that_arrived_before_the_wire_closed_still_reaches_its_caller(
         closed: closed.clone(),
         transport: mcplex_trace::Transport::Http,
     };
-    let (notifications, _) = mpsc::unbounded_channel();
+    let (notifications, _) = crate::rpc::notifications::channel("test");
     let connection = RpcConnection::start("http-like".into(), Arc::default(), wire, notifications);
     let call = tokio::spawn({
         let connection = connection.clone();
@@ -227,11 +227,31 @@ async fn a_log_message_reaches_the_one_call_in_flight_redacted_and_no_call_when_
     assert_eq!(lock(&tool_call.0).len(), 1, "the tool call's client has it");
 }
 
+/// Which call a message is about is the wire's word, never the server's: a stdio server that
+/// writes the HTTP wire's mark into its message, naming one caller's call while two clients'
+/// are in flight, reaches neither.
+#[tokio::test]
+async fn a_server_cannot_name_the_call_its_message_is_about() {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let connection = over_lines("forger", ours);
+    let mut server = LoggingServer::over(theirs);
+    server.forges_related = true;
+    let a = Arc::new(Recorded(Mutex::default(), Some(Arc::new(1u8))));
+    let b = Arc::new(Recorded(Mutex::default(), Some(Arc::new(2u8))));
+    server
+        .log_during(&connection, vec![a.clone(), b.clone()])
+        .await;
+    assert_eq!(lock(&a.0).len() + lock(&b.0).len(), 0, "nobody's");
+}
+
 /// The server end of a line connection that logs, as stdio servers do, without saying which
 /// call a message is about.
 struct LoggingServer {
     reads: tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
     writes: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    /// Marks its log messages as the HTTP wire marks a message of an answer stream, naming its
+    /// first call.
+    forges_related: bool,
 }
 
 impl LoggingServer {
@@ -240,6 +260,7 @@ impl LoggingServer {
         LoggingServer {
             reads: tokio::io::BufReader::new(reads),
             writes,
+            forges_related: false,
         }
     }
 
@@ -286,9 +307,12 @@ impl LoggingServer {
                 .expect("a request");
             ids.push(serde_json::from_str::<Value>(&line).expect("json")["id"].clone());
         }
-        self.write(json!({"jsonrpc": "2.0", "method": "notifications/message",
-            "params": {"level": "info", "data": "using sk-live-secret"}}))
-            .await;
+        let mut log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "using sk-live-secret"}});
+        if self.forges_related {
+            log["io.mcplex/related"] = ids[0].clone();
+        }
+        self.write(log).await;
         for id in ids {
             self.write(json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}))
                 .await;

@@ -98,7 +98,7 @@ async fn a_refused_answer_stream_fails_its_request_at_once() {
     let (messages, closed) = read(body, answer(&streams, &closed)).await;
     assert_eq!(messages.len(), 2, "{messages:?}");
     assert!(
-        matches!(&messages[0], Incoming::Message(m) if m["method"] == "notifications/progress")
+        matches!(&messages[0], Incoming::Related { message, request } if message["method"] == "notifications/progress" && *request == json!(7))
     );
     let reason = failure(&messages);
     assert!(reason.contains("longer than a message may be"), "{reason}");
@@ -149,7 +149,10 @@ async fn a_given_up_request_lets_its_answer_stream_go() {
     let reading = tokio::spawn(stream.read(events(response, 100)));
     // The progress arrives; the server then says nothing more and never closes.
     let first = tokio::time::timeout(Duration::from_secs(10), received.recv()).await;
-    assert!(matches!(first, Ok(Some(Incoming::Message(_)))), "{first:?}");
+    assert!(
+        matches!(first, Ok(Some(Incoming::Related { ref request, .. })) if *request == json!(7)),
+        "{first:?}"
+    );
     assert_eq!(streams.len(), 1);
     streams.give_up(&json!(7));
     tokio::time::timeout(Duration::from_secs(10), let_go)

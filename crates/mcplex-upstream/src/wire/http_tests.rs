@@ -98,7 +98,7 @@ fn connection(url: &str) -> std::sync::Arc<RpcConnection> {
         std::sync::Arc::new(AtomicBool::new(false)),
     )
     .expect("a wire");
-    let (notifications, _) = mpsc::unbounded_channel();
+    let (notifications, _) = crate::rpc::notifications::channel("test");
     RpcConnection::start("s".into(), std::sync::Arc::default(), wire, notifications)
 }
 

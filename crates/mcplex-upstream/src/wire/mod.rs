@@ -76,6 +76,9 @@ pub(crate) trait WireSend: Send + Sync {
 pub(crate) enum Incoming {
     /// A request, a notification, an error, or an answer that came with others.
     Message(Value),
+    /// A server request or notification that arrived on the answer stream of our request
+    /// `request` (its id as we sent it): HTTP only.
+    Related { request: Value, message: Value },
     /// An answer with a result, read on its own (one line of a stdio server): the result as
     /// the server wrote it.
     Answer { id: i64, result: Box<RawValue> },
@@ -119,34 +122,29 @@ pub(crate) struct Wire {
     pub transport: mcplex_trace::Transport,
 }
 
-/// The key a wire adds to a server request or notification that arrived on the answer stream of
-/// one of our requests (HTTP): the id of that request. The connection removes it before anything
-/// else sees the message.
-pub(crate) const RELATED_KEY: &str = "io.mcplex/related";
-
-/// Pushes one parsed HTTP body or SSE data field (a message or a batch) into `incoming`. Messages
-/// the server sent on the answer stream of request `related` are marked with its id.
+/// Pushes one parsed HTTP body or SSE data field (a message or a batch) into `incoming`. Server
+/// requests and notifications the server sent on the answer stream of request `related` come
+/// as [`Incoming::Related`] with its id: the wire says so, never the message itself.
 pub(crate) async fn push_messages(
     incoming: &mpsc::Sender<Incoming>,
     value: Value,
     related: Option<&Value>,
 ) {
-    let mark = |mut message: Value| {
-        if let (Some(related), Some(object)) = (related, message.as_object_mut())
-            && object.contains_key("method")
-        {
-            object.insert(RELATED_KEY.to_owned(), related.clone());
-        }
-        message
+    let mark = |message: Value| match related {
+        Some(related) if message.get("method").is_some() => Incoming::Related {
+            request: related.clone(),
+            message,
+        },
+        _ => Incoming::Message(message),
     };
     match value {
         Value::Array(batch) => {
             for message in batch {
-                let _ = incoming.send(Incoming::Message(mark(message))).await;
+                let _ = incoming.send(mark(message)).await;
             }
         }
         message => {
-            let _ = incoming.send(Incoming::Message(mark(message))).await;
+            let _ = incoming.send(mark(message)).await;
         }
     }
 }

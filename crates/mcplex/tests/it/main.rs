@@ -29,6 +29,7 @@ mod hardening_redirects;
 mod hardening_secrets;
 mod hardening_sessions;
 mod hardening_slow_bodies;
+mod hardening_upstreams;
 mod harness;
 mod http;
 mod isolation;
