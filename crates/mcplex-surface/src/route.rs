@@ -440,7 +440,12 @@ impl<S: Surface> tower_service::Service<Request<Body>> for Route<S> {
         Poll::Ready(Ok(()))
     }
 
+    /// Nested at its path, the route answers that path alone: anything beneath it
+    /// (`/mcp//p/ro`, `/mcp/x`) is unknown, not the route without its profile's narrowing.
     fn call(&mut self, request: Request<Body>) -> Self::Future {
+        if !matches!(request.uri().path(), "" | "/") {
+            return Box::pin(async { Ok(plain(StatusCode::NOT_FOUND, "no such path")) });
+        }
         let this = self.clone();
         Box::pin(async move { Ok(this.serve(request).await) })
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use mcplex_config::{Redactor, redact_url};
+use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -80,12 +81,7 @@ pub(crate) async fn connect(
             let event = event.map_err(|e| ConnectError::StreamBroke(format!("{e:?}")))?;
             if event.event.as_deref() == Some("endpoint") {
                 let data = event.data.unwrap_or_default();
-                return base
-                    .join(data.trim())
-                    .map_err(|e| ConnectError::BadEndpoint {
-                        endpoint: redactor.redact_start(&data, 200),
-                        reason: e.to_string(),
-                    });
+                return endpoint_on(&base, &data, &redactor);
             }
         }
         Err(ConnectError::NoEndpoint)
@@ -150,5 +146,54 @@ impl WireSend for SseSender {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move { self.closed.cancel() })
+    }
+}
+
+/// The URL an `endpoint` event's `data` names, relative to the server's `base` URL. Every
+/// message goes there with the server's headers and its bearer, so only the configured URL's
+/// own origin (scheme, host and port) is taken, as a redirect would be followed.
+fn endpoint_on(base: &Url, data: &str, redactor: &Redactor) -> Result<Url, ConnectError> {
+    let refused = |reason: String| ConnectError::BadEndpoint {
+        endpoint: redactor.redact_start(data, 200),
+        reason,
+    };
+    let endpoint = base.join(data.trim()).map_err(|e| refused(e.to_string()))?;
+    if endpoint.origin() != base.origin() {
+        return Err(refused(
+            "not on the origin of the server's URL (messages carry its credentials)".to_owned(),
+        ));
+    }
+    Ok(endpoint)
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_is_taken_on_the_servers_own_origin_only() {
+        let base = Url::parse("https://mcp.example.com/sse").expect("url");
+        for same in [
+            "/messages?session=1",
+            "messages",
+            "https://mcp.example.com/m",
+        ] {
+            assert!(
+                endpoint_on(&base, same, &Redactor::default()).is_ok(),
+                "{same}"
+            );
+        }
+        for elsewhere in [
+            "http://127.0.0.1:18951/internal/admin",
+            "http://mcp.example.com/messages",
+            "https://mcp.example.com:8443/messages",
+            "https://evil.example.com/messages",
+            "//evil.example.com/messages",
+        ] {
+            assert!(
+                endpoint_on(&base, elsewhere, &Redactor::default()).is_err(),
+                "{elsewhere}"
+            );
+        }
     }
 }

@@ -329,6 +329,15 @@ fn profiles_narrow_the_surface_and_pin_tokens() {
     assert!(refused.contains("unknown tool"), "{refused}");
     let (status, _) = rpc(&gateway, "/mcp/p/nope", None, "tools/list", json!({}));
     assert_eq!(status, 404);
+    // Paths beneath a route are not that route without its profile's narrowing.
+    for path in ["/mcp//p/only-b", "/mcp/x", "/mcp/all/p/only-b"] {
+        let (status, _) = rpc(&gateway, path, None, "tools/list", json!({}));
+        assert_eq!(status, 404, "{path}");
+    }
+    assert!(
+        listed(&gateway, "/mcp/", None).contains(&"a__echo".to_owned()),
+        "a trailing slash is the route itself"
+    );
 }
 
 #[test]
