@@ -176,6 +176,8 @@ fn form_token(store: &Store, text: &str, nonce: &str) -> String {
 /// Whether `body` is the form of link `text`'s page as this browser was shown it: its token is
 /// the keyed hash of this browser's page cookie.
 fn form_holds(store: &Store, text: &str, headers: &HeaderMap, body: &[u8]) -> bool {
+    // The page's cookie is scoped to the link's own path: a page of another link, open in
+    // another tab, neither shadows nor replaces it.
     let Some(nonce) = mcplex_surface::cookie(headers, FORM_COOKIE) else {
         return false;
     };
@@ -378,7 +380,7 @@ async fn follow(
     let head = "<meta name=\"referrer\" content=\"same-origin\">";
     with_cookie(
         html_page(StatusCode::OK, &title, head, &body),
-        &format!("{FORM_COOKIE}={nonce}; Path={CONNECT_PATH}"),
+        &format!("{FORM_COOKIE}={nonce}; Path={}", page_path(&text)),
         &headers,
     )
 }
@@ -441,7 +443,7 @@ async fn begin(
     match crate::upstream_login::begin_login(&connect.store, &server, &origin, Some(caller)).await {
         Ok(url) => {
             tracing::info!(server = %link.server, caller = %link.caller, "a caller's login to its own account begins");
-            let onward = without_cookie(onward(&link.server, &url), FORM_COOKIE, CONNECT_PATH);
+            let onward = without_cookie(onward(&link.server, &url), FORM_COOKIE, &page_path(&text));
             with_cookie(
                 onward,
                 &format!("{BROWSER_COOKIE}={nonce}; Path=/ui"),

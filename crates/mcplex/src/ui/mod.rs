@@ -351,6 +351,20 @@ fn cookie_attributes(request: &HeaderMap) -> &'static str {
     }
 }
 
+/// The origin a request was sent to, as its browser names it (`scheme://host[:port]`).
+pub(crate) fn request_origin(request: &HeaderMap) -> String {
+    let scheme = if reached_over_https(request) {
+        "https"
+    } else {
+        "http"
+    };
+    let host = request
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    format!("{scheme}://{host}")
+}
+
 /// Whether the browser's request came over HTTPS: its page's `Origin`, or what the proxy in
 /// front says (`X-Forwarded-Proto`, RFC 7239's `Forwarded: proto=`; the first hop's value).
 pub(crate) fn reached_over_https(request: &HeaderMap) -> bool {

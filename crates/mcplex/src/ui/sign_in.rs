@@ -318,7 +318,7 @@ async fn offer(State(sign_in): State<Arc<SignIn>>) -> Json<Value> {
 }
 
 async fn begin(State(sign_in): State<Arc<SignIn>>, headers: HeaderMap) -> Response {
-    start(&sign_in, &headers, None).await
+    start(&sign_in, &headers, "/ui/oidc/login", None).await
 }
 
 /// The sign-in that proves the person following connect link `link` is its subject.
@@ -337,11 +337,24 @@ async fn prove(
             "This link is not one of this gateway's, or it ended: call the tool again for a new one.",
         );
     }
-    start(&sign_in, &headers, Some(link)).await
+    let path = format!("/ui/oidc/prove/{link}");
+    start(&sign_in, &headers, &path, Some(link)).await
 }
 
-/// Sends the browser to the issuer, the sign-in kept in the store until it comes back.
-async fn start(sign_in: &SignIn, headers: &HeaderMap, connect: Option<String>) -> Response {
+/// Sends the browser to the issuer, the sign-in kept in the store until it comes back. The
+/// issuer sends it back to the public origin, where the cookie of the browser that began it
+/// must be: begun on another origin (a port forward, `localhost`), it first goes to `path` there.
+async fn start(
+    sign_in: &SignIn,
+    headers: &HeaderMap,
+    path: &str,
+    connect: Option<String>,
+) -> Response {
+    if let Some(public) = &sign_in.public_origin
+        && !public.eq_ignore_ascii_case(&crate::ui::request_origin(headers))
+    {
+        return Redirect::to(&format!("{public}{path}")).into_response();
+    }
     let Some(redirect_uri) = sign_in.redirect_uri(headers) else {
         return page(
             StatusCode::BAD_REQUEST,
@@ -404,14 +417,14 @@ async fn start(sign_in: &SignIn, headers: &HeaderMap, connect: Option<String>) -
     })
     .await;
     match kept {
-        Ok(Ok(())) => crate::connect::with_cookie(
-            Redirect::to(url.as_str()).into_response(),
-            &format!(
-                "{STATE_COOKIE}={}; Path={STATE_COOKIE_PATH}",
-                state_mac(sign_in, &state)
-            ),
-            headers,
-        ),
+        Ok(Ok(())) => {
+            let mac = state_mac(sign_in, &state);
+            crate::connect::with_cookie(
+                Redirect::to(url.as_str()).into_response(),
+                &format!("{}={mac}; Path={STATE_COOKIE_PATH}", state_cookie(&mac)),
+                headers,
+            )
+        }
         Ok(Err(e)) => page(
             StatusCode::SERVICE_UNAVAILABLE,
             &format!("The store did not answer: {e}"),
@@ -435,10 +448,17 @@ fn state_mac(sign_in: &SignIn, state: &str) -> String {
         .token_mac(&format!("{STATE_PURPOSE}\n{state}"))
 }
 
+/// The name of the cookie of the sign-in whose state's keyed hash is `mac`: one per sign-in,
+/// so that two begun at once (two tabs, a sign-in and a connect proof) each finish.
+fn state_cookie(mac: &str) -> String {
+    format!("{STATE_COOKIE}_{}", mac.get(..16).unwrap_or(mac))
+}
+
 /// Whether the request comes from the browser that began the sign-in of `state`.
 fn begun_here(sign_in: &SignIn, headers: &HeaderMap, state: &str) -> bool {
-    mcplex_surface::cookie(headers, STATE_COOKIE)
-        .is_some_and(|held| mcplex_surface::same_secret(held, &state_mac(sign_in, state)))
+    let mac = state_mac(sign_in, state);
+    mcplex_surface::cookie(headers, &state_cookie(&mac))
+        .is_some_and(|held| mcplex_surface::same_secret(held, &mac))
 }
 
 /// The issuer's answer: in the browser that began the sign-in only (else refused, the pending
@@ -468,7 +488,8 @@ async fn callback(
         Ok(pending) => finish(&sign_in, pending, query, &headers).await,
         Err(refused) => refused,
     };
-    crate::connect::without_cookie(answer, STATE_COOKIE, STATE_COOKIE_PATH)
+    let cookie = state_cookie(&state_mac(&sign_in, &state));
+    crate::connect::without_cookie(answer, &cookie, STATE_COOKIE_PATH)
 }
 
 /// The pending sign-in of `state`, taken from the store (once), or the page that says why not.
