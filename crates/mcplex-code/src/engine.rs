@@ -13,10 +13,14 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{CALLS_LIMIT, MEMORY_LIMIT, limit_named};
+use crate::bounds::{
+    MAX_BATCH_BYTES, MAX_LINE_FROM_WORKER, MAX_MESSAGE_BYTES, MAX_OUTCOME_BYTES, json_len,
+    too_large, too_large_message,
+};
+use crate::error::{CALLS_LIMIT, MESSAGE_LIMIT, limit_named};
 use crate::pool::Pool;
 use crate::process::{Worker, WorkerCommand};
-use crate::protocol::{CallOutcomes, FromWorker, RunRequest, ToolCall, WorkerOutcome};
+use crate::protocol::{CallOutcomes, FromWorkerText, RunRequest, ToolCallText, WorkerOutcome};
 use crate::slots::Slots;
 use crate::{RunError, ToolHost, result_for_script};
 
@@ -144,14 +148,10 @@ async fn drive(
         RunError::Internal(format!("the sandbox process stopped answering: {e}"))
     };
     worker.send(&encode(&request)?).await.map_err(lost)?;
-    // A result is JSON of at most the heap's size (UTF-16 text may grow in UTF-8).
-    let max_line = run
-        .limits
-        .memory_bytes
-        .saturating_mul(4)
-        .saturating_add(1 << 20);
     loop {
-        let line = match worker.receive(max_line).await {
+        // Bounded before anything is parsed, and then parsed only as far as the sizes of its
+        // parts (the outcome, each call's arguments), which are checked before they are.
+        let line = match worker.receive(MAX_LINE_FROM_WORKER).await {
             Ok(Some(line)) => line,
             Ok(None) => {
                 return Err(RunError::Internal(
@@ -159,28 +159,54 @@ async fn drive(
                 ));
             }
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                return Err(RunError::Limit {
-                    limit: MEMORY_LIMIT,
-                    message: format!(
-                        "the script's result is too large: {MEMORY_LIMIT} is {} bytes",
-                        run.limits.memory_bytes
-                    ),
-                });
+                return Err(too_large_run(
+                    "what the script sent at once",
+                    MAX_BATCH_BYTES,
+                ));
             }
             Err(e) => return Err(lost(e)),
         };
-        let message: FromWorker = serde_json::from_slice(&line).map_err(|e| {
-            RunError::Internal(format!(
-                "the sandbox process said something unreadable: {e}"
-            ))
-        })?;
+        let message: FromWorkerText = serde_json::from_slice(&line).map_err(unreadable)?;
+        drop(line);
         match message {
-            FromWorker::Calls(calls) => {
-                let outcomes = tally.call_batch(calls, host, &run.limits).await;
+            FromWorkerText::Calls(calls) => {
+                // A worker that dies during the calls ends the run now, and the calls with it.
+                let outcomes = tokio::select! {
+                    outcomes = tally.call_batch(calls, host, &run.limits) => outcomes,
+                    () = worker.exited() => {
+                        return Err(RunError::Internal(
+                            "the sandbox process ended during a tool call".into(),
+                        ));
+                    }
+                };
+                if let Some(hit) = &tally.hit {
+                    return Err(hit.clone());
+                }
                 worker.send(&encode(&outcomes)?).await.map_err(lost)?;
             }
-            FromWorker::Done(outcome) => return outcome_of(outcome),
+            FromWorkerText::Done(outcome) => {
+                if outcome.get().len() > MAX_OUTCOME_BYTES {
+                    return Err(too_large_run("the script's result", MAX_MESSAGE_BYTES));
+                }
+                let outcome: WorkerOutcome =
+                    serde_json::from_str(outcome.get()).map_err(unreadable)?;
+                return outcome_of(outcome);
+            }
         }
+    }
+}
+
+fn unreadable(e: serde_json::Error) -> RunError {
+    RunError::Internal(format!(
+        "the sandbox process said something unreadable: {e}"
+    ))
+}
+
+/// A run ended because the script sent more than `bound` bytes at once.
+fn too_large_run(what: &str, bound: usize) -> RunError {
+    RunError::Limit {
+        limit: MESSAGE_LIMIT,
+        message: too_large_message(what, bound),
     }
 }
 
@@ -210,14 +236,11 @@ fn outcome_of(outcome: WorkerOutcome) -> Result<Value, RunError> {
 }
 
 impl Tally {
-    /// Records a limit hit (the first one wins) and returns the body the script's error carries.
-    fn limit(&mut self, limit: &'static str, message: String) -> Value {
-        let body =
-            json!({"error": message, "error_type": ErrorType::LimitExceeded, "limit": limit});
+    /// Records a limit hit (the first one wins): it is the run's outcome.
+    fn limit(&mut self, limit: &'static str, message: String) {
         if self.hit.is_none() {
             self.hit = Some(RunError::Limit { limit, message });
         }
-        body
     }
 
     /// Runs a batch through the host, at most `parallelism` calls at once. The deadline and
@@ -225,30 +248,78 @@ impl Tally {
     /// (which cancels them upstream).
     async fn call_batch(
         &mut self,
-        calls: Vec<ToolCall>,
+        calls: Vec<ToolCallText>,
         host: &dyn ToolHost,
         limits: &Limits,
     ) -> CallOutcomes {
         let count = calls.len();
         self.calls += count;
         if self.calls > limits.max_tool_calls {
-            let body = self.limit(
+            self.limit(
                 CALLS_LIMIT,
                 format!(
                     "the script made too many tool calls: {CALLS_LIMIT} is {}",
                     limits.max_tool_calls
                 ),
             );
-            return vec![Err(body); count];
+            // The run ends with this limit (`drive` stops at it): the calls get no answer.
+            return Vec::new();
         }
-        futures::stream::iter(calls)
-            .map(|call| host.call(call.name, call.args))
+        let outcomes: CallOutcomes = futures::stream::iter(calls)
+            .map(|call| {
+                let name = call.name;
+                let args = match call.args {
+                    None => Ok(Value::Null),
+                    Some(args) if args.get().len() > MAX_MESSAGE_BYTES => Err(too_large(
+                        "a tool call's arguments",
+                        MAX_MESSAGE_BYTES,
+                    )),
+                    Some(args) => serde_json::from_str(args.get()).map_err(|e| {
+                        json!({"error": format!("the arguments for {name} are not JSON: {e}"), "error_type": ErrorType::InvalidParams})
+                    }),
+                };
+                async move {
+                    match args {
+                        Ok(args) => host.call(name, args).await,
+                        Err(body) => Err(body),
+                    }
+                }
+            })
             .buffered(limits.parallelism.max(1))
             .map(|outcome| match outcome {
                 Ok(raw) => result_for_script(&raw),
                 Err(body) => Err(body),
             })
             .collect()
-            .await
+            .await;
+        bounded(outcomes)
     }
+}
+
+/// The outcomes of a batch as the worker may receive them: each at most [`MAX_MESSAGE_BYTES`] of
+/// JSON and all together at most [`MAX_BATCH_BYTES`]; one over either is replaced by an error
+/// that says so (the script's call fails with it; the run goes on).
+fn bounded(outcomes: CallOutcomes) -> CallOutcomes {
+    let mut total = 0usize;
+    outcomes
+        .into_iter()
+        .map(|outcome| {
+            // The outcome as the line carries it (`{"Ok":…}`), and its comma.
+            let size = json_len(&outcome, MAX_MESSAGE_BYTES + 16).saturating_add(1);
+            let refusal = if size > MAX_MESSAGE_BYTES + 16 {
+                too_large("the tool's result", MAX_MESSAGE_BYTES)
+            } else if total.saturating_add(size) > MAX_BATCH_BYTES {
+                too_large(
+                    "the results of this batch of tool calls together",
+                    MAX_BATCH_BYTES,
+                )
+            } else {
+                total += size;
+                return outcome;
+            };
+            // A refusal is small; it counts too.
+            total = total.saturating_add(json_len(&refusal, usize::MAX));
+            Err(refusal)
+        })
+        .collect()
 }

@@ -8,15 +8,24 @@ pub(crate) const TIMEOUT_LIMIT: &str = "timeout_ms";
 pub(crate) const MEMORY_LIMIT: &str = "code_execution_memory_limit";
 /// Tool calls one run may make.
 pub(crate) const CALLS_LIMIT: &str = "code_execution_max_tool_calls";
+/// The largest JSON text a run exchanges with the gateway at once: its outcome (the value it
+/// returns, or its error's body), one tool call's arguments, one tool result it receives.
+pub(crate) const MESSAGE_LIMIT: &str = "code_execution_max_message_bytes";
 /// Not a limit, but it ends a run the same way: the client cancelled or went away.
 pub(crate) const CANCELLED: &str = "cancelled";
 pub(crate) const CANCELLED_MESSAGE: &str = "the run was cancelled by the client";
 
 /// The `&'static` name of a limit a worker reported by name; `None` for a name no limit has.
 pub(crate) fn limit_named(name: &str) -> Option<&'static str> {
-    [TIMEOUT_LIMIT, MEMORY_LIMIT, CALLS_LIMIT, CANCELLED]
-        .into_iter()
-        .find(|known| *known == name)
+    [
+        TIMEOUT_LIMIT,
+        MEMORY_LIMIT,
+        CALLS_LIMIT,
+        MESSAGE_LIMIT,
+        CANCELLED,
+    ]
+    .into_iter()
+    .find(|known| *known == name)
 }
 
 /// The message of a run stopped at its deadline.

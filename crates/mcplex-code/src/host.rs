@@ -7,6 +7,8 @@ use std::pin::Pin;
 
 use serde_json::{Value, json};
 
+use crate::bounds::{MAX_MESSAGE_BYTES, too_large};
+
 /// What a script's tool calls go to. `Ok` is the raw `tools/call` result; `Err` is the body the
 /// script's `Error` carries (`error.body`), already in the gateway's error shape.
 pub trait ToolHost: Send + Sync + 'static {
@@ -20,7 +22,8 @@ pub trait ToolHost: Send + Sync + 'static {
 /// A raw tool result as the script sees it: its structured content when it has some, else its
 /// text content parsed as JSON when that parses, else the text. A result with `isError` is a
 /// failure whose body is that structured content (the self-healing validation answer included)
-/// or its text.
+/// or its text. A text result longer than [`MAX_MESSAGE_BYTES`] is a failure that says so,
+/// unparsed.
 pub fn result_for_script(raw: &Value) -> Result<Value, Value> {
     let text: String = raw["content"]
         .as_array()
@@ -34,6 +37,10 @@ pub fn result_for_script(raw: &Value) -> Result<Value, Value> {
         .unwrap_or_default();
     let value = match raw.get("structuredContent") {
         Some(structured) if !structured.is_null() => structured.clone(),
+        // Measured before it is parsed: JSON text makes a tree many times its size.
+        _ if text.len() > MAX_MESSAGE_BYTES => {
+            return Err(too_large("the tool's result", MAX_MESSAGE_BYTES));
+        }
         _ => serde_json::from_str(&text).unwrap_or(Value::String(text)),
     };
     if raw["isError"] == Value::Bool(true) {

@@ -12,6 +12,7 @@
 //! approvals, validation included); the worker program is handed in as a [`WorkerCommand`].
 //! No filesystem, network, process or timer API exists inside a run.
 
+mod bounds;
 mod engine;
 mod error;
 mod host;
@@ -20,8 +21,10 @@ mod process;
 mod protocol;
 mod sandbox;
 mod slots;
+mod sys;
 mod worker;
 
+pub use bounds::MAX_MESSAGE_BYTES;
 pub use engine::{Engine, EngineOptions, Limits, Outcome, Run};
 pub use error::RunError;
 pub use host::{ToolHost, result_for_script};

@@ -1,6 +1,6 @@
 //! The gateway's side of one worker process: how it is started ([`WorkerCommand`]: an empty
-//! environment, its own process group, stdin and stdout piped, stderr discarded, killed when
-//! dropped), and its JSON lines (reads are bounded, so a worker cannot make the gateway buffer
+//! environment, its own session and process group, no inherited descriptors, `no_new_privs`,
+//! stdin and stdout piped, stderr discarded, killed with the gateway and when dropped), and its JSON lines (reads are bounded, so a worker cannot make the gateway buffer
 //! without end).
 
 use std::ffi::OsString;
@@ -22,25 +22,29 @@ pub struct WorkerCommand {
 /// A started worker.
 pub(crate) struct Worker {
     child: Child,
+    /// Its pid, which is also its process group's id (kept: a reaped child has no id).
+    group: Option<u32>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
 }
 
 impl Worker {
     pub(crate) fn spawn(command: &WorkerCommand) -> io::Result<Worker> {
-        let mut child = Command::new(&command.program)
+        let mut child = Command::new(&command.program);
+        child
             .args(&command.args)
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()?;
+            .kill_on_drop(true);
+        crate::sys::detach_worker(&mut child);
+        let mut child = child.spawn()?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(io::Error::other("the worker's pipes are missing"));
         };
         Ok(Worker {
+            group: child.id(),
             child,
             stdin,
             stdout: BufReader::new(stdout),
@@ -86,9 +90,18 @@ impl Worker {
         }
     }
 
-    /// SIGKILL now (nothing of the run goes on after this returns); the exit is reaped in the
-    /// background, off the run's answer.
+    /// When the process has ended.
+    pub(crate) async fn exited(&mut self) {
+        let _ = self.child.wait().await;
+    }
+
+    /// SIGKILL now, to the worker and whatever it started (its process group; nothing of the
+    /// run goes on after this returns); the exit is reaped in the background, off the run's
+    /// answer.
     pub(crate) fn kill(mut self) {
+        if let Some(group) = self.group {
+            crate::sys::kill_group(group);
+        }
         let _ = self.child.start_kill();
         tokio::spawn(async move {
             let _ = self.child.wait().await;

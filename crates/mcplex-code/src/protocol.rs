@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The first line a worker reads: the one run it serves.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,3 +52,21 @@ pub(crate) enum WorkerOutcome {
 
 /// The outcomes of one batch of tool calls, in call order.
 pub(crate) type CallOutcomes = Vec<Result<Value, Value>>;
+
+/// A [`FromWorker`] line as the gateway first reads it: the parts a script sized (the outcome,
+/// each call's arguments) kept as text, so that their sizes are checked before any is parsed.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum FromWorkerText {
+    Calls(Vec<ToolCallText>),
+    /// A [`WorkerOutcome`].
+    Done(Box<RawValue>),
+}
+
+/// A [`ToolCall`] with its arguments as text (`None`: absent or `null`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct ToolCallText {
+    pub name: String,
+    #[serde(default)]
+    pub args: Option<Box<RawValue>>,
+}

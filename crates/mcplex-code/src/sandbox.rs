@@ -11,7 +11,8 @@ use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Ctx, Function, Promise, Runtime};
 use serde_json::{Value, json};
 
-use crate::error::{EngineError, MEMORY_LIMIT, TIMEOUT_LIMIT, timeout_message};
+use crate::bounds::{MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, too_large, too_large_message};
+use crate::error::{EngineError, MEMORY_LIMIT, MESSAGE_LIMIT, TIMEOUT_LIMIT, timeout_message};
 use crate::protocol::{CallOutcomes, RunRequest, ToolCall, WorkerOutcome};
 
 /// Where a script's tool calls go: blocks until the outcomes of the batch are known.
@@ -103,6 +104,11 @@ impl Sandbox {
             };
         }
         match result {
+            // Checked before it is parsed, here and again by the gateway.
+            Ok(text) if text.len() > MAX_MESSAGE_BYTES => WorkerOutcome::Limit {
+                limit: MESSAGE_LIMIT.to_owned(),
+                message: too_large_message("the script's result", MAX_MESSAGE_BYTES),
+            },
             Ok(text) => match serde_json::from_str(&text) {
                 Ok(value) => WorkerOutcome::Value(value),
                 Err(e) => WorkerOutcome::Internal(format!("the script's value is not JSON: {e}")),
@@ -119,6 +125,11 @@ fn install<'js>(ctx: &Ctx<'js>, bridge: Arc<dyn Bridge>) -> rquickjs::Result<()>
     globals.set(
         "__mcplex_call",
         Function::new(ctx.clone(), move |name: String, arguments: String| {
+            // Refused here as text: a tree of it would be many times its size.
+            if arguments.len() > MAX_MESSAGE_BYTES {
+                let refusal = too_large("a tool call's arguments", MAX_MESSAGE_BYTES);
+                return envelope(Err(refusal)).to_string();
+            }
             let args = serde_json::from_str(&arguments).unwrap_or(Value::Null);
             let mut outcomes = one.call_batch(vec![ToolCall { name, args }]);
             envelope(
@@ -132,6 +143,13 @@ fn install<'js>(ctx: &Ctx<'js>, bridge: Arc<dyn Bridge>) -> rquickjs::Result<()>
     globals.set(
         "__mcplex_call_batch",
         Function::new(ctx.clone(), move |calls: String| {
+            if calls.len() > MAX_BATCH_BYTES {
+                let refusal = too_large(
+                    "a batch of tool calls (names and arguments together)",
+                    MAX_BATCH_BYTES,
+                );
+                return Value::Array(vec![envelope(Err(refusal))]).to_string();
+            }
             let calls: Vec<ToolCall> = serde_json::from_str::<Vec<Value>>(&calls)
                 .unwrap_or_default()
                 .into_iter()
@@ -241,7 +259,12 @@ fn thrown(ctx: &Ctx<'_>) -> (String, Option<String>, Option<Value>) {
             .filter(|body| !body.is_undefined())
             .and_then(|body| ctx.json_stringify(body).ok().flatten())
             .and_then(|text| text.to_string().ok())
-            .and_then(|text| serde_json::from_str(&text).ok());
+            .and_then(|text| {
+                if text.len() > MAX_MESSAGE_BYTES {
+                    return Some(too_large("the thrown error's body", MAX_MESSAGE_BYTES));
+                }
+                serde_json::from_str(&text).ok()
+            });
         return (format!("{name}: {message}"), exception.stack(), body);
     }
     if let Some(text) = value.as_string().and_then(|s| s.to_string().ok()) {

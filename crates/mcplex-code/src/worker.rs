@@ -14,11 +14,19 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::bounds::{MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, json_len, too_large};
 use crate::protocol::{CallOutcomes, FromWorker, RunRequest, ToolCall, WorkerOutcome};
 use crate::sandbox::{Bridge, Sandbox};
 
 /// How long after its deadline a worker ends itself (the gateway kills it at the deadline).
 const GRACE: Duration = Duration::from_secs(2);
+
+/// A worker's data (heap and private writable mappings) may be this many times its run's
+/// JavaScript heap (the heap, the result's text as JavaScript and as UTF-8, its tree)…
+const DATA_PER_HEAP_BYTE: u64 = 4;
+/// …plus this much over what it maps when its run arrives: the engine, the threads' stacks,
+/// the allocator's bookkeeping.
+const DATA_HEADROOM: u64 = 256 * 1024 * 1024;
 
 /// The worker's main: reads the run request, runs it, writes the outcome. Meant to be called by
 /// the binary's hidden worker subcommand before anything else starts (no async runtime, no
@@ -51,6 +59,12 @@ pub fn serve_worker() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Err(e) = bound_data(request.memory_bytes) {
+        send(&FromWorker::Done(WorkerOutcome::Internal(format!(
+            "the worker could not bound its memory: {e}"
+        ))));
+        return ExitCode::FAILURE;
+    }
     let lifetime = Duration::from_millis(request.timeout_ms) + GRACE;
     thread::spawn(move || {
         thread::sleep(lifetime);
@@ -62,6 +76,37 @@ pub fn serve_worker() -> ExitCode {
     };
     send(&FromWorker::Done(outcome));
     ExitCode::SUCCESS
+}
+
+/// Bounds the worker's data from its run's memory limit, before anything of the run starts: a
+/// runaway (the engine's own allocations outside the JavaScript heap, a result's text) dies at
+/// the bound instead of taking the machine's memory. The bound is over what the process already
+/// maps (the allocator reserves its arena up front, and the kernel counts the reservation); a
+/// kernel without `/proc` leaves the worker unbounded, as before.
+fn bound_data(memory_bytes: usize) -> std::io::Result<()> {
+    let Some(mapped) = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmData:"))?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+    else {
+        return Ok(());
+    };
+    let data = mapped
+        .saturating_mul(1024)
+        .saturating_add(
+            u64::try_from(memory_bytes)
+                .unwrap_or(u64::MAX)
+                .saturating_mul(DATA_PER_HEAP_BYTE),
+        )
+        .saturating_add(DATA_HEADROOM);
+    crate::sys::limit_data(data)
 }
 
 /// Writes one message line; a gateway that stopped listening ends the worker.
@@ -95,17 +140,60 @@ impl Pipe {
     }
 }
 
-impl Bridge for Pipe {
-    fn call_batch(&self, calls: Vec<ToolCall>) -> CallOutcomes {
+impl Pipe {
+    /// Sends calls the gateway will take and reads their outcomes.
+    fn exchange(&self, calls: Vec<ToolCall>) -> CallOutcomes {
         let count = calls.len();
         send(&FromWorker::Calls(calls));
         let outcomes = self
             .next_line()
             .and_then(|line| serde_json::from_str::<CallOutcomes>(&line).ok())
             .filter(|outcomes| outcomes.len() == count);
-        outcomes.unwrap_or_else(|| {
-            let body: Value = json!({"error": "the gateway's answer to the tool calls was unreadable", "error_type": ErrorType::Internal});
-            vec![Err(body); count]
-        })
+        outcomes.unwrap_or_else(|| vec![Err(unreadable()); count])
+    }
+}
+
+fn unreadable() -> Value {
+    json!({"error": "the gateway's answer to the tool calls was unreadable", "error_type": ErrorType::Internal})
+}
+
+impl Bridge for Pipe {
+    /// Calls too large to send (their arguments, or the batch so far) are answered here with a
+    /// clear error; the others go to the gateway, which checks the same bounds.
+    fn call_batch(&self, calls: Vec<ToolCall>) -> CallOutcomes {
+        let mut refused: Vec<Option<Value>> = Vec::with_capacity(calls.len());
+        let mut sent = Vec::new();
+        let mut total = 0usize;
+        for call in calls {
+            // The call as the line carries it, and its comma.
+            let size = json_len(&call, MAX_BATCH_BYTES).saturating_add(1);
+            if json_len(&call.args, MAX_MESSAGE_BYTES) > MAX_MESSAGE_BYTES {
+                refused.push(Some(too_large(
+                    "a tool call's arguments",
+                    MAX_MESSAGE_BYTES,
+                )));
+            } else if total.saturating_add(size) > MAX_BATCH_BYTES {
+                refused.push(Some(too_large(
+                    "a batch of tool calls (names and arguments together)",
+                    MAX_BATCH_BYTES,
+                )));
+            } else {
+                total += size;
+                refused.push(None);
+                sent.push(call);
+            }
+        }
+        let mut answers = if sent.is_empty() {
+            Vec::new().into_iter()
+        } else {
+            self.exchange(sent).into_iter()
+        };
+        refused
+            .into_iter()
+            .map(|refusal| match refusal {
+                Some(body) => Err(body),
+                None => answers.next().unwrap_or_else(|| Err(unreadable())),
+            })
+            .collect()
     }
 }

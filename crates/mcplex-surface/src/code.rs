@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument;
 
-use mcplex_code::{Engine, Limits, Run, RunError, ToolHost};
+use mcplex_code::{Engine, Limits, MAX_MESSAGE_BYTES, Run, RunError, ToolHost};
 use mcplex_config::CodeLimits;
 use mcplex_dispatch::{CallContext, DispatchError, Gateway, ToolCall};
 use rmcp::model::{
@@ -34,6 +34,9 @@ use crate::{SurfaceOptions, results};
 use mcplex_upstream::ClientRelay;
 
 pub(crate) const CODE_EXECUTION: &str = "code_execution";
+// A script exchanges at most what a client may send in a request body by default.
+const _: () = assert!(MAX_MESSAGE_BYTES == mcplex_config::DEFAULT_MAX_BODY_BYTES);
+
 /// Calls of one `call_tools` batch that run at once.
 const BATCH_PARALLELISM: usize = 8;
 
@@ -48,14 +51,14 @@ fn definition(limits: &CodeLimits) -> Value {
     call_tools([{{name, args}}, ...]) runs calls in parallel and returns their results in order (on any failure it throws, with \
     .results holding every outcome); input is the call's input value. Tool names are as retrieve_tools returns them (or server:tool). \
     Return a JSON-serializable value. There is no filesystem, network, process or timer access. An uncaught error is returned with \
-    its line and, for a failed tool call, the error's body. Limits: timeout_ms (default {} ms, at most {} ms), {} MiB of memory, \
-    {} tool calls per run, {} runs at once per caller.",
-            limits.timeout.as_millis(), CodeLimits::MAX_TIMEOUT.as_millis(), limits.memory_bytes / (1024 * 1024), limits.max_tool_calls,
-            limits.max_concurrent_per_caller),
+    its line and, for a failed tool call, the error's body. Limits: timeout_ms (default and at most {} ms; a larger value is lowered to it), {} MiB of memory, \
+    {} tool calls per run, {} runs at once per caller, {} MiB of JSON for the result, for one call's arguments and for one tool result.",
+            limits.timeout.as_millis(), limits.memory_bytes / (1024 * 1024), limits.max_tool_calls,
+            limits.max_concurrent_per_caller, MAX_MESSAGE_BYTES / (1024 * 1024)),
         "inputSchema": {"type": "object", "properties": {
             "code": {"type": "string", "description": "The function body, e.g. const a = call_tool('server__tool', {x: 1}); return a;"},
             "input": {"description": "Any JSON value, available to the code as input."},
-            "timeout_ms": {"type": "integer", "minimum": 1, "maximum": CodeLimits::MAX_TIMEOUT.as_millis()}
+            "timeout_ms": {"type": "integer", "minimum": 1}
         }, "required": ["code"]}
     })
 }
@@ -117,14 +120,16 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
                 "code_execution: code must be a string (the body of an async function)",
             );
         };
+        // The operator's timeout is the default and the ceiling: a caller may ask for less,
+        // and asking for more gets it.
         let timeout = match arguments.get("timeout_ms") {
             None | Some(Value::Null) => self.limits.timeout,
             Some(value) => match value.as_u64().map(Duration::from_millis) {
-                Some(t) if !t.is_zero() && t <= CodeLimits::MAX_TIMEOUT => t,
+                Some(t) if !t.is_zero() => t.min(self.limits.timeout),
                 _ => {
                     return refusal(&format!(
                         "code_execution: timeout_ms must be a whole number from 1 to {}, not {value}",
-                        CodeLimits::MAX_TIMEOUT.as_millis()
+                        self.limits.timeout.as_millis()
                     ));
                 }
             },
@@ -172,34 +177,46 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
             };
             mcplex_trace::ended(&span, outcome);
         }
-        match ran {
-            Ok(outcome) => {
-                let text = outcome.value.to_string();
-                json!({
-                    "content": [{"type": "text", "text": text}],
-                    "structuredContent": {"result": outcome.value, "tool_calls": outcome.tool_calls},
-                    "isError": false
-                })
+        answer(ran)
+    }
+}
+
+/// The tool result of a run.
+fn answer(ran: Result<mcplex_code::Outcome, RunError>) -> Value {
+    match ran {
+        Ok(outcome) => {
+            let text = Value::String(outcome.value.to_string());
+            // Moved in, not copied (`json!` copies what it is given): the value is built once.
+            let mut structured = Map::new();
+            structured.insert("result".to_owned(), outcome.value);
+            structured.insert("tool_calls".to_owned(), outcome.tool_calls.into());
+            let mut content = Map::new();
+            content.insert("type".to_owned(), "text".into());
+            content.insert("text".to_owned(), text);
+            let mut result = Map::new();
+            result.insert("content".to_owned(), vec![Value::Object(content)].into());
+            result.insert("structuredContent".to_owned(), Value::Object(structured));
+            result.insert("isError".to_owned(), false.into());
+            Value::Object(result)
+        }
+        Err(RunError::Limit { limit, message }) => results::error(
+            json!({"error": message, "error_type": ErrorType::LimitExceeded, "limit": limit}),
+        ),
+        Err(RunError::Script {
+            message,
+            line,
+            body,
+        }) => {
+            let mut error =
+                json!({"error": message, "error_type": ErrorType::ScriptError, "line": line});
+            // A failed tool call's own error (the self-healing answer: schema and hint).
+            if let Some(body) = body {
+                error["body"] = body;
             }
-            Err(RunError::Limit { limit, message }) => results::error(
-                json!({"error": message, "error_type": ErrorType::LimitExceeded, "limit": limit}),
-            ),
-            Err(RunError::Script {
-                message,
-                line,
-                body,
-            }) => {
-                let mut error =
-                    json!({"error": message, "error_type": ErrorType::ScriptError, "line": line});
-                // A failed tool call's own error (the self-healing answer: schema and hint).
-                if let Some(body) = body {
-                    error["body"] = body;
-                }
-                results::error(error)
-            }
-            Err(RunError::Internal(message)) => {
-                results::error(json!({"error": message, "error_type": ErrorType::Internal}))
-            }
+            results::error(error)
+        }
+        Err(RunError::Internal(message)) => {
+            results::error(json!({"error": message, "error_type": ErrorType::Internal}))
         }
     }
 }

@@ -154,12 +154,20 @@ fn every_limit_is_named_and_the_gateway_keeps_serving() {
         &gateway,
         "legacy",
         None,
-        json!({"code": "return 1;", "timeout_ms": 700000}),
+        json!({"code": "return 1;", "timeout_ms": 0}),
     );
     assert_eq!(
         refused["structuredContent"]["error_type"], "invalid_params",
         "{refused}"
     );
+    // More than the operator's timeout is lowered to it, not refused.
+    let lowered = run(
+        &gateway,
+        "legacy",
+        None,
+        json!({"code": "return 1;", "timeout_ms": 700000}),
+    );
+    assert_eq!(lowered["structuredContent"]["result"], 1, "{lowered}");
     let fine = run(
         &gateway,
         "legacy",

@@ -17,7 +17,7 @@ fn gateway() -> Gateway {
 }
 
 /// Runs `arguments` as `code_execution` on `/mcp/code` with the official client; the result.
-fn run(gateway: &Gateway, token: Option<&str>, arguments: Value) -> Value {
+pub(super) fn run(gateway: &Gateway, token: Option<&str>, arguments: Value) -> Value {
     let answer = gateway.client_at(
         "/mcp/code",
         token,
@@ -30,7 +30,7 @@ fn run(gateway: &Gateway, token: Option<&str>, arguments: Value) -> Value {
 
 /// A 2026-07-28 `code_execution` call over a raw connection, so that many can be in flight
 /// without a client process each: the stream, the request already sent.
-fn send_run(gateway: &Gateway, token: Option<&str>, arguments: Value) -> TcpStream {
+pub(super) fn send_run(gateway: &Gateway, token: Option<&str>, arguments: Value) -> TcpStream {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "code_execution", "arguments": arguments,
         "_meta": {
@@ -53,7 +53,7 @@ fn send_run(gateway: &Gateway, token: Option<&str>, arguments: Value) -> TcpStre
 }
 
 /// The tool result a [`send_run`] stream answers, waiting at most `limit`.
-fn answer(mut stream: TcpStream, limit: Duration) -> Value {
+pub(super) fn answer(mut stream: TcpStream, limit: Duration) -> Value {
     stream.set_read_timeout(Some(limit)).expect("timeout");
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
@@ -83,7 +83,7 @@ fn cpu_time(pid: u32) -> Duration {
 }
 
 /// The gateway's code_execution worker processes (children started with `__code-worker`).
-fn workers(gateway: &Gateway) -> Vec<u32> {
+pub(super) fn workers(gateway: &Gateway) -> Vec<u32> {
     let parent = gateway.pid().to_string();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -102,7 +102,7 @@ fn workers(gateway: &Gateway) -> Vec<u32> {
         .collect()
 }
 
-fn limit_of(result: &Value) -> &str {
+pub(super) fn limit_of(result: &Value) -> &str {
     assert_eq!(result["isError"], true, "{result}");
     assert_eq!(
         result["structuredContent"]["error_type"], "limit_exceeded",

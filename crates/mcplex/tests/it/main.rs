@@ -22,6 +22,7 @@ mod background;
 mod faults;
 mod hardening_cli;
 mod hardening_code;
+mod hardening_code_limits;
 mod hardening_connect;
 mod hardening_http;
 mod hardening_login;
