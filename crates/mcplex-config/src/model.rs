@@ -224,8 +224,7 @@ impl Default for ListenerLimits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CodeLimits {
     /// `code_execution_timeout`: a run's default deadline and its ceiling (a call's
-    /// `timeout_ms` may lower it, never raise it; the configured value is at most
-    /// [`CodeLimits::MAX_TIMEOUT`]).
+    /// `timeout_ms` may only lower it), at most [`CodeLimits::MAX_TIMEOUT`].
     pub timeout: Duration,
     /// `code_execution_memory_limit`: the JavaScript heap of one run, in bytes.
     pub memory_bytes: usize,
