@@ -11,15 +11,24 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, free_port, tools};
+use crate::harness::{Background, Gateway, free_port, tools};
 use crate::oauth_rig::{log_in, python_oauth_server, tokens_seen, wait_status};
 use crate::sign_in::{CLIENT_SECRET, oidc_provider};
 
-#[test]
-fn only_the_subject_a_link_is_for_can_connect_its_account() {
-    let Some(browser) = crate::browser::chromium() else {
-        return;
-    };
+/// A gateway whose `py` server is a `per_user` upstream (the official Python SDK's auth
+/// server), with a real OpenID Connect provider for the dashboard's sign-in and for alice's
+/// agent, and alice the subject `py` may be reached by: where a subject's connect link is
+/// proven. The operator has not logged in yet.
+pub struct SubjectRig {
+    pub gateway: Gateway,
+    pub upstream_port: u16,
+    pub issuer: String,
+    pub agent_redirect: String,
+    _upstream: Background,
+    _provider: Background,
+}
+
+pub fn subject_rig() -> SubjectRig {
     let (_upstream, upstream_port) = python_oauth_server(&[]);
     let (gateway_port, provider_port) = (free_port(), free_port());
     let agent_redirect = format!("http://127.0.0.1:{}/agent/callback", free_port());
@@ -52,16 +61,39 @@ fn only_the_subject_a_link_is_for_can_connect_its_account() {
         gateway_port,
         &[],
     );
+    SubjectRig {
+        gateway,
+        upstream_port,
+        issuer,
+        agent_redirect,
+        _upstream,
+        _provider,
+    }
+}
+
+#[test]
+fn only_the_subject_a_link_is_for_can_connect_its_account() {
+    let Some(browser) = crate::browser::chromium() else {
+        return;
+    };
+    let rig = subject_rig();
+    let SubjectRig {
+        gateway,
+        upstream_port,
+        issuer,
+        agent_redirect,
+        ..
+    } = &rig;
     // The operator's login lists the tools.
-    wait_status(&gateway, "py", "needs_login");
-    log_in(&gateway, "py");
-    wait_status(&gateway, "py", "ready");
-    let operator_tokens = tokens_seen(upstream_port);
+    wait_status(gateway, "py", "needs_login");
+    log_in(gateway, "py");
+    wait_status(gateway, "py", "ready");
+    let operator_tokens = tokens_seen(*upstream_port);
     let output = Command::new(&tools().python)
         .arg(tools().repo.join("tests/py/connect_sign_in.py"))
         .args(["--base", &format!("http://{}", gateway.authority())])
-        .args(["--issuer", &issuer])
-        .args(["--agent-redirect", &agent_redirect])
+        .args(["--issuer", issuer])
+        .args(["--agent-redirect", agent_redirect])
         .args(["--tool", "py__whoami"])
         .arg("--shots")
         .arg(crate::browser::screenshots())
@@ -111,7 +143,7 @@ fn only_the_subject_a_link_is_for_can_connect_its_account() {
     assert!(alice.contains("Connected: oauth:alice"), "{alice}");
     assert_eq!(seen["after_status"], 200, "{seen}");
     assert_eq!(seen["after"]["content"][0]["text"], "authorized", "{seen}");
-    let hers: Vec<String> = tokens_seen(upstream_port)
+    let hers: Vec<String> = tokens_seen(*upstream_port)
         .into_iter()
         .filter(|t| !operator_tokens.contains(t))
         .collect();

@@ -12,10 +12,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, free_port, python_client, tools};
+use crate::harness::{Gateway, python_client, tools};
 use crate::http::{Reply, Version, exchange};
 use crate::oauth_rig::{get_url, log_in, mcplex_on, python_oauth_server, wait_status};
-use crate::sign_in::{CLIENT_SECRET, oidc_provider};
 
 /// One browser's cookies for the gateway (every path), as a test client keeps them.
 pub(crate) struct Browser {
@@ -353,46 +352,26 @@ fn a_sign_in_s_callback_opened_in_another_browser_signs_in_and_proves_nothing() 
     let Some(browser) = crate::browser::chromium() else {
         return;
     };
-    let (_upstream, upstream_port) = python_oauth_server(&[]);
-    let (gateway_port, provider_port) = (free_port(), free_port());
-    let agent_redirect = format!("http://127.0.0.1:{}/agent/callback", free_port());
-    let _provider = oidc_provider(
-        provider_port,
-        &format!("http://127.0.0.1:{gateway_port}/ui/oidc/callback"),
-        Some(&agent_redirect),
-    );
-    let issuer = format!("http://127.0.0.1:{provider_port}");
-    let gateway = Gateway::start_at(
-        json!({
-            "auth": {
-                "issuer": issuer,
-                "audience": "mcplex",
-                "rules": [
-                    {"claim": "sub", "value": "alice", "servers": ["py"], "permissions": ["read", "write", "destructive"]}
-                ],
-                "dashboard": {
-                    "client_id": "dashboard",
-                    "client_secret": CLIENT_SECRET,
-                    "scopes": ["openid", "profile", "groups"],
-                    "operators": [{"claim": "groups", "value": "mcp-admins"}]
-                }
-            },
-            "mcpServers": {
-                "py": {"url": format!("http://127.0.0.1:{upstream_port}/mcp"), "oauth": {"per_user": true}}
-            }
-        }),
-        "127.0.0.1",
-        gateway_port,
-        &[],
-    );
-    wait_status(&gateway, "py", "needs_login");
-    log_in(&gateway, "py");
-    wait_status(&gateway, "py", "ready");
+    let rig = crate::connect_sign_in::subject_rig();
+    let crate::connect_sign_in::SubjectRig {
+        gateway,
+        issuer,
+        agent_redirect,
+        ..
+    } = &rig;
+    wait_status(gateway, "py", "needs_login");
+    log_in(gateway, "py");
+    wait_status(gateway, "py", "ready");
     let base = format!("http://{}", gateway.authority());
     let output = Command::new(&tools().python)
         .arg("-c")
         .arg(SCENARIO)
-        .args([&base, &issuer, &agent_redirect, "py__whoami"])
+        .args([
+            base.as_str(),
+            issuer.as_str(),
+            agent_redirect.as_str(),
+            "py__whoami",
+        ])
         .arg(&browser)
         .env("PYTHONPATH", tools().repo.join("tests/py"))
         .output()
