@@ -122,6 +122,7 @@ def main():
             sign_in_at_the_provider(page, "alice")
             page.wait_for_url(link)
             facts["proven_page"] = page.inner_text("body")
+            shots.take(page, "proven-page")
             page.click("#continue")
             page.wait_for_url(f"{base}/ui/oauth/callback*", timeout=30000)
             facts["alice"] = page.inner_text("body")

@@ -12,13 +12,13 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::harness::{Background, Gateway, free_port, tools};
-use crate::oauth_rig::{log_in, python_oauth_server, tokens_seen, wait_status};
+use crate::oauth_rig::{operator_logs_in, python_oauth_server, tokens_seen};
 use crate::sign_in::{CLIENT_SECRET, oidc_provider};
 
 /// A gateway whose `py` server is a `per_user` upstream (the official Python SDK's auth
 /// server), with a real OpenID Connect provider for the dashboard's sign-in and for alice's
 /// agent, and alice the subject `py` may be reached by: where a subject's connect link is
-/// proven. The operator has not logged in yet.
+/// proven. The operator has logged in to `py`.
 pub struct SubjectRig {
     pub gateway: Gateway,
     pub upstream_port: u16,
@@ -61,6 +61,8 @@ pub fn subject_rig() -> SubjectRig {
         gateway_port,
         &[],
     );
+    // The operator's login lists the tools.
+    operator_logs_in(&gateway, "py");
     SubjectRig {
         gateway,
         upstream_port,
@@ -84,10 +86,6 @@ fn only_the_subject_a_link_is_for_can_connect_its_account() {
         agent_redirect,
         ..
     } = &rig;
-    // The operator's login lists the tools.
-    wait_status(gateway, "py", "needs_login");
-    log_in(gateway, "py");
-    wait_status(gateway, "py", "ready");
     let operator_tokens = tokens_seen(*upstream_port);
     let output = Command::new(&tools().python)
         .arg(tools().repo.join("tests/py/connect_sign_in.py"))

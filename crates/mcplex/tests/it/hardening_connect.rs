@@ -12,9 +12,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, python_client, tools};
+use crate::harness::{Gateway, tools};
 use crate::http::{Reply, Version, exchange};
-use crate::oauth_rig::{get_url, log_in, mcplex_on, python_oauth_server, wait_status};
+use crate::oauth_rig::{get_url, mcplex_on, operator_logs_in, python_oauth_server, whoami};
 
 /// One browser's cookies for the gateway (every path), as a test client keeps them.
 pub(crate) struct Browser {
@@ -142,17 +142,6 @@ pub(crate) fn onward(page: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// The result of calling `py__whoami` as `token` with the Python SDK.
-fn whoami(gateway: &Gateway, token: &str) -> Value {
-    let out = python_client(
-        &["--url", &gateway.url, "--token", token],
-        "legacy",
-        "calls",
-        &["py__whoami", "{}"],
-    );
-    out["outcomes"][0]["result"].clone()
-}
-
 /// The callers connected to `server`, from `mcplex auth status --json`.
 fn connected(gateway: &Gateway, server: &str) -> Vec<String> {
     let output = mcplex_on(gateway, &["auth", "status", "--json"])
@@ -173,9 +162,7 @@ fn a_begin_url_or_a_form_from_another_browser_starts_no_login() {
     let gateway = Gateway::start(json!({"mcpServers": {
         "py": {"url": format!("http://127.0.0.1:{port}/mcp"), "oauth": {"per_user": true}},
     }}));
-    wait_status(&gateway, "py", "needs_login");
-    log_in(&gateway, "py");
-    wait_status(&gateway, "py", "ready");
+    operator_logs_in(&gateway, "py");
     let agent =
         gateway.create_token(json!({"name": "agent-a", "permissions": "read,write,destructive"}));
     let refused = whoami(&gateway, &agent);
@@ -330,11 +317,13 @@ with sync_playwright() as playwright:
         request = urllib.request.Request(
             f"{link}/begin", data=f"token={shown}".encode(), method="POST",
             headers={"Cookie": f"mcplex_connect_form={form.get('mcplex_connect_form', '')}",
+                     "Origin": base,
                      "Content-Type": "application/x-www-form-urlencoded"})
         try:
-            facts["unproven_post"] = urllib.request.urlopen(request, timeout=30).status
+            answer = urllib.request.urlopen(request, timeout=30)
+            facts["unproven_post"] = [answer.status, answer.read().decode()]
         except urllib.error.HTTPError as refusal:
-            facts["unproven_post"] = refusal.code
+            facts["unproven_post"] = [refusal.code, refusal.read().decode()]
         # The deliberate click connects alice's account.
         own.click("#continue")
         own.wait_for_url(f"{base}/ui/oauth/callback**", timeout=30000)
@@ -359,9 +348,6 @@ fn a_sign_in_s_callback_opened_in_another_browser_signs_in_and_proves_nothing() 
         agent_redirect,
         ..
     } = &rig;
-    wait_status(gateway, "py", "needs_login");
-    log_in(gateway, "py");
-    wait_status(gateway, "py", "ready");
     let base = format!("http://{}", gateway.authority());
     let output = Command::new(&tools().python)
         .arg("-c")
@@ -436,7 +422,15 @@ fn a_sign_in_s_callback_opened_in_another_browser_signs_in_and_proves_nothing() 
         body.contains("The issuer says you are alice") && body.contains("Log in to py"),
         "{seen:#}"
     );
-    assert_eq!(seen["unproven_post"], 403, "{seen:#}");
+    // Refused by the proof, past the form and the origin: the page's own request but for it.
+    assert_eq!(seen["unproven_post"][0], 403, "{seen:#}");
+    assert!(
+        seen["unproven_post"][1]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Only oauth:alice can follow this link"),
+        "{seen:#}"
+    );
     assert!(
         seen["connected"]
             .as_str()

@@ -16,19 +16,8 @@ use crate::hardening_connect::{Browser, onward};
 use crate::harness::{Gateway, python_client};
 use crate::http::Reply;
 use crate::oauth_rig::{
-    get_url, log_in, mcplex_on, python_oauth_server, stats, tokens_seen, wait_status,
+    get_url, mcplex_on, operator_logs_in, python_oauth_server, stats, tokens_seen, whoami,
 };
-
-/// The result of calling `py__whoami` as `token` with the Python SDK.
-fn whoami(gateway: &Gateway, token: &str) -> Value {
-    let out = python_client(
-        &["--url", &gateway.url, "--token", token],
-        "legacy",
-        "calls",
-        &["py__whoami", "{}"],
-    );
-    out["outcomes"][0]["result"].clone()
-}
 
 /// The link a refused call carries, checked to be the not-connected tool error.
 fn connect_url(result: &Value, caller: &str) -> String {
@@ -92,9 +81,7 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
         "py": {"url": format!("http://127.0.0.1:{port}/mcp"), "oauth": {"per_user": true}},
     }}));
     // The operator's login is the gateway's own: it lists the tools (and serves the operator).
-    wait_status(&gateway, "py", "needs_login");
-    log_in(&gateway, "py");
-    wait_status(&gateway, "py", "ready");
+    operator_logs_in(&gateway, "py");
     let operator_tokens = tokens_seen(port);
     let permissions = "read,write,destructive";
     let a = gateway.create_token(json!({"name": "agent-a", "permissions": permissions}));

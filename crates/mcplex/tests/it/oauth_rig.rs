@@ -175,6 +175,24 @@ pub fn log_in(gateway: &Gateway, server: &str) {
     assert_eq!(code, 0, "login failed: {stderr}");
 }
 
+/// The operator's login of `server`, from the gateway waiting for it to the server ready.
+pub fn operator_logs_in(gateway: &Gateway, server: &str) {
+    wait_status(gateway, server, "needs_login");
+    log_in(gateway, server);
+    wait_status(gateway, server, "ready");
+}
+
+/// The result of calling `py__whoami` as `token` with the Python SDK.
+pub fn whoami(gateway: &Gateway, token: &str) -> Value {
+    let out = crate::harness::python_client(
+        &["--url", &gateway.url, "--token", token],
+        "legacy",
+        "calls",
+        &["py__whoami", "{}"],
+    );
+    out["outcomes"][0]["result"].clone()
+}
+
 /// `mcplex auth login SERVER` expected to fail at once: its stderr.
 pub fn failed_login(gateway: &Gateway, server: &str) -> String {
     let output = mcplex_on(
