@@ -21,7 +21,6 @@ mod process;
 mod protocol;
 mod sandbox;
 mod slots;
-mod sys;
 mod worker;
 
 pub use bounds::MAX_MESSAGE_BYTES;

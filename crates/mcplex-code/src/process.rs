@@ -38,7 +38,7 @@ impl Worker {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        crate::sys::detach_worker(&mut child);
+        mcplex_sandbox::detach_child(child.as_std_mut(), true);
         let mut child = child.spawn()?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(io::Error::other("the worker's pipes are missing"));
@@ -100,7 +100,7 @@ impl Worker {
     /// answer.
     pub(crate) fn kill(mut self) {
         if let Some(group) = self.group {
-            crate::sys::kill_group(group);
+            mcplex_sandbox::signal_group(group, libc::SIGKILL);
         }
         let _ = self.child.start_kill();
         tokio::spawn(async move {

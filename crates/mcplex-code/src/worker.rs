@@ -32,6 +32,13 @@ const DATA_HEADROOM: u64 = 256 * 1024 * 1024;
 /// the binary's hidden worker subcommand before anything else starts (no async runtime, no
 /// logging: stdout is the protocol, stderr goes nowhere).
 pub fn serve_worker() -> ExitCode {
+    // Whatever the gateway holds (all of them, as root), a script's process needs none.
+    if let Err(e) = mcplex_sandbox::drop_capabilities() {
+        send(&FromWorker::Done(WorkerOutcome::Internal(format!(
+            "the worker cannot give up its capabilities: {e}"
+        ))));
+        return ExitCode::FAILURE;
+    }
     let (lines, replies) = channel::<String>();
     thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
@@ -106,7 +113,7 @@ fn bound_data(memory_bytes: usize) -> std::io::Result<()> {
                 .saturating_mul(DATA_PER_HEAP_BYTE),
         )
         .saturating_add(DATA_HEADROOM);
-    crate::sys::limit_data(data)
+    mcplex_sandbox::limit_data(data)
 }
 
 /// Writes one message line; a gateway that stopped listening ends the worker.

@@ -1,6 +1,9 @@
-//! The system calls the helper needs that std does not offer. The only `unsafe` in the crate;
-//! each wrapper turns the kernel's answer into an `io::Result`. The helper is a single-threaded
-//! process of its own, so none of this runs between a fork and an exec of the gateway.
+//! The system calls the helper needs that std does not offer, and those the gateway's other
+//! children need too (detaching a child from the gateway, signalling its group, bounding its
+//! data). The only `unsafe` in the crate; each wrapper turns the kernel's answer into an
+//! `io::Result`. The helper is a single-threaded process of its own; the one thing here that
+//! runs between a fork and an exec of the (threaded) gateway is [`detach_child`]'s closure,
+//! which only makes async-signal-safe system calls.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
@@ -153,7 +156,7 @@ pub(crate) fn set_limit(resource: libc::__rlimit_resource_t, value: u64) -> io::
 /// the securebits that would give uid 0 capabilities at exec, empties the effective,
 /// permitted and inheritable sets, and sets `no_new_privs` (no set-uid or file capabilities
 /// at exec).
-pub(crate) fn drop_capabilities() -> io::Result<()> {
+pub fn drop_capabilities() -> io::Result<()> {
     // SAFETY: prctl with integer arguments only.
     unsafe {
         for capability in 0..=63 {
@@ -248,4 +251,64 @@ pub(crate) fn geteuid() -> u32 {
 pub(crate) fn getegid() -> u32 {
     // SAFETY: no arguments.
     unsafe { libc::getegid() }
+}
+
+/// Detaches the child `command` starts from the gateway: the kernel SIGKILLs it when the thread
+/// that spawned it dies (the gateway's runtime threads live as long as the gateway), it is a
+/// session of its own (no controlling terminal, through which it could type into the operator's
+/// shell; its own process group, whose id is its pid), every descriptor above its three
+/// standard ones is close-on-exec (none the gateway inherited without the flag reaches it;
+/// Linux 5.11 and later, an older kernel leaves the flags as they are), and with
+/// `no_new_privs` no set-uid or file capability raises it at exec.
+pub fn detach_child(command: &mut std::process::Command, no_new_privs: bool) {
+    use std::os::unix::process::CommandExt;
+    let gateway = std::process::id();
+    // SAFETY: the closure runs between fork and exec and only calls prctl, getppid, setsid and
+    // close_range, all async-signal-safe; it allocates nothing and touches no locks (a raw OS
+    // error allocates nothing either).
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The gateway may have died before prctl took effect.
+            if u32::try_from(libc::getppid()).ok() != Some(gateway) {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
+            if no_new_privs && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Sends `signal` to every process in group `pgid`. Errors (the group is already gone) are
+/// ignored; a group id of 0 or 1 (this group, init) is never signalled.
+pub fn signal_group(pgid: u32, signal: libc::c_int) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: killpg has no memory-safety preconditions; a stale pgid only yields ESRCH.
+    unsafe {
+        libc::killpg(pgid, signal);
+    }
+}
+
+/// Bounds this process's data (heap and every private writable mapping) to `bytes`, or to the
+/// hard limit in force when that is lower.
+pub fn limit_data(bytes: u64) -> io::Result<()> {
+    set_limit(libc::RLIMIT_DATA, bytes)
 }

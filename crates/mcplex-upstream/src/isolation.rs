@@ -298,7 +298,7 @@ fn plan_argument(plan: &Plan) -> Result<OsString, ConnectError> {
 
 /// `$TMPDIR/mcplex-sandbox-<uid>`: one per user, so gateways of different users never share it.
 fn temp_base() -> PathBuf {
-    let uid = crate::wire::sys::effective_uid();
+    let uid = mcplex_sandbox::effective_uid();
     std::env::temp_dir().join(format!("mcplex-sandbox-{uid}"))
 }
 

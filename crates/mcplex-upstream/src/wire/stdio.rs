@@ -21,10 +21,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{LinesSender, lines_wire};
-use super::sys::{SIGKILL, SIGTERM, detach_child, kill_child_with_parent, signal_group};
 use super::{BoxFuture, SendError, Wire, WireSend};
 use crate::ConnectError;
 use crate::isolation::{Denied, Isolation, Prepared, Start, denial_hint, looks_denied};
+use libc::{SIGKILL, SIGTERM};
+use mcplex_sandbox::signal_group;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
@@ -61,8 +62,7 @@ fn command_of(
     if let Some(dir) = working_dir {
         command.current_dir(dir);
     }
-    kill_child_with_parent(&mut command);
-    detach_child(&mut command);
+    mcplex_sandbox::detach_child(command.as_std_mut(), false);
     command
 }
 
