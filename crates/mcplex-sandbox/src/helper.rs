@@ -122,8 +122,10 @@ fn run(plan: &Plan, command: &[OsString]) -> Result<i32, Failed> {
         0 => None,
         abi => Some(ruleset(plan, abi).map_err(|e| failed("Landlock ruleset", e))?),
     };
+    let sockets =
+        crate::sockets::without_multipath_tcp().map_err(|e| failed("socket filter", e))?;
     if !plan.namespaces {
-        return Err(confine_and_exec(plan, ruleset, command));
+        return Err(confine_and_exec(plan, ruleset, &sockets, command));
     }
     // Outside the PID namespace: wait for its PID 1 and end as it ends.
     sys::set_signals(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP], libc::SIG_IGN);
@@ -153,7 +155,7 @@ fn run(plan: &Plan, command: &[OsString]) -> Result<i32, Failed> {
         std::process::exit(sys::reap_until(server));
     }
     sys::die_with_parent(libc::SIGKILL).map_err(|e| failed("parent-death signal", e))?;
-    Err(confine_and_exec(plan, ruleset, command))
+    Err(confine_and_exec(plan, ruleset, &sockets, command))
 }
 
 /// A new user namespace with this user mapped to itself, and mount, PID and IPC namespaces
@@ -296,7 +298,12 @@ fn abi_of(version: i32) -> ABI {
 /// In the server's own process: limits, no capabilities, no Multipath TCP, the Landlock domain,
 /// then the command.
 /// Returns only on a failure.
-fn confine_and_exec(plan: &Plan, ruleset: Option<RulesetCreated>, command: &[OsString]) -> Failed {
+fn confine_and_exec(
+    plan: &Plan,
+    ruleset: Option<RulesetCreated>,
+    sockets: &seccompiler::BpfProgram,
+    command: &[OsString],
+) -> Failed {
     sys::set_signals(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP], libc::SIG_DFL);
     let limits = [
         (libc::RLIMIT_DATA, plan.limits.memory_bytes),
@@ -322,9 +329,8 @@ fn confine_and_exec(plan: &Plan, ruleset: Option<RulesetCreated>, command: &[OsS
         return failed("dropping capabilities", e);
     }
     // After `no_new_privs` (set with the capabilities dropped), which the filter needs.
-    if let Err(e) = crate::sockets::without_multipath_tcp().and_then(|f| crate::sockets::apply(&f))
-    {
-        return Failed(format!("the socket filter: {e}"));
+    if let Err(e) = crate::sockets::apply(sockets) {
+        return failed("entering the socket filter", e);
     }
     if let Some(ruleset) = ruleset {
         let fd: Option<std::os::fd::OwnedFd> = ruleset.into();

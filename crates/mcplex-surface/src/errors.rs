@@ -121,6 +121,7 @@ pub(crate) fn to_wire(error: DispatchError) -> Result<serde_json::Value, ErrorDa
                 | UpstreamError::Unavailable { .. }
                 | UpstreamError::NotRunning { .. }
                 | UpstreamError::Transport { .. }
+                | UpstreamError::ListingTooLarge { .. }
                 | UpstreamError::NotConnected { .. } => ErrorData::new(
                     ErrorCode(UPSTREAM_UNAVAILABLE),
                     message,

@@ -44,6 +44,18 @@ pub enum UpstreamError {
     /// The wire failed (spawn, HTTP status, I/O, unparsable answer).
     #[error("server {server:?}: {reason}")]
     Transport { server: String, reason: String },
+    /// A listing (`tools/list`, …) grew past what one may hold over all its pages.
+    #[error(
+        "server {server:?}: {method} refused: {items}+ items, {bytes}+ bytes so far; a listing may hold at most {} items and {} MiB",
+        crate::lifecycle::MAX_LISTING_ITEMS,
+        crate::lifecycle::MAX_LISTING_BYTES / (1024 * 1024)
+    )]
+    ListingTooLarge {
+        server: String,
+        method: String,
+        items: usize,
+        bytes: usize,
+    },
     /// A `per_user` server, and the caller has not connected its own account to it (or its
     /// login was revoked or can no longer be renewed): `link` starts its own login.
     #[error("{}", not_connected(server, caller, link.as_deref()))]
@@ -83,6 +95,7 @@ impl UpstreamError {
             | UpstreamError::Unavailable { server, .. }
             | UpstreamError::NotRunning { server }
             | UpstreamError::Transport { server, .. }
+            | UpstreamError::ListingTooLarge { server, .. }
             | UpstreamError::NotConnected { server, .. } => server,
         }
     }
@@ -123,6 +136,7 @@ impl UpstreamError {
             other @ (UpstreamError::Timeout { .. }
             | UpstreamError::NotRunning { .. }
             | UpstreamError::Cancelled { .. }
+            | UpstreamError::ListingTooLarge { .. }
             | UpstreamError::NotConnected { .. }) => other,
         }
     }

@@ -255,18 +255,12 @@ fn too_large(
     items: usize,
     bytes: usize,
 ) -> UpstreamError {
-    UpstreamError::Transport {
+    UpstreamError::ListingTooLarge {
         server: connection.server().to_owned(),
-        reason: format!(
-            "{method} refused: {items}+ items, {bytes}+ bytes so far; a listing may hold at most {MAX_LISTING_ITEMS} items and {} MiB",
-            MAX_LISTING_BYTES / (1024 * 1024)
-        ),
+        method: method.to_owned(),
+        items,
+        bytes,
     }
-}
-
-/// Whether `error` is a listing refused for its size.
-pub(crate) fn is_too_large(error: &UpstreamError) -> bool {
-    matches!(error, UpstreamError::Transport { reason, .. } if reason.contains("a listing may hold at most"))
 }
 
 #[cfg(test)]

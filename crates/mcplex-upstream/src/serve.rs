@@ -226,5 +226,8 @@ async fn read_again(
 /// Whether a failed re-list ends the connection: a server that does not answer its listing in
 /// time, or whose listing is larger than a listing may be, is not served on a stale one.
 fn fatal(error: &UpstreamError) -> bool {
-    matches!(error, UpstreamError::Timeout { .. }) || lifecycle::is_too_large(error)
+    matches!(
+        error,
+        UpstreamError::Timeout { .. } | UpstreamError::ListingTooLarge { .. }
+    )
 }

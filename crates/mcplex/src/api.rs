@@ -285,16 +285,11 @@ async fn tools(
 ) -> Json<ToolsAnswer> {
     let reach = reach(caller);
     let mut tools = tools_of(&state.gateway.snapshot());
-    tools.retain(|tool| tool_reached(&reach, tool));
+    tools.retain(|tool| match tool {
+        Tool::Served(t) => reaches(&reach, &t.id, t.permission),
+        Tool::Withheld(t) => reaches(&reach, &t.id, t.permission),
+    });
     Json(ToolsAnswer { tools })
-}
-
-/// Whether `tool`, served or withheld, is within `reach` (its server and its permission).
-pub(crate) fn tool_reached(reach: &Scope, tool: &Tool) -> bool {
-    match tool {
-        Tool::Served(t) => reaches(reach, &t.id, t.permission),
-        Tool::Withheld(t) => reaches(reach, &t.id, t.permission),
-    }
 }
 
 /// Every tool offered, served or withheld, with its status and pin, sorted by id.

@@ -72,11 +72,13 @@ async fn tool_review(
     // tool is as unknown as one that does not exist; a tool the catalog does not hold is
     // reviewed by operators alone (an agent route never reaches here).
     let reach = crate::api::reach(caller);
-    let listed = crate::api::tools_of(&state.gateway.snapshot())
-        .into_iter()
-        .find(|tool| tool.id() == id);
-    let reached = match &listed {
-        Some(tool) => crate::api::tool_reached(&reach, tool),
+    let snapshot = state.gateway.snapshot();
+    let permission = snapshot
+        .tool(&parsed)
+        .map(|t| t.permission)
+        .or_else(|| snapshot.withheld_tool(&parsed).map(|w| w.permission));
+    let reached = match permission {
+        Some(permission) => reach.admits(&parsed.server, permission),
         None => viewer.is_none(),
     };
     if !reached {

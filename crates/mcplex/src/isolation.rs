@@ -28,10 +28,13 @@ pub fn serving(config: &Config, bound: Option<SocketAddr>) -> Isolation {
             return Isolation::unavailable();
         }
     };
-    let open_ports = bound
+    let unauthenticated = bound
         .filter(|address| !crate::commands::auth_required(config, *address))
         .map(|address| address.port());
-    Isolation::sandboxing(helper, Protected::new(secrets(config)).closing(open_ports))
+    Isolation::sandboxing(
+        helper,
+        Protected::new(secrets(config)).closing(unauthenticated),
+    )
 }
 
 /// The isolation of a command that starts the servers itself (`tools list`, `call`, `export`,

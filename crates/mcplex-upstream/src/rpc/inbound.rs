@@ -14,11 +14,6 @@ use super::{Pending, lock};
 use crate::relay::{ClientRelay, RelayError};
 use crate::wire::{Incoming, WireSend};
 
-/// The member the HTTP wire once marked a related message with (it now says so with
-/// [`Incoming::Related`]). A server that writes it is not believed: it is removed from every
-/// message, so that nothing downstream takes it for the wire's word.
-const FORGED_RELATED_KEY: &str = "io.mcplex/related";
-
 /// Which call a server request or notification belongs to, as the wire saw it.
 #[derive(Clone, Copy)]
 enum Related<'a> {
@@ -41,7 +36,7 @@ pub(super) fn route(
     message: Incoming,
 ) {
     let (shared_server, server) = (server, &**server);
-    let (request, mut message) = match message {
+    let (request, message) = match message {
         Incoming::Answer { id, result } => {
             match lock(pending).remove(&id) {
                 Some(waiter) => {
@@ -66,10 +61,8 @@ pub(super) fn route(
         Incoming::Message(message) => (None, message),
         Incoming::Related { request, message } => (Some(request), message),
     };
-    // Only the wire says which call a message belongs to, never the server.
-    if let Some(object) = message.as_object_mut() {
-        object.remove(FORGED_RELATED_KEY);
-    }
+    // Only the wire says which call a message belongs to (`Incoming::Related`), never a
+    // member the server writes into it.
     let related = request.as_ref().map_or(Related::Unknown, Related::Request);
     let method = message.get("method").and_then(Value::as_str);
     let id = message.get("id").filter(|id| !id.is_null());
