@@ -38,6 +38,7 @@ use mcplex_state::Store;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
+use crate::ui::cookies::{self, Kind};
 use crate::ui::text_page as page;
 
 /// Where a link points, beneath the public URL.
@@ -62,8 +63,6 @@ const FORM_COOKIE: &str = "mcplex_connect_form";
 const FORM_PURPOSE: &str = "mcplex-connect-form";
 /// The largest body of the page's form (one token).
 const FORM_BODY_LIMIT: usize = 1024;
-/// How long the cookies last: as long as a begun login waits.
-const COOKIE_MAX_AGE_SECS: i64 = mcplex_oauth::PENDING_FOR_SECS;
 
 /// What a link says.
 #[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,9 +218,12 @@ pub(crate) fn proven_redirect(
     request: &HeaderMap,
 ) -> Response {
     let proof = prove(store, text, now);
-    with_cookie(
+    cookies::set(
         Redirect::to(&page_path(text)).into_response(),
-        &format!("{PROOF_COOKIE}={proof}; Path={CONNECT_PATH}"),
+        PROOF_COOKIE,
+        &proof,
+        CONNECT_PATH,
+        Kind::Flow,
         request,
     )
 }
@@ -235,34 +237,6 @@ pub(crate) fn same_browser(store: &Store, request: &axum::http::HeaderMap, bound
             bound_to,
         )
     })
-}
-
-/// `response` with `cookie` (`name=value; Path=…`): HttpOnly, SameSite=Lax (the authorization
-/// server's redirect back is a navigation from another site), Secure over HTTPS, ten minutes.
-pub(crate) fn with_cookie(mut response: Response, cookie: &str, request: &HeaderMap) -> Response {
-    let secure = if crate::ui::reached_over_https(request) {
-        "; Secure"
-    } else {
-        ""
-    };
-    let value = format!("{cookie}; HttpOnly; SameSite=Lax; Max-Age={COOKIE_MAX_AGE_SECS}{secure}");
-    if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
-        response
-            .headers_mut()
-            .append(axum::http::header::SET_COOKIE, value);
-    }
-    response
-}
-
-/// `response` dropping the cookie `name` of `path`.
-pub(crate) fn without_cookie(mut response: Response, name: &str, path: &str) -> Response {
-    let value = format!("{name}=; Path={path}; HttpOnly; SameSite=Lax; Max-Age=0");
-    if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
-        response
-            .headers_mut()
-            .append(axum::http::header::SET_COOKIE, value);
-    }
-    response
 }
 
 #[derive(Clone)]
@@ -378,9 +352,12 @@ async fn follow(
     );
     // The form's POST carries this origin (a page that sends no referrer would send `null`).
     let head = "<meta name=\"referrer\" content=\"same-origin\">";
-    with_cookie(
+    cookies::set(
         html_page(StatusCode::OK, &title, head, &body),
-        &format!("{FORM_COOKIE}={nonce}; Path={}", page_path(&text)),
+        FORM_COOKIE,
+        &nonce,
+        &page_path(&text),
+        Kind::Flow,
         &headers,
     )
 }
@@ -443,12 +420,10 @@ async fn begin(
     match crate::upstream_login::begin_login(&connect.store, &server, &origin, Some(caller)).await {
         Ok(url) => {
             tracing::info!(server = %link.server, caller = %link.caller, "a caller's login to its own account begins");
-            let onward = without_cookie(onward(&link.server, &url), FORM_COOKIE, &page_path(&text));
-            with_cookie(
-                onward,
-                &format!("{BROWSER_COOKIE}={nonce}; Path=/ui"),
-                &headers,
-            )
+            let onward = onward(&link.server, &url);
+            let onward =
+                cookies::expire(onward, FORM_COOKIE, &page_path(&text), Kind::Flow, &headers);
+            cookies::set(onward, BROWSER_COOKIE, &nonce, "/ui", Kind::Flow, &headers)
         }
         Err((status, why)) => page(
             status,

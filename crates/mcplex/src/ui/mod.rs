@@ -14,6 +14,7 @@
 //! Every answer carries a strict Content-Security-Policy (no inline script or style),
 //! `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, and is not cached.
 
+pub(crate) mod cookies;
 mod person;
 mod sessions;
 mod sign_in;
@@ -328,27 +329,13 @@ async fn logout(State(access): State<Arc<Access>>, headers: HeaderMap) -> Respon
             );
         }
     }
-    let expired = format!(
-        "{SESSION_COOKIE}=; {}; Max-Age=0",
-        cookie_attributes(&headers)
-    );
-    if let Ok(value) = HeaderValue::from_str(&expired) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
-}
-
-/// The session cookie's attributes: HttpOnly (no script reads it), SameSite=Strict (no other
-/// site's page sends it), for the whole listener (the API is under `/api`), and Secure when the
-/// browser reached the gateway over HTTPS (through a proxy that ends TLS), so that the browser
-/// never sends it over plain HTTP. A header claiming HTTPS can only make a caller's own cookie
-/// stricter.
-fn cookie_attributes(request: &HeaderMap) -> &'static str {
-    if reached_over_https(request) {
-        "HttpOnly; SameSite=Strict; Path=/; Secure"
-    } else {
-        "HttpOnly; SameSite=Strict; Path=/"
-    }
+    cookies::expire(
+        response,
+        SESSION_COOKIE,
+        "/",
+        cookies::Kind::Session,
+        &headers,
+    )
 }
 
 /// The origin a request was sent to, as its browser names it (`scheme://host[:port]`).
@@ -388,23 +375,16 @@ pub(crate) fn reached_over_https(request: &HeaderMap) -> bool {
     })
 }
 
-/// `response` with the session cookie (see [`cookie_attributes`]).
-fn with_cookie(mut response: Response, id: &str, request: &HeaderMap) -> Response {
-    let cookie = format!(
-        "{SESSION_COOKIE}={id}; {}; Max-Age={}",
-        cookie_attributes(request),
-        sessions::SESSION_LIFETIME.as_secs()
-    );
-    match HeaderValue::from_str(&cookie) {
-        Ok(value) => {
-            response.headers_mut().insert(header::SET_COOKIE, value);
-            response
-        }
-        Err(_) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "cannot set the session cookie",
-        ),
-    }
+/// `response` with the session cookie (see [`cookies::Kind::Session`]).
+fn with_cookie(response: Response, id: &str, request: &HeaderMap) -> Response {
+    cookies::set(
+        response,
+        SESSION_COOKIE,
+        id,
+        "/",
+        cookies::Kind::Session,
+        request,
+    )
 }
 
 #[cfg(test)]
@@ -436,9 +416,19 @@ mod tests {
             (vec![("forwarded", "proto=http, proto=https")], false),
             (vec![("forwarded", "for=proto=https")], false),
         ] {
-            let attributes = cookie_attributes(&headers(&request));
-            assert_eq!(attributes.ends_with("; Secure"), secure, "{request:?}");
-            assert!(attributes.starts_with("HttpOnly; SameSite=Strict; Path=/"));
+            let response = cookies::set(
+                Response::default(),
+                SESSION_COOKIE,
+                "id",
+                "/",
+                cookies::Kind::Session,
+                &headers(&request),
+            );
+            let cookie = response.headers()[header::SET_COOKIE]
+                .to_str()
+                .expect("text");
+            assert_eq!(cookie.ends_with("; Secure"), secure, "{request:?}");
+            assert!(cookie.contains("; Path=/; HttpOnly; SameSite=Strict; Max-Age="));
         }
     }
 }

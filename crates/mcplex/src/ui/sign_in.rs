@@ -419,9 +419,12 @@ async fn start(
     match kept {
         Ok(Ok(())) => {
             let mac = state_mac(sign_in, &state);
-            crate::connect::with_cookie(
+            super::cookies::set(
                 Redirect::to(url.as_str()).into_response(),
-                &format!("{}={mac}; Path={STATE_COOKIE_PATH}", state_cookie(&mac)),
+                &state_cookie(&mac),
+                &mac,
+                STATE_COOKIE_PATH,
+                super::cookies::Kind::Flow,
                 headers,
             )
         }
@@ -489,7 +492,13 @@ async fn callback(
         Err(refused) => refused,
     };
     let cookie = state_cookie(&state_mac(&sign_in, &state));
-    crate::connect::without_cookie(answer, &cookie, STATE_COOKIE_PATH)
+    super::cookies::expire(
+        answer,
+        &cookie,
+        STATE_COOKIE_PATH,
+        super::cookies::Kind::Flow,
+        &headers,
+    )
 }
 
 /// The pending sign-in of `state`, taken from the store (once), or the page that says why not.
