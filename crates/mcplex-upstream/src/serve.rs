@@ -108,7 +108,11 @@ pub(crate) async fn serve(
             .get("method")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        tracing::debug!(server = name, "notification from upstream: {method}");
+        tracing::debug!(
+            server = name,
+            "notification from upstream: {}",
+            slot.redactor.redact_start(method, 100)
+        );
         let _ = notices.send(UpstreamNotice {
             server: server.clone(),
             method: method.to_owned(),
