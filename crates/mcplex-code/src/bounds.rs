@@ -4,8 +4,6 @@
 //! takes tens of bytes per byte of `[0,0,…]`), so that the gateway's memory stays proportional to
 //! these numbers, whatever a script builds.
 
-use std::io;
-
 use mcplex_protocol::ErrorType;
 use serde_json::{Value, json};
 
@@ -28,35 +26,6 @@ pub(crate) const MAX_LINE_FROM_WORKER: usize = MAX_BATCH_BYTES + LINE_OVERHEAD;
 
 /// The longest outcome (`{"value": …}`, a script error with its body, …) the gateway parses.
 pub(crate) const MAX_OUTCOME_BYTES: usize = MAX_MESSAGE_BYTES + LINE_OVERHEAD;
-
-/// The length of `value` as compact JSON, counting no further than `cap + 1` (nothing is
-/// allocated: a tool result of any size is measured at no cost).
-pub(crate) fn json_len(value: &impl serde::Serialize, cap: usize) -> usize {
-    let mut counter = Counter { bytes: 0, cap };
-    match serde_json::to_writer(&mut counter, value) {
-        Ok(()) => counter.bytes,
-        Err(_) => cap.saturating_add(1),
-    }
-}
-
-struct Counter {
-    bytes: usize,
-    cap: usize,
-}
-
-impl io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.bytes = self.bytes.saturating_add(buf.len());
-        if self.bytes > self.cap {
-            return Err(io::Error::other("over the cap"));
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
 
 /// The message of a refusal for size: `what` was larger than `bound` bytes.
 pub(crate) fn too_large_message(what: &str, bound: usize) -> String {

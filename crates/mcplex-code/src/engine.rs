@@ -13,9 +13,11 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use mcplex_protocol::json_len;
+
 use crate::bounds::{
-    MAX_BATCH_BYTES, MAX_LINE_FROM_WORKER, MAX_MESSAGE_BYTES, MAX_OUTCOME_BYTES, json_len,
-    too_large, too_large_message,
+    MAX_BATCH_BYTES, MAX_LINE_FROM_WORKER, MAX_MESSAGE_BYTES, MAX_OUTCOME_BYTES, too_large,
+    too_large_message,
 };
 use crate::error::{CALLS_LIMIT, MESSAGE_LIMIT, limit_named};
 use crate::pool::Pool;

@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::bounds::{MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, json_len, too_large};
+use crate::bounds::{MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, too_large};
 use crate::protocol::{CallOutcomes, FromWorker, RunRequest, ToolCall, WorkerOutcome};
 use crate::sandbox::{Bridge, Sandbox};
+use mcplex_protocol::json_len;
 
 /// How long after its deadline a worker ends itself (the gateway kills it at the deadline).
 const GRACE: Duration = Duration::from_secs(2);

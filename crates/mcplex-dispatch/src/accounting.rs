@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mcplex_upstream::{RawResult, UpstreamError, json_len};
+use mcplex_protocol::json_len;
+use mcplex_upstream::{RawResult, UpstreamError};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -320,7 +321,10 @@ impl Outcome {
     pub(crate) fn of(outcome: &Result<Value, DispatchError>) -> Outcome {
         Outcome {
             status: CallStatus::of(outcome),
-            response_bytes: outcome.as_ref().map(json_len).unwrap_or(0),
+            response_bytes: outcome
+                .as_ref()
+                .map(|value| json_len(value, usize::MAX))
+                .unwrap_or(0),
         }
     }
 

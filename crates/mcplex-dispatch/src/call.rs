@@ -9,7 +9,8 @@ use std::sync::Arc;
 use mcplex_catalog::{CatalogTool, Scope, Snapshot, UnavailableReason};
 use mcplex_names::ToolId;
 use mcplex_protocol::REQUEST_ID_META;
-use mcplex_upstream::{CallOptions, ClientRelay, OnBehalfOf, RawResult, UpstreamError, json_len};
+use mcplex_protocol::json_len;
+use mcplex_upstream::{CallOptions, ClientRelay, OnBehalfOf, RawResult, UpstreamError};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -70,7 +71,7 @@ impl Gateway {
             .and_then(|_| call.arguments.clone().map(Value::Object));
         // Measured only for the audit log, and without copying the arguments.
         let request_bytes = match (audit, &call.arguments) {
-            (Some(_), Some(arguments)) => json_len(arguments),
+            (Some(_), Some(arguments)) => json_len(arguments, usize::MAX),
             _ => 0,
         };
         let requested = call.name.clone();

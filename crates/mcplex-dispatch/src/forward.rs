@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use mcplex_upstream::json_len;
+use mcplex_protocol::json_len;
 
 use crate::accounting::{Finished, Ledger, Outcome, Target};
 use crate::{DispatchError, Gateway, UpstreamRequest};
@@ -42,7 +42,7 @@ impl Gateway {
         let audit = self.audit.as_ref();
         let (method, mut params, subject) = request.into_parts();
         let request_bytes = if audit.is_some() {
-            json_len(&params)
+            json_len(&params, usize::MAX)
         } else {
             0
         };

@@ -12,12 +12,14 @@
 mod era;
 mod error_type;
 mod health;
+mod json_len;
 mod offer;
 mod server_event;
 
 pub use era::{LATEST_SESSION_VERSION, ProtocolEra, STATELESS_VERSION};
 pub use error_type::ErrorType;
 pub use health::ServerHealth;
+pub use json_len::json_len;
 pub use offer::Offer;
 pub use server_event::{ServerEvent, ServerEventKind};
 

@@ -38,7 +38,7 @@ pub use mcplex_oauth::Logins;
 /// A token that never prints: the OAuth access token a caller presented.
 pub use mcplex_oauth::Secret;
 pub use mcplex_sandbox::{Level as IsolationLevel, Protected, Report as IsolationReport};
-pub use raw_result::{MemberKind, Members, RawResult, json_len};
+pub use raw_result::{MemberKind, Members, RawResult};
 pub use relay::{ClientKey, ClientRelay, NoClient, RelayError, RelayFuture};
 pub use requests::OnBehalfOf;
 pub use rpc::{CallOptions, RpcConnection};

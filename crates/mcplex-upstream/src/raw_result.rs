@@ -215,26 +215,9 @@ impl RawResult {
     pub fn json_len(&self) -> usize {
         match self {
             RawResult::Text { text, .. } => text.get().len(),
-            RawResult::Value(value) => json_len(value),
+            RawResult::Value(value) => mcplex_protocol::json_len(value, usize::MAX),
         }
     }
-}
-
-/// The serialized size of `value`, without building the text.
-pub fn json_len(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 impl From<Value> for RawResult {
