@@ -5,7 +5,7 @@
 //! the run's own deadline, should the gateway's kill never come.
 
 use mcplex_protocol::ErrorType;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,10 +33,13 @@ const DATA_HEADROOM: u64 = 256 * 1024 * 1024;
 /// the binary's hidden worker subcommand before anything else starts (no async runtime, no
 /// logging: stdout is the protocol, stderr goes nowhere).
 pub fn serve_worker() -> ExitCode {
-    // Whatever the gateway holds (all of them, as root), a script's process needs none.
-    if let Err(e) = mcplex_sandbox::drop_capabilities() {
+    // Read once the run arrives, to bound the data; opened now, while files can be opened.
+    let status = std::fs::File::open("/proc/self/status").ok();
+    // A script that escapes QuickJS finds nothing to act on: no file, socket, program, other
+    // process or capability. Before any thread starts, so that every thread is confined.
+    if let Err(e) = mcplex_sandbox::confine_to_compute() {
         send(&FromWorker::Done(WorkerOutcome::Internal(format!(
-            "the worker cannot give up its capabilities: {e}"
+            "the worker cannot confine itself: {e}"
         ))));
         return ExitCode::FAILURE;
     }
@@ -67,7 +70,7 @@ pub fn serve_worker() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = bound_data(request.memory_bytes) {
+    if let Err(e) = bound_data(status, request.memory_bytes) {
         send(&FromWorker::Done(WorkerOutcome::Internal(format!(
             "the worker could not bound its memory: {e}"
         ))));
@@ -91,9 +94,12 @@ pub fn serve_worker() -> ExitCode {
 /// the bound instead of taking the machine's memory. The bound is over what the process already
 /// maps (the allocator reserves its arena up front, and the kernel counts the reservation); a
 /// kernel without `/proc` leaves the worker unbounded, as before.
-fn bound_data(memory_bytes: usize) -> std::io::Result<()> {
-    let Some(mapped) = std::fs::read_to_string("/proc/self/status")
-        .ok()
+fn bound_data(status: Option<std::fs::File>, memory_bytes: usize) -> std::io::Result<()> {
+    let Some(mapped) = status
+        .and_then(|mut file| {
+            let mut text = String::new();
+            file.read_to_string(&mut text).ok().map(|_| text)
+        })
         .and_then(|status| {
             status
                 .lines()

@@ -329,3 +329,52 @@ async fn one_callers_flood_does_not_delay_another_caller() {
         assert!(is_limit(&outcome, "cancelled"), "{outcome:?}");
     }
 }
+
+/// The engine's workers confine themselves before their run arrives: no capabilities,
+/// `no_new_privs`, and two seccomp filters (what they refuse is `mcplex-sandbox`'s
+/// `tests/compute.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_are_confined_before_their_run() {
+    let engine = engine(1, 1);
+    let done = run_on(&engine, script("return 1;", limits())).await;
+    assert_eq!(done.map(|o| o.value), Ok(json!(1)));
+    let program = std::path::Path::new(env!("CARGO_BIN_EXE_mcplex-code-worker"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let statuses = warm_workers(program);
+        let confined = |status: &String| {
+            [
+                "NoNewPrivs:\t1",
+                "Seccomp:\t2",
+                "Seccomp_filters:\t2",
+                "CapEff:\t0000000000000000",
+            ]
+            .iter()
+            .all(|line| status.lines().any(|l| l == *line))
+        };
+        if !statuses.is_empty() && statuses.iter().all(confined) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{statuses:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(engine);
+}
+
+/// The `/proc/<pid>/status` of this process's children running `program` (the pool's warm
+/// workers).
+fn warm_workers(program: &std::path::Path) -> Vec<String> {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|entry| {
+            std::fs::read_link(entry.path().join("exe")).ok().as_deref() == Some(program)
+        })
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("status")).ok())
+        .filter(|status| status.lines().any(|l| l == format!("PPid:\t{me}")))
+        .collect()
+}

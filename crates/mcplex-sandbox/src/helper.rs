@@ -123,7 +123,7 @@ fn run(plan: &Plan, command: &[OsString]) -> Result<i32, Failed> {
         abi => Some(ruleset(plan, abi).map_err(|e| failed("Landlock ruleset", e))?),
     };
     let sockets =
-        crate::sockets::without_multipath_tcp().map_err(|e| failed("socket filter", e))?;
+        crate::filters::without_multipath_tcp().map_err(|e| failed("socket filter", e))?;
     if !plan.namespaces {
         return Err(confine_and_exec(plan, ruleset, &sockets, command));
     }
@@ -282,7 +282,7 @@ fn open_ports(
         .map(|port| Ok(NetPort::new(port, AccessNet::ConnectTcp)))
 }
 
-fn abi_of(version: i32) -> ABI {
+pub(crate) fn abi_of(version: i32) -> ABI {
     match version {
         ..=0 => ABI::Unsupported,
         1 => ABI::V1,
@@ -329,7 +329,7 @@ fn confine_and_exec(
         return failed("dropping capabilities", e);
     }
     // After `no_new_privs` (set with the capabilities dropped), which the filter needs.
-    if let Err(e) = crate::sockets::apply(sockets) {
+    if let Err(e) = crate::filters::apply(sockets) {
         return failed("entering the socket filter", e);
     }
     if let Some(ruleset) = ruleset {

@@ -13,14 +13,16 @@
 //! Must not: know MCP, the config file's format or how the server's pipes are read; the
 //! upstream crate spawns the helper and owns the child.
 
+mod compute;
+mod filters;
 mod grants;
 mod helper;
 mod plan;
 mod report;
-mod sockets;
 mod support;
 mod sys;
 
+pub use compute::confine_to_compute;
 pub use helper::{HELPER_ARG, run_helper};
 pub use plan::{Limits, Plan, Policy, Protected, Refused, plan};
 pub use report::{Level, Report};

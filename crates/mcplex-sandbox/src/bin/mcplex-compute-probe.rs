@@ -1,0 +1,94 @@
+//! A probe for this crate's own tests (`tests/compute.rs`): tries each operation a confined
+//! process must not make, before and after `confine_to_compute`, and prints one line per try:
+//! `stage<TAB>operation<TAB>true|false`. Its arguments: a directory holding `secret` and
+//! `doomed`, and a TCP port listening on 127.0.0.1. Single-threaded until it computes, as the
+//! code_execution worker is when it confines itself.
+#![allow(unsafe_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(dir), Some(port)) = (args.next(), args.next()) else {
+        eprintln!("usage: mcplex-compute-probe DIR PORT");
+        return ExitCode::from(2);
+    };
+    let dir = PathBuf::from(dir);
+    let Some(port) = port.to_str().and_then(|port| port.parse::<u16>().ok()) else {
+        eprintln!("not a port");
+        return ExitCode::from(2);
+    };
+    report("before", &dir, port);
+    if let Err(e) = mcplex_sandbox::confine_to_compute() {
+        eprintln!("cannot confine: {e}");
+        return ExitCode::from(3);
+    }
+    report("after", &dir, port);
+    ExitCode::SUCCESS
+}
+
+fn report(stage: &str, dir: &Path, port: u16) {
+    let mut out = std::io::stdout().lock();
+    for (what, worked) in attempts(dir, port) {
+        let _ = writeln!(out, "{stage}\t{what}\t{worked}");
+    }
+    let _ = out.flush();
+    // Undo what worked, so that the second round meets the same state.
+    let _ = std::fs::remove_file(dir.join("new"));
+    let _ = std::fs::remove_dir(dir.join("made"));
+    let _ = std::fs::write(dir.join("doomed"), "x");
+}
+
+/// Each operation and whether it worked. Entering a user namespace comes last: it changes the
+/// process for what follows.
+fn attempts(dir: &Path, port: u16) -> Vec<(&'static str, bool)> {
+    vec![
+        ("read a file", std::fs::read(dir.join("secret")).is_ok()),
+        (
+            "create a file",
+            std::fs::File::create(dir.join("new")).is_ok(),
+        ),
+        (
+            "remove a file",
+            std::fs::remove_file(dir.join("doomed")).is_ok(),
+        ),
+        (
+            "make a directory",
+            std::fs::create_dir(dir.join("made")).is_ok(),
+        ),
+        (
+            "connect over TCP",
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        ),
+        (
+            "make a socket pair",
+            std::os::unix::net::UnixStream::pair().is_ok(),
+        ),
+        (
+            "run a program",
+            Command::new("/bin/true")
+                .status()
+                .is_ok_and(|status| status.success()),
+        ),
+        // SAFETY: signal 0 only asks whether the parent could be signalled.
+        ("signal the parent", unsafe {
+            libc::kill(libc::getppid(), 0) == 0
+        }),
+        // SAFETY: unshare takes a flag; the process has one thread here.
+        ("enter a user namespace", unsafe {
+            libc::unshare(libc::CLONE_NEWUSER) == 0
+        }),
+        ("compute in a thread", compute()),
+    ]
+}
+
+fn compute() -> bool {
+    std::thread::spawn(|| {
+        let data: Vec<u64> = (0..8_000_000).collect();
+        data.iter().sum::<u64>() == 8_000_000 * 7_999_999 / 2
+    })
+    .join()
+    .unwrap_or(false)
+}
