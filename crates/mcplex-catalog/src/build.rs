@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use mcplex_config::{Config, HotSettings};
-use mcplex_names::{RegistrationTable, ToolId};
+use mcplex_names::{RegistrationTable, ToolId, gateway_tools};
 use mcplex_protocol::{Offer, ServerHealth};
 use mcplex_trust::{Approvals, Change};
 use serde_json::Value;
@@ -146,10 +146,11 @@ fn name_tools(
         .filter(|s| !s.namespace)
         .map(|s| s.name.as_str())
         .collect();
-    let (table, conflicts) =
-        RegistrationTable::build_with(accepted.iter().map(|tool| tool.id.clone()), |id| {
-            transparent.contains(&*id.server)
-        });
+    let (table, conflicts) = RegistrationTable::build_with(
+        accepted.iter().map(|tool| tool.id.clone()),
+        |id| transparent.contains(&*id.server),
+        gateway_tools::ALL,
+    );
     diagnostics.extend(conflicts.iter().map(|c| offers::clash("tool", c)));
     let withheld_names = withheld_names(&accepted, withheld, &table, &transparent);
     let mut used = HashSet::new();
@@ -195,7 +196,11 @@ fn withheld_names(
         return HashMap::new();
     }
     let ids = accepted.iter().map(|tool| tool.id.clone()).chain(tools());
-    let (all, _) = RegistrationTable::build_with(ids, |id| transparent.contains(&*id.server));
+    let (all, _) = RegistrationTable::build_with(
+        ids,
+        |id| transparent.contains(&*id.server),
+        gateway_tools::ALL,
+    );
     tools()
         .filter_map(|id| {
             let name = all.name_of(&id)?;

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use mcplex_config::ServerConfig;
-use mcplex_names::{NameConflict, RegistrationTable, ToolId};
+use mcplex_names::{NameConflict, NameHolder, RegistrationTable, ToolId};
 use mcplex_trust::{Permission, Scope};
 use serde_json::Value;
 
@@ -154,9 +154,11 @@ fn add_prompts(
             }
         }
     }
-    let (table, conflicts) = RegistrationTable::build_with(raw_prompts.keys().cloned(), |id| {
-        transparent.get(&*id.server).copied().unwrap_or(false)
-    });
+    let (table, conflicts) = RegistrationTable::build_with(
+        raw_prompts.keys().cloned(),
+        |id| transparent.get(&*id.server).copied().unwrap_or(false),
+        &[],
+    );
     diagnostics.extend(conflicts.into_iter().map(|c| clash("prompt", &c)));
     for (id, prompt) in raw_prompts {
         let Some(name) = table.name_of(&id) else {
@@ -256,13 +258,23 @@ impl Resources<'_, '_> {
     }
 }
 
-/// The diagnostic for a name two `"namespace": false` servers claim: both are named.
+/// The diagnostic for a name a `"namespace": false` server's tool or prompt claims and cannot
+/// have: who holds it is named.
 pub(crate) fn clash(kind: &str, conflict: &NameConflict) -> Diagnostic {
+    let holder = match &conflict.holder {
+        NameHolder::Tool(holder) => {
+            format!(
+                "server {:?} already serves a {kind} of that name",
+                holder.server
+            )
+        }
+        NameHolder::Gateway => "it is the name of one of the gateway's own tools".to_owned(),
+    };
     Diagnostic {
         server: conflict.refused.server.to_string(),
         message: format!(
-            "{kind} {:?} is not served: server {:?} (\"namespace\": false) already serves a {kind} of that name; set \"namespace\": true on one of them",
-            conflict.name, conflict.holder.server
+            "{kind} {:?} is not served: {holder}; set \"namespace\": true on server {:?}",
+            conflict.name, conflict.refused.server
         ),
     }
 }

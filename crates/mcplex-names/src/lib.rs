@@ -6,11 +6,12 @@
 //! splits a name on `__`, because server and tool names may themselves contain `__`.
 //! Pure: no I/O, no async, no MCP types.
 
+pub mod gateway_tools;
 mod sanitize;
 mod table;
 
 pub use sanitize::{MAX_NAME_LEN, is_valid_name, sanitize};
-pub use table::{NameConflict, RegistrationTable, ToolId};
+pub use table::{NameConflict, NameHolder, RegistrationTable, ToolId};
 
 #[cfg(test)]
 mod tests;

@@ -44,14 +44,24 @@ impl fmt::Debug for ToolId {
     }
 }
 
-/// Two ids of servers with `"namespace": false` that claim the same display name.
+/// A name a tool of a `"namespace": false` server claims and cannot have.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameConflict {
     pub name: String,
-    /// The id that keeps the name.
-    pub holder: ToolId,
+    /// Who has the name.
+    pub holder: NameHolder,
     /// The id left without a name.
     pub refused: ToolId,
+}
+
+/// Who holds a name another tool claims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameHolder {
+    /// A tool of another server: one with `"namespace": false` whose id sorts first, or a
+    /// namespaced one whose `server__tool` name it is.
+    Tool(ToolId),
+    /// The gateway: it is one of the names it reserves for its own tools.
+    Gateway,
 }
 
 /// Hex digits of the suffix that disambiguates a shortened or colliding name.
@@ -68,22 +78,31 @@ pub struct RegistrationTable {
 impl RegistrationTable {
     /// Assigns a display name to every id (duplicates are ignored).
     pub fn build(ids: impl IntoIterator<Item = ToolId>) -> RegistrationTable {
-        RegistrationTable::build_with(ids, |_| false).0
+        RegistrationTable::build_with(ids, |_| false, &[]).0
     }
 
     /// Like [`RegistrationTable::build`], but ids for which `own_name` holds (tools of servers
     /// with `"namespace": false`) keep their own name, unprefixed. Such a name must be a valid
-    /// display name and free: when two of them claim the same name, the smaller id keeps it and
-    /// the other gets no name at all; it is returned with the id that holds the name, so the
+    /// display name and free: not one of `reserved` (the gateway's own tools), not the
+    /// `server__tool` name of a namespaced id, and not claimed by a smaller such id. An id whose
+    /// name is taken gets no name at all; it is returned with who holds the name, so the
     /// operator can be told both. Namespaced ids never take a claimed name (they are hashed).
     pub fn build_with(
         ids: impl IntoIterator<Item = ToolId>,
         own_name: impl Fn(&ToolId) -> bool,
+        reserved: &[&str],
     ) -> (RegistrationTable, Vec<NameConflict>) {
         let mut table = RegistrationTable::default();
         let mut conflicts = Vec::new();
         let (mut own, namespaced): (Vec<ToolId>, Vec<ToolId>) =
             ids.into_iter().partition(|id| own_name(id));
+        let mut natural_names: HashMap<String, &ToolId> = HashMap::new();
+        for id in &namespaced {
+            natural_names
+                .entry(natural_name(id))
+                .and_modify(|holder| *holder = (*holder).min(id))
+                .or_insert(id);
+        }
         own.sort();
         own.dedup();
         for id in own {
@@ -92,10 +111,19 @@ impl RegistrationTable {
             } else {
                 sanitize(&id.tool)
             };
-            match table.by_name.get(&name) {
+            let holder = if reserved.contains(&name.as_str()) {
+                Some(NameHolder::Gateway)
+            } else {
+                table
+                    .by_name
+                    .get(&name)
+                    .or_else(|| natural_names.get(&name).copied())
+                    .map(|holder| NameHolder::Tool(holder.clone()))
+            };
+            match holder {
                 Some(holder) => conflicts.push(NameConflict {
                     name,
-                    holder: holder.clone(),
+                    holder,
                     refused: id,
                 }),
                 None if is_valid_name(&name) => table.insert(name, id),
@@ -113,7 +141,7 @@ impl RegistrationTable {
         // Group ids by their natural name `sanitize(server)__sanitize(tool)`.
         let mut groups: BTreeMap<String, Vec<ToolId>> = BTreeMap::new();
         for id in ids {
-            let natural = format!("{}__{}", sanitize(&id.server), sanitize(&id.tool));
+            let natural = natural_name(&id);
             let group = groups.entry(natural).or_default();
             if !group.contains(&id) {
                 group.push(id);
@@ -184,6 +212,11 @@ impl RegistrationTable {
     pub fn is_empty(&self) -> bool {
         self.by_name.is_empty()
     }
+}
+
+/// A namespaced id's name before any hashing: `sanitize(server)__sanitize(tool)`.
+fn natural_name(id: &ToolId) -> String {
+    format!("{}__{}", sanitize(&id.server), sanitize(&id.tool))
 }
 
 fn hashed_name(natural: &str, seed: &str) -> String {

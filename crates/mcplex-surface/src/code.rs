@@ -33,7 +33,7 @@ use crate::search_tools::{self, RETRIEVE_TOOLS};
 use crate::{SurfaceOptions, results};
 use mcplex_upstream::ClientRelay;
 
-pub(crate) const CODE_EXECUTION: &str = "code_execution";
+pub(crate) use mcplex_names::gateway_tools::CODE_EXECUTION;
 // A script exchanges at most what a client may send in a request body by default.
 const _: () = assert!(MAX_MESSAGE_BYTES == mcplex_config::DEFAULT_MAX_BODY_BYTES);
 

@@ -5,8 +5,7 @@ use mcplex_catalog::{Scope, Snapshot, UnavailableReason};
 use mcplex_protocol::ErrorType;
 use serde_json::{Map, Value, json};
 
-/// The built-in's name on the direct surface.
-pub(crate) const DESCRIBE_TOOL: &str = "describe_tool";
+pub(crate) use mcplex_names::gateway_tools::DESCRIBE_TOOL;
 const MAX_DEFINITIONS: usize = 5;
 const MAX_CHECKS: usize = 50;
 

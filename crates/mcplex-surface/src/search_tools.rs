@@ -10,9 +10,9 @@ use serde_json::{Map, Value, json};
 
 use crate::results;
 
-pub(crate) const TOOL_SEARCH: &str = "tool_search";
-pub(crate) const CALL_TOOL: &str = "call_tool";
-pub(crate) const RETRIEVE_TOOLS: &str = "retrieve_tools";
+pub(crate) use mcplex_names::gateway_tools::CALL_TOOL;
+pub(crate) use mcplex_names::gateway_tools::RETRIEVE_TOOLS;
+pub(crate) use mcplex_names::gateway_tools::TOOL_SEARCH;
 const RETRIEVE_DEFAULT_LIMIT: usize = 15;
 const RETRIEVE_MAX_LIMIT: usize = 100;
 /// The `query` parameter of both searches, said once. The separator is spaced: a bare `+` is part
