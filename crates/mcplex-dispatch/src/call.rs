@@ -39,7 +39,7 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// Receives the `params` of each upstream progress notification, when the client asked for
     /// progress. The surface rewrites the token back to the client's own.
-    pub progress: Option<mpsc::UnboundedSender<Value>>,
+    pub progress: Option<mpsc::Sender<Value>>,
     /// Reaches the calling client, for the requests (sampling, elicitation, roots) and log
     /// messages the upstream sends while it works on the call ([`mcplex_upstream::NoClient`]
     /// for a caller without one: every caller's call has a relay, so that a message about it is

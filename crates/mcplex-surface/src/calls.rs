@@ -241,13 +241,17 @@ pub(crate) fn mark_complete(raw: &mut Value, context: &RequestContext<RoleServer
 /// How long a finished call waits for its last progress notifications to go out.
 const PROGRESS_DRAIN: Duration = Duration::from_secs(2);
 
+/// Progress updates waiting for a slow client; the upstream's further ones are dropped until it
+/// catches up.
+const PROGRESS_BACKLOG: usize = 64;
+
 /// When the caller asked for progress, a sink whose updates are re-addressed to the caller's
 /// own progress token and sent to it, and the task that sends them.
 fn progress_forwarder(
     context: &RequestContext<RoleServer>,
-) -> Option<(mpsc::UnboundedSender<Value>, JoinHandle<()>)> {
+) -> Option<(mpsc::Sender<Value>, JoinHandle<()>)> {
     let token = context.meta.get_progress_token()?;
-    let (sender, mut updates) = mpsc::unbounded_channel::<Value>();
+    let (sender, mut updates) = mpsc::channel::<Value>(PROGRESS_BACKLOG);
     let peer = context.peer.clone();
     let task = tokio::spawn(async move {
         while let Some(mut update) = updates.recv().await {

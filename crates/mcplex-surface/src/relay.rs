@@ -43,9 +43,15 @@ pub(crate) struct PeerRelay {
 
 /// Sends one call's log messages to its client, in order.
 struct LogForwarder {
-    messages: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
+    /// At most [`LOG_BACKLOG`] waiting: an upstream's flood to a slow client is dropped, not
+    /// queued.
+    messages: mpsc::Sender<LoggingMessageNotificationParam>,
     task: JoinHandle<()>,
 }
+
+/// Log messages waiting for a slow client; the upstream's further ones are dropped until it
+/// catches up.
+const LOG_BACKLOG: usize = 256;
 
 /// The `_meta` key by which a 2026-07-28 request opts in to log messages.
 const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
@@ -216,7 +222,7 @@ impl ClientRelay for PeerRelay {
         };
         let mut logs = self.logs.lock().unwrap_or_else(PoisonError::into_inner);
         let forwarder = logs.get_or_insert_with(|| {
-            let (messages, mut pending) = mpsc::unbounded_channel();
+            let (messages, mut pending) = mpsc::channel(LOG_BACKLOG);
             let peer = self.peer.clone();
             let task = tokio::spawn(async move {
                 while let Some(param) = pending.recv().await {
@@ -228,6 +234,6 @@ impl ClientRelay for PeerRelay {
             });
             LogForwarder { messages, task }
         });
-        let _ = forwarder.messages.send(param);
+        let _ = forwarder.messages.try_send(param);
     }
 }

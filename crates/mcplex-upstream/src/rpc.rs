@@ -34,8 +34,10 @@ pub struct CallOptions {
     pub timeout: Option<Duration>,
     /// Cancelled when the caller no longer wants the answer.
     pub cancel: Option<CancellationToken>,
-    /// Receives the `params` of every upstream `notifications/progress` for this request.
-    pub progress: Option<mpsc::UnboundedSender<Value>>,
+    /// Receives the `params` of the upstream's `notifications/progress` for this request. A
+    /// bounded sink: what does not fit (a flood while the caller's client reads slowly) is
+    /// dropped, as a progress update only says how far the call is and its result follows.
+    pub progress: Option<mpsc::Sender<Value>>,
     /// Reaches the client of this request: the upstream's own requests and log messages sent
     /// while it works on it go there. Without one they are refused (requests) or dropped.
     pub relay: Option<Arc<dyn ClientRelay>>,
@@ -43,7 +45,7 @@ pub struct CallOptions {
 
 struct Pending {
     reply: oneshot::Sender<Result<RawResult, UpstreamError>>,
-    progress: Option<mpsc::UnboundedSender<Value>>,
+    progress: Option<mpsc::Sender<Value>>,
     relay: Option<Arc<dyn ClientRelay>>,
 }
 

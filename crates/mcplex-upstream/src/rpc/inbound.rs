@@ -78,7 +78,8 @@ pub(super) fn route(
             if let Some(sink) = sink {
                 redact_member(&mut params, "message", redactor);
                 redact_member(&mut params, "_meta", redactor);
-                let _ = sink.send(params);
+                // Full: the caller's client is behind; this update is dropped, not queued.
+                let _ = sink.try_send(params);
             }
         }
         // A log message about one of our calls goes to that call's client, redacted.

@@ -1,5 +1,6 @@
 //! The connection's tests: a server that stops reading, answers routed as they arrive or as
-//! the wire closes, results kept as written, log messages to the call they are about.
+//! the wire closes, results kept as written, log messages to the call they are about, a
+//! progress flood bounded.
 use super::*;
 use crate::wire::lines::lines_wire;
 
@@ -242,6 +243,53 @@ async fn a_server_cannot_name_the_call_its_message_is_about() {
         .log_during(&connection, vec![a.clone(), b.clone()])
         .await;
     assert_eq!(lock(&a.0).len() + lock(&b.0).len(), 0, "nobody's");
+}
+
+/// An upstream that floods progress for a call whose caller reads none of it: the call is
+/// answered as soon as the server answers, and the caller's sink holds what fits in it, never
+/// the whole flood.
+#[tokio::test]
+async fn a_progress_flood_is_dropped_past_the_callers_backlog_and_never_holds_the_call() {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let connection = over_lines("flood", ours);
+    let mut server = LoggingServer::over(theirs);
+    let (sink, mut updates) = mpsc::channel(4);
+    let call = {
+        let connection = connection.clone();
+        tokio::spawn(async move {
+            let options = CallOptions {
+                progress: Some(sink),
+                ..CallOptions::default()
+            };
+            connection
+                .request("tools/call", Some(json!({"name": "t"})), options)
+                .await
+        })
+    };
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut server.reads, &mut line)
+        .await
+        .expect("a request");
+    let id = serde_json::from_str::<Value>(&line).expect("json")["id"].clone();
+    for n in 0..1000 {
+        server
+            .write(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": id, "progress": n}}))
+            .await;
+    }
+    server
+        .write(json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}))
+        .await;
+    tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("answered while the progress waits")
+        .expect("joined")
+        .expect("answered");
+    let mut received = Vec::new();
+    while let Ok(update) = updates.try_recv() {
+        received.push(update["progress"].clone());
+    }
+    assert_eq!(received, [json!(0), json!(1), json!(2), json!(3)]);
 }
 
 /// The server end of a line connection that logs, as stdio servers do, without saying which
