@@ -186,20 +186,6 @@ fn form_holds(store: &Store, text: &str, headers: &HeaderMap, body: &[u8]) -> bo
         .is_some_and(|(_, sent)| mcplex_surface::same_secret(&sent, &expected))
 }
 
-/// Whether a page of this very origin sends the request: its `Origin`'s host and port are the
-/// `Host` it is sent to. The edge admits any loopback origin (and every trusted host), and a
-/// page on another port of the same host is the same site to the browser's cookies.
-fn from_this_origin(headers: &HeaderMap) -> bool {
-    let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    let (Some(origin), Some(host)) = (text("origin"), text("host")) else {
-        return false;
-    };
-    origin
-        .strip_prefix("https://")
-        .or_else(|| origin.strip_prefix("http://"))
-        .is_some_and(|authority| authority.eq_ignore_ascii_case(host))
-}
-
 /// Whether the browser says another site sends the request (`Sec-Fetch-Site`, where it sends
 /// one). An `Origin` that is not the gateway's is refused before any route, at the edge
 /// (`mcplex_surface`'s guard), as for every dashboard request.
@@ -382,7 +368,7 @@ async fn begin(
         Ok(checked) => checked,
         Err((status, why)) => return page(status, &why),
     };
-    if !from_this_origin(&headers)
+    if !crate::origin::from_this_origin(&headers)
         || from_another_site(&headers)
         || !form_holds(&connect.store, &text, &headers, &body)
     {

@@ -26,6 +26,7 @@ mod logging;
 mod logins;
 mod oauth;
 mod operator_audit;
+mod origin;
 mod output;
 mod projection;
 mod semantic;

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -51,7 +51,7 @@ async fn begin(
     let Some(server) = config.servers.iter().find(|s| s.name == name) else {
         return error(StatusCode::NOT_FOUND, format!("no server named {name:?}"));
     };
-    let Some(origin) = origin_of(&headers) else {
+    let Some(origin) = crate::origin::request_origin(&headers) else {
         return error(
             StatusCode::BAD_REQUEST,
             "the request names no Origin or Host to send the browser back to",
@@ -121,21 +121,6 @@ pub(crate) async fn begin_login(
             "the store's worker failed".to_owned(),
         )),
     }
-}
-
-/// The browser's origin (a dashboard request always has one), else this listener's as the
-/// request named it (the guard accepted the Host: loopback, an IP address or a trusted name;
-/// the identity provider still checks the redirect it makes).
-fn origin_of(headers: &HeaderMap) -> Option<String> {
-    let text = |name| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| !v.is_empty() && *v != "null")
-    };
-    text(header::ORIGIN)
-        .map(str::to_owned)
-        .or_else(|| text(header::HOST).map(|host| format!("http://{host}")))
 }
 
 #[derive(Deserialize)]

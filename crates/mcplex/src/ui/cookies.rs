@@ -64,7 +64,7 @@ fn append(
     max_age: u64,
     request: &HeaderMap,
 ) -> Response {
-    let secure = if super::reached_over_https(request) {
+    let secure = if crate::origin::reached_over_https(request) {
         "; Secure"
     } else {
         ""

@@ -338,43 +338,6 @@ async fn logout(State(access): State<Arc<Access>>, headers: HeaderMap) -> Respon
     )
 }
 
-/// The origin a request was sent to, as its browser names it (`scheme://host[:port]`).
-pub(crate) fn request_origin(request: &HeaderMap) -> String {
-    let scheme = if reached_over_https(request) {
-        "https"
-    } else {
-        "http"
-    };
-    let host = request
-        .get(axum::http::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default();
-    format!("{scheme}://{host}")
-}
-
-/// Whether the browser's request came over HTTPS: its page's `Origin`, or what the proxy in
-/// front says (`X-Forwarded-Proto`, RFC 7239's `Forwarded: proto=`; the first hop's value).
-pub(crate) fn reached_over_https(request: &HeaderMap) -> bool {
-    let text = |name: &str| request.get(name).and_then(|v| v.to_str().ok());
-    fn first(value: &str) -> &str {
-        value.split(',').next().unwrap_or_default().trim()
-    }
-    if text("origin").is_some_and(|origin| origin.to_ascii_lowercase().starts_with("https://")) {
-        return true;
-    }
-    if text("x-forwarded-proto").is_some_and(|proto| first(proto).eq_ignore_ascii_case("https")) {
-        return true;
-    }
-    text("forwarded").is_some_and(|forwarded| {
-        first(forwarded).split(';').any(|pair| {
-            pair.split_once('=').is_some_and(|(key, value)| {
-                key.trim().eq_ignore_ascii_case("proto")
-                    && value.trim().trim_matches('"').eq_ignore_ascii_case("https")
-            })
-        })
-    })
-}
-
 /// `response` with the session cookie (see [`cookies::Kind::Session`]).
 fn with_cookie(response: Response, id: &str, request: &HeaderMap) -> Response {
     cookies::set(

@@ -110,13 +110,11 @@ impl SignIn {
             .with_state(Arc::new(self))
     }
 
+    /// The callback under the public origin (`auth.resource`'s), else under the request's.
     fn redirect_uri(&self, headers: &HeaderMap) -> Option<String> {
         let origin = match &self.public_origin {
             Some(origin) => origin.clone(),
-            None => {
-                let host = headers.get(header::HOST)?.to_str().ok()?;
-                format!("http://{host}")
-            }
+            None => crate::origin::request_origin(headers)?,
         };
         Some(format!("{origin}{CALLBACK_PATH}"))
     }
@@ -351,7 +349,8 @@ async fn start(
     connect: Option<String>,
 ) -> Response {
     if let Some(public) = &sign_in.public_origin
-        && !public.eq_ignore_ascii_case(&crate::ui::request_origin(headers))
+        && !crate::origin::request_origin(headers)
+            .is_some_and(|origin| public.eq_ignore_ascii_case(&origin))
     {
         return Redirect::to(&format!("{public}{path}")).into_response();
     }
