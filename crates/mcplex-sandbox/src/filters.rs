@@ -6,9 +6,10 @@
 //!   server could connect to a port the rules close (the gateway's), and a server without
 //!   network but without a network namespace could reach the network.
 //! - For a process confined to computing (the code_execution worker), [`compute_only`] and
-//!   [`without_clone3`]: no file opened, made or removed, no program executed, no socket, no
-//!   other process's memory or signals, no namespace, no io_uring (whose operations seccomp
-//!   never sees), no SysV IPC, keys, BPF or perf events.
+//!   [`without_clone3`]: no file opened, made, removed, re-stamped or watched, no program
+//!   executed, no socket, no other process's memory, signals, limits or scheduling, no
+//!   namespace, no io_uring (whose operations seccomp never sees), no SysV IPC, keys, BPF, perf
+//!   events or kernel log.
 //!
 //! Every filter matches x32 system calls too (the x86-64 numbers with bit 30 set, and the x32
 //! entries of their own), which a kernel booted with `syscall.x32=y` accepts under the same
@@ -51,6 +52,17 @@ const NEVER_TO_COMPUTE: &[libc::c_long] = &[
     libc::SYS_symlinkat,
     libc::SYS_truncate,
     libc::SYS_fchmodat,
+    libc::SYS_fchmodat2,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    // Watching files (inotify and fanotify take paths Landlock does not check).
+    libc::SYS_inotify_init1,
+    libc::SYS_inotify_add_watch,
+    libc::SYS_fanotify_init,
+    libc::SYS_fanotify_mark,
     libc::SYS_fchownat,
     // Programs.
     libc::SYS_execve,
@@ -68,6 +80,19 @@ const NEVER_TO_COMPUTE: &[libc::c_long] = &[
     libc::SYS_kill,
     libc::SYS_tkill,
     libc::SYS_rt_sigqueueinfo,
+    libc::SYS_process_madvise,
+    libc::SYS_process_mrelease,
+    libc::SYS_kcmp,
+    libc::SYS_get_robust_list,
+    libc::SYS_migrate_pages,
+    libc::SYS_move_pages,
+    // Other processes' scheduling (the gateway's included: same user, no capability needed).
+    libc::SYS_setpriority,
+    libc::SYS_sched_setaffinity,
+    libc::SYS_sched_setscheduler,
+    libc::SYS_sched_setparam,
+    libc::SYS_sched_setattr,
+    libc::SYS_ioprio_set,
     // Namespaces and mounts.
     libc::SYS_unshare,
     libc::SYS_setns,
@@ -98,9 +123,11 @@ const NEVER_TO_COMPUTE: &[libc::c_long] = &[
     libc::SYS_keyctl,
     libc::SYS_add_key,
     libc::SYS_request_key,
+    libc::SYS_syslog,
 ];
 
-/// The file system calls x86-64 keeps beside their `…at` forms.
+/// The file system calls x86-64 keeps beside their `…at` forms, and those the libc crate does
+/// not name yet.
 #[cfg(target_arch = "x86_64")]
 const LEGACY_FILES: &[libc::c_long] = &[
     libc::SYS_open,
@@ -117,7 +144,19 @@ const LEGACY_FILES: &[libc::c_long] = &[
     libc::SYS_chown,
     libc::SYS_lchown,
     libc::SYS_uselib,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+    libc::SYS_inotify_init,
+    SYS_SETXATTRAT,
+    SYS_REMOVEXATTRAT,
 ];
+
+/// `setxattrat` and `removexattrat` (Linux 6.13), which the libc crate does not name yet.
+#[cfg(target_arch = "x86_64")]
+const SYS_SETXATTRAT: libc::c_long = 463;
+#[cfg(target_arch = "x86_64")]
+const SYS_REMOVEXATTRAT: libc::c_long = 466;
 
 /// The x32 entries of their own among [`NEVER_TO_COMPUTE`] (arch/x86/entry/syscalls/
 /// syscall_64.tbl, 512 and up), marked.
@@ -126,6 +165,8 @@ const NEVER_TO_COMPUTE_X32: &[i64] = &[
     520, // execve
     521, // ptrace
     524, // rt_sigqueueinfo
+    531, // get_robust_list
+    533, // move_pages
     539, // process_vm_readv
     540, // process_vm_writev
     545, // execveat
@@ -143,8 +184,8 @@ const NEW_NAMESPACES: &[libc::c_int] = &[
 ];
 
 /// The filter of a process confined to computing: [`NEVER_TO_COMPUTE`], `clone` with a
-/// namespace flag, and `tgkill` / `rt_tgsigqueueinfo` aimed at another process than `own_pid`,
-/// refused with `EPERM`.
+/// namespace flag, and `prlimit64`, `tgkill` and `rt_tgsigqueueinfo` aimed at another process
+/// than `own_pid`, refused with `EPERM`.
 pub(crate) fn compute_only(own_pid: u32) -> Result<BpfProgram, seccompiler::Error> {
     let mut rules: Vec<(i64, Vec<SeccompRule>)> = NEVER_TO_COMPUTE
         .iter()
@@ -181,6 +222,20 @@ pub(crate) fn compute_only(own_pid: u32) -> Result<BpfProgram, seccompiler::Erro
         )?;
         Ok(vec![SeccompRule::new(vec![other])?])
     };
+    // Resource limits: its own (pid 0 or its pid), never another process's.
+    let others_limits = [
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, 0)?,
+        SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            u64::from(own_pid),
+        )?,
+    ];
+    rules.push((
+        libc::SYS_prlimit64,
+        vec![SeccompRule::new(others_limits.to_vec())?],
+    ));
     rules.push((libc::SYS_tgkill, elsewhere()?));
     rules.push((libc::SYS_rt_tgsigqueueinfo, elsewhere()?));
     #[cfg(target_arch = "x86_64")]

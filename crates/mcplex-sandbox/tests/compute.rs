@@ -13,6 +13,8 @@ const OPERATIONS: &[&str] = &[
     "make a socket pair",
     "run a program",
     "signal the parent",
+    "set the parent's limits",
+    "set the parent's priority",
     "enter a user namespace",
     "compute in a thread",
 ];

@@ -76,12 +76,49 @@ fn attempts(dir: &Path, port: u16) -> Vec<(&'static str, bool)> {
         ("signal the parent", unsafe {
             libc::kill(libc::getppid(), 0) == 0
         }),
+        ("set the parent's limits", set_parents_limit()),
+        ("set the parent's priority", set_parents_priority()),
         // SAFETY: unshare takes a flag; the process has one thread here.
         ("enter a user namespace", unsafe {
             libc::unshare(libc::CLONE_NEWUSER) == 0
         }),
         ("compute in a thread", compute()),
     ]
+}
+
+/// Sets the parent's core-size limit to what it is (a process of the same user may, unless
+/// confined; the value stays as it was either way).
+fn set_parents_limit() -> bool {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: reads the parent's limit into `limit`, then writes the same values back.
+    unsafe {
+        libc::prlimit(
+            libc::getppid(),
+            libc::RLIMIT_CORE,
+            std::ptr::null(),
+            &mut limit,
+        ) == 0
+            && libc::prlimit(
+                libc::getppid(),
+                libc::RLIMIT_CORE,
+                &limit,
+                std::ptr::null_mut(),
+            ) == 0
+    }
+}
+
+/// Sets the parent's nice value to what it is.
+fn set_parents_priority() -> bool {
+    // SAFETY: integer arguments only; the value written is the one read.
+    unsafe {
+        let parent = libc::getppid() as libc::id_t;
+        *libc::__errno_location() = 0;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, parent);
+        *libc::__errno_location() == 0 && libc::setpriority(libc::PRIO_PROCESS, parent, nice) == 0
+    }
 }
 
 fn compute() -> bool {
