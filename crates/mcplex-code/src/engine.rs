@@ -22,7 +22,7 @@ use crate::bounds::{
 use crate::error::{CALLS_LIMIT, MESSAGE_LIMIT, limit_named};
 use crate::pool::Pool;
 use crate::process::{Worker, WorkerCommand};
-use crate::protocol::{CallOutcomes, FromWorkerText, RunRequest, ToolCallText, WorkerOutcome};
+use crate::protocol::{CallOutcomes, FromWorkerText, RunRequest, ToolCall, WorkerOutcome};
 use crate::slots::Slots;
 use crate::{RunError, ToolHost, result_for_script};
 
@@ -250,7 +250,7 @@ impl Tally {
     /// (which cancels them upstream).
     async fn call_batch(
         &mut self,
-        calls: Vec<ToolCallText>,
+        calls: Vec<ToolCall>,
         host: &dyn ToolHost,
         limits: &Limits,
     ) -> CallOutcomes {

@@ -1,5 +1,5 @@
-//! The gateway's side of one worker process: how it is started ([`WorkerCommand`]: an empty
-//! environment, its own session and process group, no inherited descriptors, `no_new_privs`,
+//! The gateway's side of one worker process: how it is started ([`WorkerCommand`]: only the
+//! environment it names, its own session and process group, no inherited descriptors, `no_new_privs`,
 //! stdin and stdout piped, stderr discarded, killed with the gateway and when dropped), and its JSON lines (reads are bounded, so a worker cannot make the gateway buffer
 //! without end).
 
@@ -17,6 +17,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 pub struct WorkerCommand {
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    /// Its whole environment (nothing of the gateway's is passed on).
+    pub env: Vec<(OsString, OsString)>,
 }
 
 /// A started worker.
@@ -34,6 +36,7 @@ impl Worker {
         child
             .args(&command.args)
             .env_clear()
+            .envs(command.env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

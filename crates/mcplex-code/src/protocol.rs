@@ -26,11 +26,13 @@ pub(crate) enum FromWorker {
     Done(WorkerOutcome),
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One tool call as it travels, its arguments kept as the script's JSON text (`None`: absent or
+/// `null`): neither side builds a tree of them before their size is checked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ToolCall {
     pub name: String,
     #[serde(default)]
-    pub args: Value,
+    pub args: Option<Box<RawValue>>,
 }
 
 /// How a run ended, as the worker saw it.
@@ -50,23 +52,24 @@ pub(crate) enum WorkerOutcome {
     Internal(String),
 }
 
-/// The outcomes of one batch of tool calls, in call order.
+/// The outcomes of one batch of tool calls, in call order, as the gateway makes them.
 pub(crate) type CallOutcomes = Vec<Result<Value, Value>>;
 
-/// A [`FromWorker`] line as the gateway first reads it: the parts a script sized (the outcome,
-/// each call's arguments) kept as text, so that their sizes are checked before any is parsed.
+/// The same line as a worker reads it: each result or error body kept as text, which goes on
+/// into the script's `JSON.parse` without a tree of it in between.
+pub(crate) type CallOutcomesText = Vec<Result<Box<RawValue>, Box<RawValue>>>;
+
+/// `value` as text (a `Value` always serializes; `null` were it not to).
+pub(crate) fn raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
+/// A [`FromWorker`] line as the gateway first reads it: the outcome kept as text, so that its
+/// size is checked before it is parsed (each call's arguments are text in [`ToolCall`] itself).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum FromWorkerText {
-    Calls(Vec<ToolCallText>),
+    Calls(Vec<ToolCall>),
     /// A [`WorkerOutcome`].
     Done(Box<RawValue>),
-}
-
-/// A [`ToolCall`] with its arguments as text (`None`: absent or `null`).
-#[derive(Debug, Deserialize)]
-pub(crate) struct ToolCallText {
-    pub name: String,
-    #[serde(default)]
-    pub args: Option<Box<RawValue>>,
 }

@@ -9,15 +9,16 @@ use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Ctx, Function, Promise, Runtime};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::bounds::{MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, too_large, too_large_message};
 use crate::error::{EngineError, MEMORY_LIMIT, MESSAGE_LIMIT, TIMEOUT_LIMIT, timeout_message};
-use crate::protocol::{CallOutcomes, RunRequest, ToolCall, WorkerOutcome};
+use crate::protocol::{CallOutcomesText, RunRequest, ToolCall, WorkerOutcome, raw};
 
 /// Where a script's tool calls go: blocks until the outcomes of the batch are known.
 pub(crate) trait Bridge: Send + Sync + 'static {
-    fn call_batch(&self, calls: Vec<ToolCall>) -> CallOutcomes;
+    fn call_batch(&self, calls: Vec<ToolCall>) -> CallOutcomesText;
 }
 
 /// The JavaScript stack a run may use.
@@ -128,16 +129,16 @@ fn install<'js>(ctx: &Ctx<'js>, bridge: Arc<dyn Bridge>) -> rquickjs::Result<()>
             // Refused here as text: a tree of it would be many times its size.
             if arguments.len() > MAX_MESSAGE_BYTES {
                 let refusal = too_large("a tool call's arguments", MAX_MESSAGE_BYTES);
-                return envelope(Err(refusal)).to_string();
+                return envelope(Err(raw(&refusal)));
             }
-            let args = serde_json::from_str(&arguments).unwrap_or(Value::Null);
+            // `JSON.stringify`'s text: checked as JSON, never made a tree.
+            let args = RawValue::from_string(arguments).ok();
             let mut outcomes = one.call_batch(vec![ToolCall { name, args }]);
             envelope(
                 outcomes
                     .pop()
-                    .unwrap_or_else(|| Err(json!({"error": "no outcome"}))),
+                    .unwrap_or_else(|| Err(raw(&json!({"error": "no outcome"})))),
             )
-            .to_string()
         })?,
     )?;
     globals.set(
@@ -148,34 +149,42 @@ fn install<'js>(ctx: &Ctx<'js>, bridge: Arc<dyn Bridge>) -> rquickjs::Result<()>
                     "a batch of tool calls (names and arguments together)",
                     MAX_BATCH_BYTES,
                 );
-                return Value::Array(vec![envelope(Err(refusal))]).to_string();
+                return format!("[{}]", envelope(Err(raw(&refusal))));
             }
-            let calls: Vec<ToolCall> = serde_json::from_str::<Vec<Value>>(&calls)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|c| ToolCall {
-                    name: c["name"].as_str().unwrap_or_default().to_owned(),
-                    args: c["args"].clone(),
-                })
-                .collect();
-            let outcomes: Vec<Value> = bridge.call_batch(calls).into_iter().map(envelope).collect();
-            Value::Array(outcomes).to_string()
+            // The prelude's `[{name, args}]`, each call's arguments kept as text.
+            let calls: Vec<ToolCall> = serde_json::from_str(&calls).unwrap_or_default();
+            let outcomes: Vec<String> =
+                bridge.call_batch(calls).into_iter().map(envelope).collect();
+            format!("[{}]", outcomes.join(","))
         })?,
     )?;
     ctx.eval::<(), _>(PRELUDE)
 }
 
-/// `{"ok": value}` or `{"error": body, "message": text}` for the prelude.
-fn envelope(outcome: Result<Value, Value>) -> Value {
+/// `{"ok": value}` or `{"error": body, "message": text}` for the prelude, as text: the value
+/// and the body go on as they came.
+fn envelope(outcome: Result<Box<RawValue>, Box<RawValue>>) -> String {
+    /// The members of an error body the message is taken from (the rest is skipped unread).
+    #[derive(serde::Deserialize)]
+    struct Said {
+        error: Option<Value>,
+        message: Option<Value>,
+    }
     match outcome {
-        Ok(value) => json!({"ok": value}),
+        Ok(value) => format!(r#"{{"ok":{}}}"#, value.get()),
         Err(body) => {
-            let message = body["error"]
-                .as_str()
-                .or_else(|| body["message"].as_str())
-                .map(str::to_owned)
-                .unwrap_or_else(|| body.to_string());
-            json!({"error": body, "message": message})
+            let said = serde_json::from_str::<Said>(body.get()).ok();
+            let message = said
+                .and_then(|said| match (said.error, said.message) {
+                    (Some(Value::String(text)), _) | (_, Some(Value::String(text))) => Some(text),
+                    _ => None,
+                })
+                .unwrap_or_else(|| body.get().to_owned());
+            format!(
+                r#"{{"error":{},"message":{}}}"#,
+                body.get(),
+                Value::String(message)
+            )
         }
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::protocol::{CallOutcomes, RunRequest, ToolCall, WorkerOutcome};
+use crate::protocol::{CallOutcomesText, RunRequest, ToolCall, WorkerOutcome, raw};
 use crate::sandbox::{Bridge, Sandbox};
 use crate::slots::Slots;
 
@@ -15,13 +15,21 @@ use crate::slots::Slots;
 struct Tools;
 
 impl Bridge for Tools {
-    fn call_batch(&self, calls: Vec<ToolCall>) -> CallOutcomes {
+    fn call_batch(&self, calls: Vec<ToolCall>) -> CallOutcomesText {
         calls
             .into_iter()
-            .map(|call| match call.name.as_str() {
+            .map(|call| {
+                let args: Value = call
+                    .args
+                    .as_ref()
+                    .and_then(|args| serde_json::from_str(args.get()).ok())
+                    .unwrap_or(Value::Null);
+                (call.name, args)
+            })
+            .map(|(name, args)| match name.as_str() {
                 "add" => {
-                    let sum = call.args["a"].as_f64().unwrap_or(0.0)
-                        + call.args["b"].as_f64().unwrap_or(0.0);
+                    let sum = args["a"].as_f64().unwrap_or(0.0)
+                        + args["b"].as_f64().unwrap_or(0.0);
                     Ok(json!({"sum": sum}))
                 }
                 "bad" => Err(
@@ -30,6 +38,12 @@ impl Bridge for Tools {
                 other => Err(
                     json!({"error": format!("unknown tool: {other}"), "error_type": "not_found", "tool": other}),
                 ),
+            })
+            .map(|outcome: Result<Value, Value>| {
+                outcome
+                    .as_ref()
+                    .map(raw)
+                    .map_err(raw)
             })
             .collect()
     }

@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::bounds::{MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, too_large};
-use crate::protocol::{CallOutcomes, FromWorker, RunRequest, ToolCall, WorkerOutcome};
+use crate::protocol::{CallOutcomesText, FromWorker, RunRequest, ToolCall, WorkerOutcome, raw};
 use crate::sandbox::{Bridge, Sandbox};
 use mcplex_protocol::json_len;
 
@@ -92,8 +93,9 @@ pub fn serve_worker() -> ExitCode {
 /// Bounds the worker's data from its run's memory limit, before anything of the run starts: a
 /// runaway (the engine's own allocations outside the JavaScript heap, a result's text) dies at
 /// the bound instead of taking the machine's memory. The bound is over what the process already
-/// maps (the allocator reserves its arena up front, and the kernel counts the reservation); a
-/// kernel without `/proc` leaves the worker unbounded, as before.
+/// maps (an allocator that reserves an arena up front has the kernel count the reservation: the
+/// gateway's binary tells its allocator not to); a kernel without `/proc` leaves the worker
+/// unbounded.
 fn bound_data(status: Option<std::fs::File>, memory_bytes: usize) -> std::io::Result<()> {
     let Some(mapped) = status
         .and_then(|mut file| {
@@ -156,32 +158,38 @@ impl Pipe {
 
 impl Pipe {
     /// Sends calls the gateway will take and reads their outcomes.
-    fn exchange(&self, calls: Vec<ToolCall>) -> CallOutcomes {
+    fn exchange(&self, calls: Vec<ToolCall>) -> CallOutcomesText {
         let count = calls.len();
         send(&FromWorker::Calls(calls));
         let outcomes = self
             .next_line()
-            .and_then(|line| serde_json::from_str::<CallOutcomes>(&line).ok())
+            .and_then(|line| serde_json::from_str::<CallOutcomesText>(&line).ok())
             .filter(|outcomes| outcomes.len() == count);
         outcomes.unwrap_or_else(|| vec![Err(unreadable()); count])
     }
 }
 
-fn unreadable() -> Value {
-    json!({"error": "the gateway's answer to the tool calls was unreadable", "error_type": ErrorType::Internal})
+fn unreadable() -> Box<RawValue> {
+    raw(
+        &json!({"error": "the gateway's answer to the tool calls was unreadable", "error_type": ErrorType::Internal}),
+    )
 }
 
 impl Bridge for Pipe {
     /// Calls too large to send (their arguments, or the batch so far) are answered here with a
     /// clear error; the others go to the gateway, which checks the same bounds.
-    fn call_batch(&self, calls: Vec<ToolCall>) -> CallOutcomes {
+    fn call_batch(&self, calls: Vec<ToolCall>) -> CallOutcomesText {
         let mut refused: Vec<Option<Value>> = Vec::with_capacity(calls.len());
         let mut sent = Vec::new();
         let mut total = 0usize;
         for call in calls {
             // The call as the line carries it, and its comma.
             let size = json_len(&call, MAX_BATCH_BYTES).saturating_add(1);
-            if json_len(&call.args, MAX_MESSAGE_BYTES) > MAX_MESSAGE_BYTES {
+            if call
+                .args
+                .as_ref()
+                .is_some_and(|args| args.get().len() > MAX_MESSAGE_BYTES)
+            {
                 refused.push(Some(too_large(
                     "a tool call's arguments",
                     MAX_MESSAGE_BYTES,
@@ -205,7 +213,7 @@ impl Bridge for Pipe {
         refused
             .into_iter()
             .map(|refusal| match refusal {
-                Some(body) => Err(body),
+                Some(body) => Err(raw(&body)),
                 None => answers.next().unwrap_or_else(|| Err(unreadable())),
             })
             .collect()

@@ -69,6 +69,7 @@ fn engine(concurrent_runs: usize, per_caller: usize) -> Engine {
         worker: WorkerCommand {
             program: env!("CARGO_BIN_EXE_mcplex-code-worker").into(),
             args: Vec::new(),
+            env: Vec::new(),
         },
         concurrent_runs,
         per_caller,

@@ -48,6 +48,18 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// The hidden subcommand that runs one code_execution script (the gateway starts itself with it).
 const CODE_WORKER: &str = "__code-worker";
 
+/// This executable (`program`) as a code_execution worker. Its one variable: mimalloc reserves
+/// no 1 GiB arena up front (`MIMALLOC_ARENA_RESERVE=0`; it maps what it uses), since the worker
+/// bounds its data over what it maps when its run arrives and the reservation would loosen
+/// that bound by a gibibyte. A run costs no more for it (`bench code`).
+fn code_worker(program: std::path::PathBuf) -> mcplex_code::WorkerCommand {
+    mcplex_code::WorkerCommand {
+        program,
+        args: vec![CODE_WORKER.into()],
+        env: vec![("MIMALLOC_ARENA_RESERVE".into(), "0".into())],
+    }
+}
+
 fn main() -> ExitCode {
     // The sandbox helper confines one stdio server and executes it: nothing else starts first.
     if std::env::args_os().nth(1).as_deref()
@@ -62,10 +74,7 @@ fn main() -> ExitCode {
     // The gateway holds the API key, tokens and keys in memory and its environment.
     mcplex_sandbox::protect_this_process();
     if let Ok(program) = std::env::current_exe() {
-        mcplex_surface::set_code_worker(mcplex_code::WorkerCommand {
-            program,
-            args: vec![CODE_WORKER.into()],
-        });
+        mcplex_surface::set_code_worker(code_worker(program));
     }
     let cli = cli::Cli::parse();
     // The gateway narrates its work; one-shot commands only speak up when something is wrong.

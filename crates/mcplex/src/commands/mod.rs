@@ -151,10 +151,7 @@ fn bench_host() -> Result<mcplex_bench::Host> {
     use anyhow::Context;
     let gateway = std::env::current_exe().context("cannot find the mcplex executable")?;
     Ok(mcplex_bench::Host {
-        code_worker: mcplex_code::WorkerCommand {
-            program: gateway.clone(),
-            args: vec![crate::CODE_WORKER.into()],
-        },
+        code_worker: crate::code_worker(gateway.clone()),
         gateway,
         store_poll_interval: mcplex_runtime::follow::POLL_INTERVAL,
         load_model: crate::semantic::load_for_bench,
