@@ -23,6 +23,9 @@ use crate::{filters, sys};
 /// filters is an error (the process must not go on unconfined).
 pub fn confine_to_compute() -> io::Result<()> {
     sys::drop_capabilities()?;
+    // No core file of its memory, wherever it runs; its `/proc` entries for no other process.
+    sys::set_limit(libc::RLIMIT_CORE, 0)?;
+    sys::make_undumpable()?;
     let abi = sys::landlock_abi();
     if abi >= 1 {
         let domain = empty_domain(crate::helper::abi_of(abi))
@@ -32,9 +35,10 @@ pub fn confine_to_compute() -> io::Result<()> {
         }
     }
     let seccomp = |e: seccompiler::Error| io::Error::other(format!("the seccomp filter: {e}"));
+    // The allowlist last: it refuses `seccomp` and `prctl(PR_SET_NO_NEW_PRIVS)` after it.
     let filters = [
-        filters::compute_only(std::process::id()).map_err(seccomp)?,
         filters::without_clone3().map_err(seccomp)?,
+        filters::compute_only(std::process::id()).map_err(seccomp)?,
     ];
     for filter in &filters {
         filters::apply(filter).map_err(seccomp)?;

@@ -76,6 +76,31 @@ fn attempts(dir: &Path, port: u16) -> Vec<(&'static str, bool)> {
         ("signal the parent", unsafe {
             libc::kill(libc::getppid(), 0) == 0
         }),
+        (
+            "learn a file's metadata",
+            std::fs::metadata(dir.join("secret")).is_ok(),
+        ),
+        (
+            "read a link in /proc",
+            std::fs::read_link("/proc/self/exe").is_ok(),
+        ),
+        ("start a process", start_process()),
+        ("map shared memory", map_shared_memory()),
+        // SAFETY: a name and no flags; the descriptor is closed at once.
+        ("make a memfd", unsafe {
+            let fd = libc::memfd_create(c"probe".as_ptr(), 0);
+            fd >= 0 && libc::close(fd) == 0
+        }),
+        // SAFETY: a private queue, removed at once.
+        ("use SysV IPC", unsafe {
+            let queue = libc::msgget(libc::IPC_PRIVATE, 0o600);
+            queue >= 0 && libc::msgctl(queue, libc::IPC_RMID, std::ptr::null_mut()) == 0
+        }),
+        // SAFETY: stdout's owner set to the parent (no O_ASYNC: no signal), then to nobody.
+        ("make a descriptor signal the parent", unsafe {
+            libc::fcntl(1, libc::F_SETOWN, libc::getppid()) == 0
+                && libc::fcntl(1, libc::F_SETOWN, 0) == 0
+        }),
         ("set the parent's limits", set_parents_limit()),
         ("set the parent's priority", set_parents_priority()),
         // SAFETY: unshare takes a flag; the process has one thread here.
@@ -118,6 +143,34 @@ fn set_parents_priority() -> bool {
         *libc::__errno_location() = 0;
         let nice = libc::getpriority(libc::PRIO_PROCESS, parent);
         *libc::__errno_location() == 0 && libc::setpriority(libc::PRIO_PROCESS, parent, nice) == 0
+    }
+}
+
+/// Forks a child that exits at once, and reaps it.
+fn start_process() -> bool {
+    // SAFETY: the child only calls `_exit`; the parent waits for it.
+    unsafe {
+        match libc::fork() {
+            -1 => false,
+            0 => libc::_exit(0),
+            child => libc::waitpid(child, std::ptr::null_mut(), 0) == child,
+        }
+    }
+}
+
+/// Maps a page of shared anonymous memory (which a data limit does not count), and unmaps it.
+fn map_shared_memory() -> bool {
+    // SAFETY: a fresh anonymous mapping, unmapped before it is used.
+    unsafe {
+        let page = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        page != libc::MAP_FAILED && libc::munmap(page, 4096) == 0
     }
 }
 
