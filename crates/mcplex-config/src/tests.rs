@@ -457,6 +457,7 @@ fn an_inherit_env_entry_only_the_gateways_own_variables_match_is_warned_of() {
         ]
     );
     assert!(crate::gateways_own("MCPLEX_API_KEY"));
+    assert!(crate::gateways_own("OTEL_EXPORTER_OTLP_HEADERS"));
     assert!(!crate::gateways_own("AWS_REGION"));
 }
 

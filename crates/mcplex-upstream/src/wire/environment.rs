@@ -126,6 +126,10 @@ mod tests {
                 "mcplex_admin_0123456789abcdef0123456789abcdef",
             ),
             ("MCPLEX_STORE", "postgres://mcplex:password@db/mcplex"),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "authorization=Bearer collector",
+            ),
             ("GITHUB_TOKEN", "ghp"),
             ("HTTPS_PROXY", "http://u:p@proxy"),
         ]
@@ -187,12 +191,14 @@ mod tests {
     fn the_gateways_own_variables_are_never_inherited() {
         for inherit in [
             InheritEnv::All,
-            InheritEnv::AllowList(vec![Glob::new("MCPLEX_*")]),
+            InheritEnv::AllowList(vec![Glob::new("MCPLEX_*"), Glob::new("OTEL_*")]),
             InheritEnv::AllowList(vec![Glob::new("MCPLEX_API_KEY"), Glob::new("*")]),
         ] {
             let env = inherited(gateway(), &inherit);
             assert!(
-                names(&env).iter().all(|name| !name.starts_with("MCPLEX_")),
+                names(&env)
+                    .iter()
+                    .all(|name| !name.starts_with("MCPLEX_") && !name.starts_with("OTEL_")),
                 "{inherit:?}: {:?}",
                 names(&env)
             );
