@@ -32,6 +32,16 @@ const SCHEMA_METHODS: &[&str] = &[
     "tools/list",
 ];
 
+/// `method` if the MCP schema has it, else `_OTHER` (as OpenTelemetry's conventions name a method
+/// outside the known set): what a span may be named after, whatever a client sends.
+pub(crate) fn schema_method_or_other(method: &str) -> &str {
+    if SCHEMA_METHODS.contains(&method) {
+        method
+    } else {
+        "_OTHER"
+    }
+}
+
 /// Reads a body that is JSON into the client message it is, or the refusal: invalid params
 /// (-32602, HTTP 200) for a method of the MCP schema whose params do not have its shape,
 /// invalid request (-32600, HTTP 400) for anything else no MCP client sends.

@@ -41,6 +41,10 @@ pub(crate) fn arrived(
     if !mcplex_trace::is_exporting() {
         return Span::none();
     }
+    // A client's method names the span and its attribute only if the schema has it: any other
+    // would make every span as long, and every trace backend's list of operations as long, as
+    // the client likes.
+    let method = crate::decode::schema_method_or_other(method);
     let params = message.and_then(|message| message.get("params"));
     let tool = tool.or_else(|| {
         (method == "tools/call")

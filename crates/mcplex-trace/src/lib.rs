@@ -102,7 +102,7 @@ pub fn request(request: Request<'_>, parent: Option<&TraceContext>) -> Span {
         otel.name = %SpanName(request.method, request.tool),
         otel.kind = "server",
         otel.status_code = Empty,
-        "mcp.method.name" = request.method,
+        "mcp.method.name" = capped(request.method),
         "gen_ai.tool.name" = request.tool.map(capped),
         "gen_ai.operation.name" = request.tool.map(|_| "execute_tool"),
         "network.transport" = request.transport.as_str(),
@@ -141,8 +141,8 @@ struct SpanName<'a>(&'a str, Option<&'a str>);
 impl std::fmt::Display for SpanName<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.1 {
-            Some(tool) => write!(f, "{} {}", self.0, capped(tool)),
-            None => f.write_str(self.0),
+            Some(tool) => write!(f, "{} {}", capped(self.0), capped(tool)),
+            None => f.write_str(capped(self.0)),
         }
     }
 }
