@@ -35,6 +35,30 @@ pub fn chunk(text: &str) -> anyhow::Result<()> {
     outcome(written)
 }
 
+/// Writes one row of a table, like [`line`], with every control character escaped (`\u{1b}`):
+/// a row holds what callers and upstreams named (tool names, errors, statuses), and a newline
+/// there would forge a row of its own, an escape sequence would drive the operator's terminal.
+pub fn row(text: fmt::Arguments<'_>) -> anyhow::Result<()> {
+    let text = text.to_string();
+    line(format_args!("{}", printable(&text)))
+}
+
+/// `text` with its control characters (C0, DEL, C1) written as Rust escapes.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_unicode());
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
+}
+
 fn outcome(written: std::io::Result<()>) -> anyhow::Result<()> {
     match written {
         Ok(()) => Ok(()),
@@ -55,3 +79,26 @@ macro_rules! outln {
     };
 }
 pub(crate) use outln;
+
+/// [`outln!`] for a table row: control characters escaped ([`row`]).
+macro_rules! rowln {
+    ($($arg:tt)*) => {
+        $crate::output::row(format_args!($($arg)*))
+    };
+}
+pub(crate) use rowln;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_escaped_and_other_text_kept() {
+        assert_eq!(
+            super::printable("github__create_issue ü"),
+            "github__create_issue ü"
+        );
+        assert_eq!(
+            super::printable("a\u{1b}[2J\nb\r\u{9b}c\u{7f}"),
+            "a\\u{1b}[2J\\u{a}b\\u{d}\\u{9b}c\\u{7f}"
+        );
+    }
+}

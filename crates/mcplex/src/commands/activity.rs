@@ -11,7 +11,7 @@ use mcplex_state::ActivityQuery;
 
 use crate::activity_export::{Export, ExportFormat};
 use crate::cli::ConfigArgs;
-use crate::output::outln;
+use crate::output::{outln, rowln};
 
 pub fn run(
     args: &ConfigArgs,
@@ -45,7 +45,7 @@ pub fn run(
         "OUT B"
     )?;
     for a in &rows {
-        outln!(
+        rowln!(
             "{:24} {:16} {:14} {:32} {:18} {:>10.1} {:>9} {:>9}  {}",
             crate::timestamp::millis(u64::try_from(a.at_ms).unwrap_or(0)),
             a.request_id,

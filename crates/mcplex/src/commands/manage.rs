@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 use super::start::{Core, settle, settle_limit};
 use crate::api::{token_of, token_spec};
 use crate::cli::ConfigArgs;
-use crate::output::outln;
+use crate::output::{outln, rowln};
 use mcplex_dispatch::GatewaySetup;
 use mcplex_runtime::{Trust, TrustAction};
 
@@ -371,7 +371,7 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
             (Some(tools), Some(withheld)) => format!("{tools} served, {withheld} withheld"),
             _ => String::new(),
         };
-        outln!(
+        rowln!(
             "{:24} {:12} {:24} {tools}",
             server.name,
             server.state.as_str(),
@@ -383,7 +383,7 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
             } else {
                 ""
             };
-            outln!(
+            rowln!(
                 "{:24} {loop_word}{} failure(s) in 10 min, last: {}",
                 "",
                 failures.recent,
@@ -391,9 +391,9 @@ pub async fn servers(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
             )?;
         }
         if let Some(isolation) = &server.isolation {
-            outln!("{:24} isolation {}", "", isolation.summary)?;
+            rowln!("{:24} isolation {}", "", isolation.summary)?;
             if let Some(denied) = &isolation.denied {
-                outln!(
+                rowln!(
                     "{:24} refused? {denied} (grant paths with \"sandbox\": {{\"write\": [...]}}; docs/isolation.md)",
                     ""
                 )?;
@@ -459,7 +459,7 @@ pub async fn tokens(args: &ConfigArgs, as_json: bool) -> Result<ExitCode> {
             Some(limits) => limits.to_string(),
             None => "-".to_owned(),
         };
-        outln!(
+        rowln!(
             "{:20} {:8} {:26} {:24} {:20} {:12} {}",
             token.name,
             token.status.as_str(),

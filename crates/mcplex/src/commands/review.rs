@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::manage::{Target, offline_action, open_offline, target};
 use crate::cli::ConfigArgs;
-use crate::output::outln;
+use crate::output::{outln, rowln};
 use mcplex_runtime::TrustAction;
 
 /// `tools show ID [--json]`.
@@ -27,7 +27,7 @@ pub async fn show(args: &ConfigArgs, id: &str, as_json: bool) -> Result<ExitCode
         outln!("{}", serde_json::to_string_pretty(&review_of(id, &review))?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    outln!("tool {id}: {}", state(&review))?;
+    rowln!("tool {id}: {}", state(&review))?;
     match &review.pinned {
         Some((hash, definition)) => {
             outln!("--- pinned {hash}")?;

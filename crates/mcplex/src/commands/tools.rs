@@ -12,7 +12,7 @@ use mcplex_dispatch::GatewaySetup;
 
 use super::start::{Core, settle, settle_limit};
 use crate::cli::ConfigArgs;
-use crate::output::outln;
+use crate::output::{outln, rowln};
 
 pub async fn list(
     args: &ConfigArgs,
@@ -91,7 +91,7 @@ pub async fn list(
                 .chars()
                 .take(80)
                 .collect();
-            outln!("{:width$}  {first_line}", tool.id.to_string())?;
+            rowln!("{:width$}  {first_line}", tool.id.to_string())?;
         }
         eprintln!(
             "{} tool(s) from {} server(s)",
