@@ -135,23 +135,42 @@ fn csv_row(out: &mut String, entry: &ActivityEntry) {
     out.push_str("\r\n");
 }
 
-/// `field` as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a quote or
-/// a line break; a field a spreadsheet would take for a formula (`=`, `+`, `-`, `@`, a tab or a
-/// carriage return first, as OWASP lists them) is quoted and prefixed with `'`, so that a tool
-/// name or an argument cannot run in the operator's spreadsheet.
+/// Where a spreadsheet starts a cell, in one locale or another: besides the comma, a
+/// semicolon (the list separator where the decimal mark is a comma), a tab, a line break.
+const CELL_STARTS: [char; 5] = [',', ';', '\t', '\r', '\n'];
+
+/// What makes a cell a formula when it starts one.
+const FORMULA_STARTS: [char; 4] = ['=', '+', '-', '@'];
+
+/// `field` as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a quote, a
+/// semicolon, a tab or a line break. What a spreadsheet would take for a formula is defused with
+/// a `'` in front (as OWASP advises): the field itself when it starts with `=`, `+`, `-`, `@`, a
+/// tab or a carriage return and is not a number, and every part of it after a character where
+/// some spreadsheet starts a cell (a `;`-separated reading of `x;=cmd` would make `=cmd` a
+/// cell), so that a tool name or an argument cannot run in the operator's spreadsheet.
 fn push_csv_field(out: &mut String, field: &str) {
     let formula =
         field.starts_with(['=', '+', '-', '@', '\t', '\r']) && field.parse::<f64>().is_err();
-    if formula || field.contains([',', '"', '\r', '\n']) {
-        out.push('"');
-        if formula {
+    if !formula && !field.contains([',', '"', ';', '\t', '\r', '\n']) {
+        out.push_str(field);
+        return;
+    }
+    out.push('"');
+    if formula {
+        out.push('\'');
+    }
+    let mut after_cell_start = false;
+    for c in field.chars() {
+        if after_cell_start && FORMULA_STARTS.contains(&c) {
             out.push('\'');
         }
-        out.push_str(&field.replace('"', "\"\""));
-        out.push('"');
-    } else {
-        out.push_str(field);
+        after_cell_start = CELL_STARTS.contains(&c);
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
     }
+    out.push('"');
 }
 
 /// At most the first 40 characters of a caller's `text`, as a refusal repeats it.
@@ -202,9 +221,13 @@ mod tests {
         assert_eq!(field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
         assert_eq!(field("@SUM(A1)"), "\"'@SUM(A1)\"");
         assert_eq!(field("-12.5"), "-12.5", "a number is not a formula");
-        assert_eq!(field("\t=1+2"), "\"'\t=1+2\"");
-        assert_eq!(field("\r=1"), "\"'\r=1\"");
+        assert_eq!(field("\t=1+2"), "\"'\t'=1+2\"");
+        assert_eq!(field("\r=1"), "\"'\r'=1\"");
         assert_eq!(field(""), "");
+        // Read with `;` as the separator, no part may start a formula.
+        assert_eq!(field("x;=cmd|' /C calc'!A0;"), "\"x;'=cmd|' /C calc'!A0;\"");
+        assert_eq!(field("a;b"), "\"a;b\"");
+        assert_eq!(field("a,@b\t+c"), "\"a,'@b\t'+c\"");
     }
 
     #[test]
