@@ -48,7 +48,7 @@ pub use parse::parse_config;
 pub use redact::{REDACTED, Redactor, snippet};
 pub use redact_url::{redact_store_url, redact_url, redact_urls, url_credentials};
 pub use sandbox::{Sandbox, SandboxLimits};
-pub use secret_args::names_a_secret;
+pub use secret_args::{names_a_secret, without_secret_values};
 pub use settings::{Reloaded, reload, reload_listing};
 
 #[cfg(test)]

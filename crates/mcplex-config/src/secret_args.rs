@@ -2,7 +2,8 @@
 //! take their credential as a flag (`--api-key sk-…`, `--token=ghp_…`, mcp-remote's
 //! `--header "Authorization: Bearer …"`), and configs copied from their READMEs keep it there.
 //! Such a value is hidden wherever the server's configured secrets are (the config view, its
-//! stderr, its errors), as an `env` value is.
+//! stderr, its errors), as an `env` value is. The same words decide which members of a tool
+//! call's arguments the audit log keeps out ([`without_secret_values`]).
 
 /// Words that say a name's value is a credential, matched at the end of the name's last
 /// segment (split at `-`, `_` and `.`): `--api-key`, `--apikey`, `GITHUB_TOKEN`, but not
@@ -114,12 +115,55 @@ fn is_header_flag(flag: &str) -> bool {
     matches!(flag, "--header" | "-H" | "--headers")
 }
 
+/// `value` with the value of every member whose name says it holds a credential
+/// ([`names_a_secret`]: `password`, `api_key`, `apiKey`, `Authorization`) replaced by
+/// `[redacted]`, at any depth: tool arguments as the audit log keeps them.
+pub fn without_secret_values(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(members) => {
+            for (name, member) in members.iter_mut() {
+                if names_a_secret(name)
+                    || SECRET_HEADERS.contains(&name.to_ascii_lowercase().as_str())
+                {
+                    *member = serde_json::Value::from(crate::redact::REDACTED);
+                } else {
+                    without_secret_values(member);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(without_secret_values),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{names_a_secret, secret_args};
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn argument_members_named_like_credentials_lose_their_values() {
+        let mut arguments = serde_json::json!({
+            "query": "weather",
+            "password": "hunter2",
+            "apiKey": "k-1",
+            "nested": {"Authorization": "Bearer t", "tokens": 3, "items": [{"api_key": "k-2"}]},
+            "max_tokens": 100
+        });
+        super::without_secret_values(&mut arguments);
+        assert_eq!(
+            arguments,
+            serde_json::json!({
+                "query": "weather",
+                "password": "[redacted]",
+                "apiKey": "[redacted]",
+                "nested": {"Authorization": "[redacted]", "tokens": 3, "items": [{"api_key": "[redacted]"}]},
+                "max_tokens": 100
+            })
+        );
     }
 
     #[test]

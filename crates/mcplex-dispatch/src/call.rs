@@ -66,9 +66,14 @@ impl Gateway {
     ) -> Result<T, DispatchError> {
         let ledger = Ledger::open();
         let audit = self.audit.as_ref();
+        // Kept without the values of members named like credentials (`password`, `api_key`).
         let arguments = audit
             .filter(|a| a.with_arguments)
-            .and_then(|_| call.arguments.clone().map(Value::Object));
+            .and_then(|_| call.arguments.clone().map(Value::Object))
+            .map(|mut arguments| {
+                mcplex_config::without_secret_values(&mut arguments);
+                arguments
+            });
         // Measured only for the audit log, and without copying the arguments.
         let request_bytes = match (audit, &call.arguments) {
             (Some(_), Some(arguments)) => json_len(arguments, usize::MAX),

@@ -76,6 +76,8 @@ impl Gateway {
             .instrument(span.clone())
             .await
             .map_err(DispatchError::Upstream);
+        // The audit row keeps what the request was about (a resource's URI) as the log would.
+        let subject = self.upstreams.redact(server, &subject);
         let finished = Finished {
             method,
             server: Some(server),

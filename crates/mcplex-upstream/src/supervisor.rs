@@ -261,6 +261,15 @@ impl Upstreams {
             .cloned()
     }
 
+    /// `text` as the records of `server` may keep it: its secrets hidden, and every URL's
+    /// credentials and query values (a resource's URI may carry a token).
+    pub fn redact(&self, server: &str, text: &str) -> String {
+        match self.slot(server) {
+            Some(slot) => slot.redactor.redact(text),
+            None => mcplex_config::redact_urls(text),
+        }
+    }
+
     /// The call timeout that applies to `server`.
     pub fn call_timeout(&self, server: &str) -> Duration {
         self.slot(server).map_or(self.call_timeout, |slot| {

@@ -165,6 +165,11 @@ fn prompts_and_resources_pass_the_same_boundary_as_tool_calls() {
     assert!(prompt["result"]["messages"].is_array(), "{prompt}");
     let read = client("read", &["mcplex://conf/test://static-text"]);
     assert!(read["result"]["contents"].is_array(), "{read}");
+    // A URI carrying a credential in its query: refused upstream, audited without it.
+    client(
+        "read",
+        &["mcplex://conf/test://static-text?token=sk-live-0123456789"],
+    );
 
     // Counted like tool calls, by server, method and outcome.
     let (status, metrics) = gateway.get("/metrics");
@@ -177,12 +182,20 @@ fn prompts_and_resources_pass_the_same_boundary_as_tool_calls() {
     }
 
     // Audited with the caller's token, the method and the target in the upstream's terms.
-    let rows = audit_rows(&gateway, 2);
+    let rows = audit_rows(&gateway, 3);
     let row = |method: &str| {
         rows.iter()
-            .find(|r| r["method"] == method)
+            .find(|r| r["method"] == method && r["status"] == "ok")
             .unwrap_or_else(|| panic!("no {method} row in {rows:?}"))
     };
+    let with_query = rows
+        .iter()
+        .find(|r| r["tool"].as_str().is_some_and(|t| t.contains("?token=")))
+        .unwrap_or_else(|| panic!("no row of the read with a query in {rows:?}"));
+    assert_eq!(
+        with_query["tool"], "conf:test://static-text?token=[redacted]",
+        "{with_query}"
+    );
     let prompt_row = row("prompts/get");
     assert_eq!(prompt_row["tool"], "conf:test_prompt_with_arguments");
     assert_eq!(prompt_row["token"], "reader");
