@@ -170,6 +170,9 @@ impl Accepted {
     }
 }
 
+/// The longest tool name the MCP specification allows, in characters.
+const MAX_TOOL_NAME_CHARS: usize = 128;
+
 fn accept_tools(
     config: &ServerConfig,
     defer_by_default: bool,
@@ -198,6 +201,16 @@ fn accept_tools(
             skip(format!("tools[{index}] has no name; skipped"));
             continue;
         };
+        // The specification's bound: a longer name would be written whole into every audit row
+        // and metrics series of each call, as long as the upstream likes.
+        let length = name.chars().count();
+        if length > MAX_TOOL_NAME_CHARS {
+            let start: String = name.chars().take(40).collect();
+            skip(format!(
+                "tool {start:?}…: its name is {length} characters long, more than the {MAX_TOOL_NAME_CHARS} the MCP specification allows; skipped"
+            ));
+            continue;
+        }
         if !object.get("inputSchema").is_some_and(Value::is_object) {
             skip(format!(
                 "tool {name:?}: inputSchema is missing or not an object; skipped"

@@ -153,11 +153,13 @@ fn bad_tools_are_skipped_with_a_diagnostic_and_the_rest_served() {
             {"name": "no_schema"},
             {"name": "ok", "inputSchema": {"type": "object"}},
             "garbage",
-            {"inputSchema": {}}
+            {"inputSchema": {}},
+            {"name": "n".repeat(129), "inputSchema": {"type": "object"}},
+            {"name": "m".repeat(128), "inputSchema": {"type": "object"}}
         ])),
     )]);
     let (snapshot, diagnostics) = build(&config, &upstreams, DirectToolResponseMode::Full);
-    assert_eq!(snapshot.tools().len(), 1);
+    assert_eq!(snapshot.tools().len(), 2);
     let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
         messages,
@@ -166,6 +168,7 @@ fn bad_tools_are_skipped_with_a_diagnostic_and_the_rest_served() {
             "tool \"ok\" is listed twice; the first definition is kept",
             "tools[3] is not an object; skipped",
             "tools[4] has no name; skipped",
+            "tool \"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\"…: its name is 129 characters long, more than the 128 the MCP specification allows; skipped",
         ]
     );
 }
