@@ -283,7 +283,14 @@ impl Ledger {
             arguments: finished.arguments,
         };
         if audit.records.try_send(record).is_err() {
-            tracing::debug!("audit writer is behind; a record was dropped");
+            let before = mcplex_telemetry::metrics().audit_records_dropped.inc();
+            // Said on the first and then every thousandth: a flood must not flood the log too.
+            if before.is_multiple_of(1000) {
+                tracing::warn!(
+                    "the audit writer is behind: {} record(s) dropped so far (mcplex_audit_records_dropped_total)",
+                    before + 1
+                );
+            }
         }
     }
 }
@@ -370,6 +377,39 @@ mod tests {
             requested: &long,
         };
         assert_eq!(resolved.to_string(), "s:t");
+    }
+
+    #[test]
+    fn a_record_the_writer_has_no_room_for_is_counted_not_waited_for() {
+        let (records, _kept) = mpsc::channel(1);
+        let audit = Audit {
+            records,
+            with_arguments: false,
+        };
+        let dropped = || mcplex_telemetry::metrics().audit_records_dropped.get();
+        let before = dropped();
+        for _ in 0..3 {
+            let requested = "t";
+            let finished = Finished {
+                method: UpstreamMethod::ToolsCall,
+                server: None,
+                tool: None,
+                target: Target::Tool {
+                    resolved: None,
+                    requested,
+                },
+                token: None,
+                request_bytes: 0,
+                arguments: None,
+            };
+            let outcome = Outcome {
+                status: CallStatus::UnknownTool,
+                response_bytes: 0,
+            };
+            Ledger::open().close(finished, outcome, Some(&audit), &tracing::Span::none());
+        }
+        // One fits; the other two are dropped (other tests may drop some at the same time).
+        assert!(dropped() >= before + 2, "{before} → {}", dropped());
     }
 
     #[test]

@@ -88,6 +88,8 @@ pub struct Metrics {
     pub sessions: Gauge,
     /// Tool calls refused by a caller's limit.
     pub limited_calls: Family<LimitLabels, Counter>,
+    /// Audit records dropped because the audit writer fell behind.
+    pub audit_records_dropped: Counter,
 }
 
 fn latency_histogram() -> Histogram {
@@ -171,6 +173,12 @@ impl Metrics {
             "Tool calls refused by a caller's limit, by limit and class of tool",
             limited_calls.clone(),
         );
+        let audit_records_dropped = Counter::default();
+        registry.register(
+            "audit_records_dropped",
+            "Audit records dropped because the audit writer fell behind (calls never wait for it)",
+            audit_records_dropped.clone(),
+        );
         Metrics {
             registry,
             calls,
@@ -184,6 +192,7 @@ impl Metrics {
             query_embedding_seconds,
             sessions,
             limited_calls,
+            audit_records_dropped,
         }
     }
 }

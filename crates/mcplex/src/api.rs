@@ -64,7 +64,7 @@ pub struct ApiState {
 pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
     let agent_routes = crate::projection::router(state.clone())
         .merge(crate::api_connections::caller_router(state.clone()));
-    // Every operator's action is written to the audit log, whichever route takes it.
+    // Every change is written to the audit log, whichever route takes it (an agent's too).
     let audited =
         axum::middleware::from_fn_with_state(state.clone(), crate::operator_audit::record);
     Router::new()
@@ -86,8 +86,8 @@ pub fn router(state: ApiState, max_body_bytes: usize) -> Router {
         .merge(crate::api_connections::router(state.clone()))
         .merge(crate::api_views::router(state.clone()))
         .merge(crate::api_server_page::router(state))
-        .layer(audited)
         .merge(agent_routes)
+        .layer(audited)
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
 }
 

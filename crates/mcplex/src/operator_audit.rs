@@ -2,7 +2,8 @@
 //! (an approval, a quarantine, a token made, limited or revoked, an upstream login begun) is one
 //! row, written by a layer around those routes so that no route can forget it. The row names
 //! who acted (`operator:<person>` for someone signed in at the issuer, `operator:api-key` for
-//! the API key or a session opened with it), the request (`method` `api POST`, `tool` the
+//! the API key or a session opened with it, an agent's token name for the one change an agent
+//! may make, forgetting its own login to a server), the request (`method` `api POST`, `tool` the
 //! path), and the outcome (`ok`, or `refused`/`failed` with the HTTP status); a change the
 //! `/api` guard refuses a signed-in viewer is a row too ([`Actions::refused`]). Rows go through
 //! the calls' writer (`audit.rs`): the same retention, the same `audit_sink`, and no row when
@@ -34,9 +35,15 @@ pub async fn record(State(state): State<ApiState>, request: Request, next: Next)
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let changes = changes(&method, &path);
-    let actor = match request.extensions().get::<SessionActor>() {
-        Some(SessionActor(Some(person))) => format!("{OPERATOR_PREFIX}{person}"),
-        _ => format!("{OPERATOR_PREFIX}api-key"),
+    // An agent acting on its own (forgetting its login to a server) is named as its calls are.
+    let agent = request
+        .extensions()
+        .get::<mcplex_surface::Caller>()
+        .and_then(|caller| caller.token.clone());
+    let actor = match (agent, request.extensions().get::<SessionActor>()) {
+        (Some(agent), _) => agent.to_string(),
+        (None, Some(SessionActor(Some(person)))) => format!("{OPERATOR_PREFIX}{person}"),
+        (None, _) => format!("{OPERATOR_PREFIX}api-key"),
     };
     let started = std::time::Instant::now();
     let response = next.run(request).await;

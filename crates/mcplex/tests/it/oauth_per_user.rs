@@ -222,6 +222,24 @@ fn each_agent_connects_its_own_account_and_never_gets_another_s() {
         let result = whoami(&gateway, &b);
         (result["structuredContent"]["error_type"] == "not_connected").then_some(())
     });
+    // A change like any other: a row of the audit log, in B's name.
+    let rows = crate::harness::eventually(
+        "B's disconnection in the audit log",
+        Duration::from_secs(10),
+        || {
+            let (_, answer) = gateway.api("GET", "/api/v1/activity?token=agent-b", "");
+            answer["entries"].as_array().cloned().filter(|rows| {
+                rows.iter()
+                    .any(|row| row["tool"] == "/api/v1/connections/py")
+            })
+        },
+    );
+    let row = rows
+        .iter()
+        .find(|row| row["tool"] == "/api/v1/connections/py")
+        .expect("the row");
+    assert_eq!(row["method"], "api DELETE", "{row}");
+    assert_eq!(row["status"], "ok", "{row}");
 
     // A's token expires (4 s): the next call refreshes A's own login.
     let refreshes = stats(port)["refreshes"].as_u64().unwrap_or(0);
