@@ -7,6 +7,8 @@
 //!   network but without a network namespace could reach the network. It also matches the x32
 //!   `socket` (the x86-64 number with bit 30 set), which a kernel booted with `syscall.x32=y`
 //!   accepts under the same architecture.
+//! - For a stdio server without a PID namespace, [`without_reaching_other_processes`]: no other
+//!   process's resource limits, priority or scheduling (the gateway's among them).
 //! - For a process confined to computing (the code_execution worker), [`compute_only`]: an
 //!   allowlist of what the worker does after it confines itself (memory, threads, the clock,
 //!   its own pipes and signals), everything else refused; and [`without_clone3`], so that the C
@@ -41,6 +43,72 @@ pub(crate) fn without_multipath_tcp() -> Result<BpfProgram, seccompiler::Error> 
         rules,
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EACCES as u32),
+    )
+}
+
+/// For a server without a PID namespace, which sees the gateway's processes (the gateway among
+/// them): refuses with `EPERM` what a process of the same user may do to another without any
+/// capability and Landlock does not check: set its resource limits (`prlimit64`, a
+/// `RLIMIT_NOFILE` of 0 would stop the gateway), its priority, scheduling or I/O priority. Its
+/// own (`own_pid`, or 0) and reading another's stay allowed; a process group's or the whole
+/// user's priority is refused.
+pub(crate) fn without_reaching_other_processes(
+    own_pid: u32,
+) -> Result<BpfProgram, seccompiler::Error> {
+    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
+    };
+    let own = u64::from(own_pid);
+    let another = |index: u8| -> Result<Vec<SeccompCondition>, seccompiler::Error> {
+        Ok(vec![
+            arg(index, SeccompCmpOp::Ne, 0)?,
+            arg(index, SeccompCmpOp::Ne, own)?,
+        ])
+    };
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    // prlimit64(pid, resource, new_limit, old_limit): setting, not reading.
+    let mut setting_another = another(0)?;
+    setting_another.push(SeccompCondition::new(
+        2,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::Ne,
+        0,
+    )?);
+    rules.insert(
+        libc::SYS_prlimit64,
+        vec![SeccompRule::new(setting_another)?],
+    );
+    for call in [
+        libc::SYS_sched_setaffinity,
+        libc::SYS_sched_setscheduler,
+        libc::SYS_sched_setparam,
+        libc::SYS_sched_setattr,
+    ] {
+        rules.insert(call, vec![SeccompRule::new(another(0)?)?]);
+    }
+    // setpriority(which, who, …) and ioprio_set(which, who, …): another process, or any group.
+    let by_process = |which: u64| -> Result<Vec<SeccompRule>, seccompiler::Error> {
+        let mut process = vec![arg(0, SeccompCmpOp::Eq, which)?];
+        process.extend(another(1)?);
+        Ok(vec![
+            SeccompRule::new(process)?,
+            SeccompRule::new(vec![arg(0, SeccompCmpOp::Ne, which)?])?,
+        ])
+    };
+    rules.insert(
+        libc::SYS_setpriority,
+        by_process(libc::PRIO_PROCESS as u64)?,
+    );
+    // IOPRIO_WHO_PROCESS (linux/ioprio.h).
+    rules.insert(libc::SYS_ioprio_set, by_process(1)?);
+    #[cfg(target_arch = "x86_64")]
+    for (call, chain) in rules.clone() {
+        rules.insert(call | X32_BIT, chain);
+    }
+    filter(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
     )
 }
 
@@ -190,6 +258,7 @@ mod tests {
     fn the_filters_build_for_this_architecture() {
         for filter in [
             super::without_multipath_tcp(),
+            super::without_reaching_other_processes(std::process::id()),
             super::compute_only(std::process::id()),
             super::without_clone3(),
         ] {

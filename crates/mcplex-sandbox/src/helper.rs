@@ -125,7 +125,10 @@ fn run(plan: &Plan, command: &[OsString]) -> Result<i32, Failed> {
     let sockets =
         crate::filters::without_multipath_tcp().map_err(|e| failed("socket filter", e))?;
     if !plan.namespaces {
-        return Err(confine_and_exec(plan, ruleset, &sockets, command));
+        // The server is this process (it executes in place) and sees the gateway's processes.
+        let others = crate::filters::without_reaching_other_processes(std::process::id())
+            .map_err(|e| failed("process filter", e))?;
+        return Err(confine_and_exec(plan, ruleset, &[sockets, others], command));
     }
     // Outside the PID namespace: wait for its PID 1 and end as it ends.
     sys::set_signals(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP], libc::SIG_IGN);
@@ -155,7 +158,7 @@ fn run(plan: &Plan, command: &[OsString]) -> Result<i32, Failed> {
         std::process::exit(sys::reap_until(server));
     }
     sys::die_with_parent(libc::SIGKILL).map_err(|e| failed("parent-death signal", e))?;
-    Err(confine_and_exec(plan, ruleset, &sockets, command))
+    Err(confine_and_exec(plan, ruleset, &[sockets], command))
 }
 
 /// A new user namespace with this user mapped to itself, and mount, PID and IPC namespaces
@@ -301,7 +304,7 @@ pub(crate) fn abi_of(version: i32) -> ABI {
 fn confine_and_exec(
     plan: &Plan,
     ruleset: Option<RulesetCreated>,
-    sockets: &seccompiler::BpfProgram,
+    filters: &[seccompiler::BpfProgram],
     command: &[OsString],
 ) -> Failed {
     sys::set_signals(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP], libc::SIG_DFL);
@@ -329,8 +332,10 @@ fn confine_and_exec(
         return failed("dropping capabilities", e);
     }
     // After `no_new_privs` (set with the capabilities dropped), which the filter needs.
-    if let Err(e) = crate::filters::apply(sockets) {
-        return failed("entering the socket filter", e);
+    for filter in filters {
+        if let Err(e) = crate::filters::apply(filter) {
+            return failed("entering a seccomp filter", e);
+        }
     }
     if let Some(ruleset) = ruleset {
         let fd: Option<std::os::fd::OwnedFd> = ruleset.into();

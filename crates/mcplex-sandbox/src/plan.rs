@@ -310,7 +310,7 @@ fn mechanisms(
         }
         Err(why) => {
             missing.push(format!(
-                "namespaces ({why}): the gateway's processes stay visible in /proc (Landlock still refuses their environment and memory{}), and a process the server starts in a session of its own outlives its stop",
+                "namespaces ({why}): the gateway's processes stay visible in /proc (Landlock still refuses their environment and memory{}, seccomp their limits and priority), and a process the server starts in a session of its own outlives its stop",
                 if abi >= 6 { " and signals" } else { "" }
             ));
             if !network {

@@ -35,6 +35,7 @@ mod harness;
 mod http;
 mod isolation;
 mod isolation_commands;
+mod isolation_partial;
 mod isolation_servers;
 mod limits;
 mod listing;
