@@ -1,7 +1,7 @@
 {{/*
 The chart's shared definitions: names and labels, the refusals no schema can state (replicas on
-SQLite, a PostgreSQL store without its Secrets), the Host names the gateway must trust, and the
-config file the ConfigMap holds.
+SQLite, a PostgreSQL store without its Secrets), the Host names the gateway must trust, the
+config file the ConfigMap holds, and the pod's security settings.
 */}}
 
 {{- define "mcplex.name" -}}
@@ -42,7 +42,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 Refusals. SQLite is one file in one ReadWriteOnce volume: a second gateway could neither mount
-it on another node nor share it safely, so more than one replica needs PostgreSQL.
+it on another node nor share it safely, so more than one replica needs PostgreSQL. A PostgreSQL
+store made without a given admin key would print the one it makes on the gateway's output,
+which in a cluster is the pod's log (on the node, in every log shipper): the key must come from
+a Secret.
 */}}
 {{- define "mcplex.validate" -}}
 {{- if not (include "mcplex.postgres" .) }}
@@ -68,6 +71,12 @@ it on another node nor share it safely, so more than one replica needs PostgreSQ
 {{- end }}
 {{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
 {{- fail "autoscaling.minReplicas is above autoscaling.maxReplicas" }}
+{{- end }}
+{{- if and (include "mcplex.postgres" .) (not .Values.apiKey.secret.name) }}
+{{- fail (printf "store.backend postgres needs apiKey.secret.name: without it the gateway that creates the store prints the admin API key it makes on its output, which in a cluster is the pod's log, kept on the node and by every log shipper. Create a Secret with a new key and name it in apiKey.secret.name (an existing store takes it in place of the key it printed): kubectl -n %s create secret generic mcplex-admin --from-literal=%s=\"$(openssl rand -hex 32)\"" .Release.Namespace .Values.apiKey.secret.key) }}
+{{- end }}
+{{- if and (eq (include "mcplex.procMount" .) "Unmasked") (not (include "mcplex.userNamespace" .)) }}
+{{- fail "podSecurity.procMount Unmasked needs podSecurity.hostUsers: false: Kubernetes unmasks /proc only for a pod in a user namespace of its own" }}
 {{- end }}
 {{- if and .Values.ingress.tls.enabled (not .Values.ingress.tls.secretName) }}
 {{- fail "ingress.tls.enabled needs ingress.tls.secretName" }}
@@ -110,6 +119,40 @@ httpGet:
       value: localhost
 {{- end }}
 
+{{/*
+The pod's security settings. The defaults give stdio servers' sandbox Landlock alone; a
+user namespace (hostUsers: false), an unmasked /proc, and seccomp and AppArmor profiles that
+permit unshare and mount give it its namespaces too (README.md, "Stdio upstream servers").
+*/}}
+{{- define "mcplex.userNamespace" -}}
+{{- $hostUsers := dig "hostUsers" true (.Values.podSecurity | default dict) }}
+{{- if and (kindIs "bool" $hostUsers) (not $hostUsers) }}true{{ end }}
+{{- end }}
+
+{{- define "mcplex.procMount" -}}
+{{- dig "procMount" "Default" (.Values.podSecurity | default dict) }}
+{{- end }}
+
+{{- define "mcplex.seccompProfile" -}}
+{{- $profile := dig "seccompProfile" dict (.Values.podSecurity | default dict) }}
+{{- $type := $profile.type | default "RuntimeDefault" -}}
+type: {{ $type }}
+{{- if eq $type "Localhost" }}
+localhostProfile: {{ $profile.localhostProfile | quote }}
+{{- end }}
+{{- end }}
+
+{{/* The pod's AppArmor profile, or nothing (the runtime's default) while its type is "". */}}
+{{- define "mcplex.appArmorProfile" -}}
+{{- $profile := dig "appArmorProfile" dict (.Values.podSecurity | default dict) }}
+{{- with $profile.type -}}
+type: {{ . }}
+{{- if eq . "Localhost" }}
+localhostProfile: {{ $profile.localhostProfile | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- define "mcplex.containerSecurityContext" -}}
 runAsNonRoot: true
 allowPrivilegeEscalation: false
@@ -117,5 +160,8 @@ readOnlyRootFilesystem: true
 capabilities:
   drop: ["ALL"]
 seccompProfile:
-  type: RuntimeDefault
+  {{- include "mcplex.seccompProfile" . | nindent 2 }}
+{{- if eq (include "mcplex.procMount" .) "Unmasked" }}
+procMount: Unmasked
+{{- end }}
 {{- end }}
