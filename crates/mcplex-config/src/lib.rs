@@ -14,6 +14,7 @@ mod auth;
 mod dashboard_sso;
 mod duration;
 mod error;
+mod gateways_own;
 mod glob;
 mod limits;
 mod model;
@@ -35,13 +36,14 @@ pub use auth::{AuthRule, AuthSettings, DEFAULT_LEEWAY, RuleMatch, SIGNATURE_ALGO
 pub use dashboard_sso::{ClaimMatch, DEFAULT_SIGN_IN_SCOPES, DashboardSignIn};
 pub use duration::parse_duration;
 pub use error::{ConfigError, DurationError, LimitsError, StoreUrlError};
+pub use gateways_own::gateways_own;
 pub use glob::{Glob, ToolFilter};
 pub use limits::{CallLimits, MAX_LIMIT, Rate};
 pub use model::{
     AuditSettings, AuditSink, CodeLimits, Config, DEFAULT_CALL_TIMEOUT, DEFAULT_INIT_TIMEOUT,
     DEFAULT_LISTEN, DEFAULT_MAX_MATCHES, DirectToolResponseMode, HotSettings, InheritEnv,
     Lifecycle, Overrides, RoutingMode, SearchModel, ServerConfig, ServerOrigin, StoreUrl,
-    ToolResponseMode, Transport, gateways_own,
+    ToolResponseMode, Transport,
 };
 pub use oauth::{ClientSecret, OAuthConfig, OAuthGrant, PerUser};
 pub use parse::parse_config;

@@ -223,7 +223,7 @@ impl Entry<'_> {
             globs.extend(passed);
             for glob in globs
                 .iter()
-                .filter(|glob| crate::model::only_gateways_own(glob))
+                .filter(|glob| crate::gateways_own::only_gateways_own(glob))
             {
                 warnings.push(format!(
                     "{}: {:?} is never passed: no server inherits the gateway's own MCPLEX_* variables (set what it needs in its env)",

@@ -61,6 +61,7 @@ mod sign_in;
 mod store_postgres;
 mod token_exchange;
 mod traces;
+mod traces_names;
 mod trust;
 mod upstream_fixtures;
 mod upstreams;
