@@ -31,8 +31,10 @@ const CACHED_BYTES: usize = 1 << 20;
 /// rest of [`CACHED_BYTES`] draws on the budget all sessions' caches share, so that they add up
 /// to what the gateway allows, not to 1 MiB each.
 const CACHED_FREE: usize = 64 << 10;
-/// GET streams a session keeps open.
-const GETS: usize = 32;
+/// GET streams a session keeps open: a client needs one (its notifications go to one stream,
+/// not each); a few allow a reconnect to overlap the stream it replaces. Every one holds a
+/// connection.
+const GETS: usize = 4;
 /// Events that may wait for one GET stream's client.
 const QUEUE: usize = 64;
 

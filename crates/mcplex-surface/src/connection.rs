@@ -33,6 +33,10 @@ struct State {
     /// Of those, requests whose body is still arriving: a connection holding only such requests
     /// may be closed to make room (a slow body cannot hold a place).
     arriving: usize,
+    /// Of those, a session's GET streams, which a client resumes where it left off
+    /// (`Last-Event-ID`): a connection holding only such streams may be closed to make room,
+    /// after the idle and the arriving (streams kept open cannot hold every place).
+    resumable: usize,
     /// When the last request finished (or the connection was accepted).
     idle_since: Instant,
     /// When the first byte of the next request head arrived, while idle.
@@ -56,6 +60,7 @@ impl Watch {
             state: Mutex::new(State {
                 in_flight: 0,
                 arriving: 0,
+                resumable: 0,
                 idle_since: now,
                 head_started: Some(now),
             }),
@@ -84,7 +89,7 @@ impl Watch {
         state.head_started = None;
         drop(state);
         self.changed.notify_one();
-        InFlight(self.clone())
+        InFlight(self.clone(), false)
     }
 
     /// Since when the connection has had no request in flight; `None` while one is.
@@ -105,6 +110,13 @@ impl Watch {
     pub(crate) fn only_arriving_since(&self) -> Option<Instant> {
         let state = self.state();
         (state.in_flight > 0 && state.arriving >= state.in_flight).then_some(state.idle_since)
+    }
+
+    /// Since when the connection has done nothing but hold resumable streams open (`None` when
+    /// it serves anything else, or nothing).
+    pub(crate) fn only_resumable_since(&self) -> Option<Instant> {
+        let state = self.state();
+        (state.in_flight > 0 && state.resumable >= state.in_flight).then_some(state.idle_since)
     }
 
     /// When the connection expires if nothing changes (`None`: not while a request is in
@@ -131,11 +143,30 @@ pub(crate) struct Timeouts {
 
 /// A request in flight on a connection; dropping it makes the connection idle again (when it
 /// was the last one).
-pub(crate) struct InFlight(Arc<Watch>);
+pub(crate) struct InFlight(Arc<Watch>, bool);
+
+/// In a response's extensions: its body is a stream the client resumes where it left off (a
+/// session's GET stream), so its connection may be closed to make room.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resumable;
+
+impl InFlight {
+    /// Counts this request's response as a [`Resumable`] stream until it ends.
+    pub(crate) fn resumable(mut self) -> InFlight {
+        if !self.1 {
+            self.0.state().resumable += 1;
+            self.1 = true;
+        }
+        self
+    }
+}
 
 impl Drop for InFlight {
     fn drop(&mut self) {
         let mut state = self.0.state();
+        if self.1 {
+            state.resumable = state.resumable.saturating_sub(1);
+        }
         state.in_flight = state.in_flight.saturating_sub(1);
         if state.in_flight == 0 {
             state.idle_since = Instant::now();

@@ -24,7 +24,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::connection::{Expiry, Finishing, InFlight, TimedBody, Timeouts, Watch, Watched};
+use crate::connection::{
+    Expiry, Finishing, InFlight, Resumable, TimedBody, Timeouts, Watch, Watched,
+};
 use crate::door::Door;
 
 /// The listener's timeouts and connection cap (`http_header_read_timeout`,
@@ -98,20 +100,23 @@ impl Connections {
     }
 
     /// Closes the connection idle the longest, else the one waiting the longest for nothing but
-    /// request bodies to arrive (a slow body cannot hold a place an operator needs):
-    /// the token cancelled once its socket is closed; `None` when every connection is busy
-    /// otherwise.
+    /// request bodies to arrive (a slow body cannot hold a place an operator needs), else the
+    /// one holding nothing but resumable streams the longest (a client that keeps GET streams
+    /// open cannot hold every place; it resumes them with `Last-Event-ID`): the token cancelled
+    /// once its socket is closed; `None` when every connection is busy otherwise.
     fn evict_oldest_idle(&self) -> Option<CancellationToken> {
         let mut open = self.lock();
         let live = || open.iter().filter(|(_, c)| !c.evict.is_cancelled());
-        let oldest = live()
-            .filter_map(|(id, c)| c.watch.idle_since().map(|since| (since, *id)))
-            .min()
-            .or_else(|| {
-                live()
-                    .filter_map(|(id, c)| c.watch.only_arriving_since().map(|since| (since, *id)))
-                    .min()
-            });
+        let tiers: [fn(&Watch) -> Option<Instant>; 3] = [
+            Watch::idle_since,
+            Watch::only_arriving_since,
+            Watch::only_resumable_since,
+        ];
+        let oldest = tiers.iter().find_map(|since| {
+            live()
+                .filter_map(|(id, c)| since(&c.watch).map(|since| (since, *id)))
+                .min()
+        });
         let connection = oldest.and_then(|(_, id)| open.remove(&id))?;
         connection.evict.cancel();
         Some(connection.closed)
@@ -315,6 +320,11 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnectionService {
         let app = self.app.clone();
         Box::pin(async move {
             let response = app.serve(request).await;
+            let in_flight = if response.extensions().get::<Resumable>().is_some() {
+                in_flight.resumable()
+            } else {
+                in_flight
+            };
             Ok(response.map(|inner| Body::new(Finishing::new(inner, in_flight))))
         })
     }

@@ -346,12 +346,17 @@ impl<S: Surface> Route<S> {
             None => None,
         };
         let (stream, held) = session.open_get(after);
-        sse::response(SseBody::new(
+        let mut response = sse::response(SseBody::new(
             stream.first,
             Some(stream.source),
             stream.end,
             Box::new(held),
-        ))
+        ));
+        // Resumed where it left off: its connection may be closed to make room for others.
+        response
+            .extensions_mut()
+            .insert(crate::connection::Resumable);
+        response
     }
 
     /// Ends a session.

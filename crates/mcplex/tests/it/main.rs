@@ -30,6 +30,7 @@ mod hardening_redirects;
 mod hardening_secrets;
 mod hardening_sessions;
 mod hardening_slow_bodies;
+mod hardening_streams;
 mod hardening_upstreams;
 mod harness;
 mod http;

@@ -1,0 +1,83 @@
+//! GET streams cannot lock the operator out (the fourth adversarial review's first defect): an
+//! agent holding every connection with its sessions' GET streams makes room for newcomers, as
+//! idle connections and slow bodies do, since a client resumes such a stream where it left off.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::{Gateway, eventually, fixture_server};
+use crate::http::{Version, exchange};
+
+/// Opens an initialized session on `/mcp` with `bearer`.
+fn open_session(gateway: &Gateway, bearer: &str) -> String {
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"streams-test","version":"1"}}}"#;
+    let reply = exchange(
+        gateway.authority(),
+        Version::Http11,
+        "POST",
+        "/mcp",
+        &[("Authorization", bearer)],
+        init,
+    );
+    assert_eq!(reply.status, 200, "{reply:?}");
+    reply
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
+}
+
+/// A GET stream of `session`, open once its answer's head arrived.
+fn get_stream(gateway: &Gateway, bearer: &str, session: &str) -> BufReader<TcpStream> {
+    let mut stream = TcpStream::connect(gateway.authority()).expect("connect");
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nAuthorization: {bearer}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n",
+        gateway.authority()
+    );
+    stream.write_all(head.as_bytes()).expect("send the head");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).expect("the status line");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    reader
+}
+
+#[test]
+fn get_streams_held_open_leave_room_for_the_operator_and_other_agents() {
+    let gateway = Gateway::start(json!({
+        "max_connections": 16,
+        "mcpServers": {"fixture": fixture_server("fixture", &[])}
+    }));
+    gateway.wait_ready();
+    gateway.api_key();
+    let bearer = format!(
+        "Bearer {}",
+        gateway.create_token(json!({"name": "hog", "permissions": "read"}))
+    );
+    // Every place taken by GET streams: four sessions, four streams each.
+    let sessions: Vec<String> = (0..4).map(|_| open_session(&gateway, &bearer)).collect();
+    let held: Vec<_> = sessions
+        .iter()
+        .flat_map(|session| (0..4).map(|_| get_stream(&gateway, &bearer, session)))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // The operator, and another agent, still get in, and again.
+    let other = format!(
+        "Bearer {}",
+        gateway.create_token(json!({"name": "other", "permissions": "read"}))
+    );
+    for _ in 0..3 {
+        let (status, body) = eventually("the API to answer", Duration::from_secs(5), || {
+            let (status, body) = gateway.api("GET", "/api/v1/servers", "");
+            (status != 503).then_some((status, body))
+        });
+        assert_eq!(status, 200, "{body}");
+        open_session(&gateway, &other);
+    }
+    drop(held);
+}
