@@ -275,6 +275,11 @@ impl<S: Surface> Route<S> {
         id: RequestId,
         request: ClientRequest,
     ) -> Response {
+        // A stream of the 2026-07-28 revision, which has no sessions: served in one, it would
+        // keep the session from ever being idle, with no connection held.
+        if matches!(request, ClientRequest::SubscriptionsListenRequest(_)) {
+            return session_has_no_listen(&id);
+        }
         let progress = request.get_meta().get_progress_token();
         let begun = match session.begin(&id, progress) {
             Ok(begun) => begun,
@@ -426,6 +431,14 @@ fn retry_later(status: StatusCode, id: RequestId, message: &str) -> Response {
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     refusal
+}
+
+/// `subscriptions/listen` sent in a session (a 2025-era client that asked for the 2026-07-28
+/// revision in its `initialize`): method not found, as the session's revision has no such method.
+fn session_has_no_listen(id: &RequestId) -> Response {
+    let id = serde_json::to_value(id).unwrap_or(Value::Null);
+    let message = "Method not found: subscriptions/listen belongs to the 2026-07-28 revision, which has no sessions; a session is told of changes on its GET stream";
+    rpc_error(StatusCode::OK, id, -32601, message)
 }
 
 fn already_in_flight(id: &RequestId) -> Response {

@@ -81,3 +81,63 @@ fn get_streams_held_open_leave_room_for_the_operator_and_other_agents() {
     }
     drop(held);
 }
+
+/// A session whose client asked for the 2026-07-28 revision in its `initialize` is still a
+/// session: `subscriptions/listen`, a stream of that revision, is not served in it (it would keep
+/// the session from ever being idle, with no connection held), and the session idles out.
+#[test]
+fn a_session_serves_no_listen_and_idles_out() {
+    let gateway = Gateway::start(json!({
+        "session_idle_timeout": "2s",
+        "mcpServers": {"fixture": fixture_server("fixture", &[])}
+    }));
+    gateway.wait_ready();
+    let bearer = format!(
+        "Bearer {}",
+        gateway.create_token(json!({"name": "listener", "permissions": "read"}))
+    );
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"streams-test","version":"1"}}}"#;
+    let auth = ("Authorization", bearer.as_str());
+    let reply = exchange(
+        gateway.authority(),
+        Version::Http11,
+        "POST",
+        "/mcp",
+        &[auth],
+        init,
+    );
+    let session = reply
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    let listen = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}}})
+    .to_string();
+    let in_session = [
+        auth,
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let refused = exchange(
+        gateway.authority(),
+        Version::Http11,
+        "POST",
+        "/mcp",
+        &in_session,
+        &listen,
+    );
+    assert!(refused.body.contains("-32601"), "{refused:?}");
+    // The session was idle all along (a ping would refresh it): gone after its idle timeout.
+    std::thread::sleep(Duration::from_secs(6));
+    let ping = r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#;
+    let authority = gateway.authority();
+    let after = exchange(
+        authority,
+        Version::Http11,
+        "POST",
+        "/mcp",
+        &in_session,
+        ping,
+    );
+    assert_eq!(after.status, 404, "{after:?}");
+}
