@@ -15,7 +15,7 @@ use rmcp::{ErrorData, Peer};
 use serde_json::Value;
 
 use crate::Caller;
-use crate::subscriptions::{Subscriber, Subscriptions};
+use crate::subscriptions::{MAX_PER_SUBSCRIBER, Subscriber, Subscriptions};
 use crate::typed::ToolsCache;
 
 /// A tool listing that changes with the catalog (the direct surface's), as its clients see it.
@@ -237,7 +237,13 @@ pub(crate) async fn listen(
     let wants_resources = accepted.resources_list_changed == Some(true);
     let cancel = subscription.request_context().ct.clone();
     let listen_id = subscriptions.listen_id();
-    for uri in accepted.resource_subscriptions.iter().flatten() {
+    let uris = accepted.resource_subscriptions.iter().flatten();
+    if uris.clone().count() > MAX_PER_SUBSCRIBER {
+        tracing::debug!(
+            "subscriptions/listen: only the first {MAX_PER_SUBSCRIBER} resource subscriptions are taken"
+        );
+    }
+    for uri in uris.take(MAX_PER_SUBSCRIBER) {
         let subscriber = Subscriber::Listen(subscription.sink().clone(), listen_id);
         if let Err(e) = subscriptions
             .subscribe(gateway, &caller, uri, subscriber, cancel.clone())

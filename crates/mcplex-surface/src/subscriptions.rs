@@ -47,6 +47,13 @@ impl Subscriber {
     }
 }
 
+/// Resource subscriptions one session or one `subscriptions/listen` may hold: each is an entry
+/// here and, the first for its URI, a request upstream.
+pub(crate) const MAX_PER_SUBSCRIBER: usize = 256;
+
+/// The longest resource URI a subscription takes.
+const MAX_URI_BYTES: usize = 8 * 1024;
+
 #[derive(PartialEq, Eq, Clone, Copy)]
 enum Identity {
     Session(Option<usize>),
@@ -133,7 +140,8 @@ impl Subscriptions {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Subscribes `subscriber` to `uri` (as the client knows it).
+    /// Subscribes `subscriber` to `uri` (as the client knows it): at most
+    /// [`MAX_PER_SUBSCRIBER`] URIs for one session or listen, each at most [`MAX_URI_BYTES`].
     pub(crate) async fn subscribe(
         &self,
         gateway: &Gateway,
@@ -142,6 +150,12 @@ impl Subscriptions {
         subscriber: Subscriber,
         cancel: CancellationToken,
     ) -> Result<(), ErrorData> {
+        if uri.len() > MAX_URI_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!("a resource URI is at most {MAX_URI_BYTES} bytes"),
+                None,
+            ));
+        }
         let snapshot = gateway.snapshot();
         let Some(target) = snapshot.offers().resolve_uri(uri, &caller.scope) else {
             return Err(ErrorData::resource_not_found(
@@ -163,12 +177,27 @@ impl Subscriptions {
         let identity = subscriber.identity();
         let first = {
             let mut entries = self.lock();
+            // Ended sessions' subscriptions go first: they are no one's, and would keep the next
+            // subscriber of their URI from reaching the upstream.
+            entries.retain(|e| !e.subscriber.is_gone());
             let known = |e: &Entry| e.route == target.route && e.original == target.original;
             if entries
                 .iter()
                 .any(|e| known(e) && e.subscriber.identity() == identity)
             {
                 return Ok(());
+            }
+            let held = entries
+                .iter()
+                .filter(|e| e.subscriber.identity() == identity)
+                .count();
+            if held >= MAX_PER_SUBSCRIBER {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "too many resource subscriptions: at most {MAX_PER_SUBSCRIBER} in one session or listen"
+                    ),
+                    Some(json!({"uri": uri})),
+                ));
             }
             let first = !entries.iter().any(known);
             entries.push(Entry {

@@ -141,3 +141,49 @@ fn a_session_serves_no_listen_and_idles_out() {
     );
     assert_eq!(after.status, 404, "{after:?}");
 }
+
+/// Resource subscriptions are bounded: at most 256 in a session (each the first for its URI is a
+/// request upstream), each URI at most 8 KiB.
+#[test]
+fn a_session_holds_a_bounded_number_of_subscriptions() {
+    let gateway = Gateway::start(json!({
+        "mcpServers": {"conf": {"command": crate::harness::tools().conformance_fixture}}
+    }));
+    gateway.wait_ready();
+    let bearer = format!(
+        "Bearer {}",
+        gateway.create_token(json!({"name": "subscriber", "permissions": "read"}))
+    );
+    let session = open_session(&gateway, &bearer);
+    let in_session = [
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let subscribe = |id: usize, uri: &str| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe",
+            "params": {"uri": uri}})
+        .to_string();
+        let authority = gateway.authority();
+        exchange(
+            authority,
+            Version::Http11,
+            "POST",
+            "/mcp",
+            &in_session,
+            &body,
+        )
+        .body
+    };
+    for n in 0..256 {
+        let answer = subscribe(n, &format!("mcplex://conf/test://template/{n}/data"));
+        assert!(answer.contains("\"result\""), "{n}: {answer}");
+    }
+    let answer = subscribe(256, "mcplex://conf/test://template/256/data");
+    assert!(
+        answer.contains("too many resource subscriptions"),
+        "{answer}"
+    );
+    let long = format!("mcplex://conf/test://template/{}/data", "x".repeat(9000));
+    assert!(subscribe(257, &long).contains("at most 8192 bytes"));
+}
