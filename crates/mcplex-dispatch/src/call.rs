@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use mcplex_catalog::Permission;
+
 use mcplex_catalog::{CatalogTool, Scope, Snapshot, UnavailableReason};
 use mcplex_names::ToolId;
 use mcplex_protocol::REQUEST_ID_META;
@@ -48,6 +50,25 @@ pub struct CallContext {
 }
 
 impl Gateway {
+    /// Admits a request of `caller` under its limits (held until the upstream answers), or the
+    /// refusal, counted in the metrics.
+    pub(crate) fn admitted(
+        &self,
+        caller: Option<&Arc<str>>,
+        permission: Permission,
+    ) -> Result<crate::Admission, DispatchError> {
+        self.limits.admit(caller, permission).map_err(|limited| {
+            mcplex_telemetry::metrics()
+                .limited_calls
+                .get_or_create(&mcplex_telemetry::LimitLabels {
+                    limit: limited.kind.as_str(),
+                    class: limited.class.as_str(),
+                })
+                .inc();
+            DispatchError::Limited(limited)
+        })
+    }
+
     /// Calls a tool: resolve → validate → call → the raw result. Every call gets a request id
     /// (sent upstream in `_meta`, in the logs and the audit record) and is counted in the
     /// metrics.
@@ -155,19 +176,9 @@ impl Gateway {
         }
         // Counted only when the call is about to leave: refusals of every other kind cost the
         // caller nothing. The admission is held until the upstream answers.
-        let _admission = match self.limits.admit(cx.token.as_ref(), tool.permission) {
+        let _admission = match self.admitted(cx.token.as_ref(), tool.permission) {
             Ok(admission) => admission,
-            Err(limited) => {
-                let telemetry = mcplex_telemetry::metrics();
-                telemetry
-                    .limited_calls
-                    .get_or_create(&mcplex_telemetry::LimitLabels {
-                        limit: limited.kind.as_str(),
-                        class: limited.class.as_str(),
-                    })
-                    .inc();
-                return (Some(id), Err(DispatchError::Limited(limited)));
-            }
+            Err(limited) => return (Some(id), Err(limited)),
         };
         let mut params = Map::with_capacity(3);
         params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));

@@ -3,6 +3,7 @@
 //! takes only a [`Route`] the snapshot resolved, and gets the request id, the metrics and the
 //! audit record like a tool call.
 
+use mcplex_catalog::Permission;
 use mcplex_catalog::Route;
 use mcplex_protocol::REQUEST_ID_META;
 use mcplex_upstream::CallOptions;
@@ -64,18 +65,27 @@ impl Gateway {
             ..CallOptions::default()
         };
         let span = mcplex_trace::call(method.as_str(), None);
-        let outcome = self
-            .upstreams
-            .request(
-                server,
-                method.as_str(),
-                Value::Object(params),
-                options,
-                mcplex_upstream::OnBehalfOf::of(cx.token.as_deref(), cx.credential.as_ref()),
-            )
-            .instrument(span.clone())
-            .await
-            .map_err(DispatchError::Upstream);
+        // Within the caller's limits, as a read (held until the upstream answers).
+        let admission = if method.counted() {
+            self.admitted(cx.token.as_ref(), Permission::Read).map(Some)
+        } else {
+            Ok(None)
+        };
+        let outcome = match admission {
+            Ok(_admission) => self
+                .upstreams
+                .request(
+                    server,
+                    method.as_str(),
+                    Value::Object(params),
+                    options,
+                    mcplex_upstream::OnBehalfOf::of(cx.token.as_deref(), cx.credential.as_ref()),
+                )
+                .instrument(span.clone())
+                .await
+                .map_err(DispatchError::Upstream),
+            Err(limited) => Err(limited),
+        };
         // The audit row keeps what the request was about (a resource's URI) as the log would.
         let subject = self.upstreams.redact(server, &subject);
         let finished = Finished {

@@ -30,6 +30,21 @@ impl UpstreamMethod {
     }
 }
 
+impl UpstreamMethod {
+    /// Whether a caller's request of this method counts against its limits (as a read: it
+    /// reads what a server offers). Ending a subscription and setting the level do not: the
+    /// gateway itself sends them on a caller's behalf when its session ends.
+    pub(crate) fn counted(self) -> bool {
+        matches!(
+            self,
+            UpstreamMethod::PromptsGet
+                | UpstreamMethod::ResourcesRead
+                | UpstreamMethod::ResourcesSubscribe
+                | UpstreamMethod::CompletionComplete
+        )
+    }
+}
+
 impl std::fmt::Display for UpstreamMethod {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

@@ -319,3 +319,40 @@ fn usage_of(gateway: &Gateway) -> Value {
     assert_eq!(status, 200, "{body}");
     serde_json::from_str(&body).expect("json")
 }
+
+/// What reaches an upstream besides tool calls (a resource read, a prompt, a completion, a
+/// subscription) counts against the caller's limits as a read: a caller held to calls per
+/// minute cannot read resources without end instead.
+#[test]
+fn resource_reads_and_prompts_count_against_the_callers_limits() {
+    let gateway = Gateway::start(json!({
+        "mcpServers": {"conf": {"command": crate::harness::tools().conformance_fixture}}
+    }));
+    gateway.wait_ready();
+    let token = gateway.create_token(json!({"name": "reader", "permissions": "read",
+        "limits": {"calls_per_minute": 2}}));
+    within_one_minute(Duration::from_secs(20));
+    let read = || {
+        gateway.client_at(
+            "/mcp",
+            Some(&token),
+            "legacy",
+            "read",
+            &["mcplex://conf/test://static-text"],
+        )
+    };
+    for _ in 0..2 {
+        let answer = read();
+        assert!(answer["result"]["contents"].is_array(), "{answer}");
+    }
+    let refused = read();
+    assert_eq!(refused["error"]["code"], json!(RATE_LIMITED), "{refused}");
+    let prompt = gateway.client_at(
+        "/mcp",
+        Some(&token),
+        "legacy",
+        "prompt",
+        &["conf__test_simple_prompt", "{}"],
+    );
+    assert_eq!(prompt["error"]["code"], json!(RATE_LIMITED), "{prompt}");
+}
