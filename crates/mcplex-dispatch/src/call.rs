@@ -56,17 +56,18 @@ impl Gateway {
         &self,
         caller: Option<&Arc<str>>,
         permission: Permission,
-    ) -> Result<crate::Admission, DispatchError> {
-        self.limits.admit(caller, permission).map_err(|limited| {
-            mcplex_telemetry::metrics()
-                .limited_calls
-                .get_or_create(&mcplex_telemetry::LimitLabels {
-                    limit: limited.kind.as_str(),
-                    class: limited.class.as_str(),
-                })
-                .inc();
-            DispatchError::Limited(limited)
-        })
+    ) -> Result<crate::Admission, crate::Limited> {
+        self.limits
+            .admit(caller, permission)
+            .inspect_err(|limited| {
+                mcplex_telemetry::metrics()
+                    .limited_calls
+                    .get_or_create(&mcplex_telemetry::LimitLabels {
+                        limit: limited.kind.as_str(),
+                        class: limited.class.as_str(),
+                    })
+                    .inc();
+            })
     }
 
     /// Calls a tool: resolve → validate → call → the raw result. Every call gets a request id
@@ -178,7 +179,7 @@ impl Gateway {
         // caller nothing. The admission is held until the upstream answers.
         let _admission = match self.admitted(cx.token.as_ref(), tool.permission) {
             Ok(admission) => admission,
-            Err(limited) => return (Some(id), Err(limited)),
+            Err(limited) => return (Some(id), Err(DispatchError::Limited(limited))),
         };
         let mut params = Map::with_capacity(3);
         params.insert("name".to_owned(), Value::String(tool.id.tool.to_string()));

@@ -84,7 +84,7 @@ impl Gateway {
                 .instrument(span.clone())
                 .await
                 .map_err(DispatchError::Upstream),
-            Err(limited) => Err(limited),
+            Err(limited) => Err(DispatchError::Limited(limited)),
         };
         // The audit row keeps what the request was about (a resource's URI) as the log would.
         let subject = self.upstreams.redact(server, &subject);
