@@ -30,6 +30,7 @@ mod door;
 mod errors;
 mod event_id;
 mod http;
+mod json_values;
 mod kept_events;
 mod listen;
 mod listener;

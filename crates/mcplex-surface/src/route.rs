@@ -40,6 +40,7 @@ use crate::decode::{self, PlainCall, rpc_error};
 use crate::detached::Detached;
 use crate::dispatch::{self, Call};
 use crate::event_id::EventId;
+use crate::json_values;
 use crate::session::{Begun, MAX_IN_FLIGHT, NotBegun, Session};
 use crate::session_owners::Owner;
 use crate::sessions::{SessionBook, Sessions};
@@ -125,6 +126,13 @@ impl<S: Surface> Route<S> {
             Ok(bytes) => bytes,
             Err(refusal) => return refusal,
         };
+        if json_values::more_values_than(&bytes, json_values::MAX_VALUES) {
+            let message = format!(
+                "Invalid request: the body holds more than {} JSON values, more than any MCP request needs",
+                json_values::MAX_VALUES
+            );
+            return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, Value::Null, -32600, &message);
+        }
         // The commonest request, read straight into its parts; the same checks as below.
         if let Some(session) = session_id(&parts)
             && wire::plain_session_headers(&parts.headers)

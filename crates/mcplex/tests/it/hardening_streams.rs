@@ -187,3 +187,59 @@ fn a_session_holds_a_bounded_number_of_subscriptions() {
     let long = format!("mcplex://conf/test://template/{}/data", "x".repeat(9000));
     assert!(subscribe(257, &long).contains("at most 8192 bytes"));
 }
+
+/// A body of more JSON values than any MCP request holds is refused before it is parsed: a 4 MiB
+/// body of small objects took 700 MB once parsed and decoded, and held the runtime for seconds.
+#[test]
+fn a_body_of_too_many_values_is_refused_unread() {
+    let gateway = Gateway::start(json!({
+        "mcpServers": {"fixture": fixture_server("fixture", &[])}
+    }));
+    gateway.wait_ready();
+    let bearer = format!(
+        "Bearer {}",
+        gateway.create_token(json!({"name": "flooder", "permissions": "read"}))
+    );
+    let session = open_session(&gateway, &bearer);
+    let headers = [
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let objects = vec![json!({"a": 0}); 520_000];
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": objects}});
+    let authority = gateway.authority();
+    let refused = exchange(
+        authority,
+        Version::Http11,
+        "POST",
+        "/mcp",
+        &headers,
+        &body.to_string(),
+    );
+    assert_eq!(refused.status, 413, "{refused:?}");
+    assert!(
+        refused.body.contains("more than 100000 JSON values"),
+        "{refused:?}"
+    );
+    let vm_hwm_kib = std::fs::read_to_string(format!("/proc/{}/status", gateway.pid()))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:"))?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .expect("the gateway's VmHWM");
+    assert!(
+        vm_hwm_kib < 400 * 1024,
+        "the gateway peaked at {vm_hwm_kib} KiB"
+    );
+    // A request of ordinary size still goes through.
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let answer = exchange(authority, Version::Http11, "POST", "/mcp", &headers, ping);
+    assert_eq!(answer.status, 200, "{answer:?}");
+}
