@@ -164,11 +164,10 @@ fn workers_get_no_environment_and_no_other_descriptors() {
             String::from_utf8_lossy(&environ),
             "MIMALLOC_ARENA_RESERVE=0\0"
         );
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let data_kib: u64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmData:"))
-            .and_then(|value| value.split_whitespace().next()?.parse().ok())
+        let data_kib = pid
+            .parse()
+            .ok()
+            .and_then(|pid| crate::hardening_code_limits::status_number(pid, "VmData"))
             .unwrap_or(u64::MAX);
         assert!(data_kib < 64 * 1024, "a warm worker maps {data_kib} KiB");
         let stderr = target(&pid, "2").unwrap_or_default();

@@ -21,7 +21,7 @@ fn gateway_with(extra: Value) -> Gateway {
 }
 
 /// A line of `/proc/<pid>/status`, as a number (`VmHWM:  1234 kB` → 1234).
-fn status_number(pid: u32, key: &str) -> Option<u64> {
+pub(crate) fn status_number(pid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()

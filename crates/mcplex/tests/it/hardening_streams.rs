@@ -222,17 +222,7 @@ fn a_body_of_too_many_values_is_refused_unread() {
         refused.body.contains("more than 100000 JSON values"),
         "{refused:?}"
     );
-    let vm_hwm_kib = std::fs::read_to_string(format!("/proc/{}/status", gateway.pid()))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("VmHWM:"))?
-                .split_whitespace()
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
+    let vm_hwm_kib = crate::hardening_code_limits::status_number(gateway.pid(), "VmHWM")
         .expect("the gateway's VmHWM");
     assert!(
         vm_hwm_kib < 400 * 1024,
