@@ -52,6 +52,11 @@ pub trait Authenticator: Send + Sync + 'static {
     fn agent(&self, token: &str) -> Option<Caller>;
     /// Whether `key` is the installation's admin API key.
     fn is_admin(&self, key: &str) -> bool;
+    /// Whether the caller named `name` (an agent token's name, or an OAuth subject's
+    /// `oauth:…`) is still in force: a revoked or expired agent token is not, and its sessions
+    /// end with their streams. An OAuth subject is until its access token expires, which each
+    /// request's check sees.
+    fn in_force(&self, name: &str) -> bool;
 }
 
 /// What a [`RouteGuard`] answers: `Ok` lets the request on to its route (with whatever its

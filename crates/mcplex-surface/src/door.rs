@@ -120,6 +120,9 @@ mod tests {
         fn is_admin(&self, key: &str) -> bool {
             key == "admin-key"
         }
+        fn in_force(&self, name: &str) -> bool {
+            name == "agent"
+        }
     }
 
     /// Which way each request went, and with which caller.

@@ -45,6 +45,8 @@ pub struct Routes {
     pub shutdown: CancellationToken,
     /// Whether the store answers (kept by the gateway's follower); `/readyz` is 503 without it.
     pub store_reachable: Arc<AtomicBool>,
+    /// Which callers are still in force: a revoked token's sessions end.
+    pub auth: Arc<dyn crate::Authenticator>,
 }
 
 /// The gateway's MCP routes, `/healthz`, `/readyz` and `/metrics`, and the MCP routes' POST
@@ -63,11 +65,17 @@ pub fn router(routes: Routes) -> McpRoutes {
         session_idle_timeout,
         shutdown,
         store_reachable,
+        auth,
     } = routes;
     let limits = Limits {
         shutdown,
         max_body_bytes,
-        book: SessionBook::new(max_sessions, max_sessions_per_caller, session_idle_timeout),
+        book: SessionBook::new(
+            max_sessions,
+            max_sessions_per_caller,
+            session_idle_timeout,
+            Some(auth),
+        ),
     };
     let direct = limits.service(DirectSurface::new(
         gateway.clone(),

@@ -101,6 +101,15 @@ impl Owners {
             .is_none_or(|opener| opener == owner)
     }
 
+    /// Every session an agent or OAuth subject opened, with its opener.
+    pub(crate) fn opened(&self) -> Vec<(String, Arc<str>)> {
+        self.lock()
+            .by_session
+            .iter()
+            .filter_map(|(session, owner)| Some((session.clone(), owner.clone()?)))
+            .collect()
+    }
+
     /// `session` ended: its owner's place is free again.
     pub(crate) fn ended(&self, session: &str) {
         let mut state = self.lock();

@@ -50,10 +50,17 @@ pub(crate) struct SessionBook {
     pub(crate) owners: Owners,
     /// What the GET stream caches of every session keep past their own bytes.
     cached: Arc<KeptBudget>,
+    /// Which openers are still in force (`None`: all are, in this crate's tests).
+    auth: Option<Arc<dyn crate::Authenticator>>,
 }
 
 impl SessionBook {
-    pub(crate) fn new(max: usize, max_per_caller: usize, idle: Duration) -> Arc<SessionBook> {
+    pub(crate) fn new(
+        max: usize,
+        max_per_caller: usize,
+        idle: Duration,
+        auth: Option<Arc<dyn crate::Authenticator>>,
+    ) -> Arc<SessionBook> {
         Arc::new(SessionBook {
             max,
             idle,
@@ -64,6 +71,7 @@ impl SessionBook {
                 kept_per_caller(max, max_per_caller),
             ),
             cached: KeptBudget::new(CACHED_KEPT_BYTES),
+            auth,
         })
     }
 
@@ -124,7 +132,8 @@ impl Sessions {
             shutdown,
         });
         let weak = Arc::downgrade(&sessions);
-        let period = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+        // At most a second: a revoked token's sessions end with their streams within it.
+        let period = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(period).await;
@@ -133,6 +142,10 @@ impl Sessions {
                 };
                 for id in sessions.idle(Instant::now()) {
                     tracing::debug!("ending session {id}: idle for {idle:?}");
+                    sessions.close(&id);
+                }
+                for id in sessions.out_of_force() {
+                    tracing::info!("ending session {id}: its token was revoked or expired");
                     sessions.close(&id);
                 }
             }
@@ -184,6 +197,22 @@ impl Sessions {
         true
     }
 
+    /// This route's sessions whose opener is no longer in force (a revoked or expired token):
+    /// its requests are refused already, and its streams end with the session.
+    fn out_of_force(&self) -> Vec<String> {
+        let Some(auth) = &self.book.auth else {
+            return Vec::new();
+        };
+        let open = self.lock();
+        self.book
+            .owners
+            .opened()
+            .into_iter()
+            .filter(|(session, owner)| open.contains_key(session.as_str()) && !auth.in_force(owner))
+            .map(|(session, _)| session)
+            .collect()
+    }
+
     /// Sessions with no stream open and unused for the idle timeout.
     fn idle(&self, now: Instant) -> Vec<Arc<str>> {
         let idle = self.book.idle;
@@ -229,7 +258,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_cap_refuses_and_closing_frees_a_place() {
-        let book = SessionBook::new(2, 2, Duration::from_secs(3600));
+        let book = SessionBook::new(2, 2, Duration::from_secs(3600), None);
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
         let a = open(&sessions).expect("first");
         let _b = open(&sessions).expect("second");
@@ -246,7 +275,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_sessions_without_open_streams_are_idle() {
-        let book = SessionBook::new(10, 10, Duration::from_secs(3600));
+        let book = SessionBook::new(10, 10, Duration::from_secs(3600), None);
         let sessions = Sessions::new(book.clone(), CancellationToken::new());
         let busy = open(&sessions).expect("busy");
         let quiet = open(&sessions).expect("quiet");

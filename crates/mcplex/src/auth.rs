@@ -131,6 +131,17 @@ impl Authenticator for Access {
     fn is_admin(&self, key: &str) -> bool {
         self.store.is_admin_key(key, &self.verifier.load())
     }
+
+    fn in_force(&self, name: &str) -> bool {
+        if name.starts_with(mcplex_state::OAUTH_CALLER_PREFIX) {
+            return true;
+        }
+        let now = now_unix();
+        self.tokens
+            .load()
+            .values()
+            .any(|record| record.spec.name == name && record.is_active(now))
+    }
 }
 
 /// The dashboard's sessions, as the `/api` guard reads them (`api_session.rs`).

@@ -453,6 +453,7 @@ fn app(
         session_idle_timeout: config.listener.session_idle_timeout,
         shutdown,
         store_reachable,
+        auth: guard.auth.clone(),
     });
     Ok(Door::new(
         mcp.router.merge(api).merge(dashboard),

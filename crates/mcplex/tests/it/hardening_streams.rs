@@ -233,3 +233,38 @@ fn a_body_of_too_many_values_is_refused_unread() {
     let answer = exchange(authority, Version::Http11, "POST", "/mcp", &headers, ping);
     assert_eq!(answer.status, 200, "{answer:?}");
 }
+
+/// A revoked token's sessions end, with their GET streams, within about a second: its requests
+/// were refused already, but a stream held open would go on carrying notifications to it.
+#[test]
+fn a_revoked_tokens_sessions_and_streams_end() {
+    let gateway = Gateway::start(json!({
+        "mcpServers": {"fixture": fixture_server("fixture", &[])}
+    }));
+    gateway.wait_ready();
+    let bearer = format!(
+        "Bearer {}",
+        gateway.create_token(json!({"name": "leaver", "permissions": "read"}))
+    );
+    let session = open_session(&gateway, &bearer);
+    let mut stream = get_stream(&gateway, &bearer, &session);
+    let (status, body) = gateway.api("DELETE", "/api/v1/tokens/leaver", "");
+    assert_eq!(status, 200, "{body}");
+    let started = std::time::Instant::now();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        // The stream's end: the last (empty) chunk of its chunked body, or the connection's.
+        match stream.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) if line == "0\r\n" => break,
+            Ok(_) => {}
+            Err(e) => panic!("the stream did not end: {e}\n{}", gateway.log()),
+        }
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+}
