@@ -11,6 +11,22 @@ use serde_json::json;
 use crate::harness::{Gateway, eventually, fixture_server};
 use crate::http::{Version, exchange};
 
+/// A gateway serving the fixture, with `settings` besides, ready.
+fn with_fixture(mut settings: serde_json::Value) -> Gateway {
+    settings["mcpServers"] = json!({"fixture": fixture_server("fixture", &[])});
+    let gateway = Gateway::start(settings);
+    gateway.wait_ready();
+    gateway
+}
+
+/// The bearer of a new read-only agent token named `name`.
+fn reader(gateway: &Gateway, name: &str) -> String {
+    format!(
+        "Bearer {}",
+        gateway.create_token(json!({"name": name, "permissions": "read"}))
+    )
+}
+
 /// Opens an initialized session on `/mcp` with `bearer`.
 fn open_session(gateway: &Gateway, bearer: &str) -> String {
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"streams-test","version":"1"}}}"#;
@@ -49,16 +65,9 @@ fn get_stream(gateway: &Gateway, bearer: &str, session: &str) -> BufReader<TcpSt
 
 #[test]
 fn get_streams_held_open_leave_room_for_the_operator_and_other_agents() {
-    let gateway = Gateway::start(json!({
-        "max_connections": 16,
-        "mcpServers": {"fixture": fixture_server("fixture", &[])}
-    }));
-    gateway.wait_ready();
+    let gateway = with_fixture(json!({"max_connections": 16}));
     gateway.api_key();
-    let bearer = format!(
-        "Bearer {}",
-        gateway.create_token(json!({"name": "hog", "permissions": "read"}))
-    );
+    let bearer = reader(&gateway, "hog");
     // Every place taken by GET streams: four sessions, four streams each.
     let sessions: Vec<String> = (0..4).map(|_| open_session(&gateway, &bearer)).collect();
     let held: Vec<_> = sessions
@@ -67,10 +76,7 @@ fn get_streams_held_open_leave_room_for_the_operator_and_other_agents() {
         .collect();
     std::thread::sleep(Duration::from_millis(300));
     // The operator, and another agent, still get in, and again.
-    let other = format!(
-        "Bearer {}",
-        gateway.create_token(json!({"name": "other", "permissions": "read"}))
-    );
+    let other = reader(&gateway, "other");
     for _ in 0..3 {
         let (status, body) = eventually("the API to answer", Duration::from_secs(5), || {
             let (status, body) = gateway.api("GET", "/api/v1/servers", "");
@@ -87,15 +93,8 @@ fn get_streams_held_open_leave_room_for_the_operator_and_other_agents() {
 /// the session from ever being idle, with no connection held), and the session idles out.
 #[test]
 fn a_session_serves_no_listen_and_idles_out() {
-    let gateway = Gateway::start(json!({
-        "session_idle_timeout": "2s",
-        "mcpServers": {"fixture": fixture_server("fixture", &[])}
-    }));
-    gateway.wait_ready();
-    let bearer = format!(
-        "Bearer {}",
-        gateway.create_token(json!({"name": "listener", "permissions": "read"}))
-    );
+    let gateway = with_fixture(json!({"session_idle_timeout": "2s"}));
+    let bearer = reader(&gateway, "listener");
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"streams-test","version":"1"}}}"#;
     let auth = ("Authorization", bearer.as_str());
     let reply = exchange(
@@ -150,10 +149,7 @@ fn a_session_holds_a_bounded_number_of_subscriptions() {
         "mcpServers": {"conf": {"command": crate::harness::tools().conformance_fixture}}
     }));
     gateway.wait_ready();
-    let bearer = format!(
-        "Bearer {}",
-        gateway.create_token(json!({"name": "subscriber", "permissions": "read"}))
-    );
+    let bearer = reader(&gateway, "subscriber");
     let session = open_session(&gateway, &bearer);
     let in_session = [
         ("Authorization", bearer.as_str()),
@@ -192,14 +188,8 @@ fn a_session_holds_a_bounded_number_of_subscriptions() {
 /// body of small objects took 700 MB once parsed and decoded, and held the runtime for seconds.
 #[test]
 fn a_body_of_too_many_values_is_refused_unread() {
-    let gateway = Gateway::start(json!({
-        "mcpServers": {"fixture": fixture_server("fixture", &[])}
-    }));
-    gateway.wait_ready();
-    let bearer = format!(
-        "Bearer {}",
-        gateway.create_token(json!({"name": "flooder", "permissions": "read"}))
-    );
+    let gateway = with_fixture(json!({}));
+    let bearer = reader(&gateway, "flooder");
     let session = open_session(&gateway, &bearer);
     let headers = [
         ("Authorization", bearer.as_str()),
@@ -238,14 +228,8 @@ fn a_body_of_too_many_values_is_refused_unread() {
 /// were refused already, but a stream held open would go on carrying notifications to it.
 #[test]
 fn a_revoked_tokens_sessions_and_streams_end() {
-    let gateway = Gateway::start(json!({
-        "mcpServers": {"fixture": fixture_server("fixture", &[])}
-    }));
-    gateway.wait_ready();
-    let bearer = format!(
-        "Bearer {}",
-        gateway.create_token(json!({"name": "leaver", "permissions": "read"}))
-    );
+    let gateway = with_fixture(json!({}));
+    let bearer = reader(&gateway, "leaver");
     let session = open_session(&gateway, &bearer);
     let mut stream = get_stream(&gateway, &bearer, &session);
     let (status, body) = gateway.api("DELETE", "/api/v1/tokens/leaver", "");
