@@ -5,30 +5,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::wire::Wire;
-use crate::wire::lines::lines_wire;
 
 /// A connection to a server that answers every `tools/list` with `page` and a new cursor.
 fn endless(page: Vec<Value>) -> Arc<RpcConnection> {
     let (ours, theirs) = tokio::io::duplex(1 << 20);
-    let (reader, writer) = tokio::io::split(ours);
-    let closed = CancellationToken::new();
-    let (sender, incoming) = lines_wire(
-        "endless".into(),
-        Arc::default(),
-        reader,
-        writer,
-        closed.clone(),
-    );
-    let wire = Wire {
-        sender,
-        incoming,
-        closed,
-        transport: mcplex_trace::Transport::Stdio,
-    };
     tokio::spawn(async move {
         let (reads, mut writes) = tokio::io::split(theirs);
         let mut lines = BufReader::new(reads).lines();
@@ -49,8 +31,7 @@ fn endless(page: Vec<Value>) -> Arc<RpcConnection> {
             }
         }
     });
-    let (notifications, _) = crate::rpc::notifications::channel("endless");
-    RpcConnection::start("endless".into(), Arc::default(), wire, notifications)
+    crate::rpc::tests::over_lines("endless", ours)
 }
 
 async fn listed(page: Vec<Value>) -> Result<Vec<Value>, UpstreamError> {
@@ -62,37 +43,23 @@ async fn listed(page: Vec<Value>) -> Result<Vec<Value>, UpstreamError> {
 }
 
 #[tokio::test]
-async fn a_listing_with_too_many_items_is_refused() {
-    let page: Vec<Value> = (0..1000)
+async fn a_listing_too_large_in_items_or_bytes_is_refused_saying_which() {
+    let many: Vec<Value> = (0..1000)
         .map(|n| json!({"name": format!("t{n}")}))
         .collect();
-    let outcome = listed(page).await;
-    let Err(error) = outcome else {
-        panic!(
-            "refused, not {} items",
-            outcome.map(|t| t.len()).unwrap_or_default()
+    let big = vec![json!({"name": "big", "description": "d".repeat(8 * 1024 * 1024)})];
+    for (page, said) in [(many, "at most 10000 items"), (big, "64 MiB")] {
+        let outcome = listed(page).await;
+        let Err(error) = outcome else {
+            panic!(
+                "refused, not {} items",
+                outcome.map(|t| t.len()).unwrap_or_default()
+            );
+        };
+        assert!(
+            matches!(error, UpstreamError::ListingTooLarge { .. }),
+            "{error}"
         );
-    };
-    assert!(
-        matches!(error, UpstreamError::ListingTooLarge { .. }),
-        "{error}"
-    );
-    assert!(error.to_string().contains("at most 10000 items"), "{error}");
-}
-
-#[tokio::test]
-async fn a_listing_too_large_in_bytes_is_refused() {
-    let page = vec![json!({"name": "big", "description": "d".repeat(8 * 1024 * 1024)})];
-    let outcome = listed(page).await;
-    let Err(error) = outcome else {
-        panic!(
-            "refused, not {} items",
-            outcome.map(|t| t.len()).unwrap_or_default()
-        );
-    };
-    assert!(
-        matches!(error, UpstreamError::ListingTooLarge { .. }),
-        "{error}"
-    );
-    assert!(error.to_string().contains("64 MiB"), "{error}");
+        assert!(error.to_string().contains(said), "{error}");
+    }
 }

@@ -492,4 +492,4 @@ fn outcome_of(outcome: &Result<RawResult, UpstreamError>) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

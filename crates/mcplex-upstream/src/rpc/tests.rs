@@ -5,7 +5,7 @@ use super::*;
 use crate::wire::lines::lines_wire;
 
 /// A connection to server `name` speaking lines over `stream`.
-fn over_lines(name: &str, stream: tokio::io::DuplexStream) -> Arc<RpcConnection> {
+pub(crate) fn over_lines(name: &str, stream: tokio::io::DuplexStream) -> Arc<RpcConnection> {
     over_lines_redacting(name, stream, Arc::default())
 }
 
