@@ -102,7 +102,9 @@ impl Worker {
     /// run goes on after this returns); the exit is reaped in the background, off the run's
     /// answer.
     pub(crate) fn kill(mut self) {
-        if let Some(group) = self.group {
+        // Only while the worker is unreaped: a reaped worker's pid (its group's id) may already
+        // name another process's group.
+        if let (Some(group), Ok(None)) = (self.group, self.child.try_wait()) {
             mcplex_sandbox::signal_group(group, libc::SIGKILL);
         }
         let _ = self.child.start_kill();

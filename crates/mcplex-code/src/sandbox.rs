@@ -127,11 +127,8 @@ fn install<'js>(ctx: &Ctx<'js>, bridge: Arc<dyn Bridge>) -> rquickjs::Result<()>
         "__mcplex_call",
         Function::new(ctx.clone(), move |name: String, arguments: String| {
             // Refused here as text: a tree of it would be many times its size.
-            if arguments.len() > MAX_MESSAGE_BYTES {
-                let refusal = too_large("a tool call's arguments", MAX_MESSAGE_BYTES);
-                return envelope(Err(raw(&refusal)));
-            }
-            // `JSON.stringify`'s text: checked as JSON, never made a tree.
+            // `JSON.stringify`'s text: checked as JSON, never made a tree; the bridge refuses it
+            // when it is too large.
             let args = RawValue::from_string(arguments).ok();
             let mut outcomes = one.call_batch(vec![ToolCall { name, args }]);
             envelope(

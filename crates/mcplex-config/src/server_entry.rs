@@ -226,7 +226,7 @@ impl Entry<'_> {
                 .filter(|glob| crate::gateways_own::only_gateways_own(glob))
             {
                 warnings.push(format!(
-                    "{}: {:?} is never passed: no server inherits the gateway's own MCPLEX_* variables (set what it needs in its env)",
+                    "{}: {:?} is never passed: no server inherits the gateway's own MCPLEX_* and OTEL_* variables (set what it needs in its env)",
                     self.path("inherit_env"),
                     glob.pattern()
                 ));

@@ -282,7 +282,8 @@ impl Ledger {
             response_bytes,
             arguments: finished.arguments,
         };
-        if audit.records.try_send(record).is_err() {
+        // Closed: the writer has ended with the gateway's shutdown; nothing is behind.
+        if let Err(mpsc::error::TrySendError::Full(_)) = audit.records.try_send(record) {
             let before = mcplex_telemetry::metrics().audit_records_dropped.inc();
             // Said on the first and then every thousandth: a flood must not flood the log too.
             if before.is_multiple_of(1000) {

@@ -197,16 +197,34 @@ mod tests {
             current: 3,
             previous: 1,
         };
-        for window in [i64::MIN, -1, 11, 12, i64::MAX] {
+        const MAX: u64 = u64::MAX;
+        // (their window, the sum's current and previous counts, the estimate now): a window
+        // long gone adds nothing; this one and any later one saturate, never wrap or panic.
+        for (window, current, previous, estimate) in [
+            (i64::MIN, 3, 1, 4),
+            (-1, 3, 1, 4),
+            (11, MAX, MAX, MAX),
+            (12, MAX, 1, MAX),
+            (i64::MAX, MAX, 1, MAX),
+        ] {
             let theirs = Windows {
                 window,
-                current: u64::MAX,
-                previous: u64::MAX,
+                current: MAX,
+                previous: MAX,
             };
             let sum = mine.plus(theirs, now);
-            assert!(sum.in_last_minute(now) >= sum.current, "window {window}");
-            assert!(sum.plus_one().current >= sum.current);
-            assert!(sum.wait_for_room(10, now).is_some() || sum.current == 3);
+            assert_eq!(
+                (
+                    sum.window,
+                    sum.current,
+                    sum.previous,
+                    sum.in_last_minute(now)
+                ),
+                (11, current, previous, estimate),
+                "window {window}"
+            );
+            assert_eq!(sum.plus_one().current, current.saturating_add(1));
+            assert_eq!(sum.wait_for_room(10, now).is_none(), estimate < 10);
         }
     }
 

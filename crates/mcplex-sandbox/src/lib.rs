@@ -27,7 +27,7 @@ pub use helper::{HELPER_ARG, run_helper};
 pub use plan::{Limits, Plan, Policy, Protected, Refused, plan};
 pub use report::{Level, Report};
 pub use support::{NamespacesError, Support};
-pub use sys::{detach_child, drop_capabilities, limit_data, signal_group};
+pub use sys::{detach_child, limit_data, signal_group};
 
 /// Keeps the gateway's own process out of reach of processes of its user that are not in a
 /// sandbox (a server with `"sandbox": false`, or any where the kernel offers no Landlock): its

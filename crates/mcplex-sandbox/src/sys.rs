@@ -156,7 +156,7 @@ pub(crate) fn set_limit(resource: libc::__rlimit_resource_t, value: u64) -> io::
 /// the securebits that would give uid 0 capabilities at exec, empties the effective,
 /// permitted and inheritable sets, and sets `no_new_privs` (no set-uid or file capabilities
 /// at exec).
-pub fn drop_capabilities() -> io::Result<()> {
+pub(crate) fn drop_capabilities() -> io::Result<()> {
     // SAFETY: prctl with integer arguments only.
     unsafe {
         for capability in 0..=63 {

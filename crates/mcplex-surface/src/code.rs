@@ -121,14 +121,14 @@ call one from code_execution with call_tool(name, args). An empty query lists ev
             );
         };
         // The operator's timeout is the default and the ceiling: a caller may ask for less,
-        // and asking for more gets it.
+        // and asking for more gets the ceiling.
         let timeout = match arguments.get("timeout_ms") {
             None | Some(Value::Null) => self.limits.timeout,
             Some(value) => match value.as_u64().map(Duration::from_millis) {
                 Some(t) if !t.is_zero() => t.min(self.limits.timeout),
                 _ => {
                     return refusal(&format!(
-                        "code_execution: timeout_ms must be a whole number from 1 to {}, not {value}",
+                        "code_execution: timeout_ms must be a whole number of at least 1 (at most {} is used), not {value}",
                         self.limits.timeout.as_millis()
                     ));
                 }

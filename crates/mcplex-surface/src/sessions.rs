@@ -204,11 +204,18 @@ impl Sessions {
             return Vec::new();
         };
         let open = self.lock();
+        // Each opener asked once, however many sessions it holds.
+        let mut in_force: HashMap<Arc<str>, bool> = HashMap::new();
         self.book
             .owners
             .opened()
             .into_iter()
-            .filter(|(session, owner)| open.contains_key(session.as_str()) && !auth.in_force(owner))
+            .filter(|(session, _)| open.contains_key(session.as_str()))
+            .filter(|(_, owner)| {
+                !*in_force
+                    .entry(owner.clone())
+                    .or_insert_with(|| auth.in_force(owner))
+            })
             .map(|(session, _)| session)
             .collect()
     }

@@ -174,12 +174,13 @@ impl Subscriptions {
                 Some(json!({"uri": uri})),
             ));
         }
+        // Ended sessions' subscriptions go first (unsubscribed upstream where nobody else holds
+        // them): they are no one's, and would keep the next subscriber of their URI from
+        // reaching the upstream.
+        self.remove(gateway, |e| e.subscriber.is_gone()).await;
         let identity = subscriber.identity();
         let first = {
             let mut entries = self.lock();
-            // Ended sessions' subscriptions go first: they are no one's, and would keep the next
-            // subscriber of their URI from reaching the upstream.
-            entries.retain(|e| !e.subscriber.is_gone());
             let known = |e: &Entry| e.route == target.route && e.original == target.original;
             if entries
                 .iter()

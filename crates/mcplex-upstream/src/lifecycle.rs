@@ -212,7 +212,10 @@ async fn list_all(
         let mut result = connection.request(method, params, options).await?;
         match result.get_mut(key).map(Value::take) {
             Some(Value::Array(page)) => {
-                bytes = bytes.saturating_add(mcplex_protocol::json_len(&page, usize::MAX));
+                bytes = bytes.saturating_add(mcplex_protocol::json_len(
+                    &page,
+                    MAX_LISTING_BYTES.saturating_sub(bytes),
+                ));
                 items.extend(page);
                 if items.len() > MAX_LISTING_ITEMS || bytes > MAX_LISTING_BYTES {
                     return Err(too_large(connection, method, items.len(), bytes));

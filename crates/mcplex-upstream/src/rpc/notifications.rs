@@ -126,7 +126,7 @@ impl NotificationSender {
         if self.queue.is_closed() {
             return false;
         }
-        let bytes = mcplex_protocol::json_len(&notification, usize::MAX);
+        let bytes = mcplex_protocol::json_len(&notification, QUEUED_BYTES);
         let queued = self.shared.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
         if queued.saturating_add(bytes) > QUEUED_BYTES {
             self.shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::callback::{CALLBACK_PATH, wait_for_code};
 use crate::cli::ConfigArgs;
 use crate::logins::StoreLogins;
-use crate::output::outln;
+use crate::output::{outln, rowln};
 
 /// The URL server called `name` in `config`, and its URL. It needs no `"oauth"` block:
 /// discovery finds out whether it wants a login and where.
@@ -189,7 +189,7 @@ pub fn status(args: &ConfigArgs, json: bool) -> Result<ExitCode> {
             .and_then(|at| u64::try_from(at).ok())
             .map(crate::timestamp::seconds)
             .unwrap_or_else(|| "-".into());
-        outln!(
+        rowln!(
             "{:24} {:24} {:20} {:12} {:26} {}",
             row.server,
             row.caller.as_deref().unwrap_or("-"),

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Gateway, tools};
 use crate::http::{Reply, Version, exchange};
-use crate::oauth_rig::{get_url, mcplex_on, operator_logs_in, python_oauth_server, whoami};
+use crate::oauth_rig::{connected, get_url, operator_logs_in, python_oauth_server, whoami};
 
 /// One browser's cookies for the gateway (every path), as a test client keeps them.
 pub(crate) struct Browser {
@@ -140,20 +140,6 @@ pub(crate) fn onward(page: &str) -> String {
         .and_then(|rest| rest.split('"').next())
         .expect("the continue link")
         .replace("&amp;", "&")
-}
-
-/// The callers connected to `server`, from `mcplex auth status --json`.
-fn connected(gateway: &Gateway, server: &str) -> Vec<String> {
-    let output = mcplex_on(gateway, &["auth", "status", "--json"])
-        .output()
-        .expect("auth status");
-    let rows: Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    rows.as_array()
-        .expect("rows")
-        .iter()
-        .filter(|row| row["server"] == server && row["caller"].is_string())
-        .filter_map(|row| row["caller"].as_str().map(str::to_owned))
-        .collect()
 }
 
 #[test]
@@ -370,15 +356,7 @@ fn a_sign_in_s_callback_opened_in_another_browser_signs_in_and_proves_nothing() 
         );
     };
     // The dashboard: refused elsewhere, no session; the browser that began it signs in.
-    let elsewhere = &seen["dashboard_elsewhere"];
-    assert_eq!(elsewhere["status"], 403, "{seen:#}");
-    assert!(
-        elsewhere["body"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("begun in another browser"),
-        "{seen:#}"
-    );
+    let elsewhere = refused_elsewhere(&seen, "dashboard_elsewhere");
     assert_eq!(elsewhere["cookies"], json!([]), "{seen:#}");
     let own = &seen["dashboard_own"];
     assert_eq!(own["status"], 200, "{seen:#}");
@@ -389,15 +367,7 @@ fn a_sign_in_s_callback_opened_in_another_browser_signs_in_and_proves_nothing() 
         "{seen:#}"
     );
     // The proof: refused elsewhere, no proof, no login, the caller still not connected.
-    let elsewhere = &seen["proof_elsewhere"];
-    assert_eq!(elsewhere["status"], 403, "{seen:#}");
-    assert!(
-        elsewhere["body"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("begun in another browser"),
-        "{seen:#}"
-    );
+    let elsewhere = refused_elsewhere(&seen, "proof_elsewhere");
     assert!(
         !elsewhere["cookies"].to_string().contains("mcplex_connect"),
         "{seen:#}"
@@ -447,4 +417,18 @@ fn a_sign_in_s_callback_opened_in_another_browser_signs_in_and_proves_nothing() 
             .log()
             .contains("another browser than the one that began it; refused")
     );
+}
+
+/// The scenario's step `step`, checked to be refused as begun in another browser.
+fn refused_elsewhere<'a>(seen: &'a Value, step: &str) -> &'a Value {
+    let answer = &seen[step];
+    assert_eq!(answer["status"], 403, "{step}: {seen:#}");
+    assert!(
+        answer["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("begun in another browser"),
+        "{step}: {seen:#}"
+    );
+    answer
 }

@@ -16,7 +16,8 @@ use crate::hardening_connect::{Browser, onward};
 use crate::harness::{Gateway, python_client};
 use crate::http::Reply;
 use crate::oauth_rig::{
-    get_url, mcplex_on, operator_logs_in, python_oauth_server, stats, tokens_seen, whoami,
+    connected, get_url, mcplex_on, operator_logs_in, python_oauth_server, stats, tokens_seen,
+    whoami,
 };
 
 /// The link a refused call carries, checked to be the not-connected tool error.
@@ -58,20 +59,6 @@ fn connect(gateway: &Gateway, link: &str, caller: &str, same_browser: bool) -> R
 
 fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
-}
-
-/// `mcplex auth status --json`'s rows for callers of `server`.
-fn connected(gateway: &Gateway, server: &str) -> Vec<String> {
-    let output = mcplex_on(gateway, &["auth", "status", "--json"])
-        .output()
-        .expect("auth status");
-    let rows: Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    rows.as_array()
-        .expect("rows")
-        .iter()
-        .filter(|row| row["server"] == server && row["status"] == "logged_in")
-        .filter_map(|row| row["caller"].as_str().map(str::to_owned))
-        .collect()
 }
 
 #[test]

@@ -261,3 +261,17 @@ pub fn tokens_seen(port: u16) -> Vec<String> {
         .map(|b| b.trim_start_matches("Bearer ").to_owned())
         .collect()
 }
+
+/// `mcplex auth status --json`'s rows for callers of `server`.
+pub fn connected(gateway: &Gateway, server: &str) -> Vec<String> {
+    let output = mcplex_on(gateway, &["auth", "status", "--json"])
+        .output()
+        .expect("auth status");
+    let rows: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .filter(|row| row["server"] == server && row["status"] == "logged_in")
+        .filter_map(|row| row["caller"].as_str().map(str::to_owned))
+        .collect()
+}
