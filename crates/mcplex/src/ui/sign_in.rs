@@ -315,14 +315,19 @@ async fn offer(State(sign_in): State<Arc<SignIn>>) -> Json<Value> {
     Json(json!({"issuer": sign_in.issuer}))
 }
 
-async fn begin(State(sign_in): State<Arc<SignIn>>, headers: HeaderMap) -> Response {
-    start(&sign_in, &headers, "/ui/oidc/login", None).await
+async fn begin(
+    State(sign_in): State<Arc<SignIn>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+) -> Response {
+    start(&sign_in, &headers, &uri, "/ui/oidc/login", None).await
 }
 
 /// The sign-in that proves the person following connect link `link` is its subject.
 async fn prove(
     State(sign_in): State<Arc<SignIn>>,
     headers: HeaderMap,
+    uri: axum::http::Uri,
     axum::extract::Path(link): axum::extract::Path<String>,
 ) -> Response {
     // Nothing is kept for a link this gateway did not sign, or one that is no subject's.
@@ -336,23 +341,33 @@ async fn prove(
         );
     }
     let path = format!("/ui/oidc/prove/{link}");
-    start(&sign_in, &headers, &path, Some(link)).await
+    start(&sign_in, &headers, &uri, &path, Some(link)).await
 }
+
+/// The query of a sign-in moved to the public origin.
+const MOVED: &str = "moved=1";
 
 /// Sends the browser to the issuer, the sign-in kept in the store until it comes back. The
 /// issuer sends it back to the public origin, where the cookie of the browser that began it
-/// must be: begun on another origin (a port forward, `localhost`), it first goes to `path` there.
+/// must be: begun on another origin (a port forward, `localhost`), it first goes to `path` there,
+/// once (marked [`MOVED`]: a proxy that rewrites `Host` makes the public origin look like another
+/// one, and a second move would be a loop).
 async fn start(
     sign_in: &SignIn,
     headers: &HeaderMap,
+    uri: &axum::http::Uri,
     path: &str,
     connect: Option<String>,
 ) -> Response {
+    let moved = uri
+        .query()
+        .is_some_and(|query| query.split('&').any(|p| p == MOVED));
     if let Some(public) = &sign_in.public_origin
+        && !moved
         && !crate::origin::request_origin(headers)
             .is_some_and(|origin| public.eq_ignore_ascii_case(&origin))
     {
-        return Redirect::to(&format!("{public}{path}")).into_response();
+        return Redirect::to(&format!("{public}{path}?{MOVED}")).into_response();
     }
     let Some(redirect_uri) = sign_in.redirect_uri(headers) else {
         return page(

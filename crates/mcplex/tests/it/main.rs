@@ -59,6 +59,7 @@ mod semantic;
 mod server_page;
 mod server_requests;
 mod sign_in;
+mod sign_in_origin;
 mod store_postgres;
 mod token_exchange;
 mod traces;
