@@ -453,7 +453,7 @@ fn an_inherit_env_entry_only_the_gateways_own_variables_match_is_warned_of() {
     assert_eq!(
         warned.warnings,
         [
-            "mcpServers.s.inherit_env: \"MCPLEX_STORE\" is never passed: no server inherits the gateway's own MCPLEX_* variables (set what it needs in its env)"
+            "mcpServers.s.inherit_env: \"MCPLEX_STORE\" is never passed: no server inherits the gateway's own MCPLEX_* and OTEL_* variables (set what it needs in its env)"
         ]
     );
     assert!(crate::gateways_own("MCPLEX_API_KEY"));

@@ -54,3 +54,15 @@ impl Person {
         Some(Scope::new(servers, permissions))
     }
 }
+
+/// How a person is named: the first of their usual names, without control characters.
+pub(crate) fn name_of(claims: &serde_json::Map<String, serde_json::Value>) -> String {
+    ["preferred_username", "email", "name", "sub"]
+        .iter()
+        .find_map(|claim| claims.get(*claim).and_then(serde_json::Value::as_str))
+        .unwrap_or("someone")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(128)
+        .collect()
+}

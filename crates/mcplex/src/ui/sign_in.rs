@@ -298,18 +298,6 @@ fn text(object: &Value, field: &str) -> Result<String, String> {
         .ok_or_else(|| format!("no {field} in the issuer's answer"))
 }
 
-/// How a person is named: the first of their usual names, without control characters.
-fn name_of(claims: &Map<String, Value>) -> String {
-    ["preferred_username", "email", "name", "sub"]
-        .iter()
-        .find_map(|claim| claims.get(*claim).and_then(Value::as_str))
-        .unwrap_or("someone")
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(128)
-        .collect()
-}
-
 /// Whether the login page offers a sign-in, and at which issuer.
 async fn offer(State(sign_in): State<Arc<SignIn>>) -> Json<Value> {
     Json(json!({"issuer": sign_in.issuer}))
@@ -566,7 +554,7 @@ async fn finish(
             return page(StatusCode::FORBIDDEN, &format!("The sign-in failed: {why}"));
         }
     };
-    let who = name_of(&claims);
+    let who = super::person::name_of(&claims);
     if let Some(link) = &pending.connect {
         return proven(sign_in, link, &claims, &who, headers);
     }
